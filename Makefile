@@ -1,0 +1,41 @@
+# Thin wrapper over scripts/setup.sh, CMake and CTest. See docs/building.md.
+#   make build       install what is missing, configure build/ (Release) once, build it
+#   make demo        build, then run the main job: build/bin/memo-fuzz demo
+#   make test        build, then run every test (unit, sanitizer, CLI, compile-fail, packaging, ...)
+#   make amalgamate  regenerate single_include/memo/memo.hpp from include/
+#   make clean       remove build/
+
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= 2
+CMAKE ?= cmake
+CTEST ?= ctest
+
+MAKEFLAGS += --no-print-directory
+
+.PHONY: all setup configure build demo test amalgamate clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+configure: setup
+	@if [ ! -f "$(BUILD_DIR)/CMakeCache.txt" ]; then \
+	  $(CMAKE) -S . -B "$(BUILD_DIR)" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE); \
+	fi
+
+build: configure
+	$(CMAKE) --build "$(BUILD_DIR)" -j$(JOBS)
+
+demo: build
+	"$(BUILD_DIR)/bin/memo-fuzz" demo
+
+test: build
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(CTEST) --test-dir "$(BUILD_DIR)" --output-on-failure -j$(JOBS)
+
+amalgamate:
+	python3 scripts/amalgamate.py
+
+clean:
+	rm -rf "$(BUILD_DIR)"

@@ -1,0 +1,226 @@
+#pragma once
+// The layer concept, its run-time descriptor, and the compile-time registry.
+//
+// A layer is a small struct (see layers/ for Keras' 67 classes):
+//
+//   struct my_layer {
+//       static constexpr std::string_view name = "MyLayer";      // the Keras class name
+//       static constexpr memo::family family = memo::family::act;
+//       static constexpr memo::rank_set ranks = memo::rank_set::between(2, 6);  // batch included
+//       static std::span<const memo::param> params();           // its named parameter domains
+//       static memo::expected<memo::shape> infer(memo::inputs in, memo::args p);  // pure
+//   };
+//
+// Optional members: `arity` (how many inputs: default {1, 1}), `in_universe` (counted by coverage:
+// default true), `dtype_param` (the parameter that sets the output dtype: default none).
+#include <algorithm>
+#include <bit>
+#include <tuple>
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "domain.hpp"
+#include "error.hpp"
+#include "shape.hpp"
+
+namespace memo {
+
+/// The nine groups of MEMO's layer universe, plus core (Dense, Input) and the adapters.
+enum class family : unsigned char { conv, pool, rnn, norm, reg, act, reshape, merge, local, core, adapter };
+
+constexpr std::string_view name_of(family f) noexcept {
+    constexpr std::array<std::string_view, 11> names{"conv", "pool",  "rnn",   "norm", "reg",    "act",
+                                                     "reshape", "merge", "local", "core", "adapter"};
+    return names[static_cast<std::size_t>(f)];
+}
+
+/// A set of tensor ranks (batch dimension included), 0..15.
+struct rank_set {
+    std::uint16_t bits = 0;
+
+    static constexpr rank_set of(int r) noexcept { return {static_cast<std::uint16_t>(1u << r)}; }
+    static constexpr rank_set between(int lo, int hi) noexcept {
+        rank_set s;
+        for (int r = lo; r <= hi; ++r) s.bits |= static_cast<std::uint16_t>(1u << r);
+        return s;
+    }
+    constexpr bool contains(int r) const noexcept { return r >= 0 && r < 16 && (bits >> r) & 1u; }
+    constexpr bool empty() const noexcept { return bits == 0; }
+    constexpr int count() const noexcept { return std::popcount(bits); }
+    constexpr int lowest() const noexcept { return std::countr_zero(bits); }
+    constexpr int highest() const noexcept { return 15 - std::countl_zero(static_cast<std::uint16_t>(bits)) + 0; }
+    constexpr rank_set operator|(rank_set o) const noexcept { return {static_cast<std::uint16_t>(bits | o.bits)}; }
+    constexpr rank_set operator&(rank_set o) const noexcept { return {static_cast<std::uint16_t>(bits & o.bits)}; }
+    friend constexpr bool operator==(rank_set, rank_set) = default;
+    template <class F>
+    constexpr void for_each(F f) const {
+        for (int r = 0; r < 16; ++r)
+            if (contains(r)) f(r);
+    }
+    std::string str() const {
+        if (empty()) return "-";
+        const int lo = lowest(), hi = highest();
+        if (count() == hi - lo + 1) return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+        std::string s;
+        for_each([&](int r) { s += (s.empty() ? "" : ",") + std::to_string(r); });
+        return s;
+    }
+};
+
+/// A named parameter: its domain, its role and its Keras default.
+struct param {
+    std::string_view name;
+    any_domain dom;
+    role what = role::mode;
+    value fallback{};  // Keras' default, used when a Keras config leaves the parameter out
+};
+
+/// How many inputs a layer takes.
+struct arity_t {
+    int min = 1, max = 1;
+};
+
+using inputs = std::span<const shape>;
+using args = std::span<const value>;
+using infer_fn = expected<shape> (*)(inputs, args);
+
+/// The run-time view of a layer type: what a model node points to.
+struct layer_def {
+    std::string_view name;
+    family fam;
+    rank_set ranks;
+    arity_t arity;
+    std::span<const param> params;
+    infer_fn infer;
+    bool in_universe;
+    int dtype_param;  // index of the parameter that sets the output dtype, or -1
+
+    /// Index of the parameter called `n`, or -1.
+    int param_index(std::string_view n) const noexcept {
+        for (std::size_t i = 0; i < params.size(); ++i)
+            if (params[i].name == n) return static_cast<int>(i);
+        return -1;
+    }
+    bool is_merge() const noexcept { return fam == family::merge; }
+};
+
+namespace detail {
+template <class L> concept has_arity = requires { { L::arity } -> std::convertible_to<arity_t>; };
+template <class L> concept has_in_universe = requires { { L::in_universe } -> std::convertible_to<bool>; };
+template <class L> concept has_dtype_param = requires { { L::dtype_param } -> std::convertible_to<std::string_view>; };
+}  // namespace detail
+
+/// The layer concept. Requires:
+///   L::name     the class name (Keras' where Keras has the layer)
+///   L::family   its group
+///   L::ranks    the input ranks it accepts, batch dimension included
+///   L::params() its parameters, in a fixed order (node values are stored in this order)
+///   L::infer(in, p) the output shape for these input shapes and parameter values, or why not
+template <class L>
+concept layer = requires(inputs in, args p) {
+    { L::name } -> std::convertible_to<std::string_view>;
+    { L::family } -> std::convertible_to<family>;
+    { L::ranks } -> std::convertible_to<rank_set>;
+    { L::params() } -> std::convertible_to<std::span<const param>>;
+    { L::infer(in, p) } -> std::same_as<expected<shape>>;
+};
+
+/// The descriptor of a layer type.
+template <layer L>
+layer_def describe() {
+    layer_def d{L::name, L::family, L::ranks, {}, L::params(), &L::infer, true, -1};
+    if constexpr (detail::has_arity<L>) d.arity = L::arity;
+    if constexpr (detail::has_in_universe<L>) d.in_universe = L::in_universe;
+    if constexpr (detail::has_dtype_param<L>) d.dtype_param = d.param_index(L::dtype_param);
+    return d;
+}
+
+/// A registry is a plain type list of layers.
+template <class... Ls>
+struct layer_list {
+    static constexpr std::size_t size = sizeof...(Ls);
+};
+
+namespace detail {
+template <class... Lists> struct concat_impl;
+template <class... As> struct concat_impl<layer_list<As...>> { using type = layer_list<As...>; };
+template <class... As, class... Bs, class... Rest>
+struct concat_impl<layer_list<As...>, layer_list<Bs...>, Rest...> {
+    using type = typename concat_impl<layer_list<As..., Bs...>, Rest...>::type;
+};
+}  // namespace detail
+
+/// Concatenates registries: `using mine = memo::concat<memo::keras_layers, memo::layer_list<my_layer>>;`
+template <class... Lists>
+using concat = typename detail::concat_impl<Lists...>::type;
+
+/// Calls f(std::type_identity<L>{}) for the layer at index i of List: run-time dispatch through a
+/// table of function pointers built at compile time.
+template <class List, class F>
+decltype(auto) with_index(std::size_t i, F&& f);
+
+template <class... Ls, class F>
+decltype(auto) with_index_impl(layer_list<Ls...>, std::size_t i, F&& f) {
+    using R = decltype(f(std::type_identity<std::tuple_element_t<0, std::tuple<Ls...>>>{}));
+    using thunk = R (*)(F&);
+    static constexpr std::array<thunk, sizeof...(Ls)> table{
+        +[](F& g) -> R { return g(std::type_identity<Ls>{}); }...};
+    return table.at(i)(f);
+}
+template <class List, class F>
+decltype(auto) with_index(std::size_t i, F&& f) {
+    return with_index_impl(List{}, i, std::forward<F>(f));
+}
+
+/// The run-time table of a registry: descriptors by index and by name.
+class registry {
+public:
+    template <layer... Ls>
+    static registry make(layer_list<Ls...>) {
+        registry r;
+        (r.add(describe<Ls>()), ...);
+        return r;
+    }
+
+    std::size_t size() const noexcept { return defs_.size(); }
+    const layer_def& operator[](std::size_t i) const noexcept { return defs_[i]; }
+    auto begin() const noexcept { return defs_.begin(); }
+    auto end() const noexcept { return defs_.end(); }
+
+    /// The descriptor named `name`, or nullptr.
+    const layer_def* find(std::string_view name) const noexcept {
+        auto it = by_name_.find(name);
+        return it == by_name_.end() ? nullptr : &defs_[it->second];
+    }
+    /// The descriptor named `name`; throws memo::error naming it when there is none.
+    const layer_def& at(std::string_view name) const {
+        if (auto d = find(name)) return *d;
+        throw error("unknown layer class '" + std::string(name) + "'");
+    }
+    std::size_t index_of(const layer_def& d) const noexcept { return static_cast<std::size_t>(&d - defs_.data()); }
+
+private:
+    void add(layer_def d) {
+        by_name_.emplace(d.name, defs_.size());
+        defs_.push_back(d);
+    }
+    std::vector<layer_def> defs_;
+    std::unordered_map<std::string_view, std::size_t> by_name_;
+};
+
+/// The registry of a type list, built once on first use (no static-initialiser registration).
+template <class List>
+const registry& registry_of() {
+    static const registry r = registry::make(List{});
+    return r;
+}
+
+}  // namespace memo

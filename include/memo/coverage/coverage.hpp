@@ -1,0 +1,137 @@
+#pragma once
+// Coverage metrics. One concept; a metric per criterion, and memo_coverage, which tracks all of
+// them in one pass over a model (what the search uses).
+#include <bit>
+#include <concepts>
+#include <cstdint>
+#include <vector>
+
+#include "universe.hpp"
+
+namespace memo {
+
+/// The coverage-metric concept. Requires:
+///   c.add(m)     records model m; returns how many items were new (convertible to size_t)
+///   c.gain(m)    how many items m would add, without recording it
+///   c.covered()  items covered so far
+///   c.total()    items in the universe
+template <class C, class Model>
+concept coverage_metric = requires(C& c, const C& cc, const Model& m) {
+    { c.add(m) } -> std::convertible_to<std::size_t>;
+    { cc.gain(m) } -> std::convertible_to<std::size_t>;
+    { cc.covered() } -> std::convertible_to<std::size_t>;
+    { cc.total() } -> std::convertible_to<std::size_t>;
+};
+
+/// A fixed-size bit set that counts its ones.
+class item_set {
+public:
+    explicit item_set(std::size_t n = 0) : words_((n + 63) / 64), size_(n) {}
+    bool test(std::size_t i) const noexcept { return i < size_ && (words_[i / 64] >> (i % 64)) & 1u; }
+    /// Sets bit i; true when it was not set before.
+    bool set(std::size_t i) noexcept {
+        if (i >= size_) return false;
+        auto& w = words_[i / 64];
+        const auto bit = std::uint64_t{1} << (i % 64);
+        if (w & bit) return false;
+        w |= bit;
+        ++count_;
+        return true;
+    }
+    std::size_t count() const noexcept { return count_; }
+    std::size_t size() const noexcept { return size_; }
+    const std::vector<std::uint64_t>& words() const noexcept { return words_; }
+    /// Ors in another set of the same size (used to merge coverage).
+    void merge(const item_set& o) {
+        count_ = 0;
+        for (std::size_t k = 0; k < words_.size() && k < o.words_.size(); ++k) {
+            words_[k] |= o.words_[k];
+            count_ += static_cast<std::size_t>(std::popcount(words_[k]));
+        }
+    }
+
+private:
+    std::vector<std::uint64_t> words_;
+    std::size_t size_ = 0, count_ = 0;
+};
+
+/// New items per criterion, from one model.
+struct coverage_delta {
+    std::array<std::size_t, criteria_count> by{};
+    std::size_t operator[](criterion c) const noexcept { return by[static_cast<std::size_t>(c)]; }
+    /// MEMO's diversity test: anything new under type, pair, parameter or input coverage.
+    std::size_t memo_total() const noexcept {
+        return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] +
+               (*this)[criterion::layer_input];
+    }
+    operator std::size_t() const noexcept { return memo_total(); }
+};
+
+/// All criteria at once.
+class memo_coverage {
+public:
+    explicit memo_coverage(const registry& reg) : u_(&universe::of(reg)) {
+        for (auto c : all_criteria) sets_[static_cast<std::size_t>(c)] = item_set(u_->total(c));
+    }
+
+    coverage_delta add(const model& m) {
+        coverage_delta d;
+        u_->items(m, [&](criterion c, std::size_t i) { d.by[static_cast<std::size_t>(c)] += sets_[static_cast<std::size_t>(c)].set(i); });
+        return d;
+    }
+    coverage_delta gain(const model& m) const {
+        coverage_delta d;
+        // Items may repeat within a model: count each new one once.
+        std::array<std::vector<std::size_t>, criteria_count> seen;
+        u_->items(m, [&](criterion c, std::size_t i) {
+            const auto k = static_cast<std::size_t>(c);
+            if (sets_[k].test(i)) return;
+            for (auto j : seen[k])
+                if (j == i) return;
+            seen[k].push_back(i);
+            ++d.by[k];
+        });
+        return d;
+    }
+    std::size_t covered() const noexcept { return covered(criterion::layer_type) + covered(criterion::layer_pair) + covered(criterion::layer_param) + covered(criterion::layer_input); }
+    std::size_t total() const noexcept { return total(criterion::layer_type) + total(criterion::layer_pair) + total(criterion::layer_param) + total(criterion::layer_input); }
+    std::size_t covered(criterion c) const noexcept { return sets_[static_cast<std::size_t>(c)].count(); }
+    std::size_t total(criterion c) const noexcept { return u_->total(c); }
+    const item_set& items(criterion c) const noexcept { return sets_[static_cast<std::size_t>(c)]; }
+    item_set& items(criterion c) noexcept { return sets_[static_cast<std::size_t>(c)]; }
+    const universe& space() const noexcept { return *u_; }
+
+private:
+    const universe* u_;
+    std::array<item_set, criteria_count> sets_;
+};
+
+/// One criterion as a metric of its own.
+class criterion_coverage {
+public:
+    criterion_coverage(const registry& reg, criterion c) : u_(&universe::of(reg)), c_(c), set_(u_->total(c)) {}
+    std::size_t add(const model& m) {
+        std::size_t k = 0;
+        u_->items(m, [&](criterion c, std::size_t i) { if (c == c_) k += set_.set(i); });
+        return k;
+    }
+    std::size_t gain(const model& m) const {
+        item_set probe = set_;
+        std::size_t k = 0;
+        u_->items(m, [&](criterion c, std::size_t i) { if (c == c_) k += probe.set(i); });
+        return k;
+    }
+    std::size_t covered() const noexcept { return set_.count(); }
+    std::size_t total() const noexcept { return set_.size(); }
+    criterion which() const noexcept { return c_; }
+
+private:
+    const universe* u_;
+    criterion c_;
+    item_set set_;
+};
+
+static_assert(coverage_metric<memo_coverage, model>);
+static_assert(coverage_metric<criterion_coverage, model>);
+
+}  // namespace memo

@@ -1,0 +1,152 @@
+#pragma once
+// Our model file: JSON that round-trips a model exactly.
+//
+//   {"format": "memo.model", "version": 1, "seed": 7, "outputs": [3],
+//    "nodes": [{"name": "input", "layer": "InputLayer", "inputs": [], "dtype": "float32",
+//               "shape": [null, 28, 28, 1], "params": {"shape": [28, 28, 1], "dtype": "float32"}}, ...]}
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../core/model.hpp"
+
+namespace memo::io {
+
+using json = nlohmann::json;
+
+inline json to_json(const value& v) {
+    struct visitor {
+        json operator()(none_t) const { return nullptr; }
+        json operator()(bool b) const { return b; }
+        json operator()(std::int64_t i) const { return i; }
+        json operator()(double d) const { return d; }
+        json operator()(const std::string& s) const { return s; }
+        json operator()(const ints& xs) const {
+            json a = json::array();
+            for (auto x : xs) a.push_back(x);
+            return a;
+        }
+    };
+    return std::visit(visitor{}, v);
+}
+
+/// A JSON value as a parameter value; throws memo::error naming `what` when it has no such form.
+inline value from_json(const json& j, const std::string& what) {
+    if (j.is_null()) return none;
+    if (j.is_boolean()) return j.get<bool>();
+    if (j.is_number_integer()) return j.get<std::int64_t>();
+    if (j.is_number_float()) return j.get<double>();
+    if (j.is_string()) return j.get<std::string>();
+    if (j.is_array()) {
+        ints xs;
+        for (const auto& e : j) {
+            if (e.is_array()) {  // nested pairs ((1, 1), (2, 2)) are stored flat
+                for (const auto& f : e) {
+                    if (!f.is_number_integer()) throw error(what + ": expected integers, got " + j.dump());
+                    xs.push(f.get<std::int64_t>());
+                }
+                continue;
+            }
+            if (!e.is_number_integer()) throw error(what + ": expected integers, got " + j.dump());
+            if (xs.n == ints::capacity) throw error(what + ": more than " + std::to_string(ints::capacity) + " integers");
+            xs.push(e.get<std::int64_t>());
+        }
+        return xs;
+    }
+    throw error(what + ": unsupported value " + j.dump());
+}
+
+inline json shape_json(const shape& s) {
+    json a = json::array();
+    for (auto d : s.view()) a.push_back(d == shape::unknown ? json(nullptr) : json(d));
+    return a;
+}
+
+inline json model_to_json(const model& m) {
+    json nodes = json::array();
+    for (const auto& n : m.nodes) {
+        json params = json::object();
+        for (std::size_t i = 0; i < n.params.size(); ++i) params[std::string(n.layer->params[i].name)] = to_json(n.params[i]);
+        nodes.push_back({{"name", n.name},
+                         {"layer", n.layer->name},
+                         {"inputs", n.inputs},
+                         {"dtype", name_of(n.type)},
+                         {"shape", shape_json(n.out)},
+                         {"params", std::move(params)}});
+    }
+    return {{"format", "memo.model"}, {"version", 1}, {"seed", m.seed}, {"outputs", m.outputs}, {"nodes", std::move(nodes)}};
+}
+
+/// Reads our model format; `origin` names the input in errors. The result is validated.
+inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model") {
+    if (!j.is_object() || j.value("format", "") != "memo.model")
+        throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
+    model m;
+    m.seed = j.value("seed", std::uint64_t{0});
+    const auto& nodes = j.at("nodes");
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const auto& jn = nodes[i];
+        const std::string where = origin + ": node " + std::to_string(i);
+        const auto cls = jn.at("layer").get<std::string>();
+        const layer_def* L = reg.find(cls);
+        if (!L) throw error(where + ": unknown layer class '" + cls + "'");
+        node n = make_node(*L, jn.value("name", ""));
+        const auto& ps = jn.at("params");
+        for (auto it = ps.begin(); it != ps.end(); ++it) {
+            const int k = L->param_index(it.key());
+            if (k < 0) throw error(where + " (" + cls + "): unknown parameter '" + it.key() + "'");
+            n.params[static_cast<std::size_t>(k)] = from_json(it.value(), where + " (" + cls + ") parameter " + it.key());
+        }
+        n.inputs = jn.at("inputs").get<std::vector<int>>();
+        const auto t = parse_dtype(jn.value("dtype", "float32"));
+        if (!t) throw error(where + ": unknown dtype " + jn.value("dtype", ""));
+        n.type = *t;
+        for (const auto& d : jn.at("shape")) n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
+        m.nodes.push_back(std::move(n));
+    }
+    m.outputs = j.at("outputs").get<std::vector<int>>();
+    if (auto ok = validate(m); !ok) throw error(origin + ": " + ok.reason());
+    return m;
+}
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw error(path + ": cannot open");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Writes a file atomically (a temporary beside it, then rename), so a reader never sees half.
+inline void write_file(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw error(path + ": cannot write");
+        out << text;
+        if (!out.flush()) throw error(path + ": write failed");
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw error(path + ": cannot rename " + tmp + " into place");
+}
+
+inline json parse_json_file(const std::string& path) {
+    const auto text = read_file(path);
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw error(path + ": malformed JSON: " + e.what());
+    }
+}
+
+inline model load_model(const std::string& path, const registry& reg) {
+    try {
+        return model_from_json(parse_json_file(path), reg, path);
+    } catch (const json::exception& e) {
+        throw error(path + ": " + e.what());
+    }
+}
+
+}  // namespace memo::io

@@ -1,0 +1,85 @@
+#pragma once
+// LAct: ReLU, Softmax, LeakyReLU, PReLU, ELU, ThresholdedReLU (shape unchanged).
+#include "common.hpp"
+
+namespace memo::layers {
+
+template <class Tag>
+struct activation_layer {
+    static constexpr std::string_view name = Tag::name;
+    static constexpr memo::family family = memo::family::act;
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static std::span<const param> params() {
+        static const auto ps = Tag::build().done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) {
+        if constexpr (requires { Tag::check(in[0], p); }) {
+            if (auto ok = Tag::check(in[0], p); !ok) return ok.error();
+        }
+        if constexpr (requires { Tag::axis_param; }) {
+            const value& a = p[Tag::axis_param];
+            if (!is_none(a) && normal_axis(as_int(a), in[0].rank()) < 0)
+                return fail("axis " + str_i(as_int(a)) + " is not an axis of " + in[0].str());
+        }
+        return in[0];
+    }
+};
+
+namespace tags {
+struct relu {
+    static constexpr std::string_view name = "ReLU";
+    static param_builder build() {
+        return param_builder{}
+            .add("max_value", optional(real_in(0, 10)), role::mode, none)
+            .add("negative_slope", real_in(0, 1), role::mode, 0.0)
+            .add("threshold", real_in(0, 1), role::mode, 0.0);
+    }
+};
+struct softmax {
+    static constexpr std::string_view name = "Softmax";
+    static constexpr std::size_t axis_param = 0;
+    static param_builder build() { return param_builder{}.add("axis", axes(), role::mode, int64_t{-1}); }
+};
+struct leaky_relu {
+    static constexpr std::string_view name = "LeakyReLU";
+    static param_builder build() { return param_builder{}.add("alpha", real_in(0, 1), role::mode, 0.3); }
+};
+struct prelu {
+    static constexpr std::string_view name = "PReLU";
+    // Keras sets alpha's shape to input_shape[1:] with entry [axis - 1] made 1 for a shared axis,
+    // so shared_axes=-1 shares the second-to-last dimension and needs rank >= 3, -2 needs rank >= 4.
+    static expected<void> check(const shape& s, args p) {
+        if (is_none(p[0])) return {};
+        const int64_t a = as_int(p[0]);
+        if (a < 0 && s.rank() < 2 - a) return fail("shared_axes " + str_i(a) + " needs rank " + str_i(2 - a) + ", input is " + s.str());
+        return {};
+    }
+    static param_builder build() {
+        return param_builder{}
+            .add("shared_axes", element_of({none, -1, -2}), role::mode, none)
+            .add("alpha_initializer", initializers(), role::init, "Zeros")
+            .add("alpha_regularizer", regularizers(), role::inert, none)
+            .add("alpha_constraint", constraints(), role::inert, none);
+    }
+};
+struct elu {
+    static constexpr std::string_view name = "ELU";
+    static param_builder build() { return param_builder{}.add("alpha", real_in(0, 2), role::mode, 1.0); }
+};
+struct thresholded_relu {
+    static constexpr std::string_view name = "ThresholdedReLU";
+    static param_builder build() { return param_builder{}.add("theta", real_in(0, 2), role::mode, 1.0); }
+};
+}  // namespace tags
+
+using relu = activation_layer<tags::relu>;
+using softmax = activation_layer<tags::softmax>;
+using leaky_relu = activation_layer<tags::leaky_relu>;
+using prelu = activation_layer<tags::prelu>;
+using elu = activation_layer<tags::elu>;
+using thresholded_relu = activation_layer<tags::thresholded_relu>;
+
+using act_layers = layer_list<relu, softmax, leaky_relu, prelu, elu, thresholded_relu>;
+
+}  // namespace memo::layers

@@ -1,0 +1,115 @@
+#pragma once
+// The adapters mutation uses to repair ranks and shapes, named as MEMO's Keras classes so its
+// seed files import and our models export to the same classes. Outside the coverage universe.
+#include "common.hpp"
+
+namespace memo::layers {
+
+template <class Tag>
+struct adapter {
+    static constexpr std::string_view name = Tag::name;
+    static constexpr memo::family family = memo::family::adapter;
+    static constexpr rank_set ranks = Tag::ranks;
+    static constexpr bool in_universe = false;
+    static std::span<const param> params() {
+        static const auto ps = Tag::build().done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) { return Tag::infer(in[0], p); }
+};
+
+namespace tags {
+/// Reshape: to target_shape (per sample), same number of elements.
+struct reshape {
+    static constexpr std::string_view name = "Reshape";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() { return param_builder{}.add("target_shape", int_list{1, 1 << 20}, role::shape, ints{}); }
+    static expected<shape> infer(const shape& s, args p) {
+        const auto& t = std::get<ints>(p[0]);
+        if (t.n < 1 || t.n > 5) return fail("target_shape needs 1 to 5 dimensions");
+        int64_t prod = 1;
+        for (auto d : t) prod *= d;
+        if (prod != s.elements()) return fail("target_shape has " + str_i(prod) + " elements, input " + str_i(s.elements()));
+        return shape::batched({t.begin(), static_cast<std::size_t>(t.n)});
+    }
+};
+/// CustomExpandLayer: insert a dimension of size 1 at axis (tf.expand_dims).
+struct expand {
+    static constexpr std::string_view name = "CustomExpandLayer";
+    static constexpr rank_set ranks = rank_set::between(2, 5);
+    static param_builder build() { return param_builder{}.add("axis", in_range(1, 6), role::shape, int64_t{1}); }
+    static expected<shape> infer(const shape& s, args p) {
+        const auto axis = static_cast<int>(as_int(p[0]));
+        if (axis > s.rank()) return fail("axis " + str_i(axis) + " is past rank " + str_i(s.rank()));
+        shape out;
+        for (int i = 0; i < s.rank(); ++i) {
+            if (i == axis) out.push(1);
+            out.push(s[i]);
+        }
+        if (axis == s.rank()) out.push(1);
+        return out;
+    }
+};
+/// CustomDropDimLayer: drop axis by taking index 0 along it.
+struct drop_dim {
+    static constexpr std::string_view name = "CustomDropDimLayer";
+    static constexpr rank_set ranks = rank_set::between(3, 6);
+    static param_builder build() { return param_builder{}.add("axis", in_range(1, 5), role::shape, int64_t{1}); }
+    static expected<shape> infer(const shape& s, args p) {
+        const auto axis = static_cast<int>(as_int(p[0]));
+        if (axis >= s.rank()) return fail("axis " + str_i(axis) + " is not below rank " + str_i(s.rank()));
+        shape out;
+        for (int i = 0; i < s.rank(); ++i)
+            if (i != axis) out.push(s[i]);
+        return out;
+    }
+};
+/// CustomPadLayer: constant padding, (before, after) for each non-batch dimension.
+struct pad {
+    static constexpr std::string_view name = "CustomPadLayer";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() {
+        return param_builder{}.add("padding", int_list{0, 1 << 16}, role::shape, ints{}).add("constant_values", real_in(-1e6, 1e6), role::mode, 0.0);
+    }
+    static expected<shape> infer(const shape& s, args p) { return border(s, std::get<ints>(p[0]), +1); }
+    static expected<shape> border(const shape& s, const ints& amounts, int sign) {
+        if (amounts.n != 2 * (s.rank() - 1))
+            return fail("needs " + str_i(2 * (s.rank() - 1)) + " amounts for " + s.str() + ", has " + str_i(amounts.n));
+        shape out = s;
+        for (int i = 1; i < s.rank(); ++i) {
+            out[i] = s[i] + sign * (amounts[2 * (i - 1)] + amounts[2 * (i - 1) + 1]);
+            if (out[i] <= 0) return fail("cropping removes all of axis " + str_i(i) + " of " + s.str());
+        }
+        return out;
+    }
+};
+/// CustomCropLayer: slice [before, size - after) along each non-batch dimension.
+struct crop {
+    static constexpr std::string_view name = "CustomCropLayer";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() { return param_builder{}.add("cropping", int_list{0, 1 << 16}, role::shape, ints{}); }
+    static expected<shape> infer(const shape& s, args p) { return pad::border(s, std::get<ints>(p[0]), -1); }
+};
+/// CustomCastLayer: convert to target_dtype.
+struct cast {
+    static constexpr std::string_view name = "CustomCastLayer";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() {
+        return param_builder{}.add("target_dtype", element_of({"float32", "float16", "bfloat16", "float64"}), role::mode, "float32");
+    }
+    static expected<shape> infer(const shape& s, args) { return s; }
+};
+}  // namespace tags
+
+using reshape = adapter<tags::reshape>;
+using expand_dims = adapter<tags::expand>;
+using drop_dim = adapter<tags::drop_dim>;
+using pad = adapter<tags::pad>;
+using crop = adapter<tags::crop>;
+struct cast : adapter<tags::cast> {
+    static constexpr std::string_view dtype_param = "target_dtype";
+};
+
+using adapter_layers = layer_list<reshape, expand_dims, drop_dim, pad, crop, cast>;
+
+}  // namespace memo::layers

@@ -1,0 +1,130 @@
+#pragma once
+// What the Keras layer families share: the candidate lists of MEMO's parameter pool, parameter
+// builders, and Keras' output-length arithmetic.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../core/layer.hpp"
+
+namespace memo::layers {
+
+using std::int64_t;
+
+/// Keras activations (MEMO's pool).
+inline choice activations(bool with_none = false) {
+    std::vector<value> v{"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid",
+                         "hard_sigmoid", "exponential", "linear"};
+    if (with_none) v.push_back(none);
+    return element_of(std::move(v));
+}
+/// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
+inline choice initializers() {
+    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling",
+                       "Orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
+                       "lecun_uniform", "Identity"});
+}
+/// Regularizers and constraints: None (Keras' default) or MEMO's candidates.
+inline choice regularizers() { return element_of({none, "l1", "l2"}); }
+inline choice constraints() { return element_of({none, "Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm"}); }
+inline choice data_formats() { return element_of({"channels_last", "channels_first"}); }
+inline choice axes() { return element_of({-1, -2, -3, -4, -5}); }
+
+/// Parameter-list builders: each appends the parameters a family shares, in Keras' order.
+struct param_builder {
+    std::vector<param> ps;
+    param_builder& add(std::string_view name, any_domain d, role r, value fallback) {
+        ps.push_back(param{name, std::move(d), r, std::move(fallback)});
+        return *this;
+    }
+    /// activation, use_bias
+    param_builder& activation() {
+        add("activation", activations(), role::mode, "linear");
+        return add("use_bias", bools(), role::mode, true);
+    }
+    /// <w>_initializer for each weight w (the first gets glorot_uniform, a bias gets Zeros)
+    param_builder& initializers_for(std::initializer_list<std::string_view> weights) {
+        for (auto w : weights) add(init_name(w), memo::layers::initializers(), role::init, w == "bias" ? value{"Zeros"} : value{"glorot_uniform"});
+        return *this;
+    }
+    /// <w>_regularizer for each weight, then activity_regularizer, then <w>_constraint for each
+    param_builder& training_only(std::initializer_list<std::string_view> weights, bool activity = true) {
+        for (auto w : weights) add(intern(std::string(w) + "_regularizer"), regularizers(), role::inert, none);
+        if (activity) add("activity_regularizer", regularizers(), role::inert, none);
+        for (auto w : weights) add(intern(std::string(w) + "_constraint"), constraints(), role::inert, none);
+        return *this;
+    }
+    std::vector<param> done() { return std::move(ps); }
+
+    static std::string_view init_name(std::string_view w) { return intern(std::string(w) + "_initializer"); }
+    /// Parameter names must outlive the tables; built names are kept here for the program's life.
+    static std::string_view intern(std::string s) {
+        static std::vector<std::unique_ptr<std::string>> pool;
+        for (const auto& p : pool)
+            if (*p == s) return *p;
+        pool.push_back(std::make_unique<std::string>(std::move(s)));
+        return *pool.back();
+    }
+};
+
+/// The tensor layout of a channels_last or channels_first input: spatial sizes and channels.
+struct spatial {
+    int64_t batch = shape::unknown;
+    int64_t channels = 0;
+    int64_t sizes[4] = {0, 0, 0, 0};
+    int n = 0;
+    bool channels_first = false;
+
+    static spatial of(const shape& s, std::string_view data_format) {
+        spatial v;
+        v.batch = s[0];
+        v.n = s.rank() - 2;
+        v.channels_first = data_format == "channels_first";
+        v.channels = v.channels_first ? s[1] : s.back();
+        for (int i = 0; i < v.n && i < 4; ++i) v.sizes[i] = s[i + (v.channels_first ? 2 : 1)];
+        return v;
+    }
+    shape to_shape() const {
+        shape s;
+        s.push(batch);
+        if (channels_first) s.push(channels);
+        for (int i = 0; i < n; ++i) s.push(sizes[i]);
+        if (!channels_first) s.push(channels);
+        return s;
+    }
+};
+
+/// Keras' conv_utils.conv_output_length, or 0 when the window does not fit.
+inline int64_t conv_length(int64_t in, int64_t kernel, std::string_view padding, int64_t stride, int64_t dilation) {
+    const int64_t k = (kernel - 1) * dilation + 1;
+    int64_t len = in;
+    if (padding == "valid") len = in - k + 1;
+    else if (padding == "full") len = in + k - 1;
+    if (len <= 0) return 0;
+    return (len + stride - 1) / stride;
+}
+
+/// Keras' conv_utils.deconv_output_length.
+inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
+                             int64_t stride, int64_t dilation) {
+    const int64_t k = (kernel - 1) * dilation + 1;
+    if (is_none(output_padding)) {
+        if (padding == "valid") return in * stride + std::max<int64_t>(k - stride, 0);
+        if (padding == "full") return in * stride - (stride + k - 2);
+        return in * stride;
+    }
+    const int64_t pad = padding == "same" ? k / 2 : padding == "full" ? k - 1 : 0;
+    return (in - 1) * stride + k - 2 * pad + std::get<ints>(output_padding)[i];
+}
+
+inline std::string str_i(int64_t x) { return std::to_string(x); }
+
+/// Normalises a Keras axis (negative from the end) for a rank; -1 when out of range.
+inline int normal_axis(int64_t axis, int rank) {
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    return a >= 1 && a < rank ? static_cast<int>(a) : -1;
+}
+
+}  // namespace memo::layers

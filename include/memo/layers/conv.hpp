@@ -1,0 +1,145 @@
+#pragma once
+// LConv: Conv1D/2D/3D, SeparableConv1D/2D, DepthwiseConv1D/2D, Conv2DTranspose/3DTranspose.
+// One template per kind over the spatial rank N (input rank N + 2).
+#include "common.hpp"
+
+namespace memo::layers {
+
+inline constexpr std::string_view conv_names[] = {"", "Conv1D", "Conv2D", "Conv3D"};
+inline constexpr std::string_view separable_names[] = {"", "SeparableConv1D", "SeparableConv2D", ""};
+inline constexpr std::string_view depthwise_names[] = {"", "DepthwiseConv1D", "DepthwiseConv2D", ""};
+inline constexpr std::string_view transpose_names[] = {"", "", "Conv2DTranspose", "Conv3DTranspose"};
+
+enum class conv_kind { plain, separable, depthwise, transpose };
+
+/// The windowed-conv parameters every kind starts with, in Keras' order.
+inline param_builder conv_head(int n, conv_kind kind, bool causal) {
+    param_builder b;
+    if (kind != conv_kind::depthwise) b.add("filters", in_range(1, 4096, 32), role::shape, int64_t{8});
+    b.add("kernel_size", tuple_of(n, in_range(1, 512, 5)), role::shape, ints::filled(n, 3));
+    b.add("strides", tuple_of(n, in_range(1, 512, 5)), role::shape, ints::filled(n, 1));
+    b.add("padding", causal ? element_of({"valid", "same", "causal"}) : element_of({"valid", "same"}), role::shape, "valid");
+    if (kind == conv_kind::transpose) b.add("output_padding", optional(tuple_of(n, in_range(0, 511, 4))), role::shape, none);
+    if (kind == conv_kind::depthwise) b.add("depth_multiplier", in_range(1, 512, 5), role::shape, int64_t{1});
+    b.add("data_format", data_formats(), role::shape, "channels_last");
+    b.add("dilation_rate", tuple_of(n, in_range(1, 512, 5)), role::shape, ints::filled(n, 1));
+    if (kind == conv_kind::separable) b.add("depth_multiplier", in_range(1, 512, 5), role::shape, int64_t{1});
+    return b;
+}
+
+/// Output shape of any conv kind: spatial sizes by Keras' arithmetic, channels by kind.
+template <int N, conv_kind Kind>
+expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
+    auto at = [&](std::string_view n) -> const value& {
+        for (std::size_t i = 0; i < ps.size(); ++i)
+            if (ps[i].name == n) return p[i];
+        return p[0];
+    };
+    const auto padding = as_str(at("padding"));
+    const auto ks = as_ints(at("kernel_size"), N), st = as_ints(at("strides"), N), dl = as_ints(at("dilation_rate"), N);
+    spatial s = spatial::of(in[0], as_str(at("data_format")));
+    if (s.channels <= 0) return fail("input has no channels");
+    if (st.max() > 1 && dl.max() > 1) return fail("strides > 1 with dilation_rate > 1 (Keras rejects the combination)");
+    for (int i = 0; i < N; ++i) {
+        if constexpr (Kind == conv_kind::transpose) {
+            const value& op = at("output_padding");
+            if (!is_none(op) && std::get<ints>(op)[i] >= st[i])
+                return fail("output_padding " + str_i(std::get<ints>(op)[i]) + " must be less than strides " + str_i(st[i]));
+            s.sizes[i] = deconv_length(s.sizes[i], ks[i], padding, op, i, st[i], dl[i]);
+        } else {
+            const int64_t out = conv_length(s.sizes[i], ks[i], padding, st[i], dl[i]);
+            if (out <= 0)
+                return fail("kernel " + str_i((ks[i] - 1) * dl[i] + 1) + " is larger than input size " + str_i(s.sizes[i]) +
+                            " under padding '" + std::string(padding) + "'");
+            s.sizes[i] = out;
+        }
+        if (s.sizes[i] <= 0) return fail("output size " + str_i(s.sizes[i]) + " on spatial axis " + str_i(i + 1));
+    }
+    if constexpr (Kind == conv_kind::depthwise) s.channels *= as_int(at("depth_multiplier"));
+    else s.channels = as_int(at("filters"));
+    return s.to_shape();
+}
+
+template <int N>
+struct conv {
+    static_assert(N >= 1 && N <= 3);
+    static constexpr std::string_view name = conv_names[N];
+    static constexpr memo::family family = memo::family::conv;
+    static constexpr rank_set ranks = rank_set::of(N + 2);
+    static std::span<const param> params() {
+        static const auto ps = conv_head(N, conv_kind::plain, N == 1)
+                                   .activation()
+                                   .initializers_for({"kernel", "bias"})
+                                   .training_only({"kernel", "bias"})
+                                   .done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
+};
+
+template <int N>
+struct separable_conv {
+    static_assert(N >= 1 && N <= 2);
+    static constexpr std::string_view name = separable_names[N];
+    static constexpr memo::family family = memo::family::conv;
+    static constexpr rank_set ranks = rank_set::of(N + 2);
+    static std::span<const param> params() {
+        static const auto ps = [] {
+            auto b = conv_head(N, conv_kind::separable, N == 1).activation().initializers_for({"depthwise", "pointwise", "bias"});
+            b.training_only({"depthwise", "pointwise", "bias"});
+            b.add("trainable", bools(), role::inert, true);
+            return b.done();
+        }();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::separable>(in, p, params()); }
+};
+
+template <int N>
+struct depthwise_conv {
+    static_assert(N >= 1 && N <= 2);
+    static constexpr std::string_view name = depthwise_names[N];
+    static constexpr memo::family family = memo::family::conv;
+    static constexpr rank_set ranks = rank_set::of(N + 2);
+    static std::span<const param> params() {
+        static const auto ps = conv_head(N, conv_kind::depthwise, false)
+                                   .activation()
+                                   .initializers_for({"depthwise", "bias"})
+                                   .training_only({"depthwise", "bias"})
+                                   .done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
+};
+
+template <int N>
+struct conv_transpose {
+    static_assert(N >= 2 && N <= 3);
+    static constexpr std::string_view name = transpose_names[N];
+    static constexpr memo::family family = memo::family::conv;
+    static constexpr rank_set ranks = rank_set::of(N + 2);
+    static std::span<const param> params() {
+        static const auto ps = conv_head(N, conv_kind::transpose, false)
+                                   .activation()
+                                   .initializers_for({"kernel", "bias"})
+                                   .training_only({"kernel", "bias"})
+                                   .done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }
+};
+
+using conv1d = conv<1>;
+using conv2d = conv<2>;
+using conv3d = conv<3>;
+using separable_conv1d = separable_conv<1>;
+using separable_conv2d = separable_conv<2>;
+using depthwise_conv1d = depthwise_conv<1>;
+using depthwise_conv2d = depthwise_conv<2>;
+using conv2d_transpose = conv_transpose<2>;
+using conv3d_transpose = conv_transpose<3>;
+
+using conv_layers = layer_list<conv1d, conv2d, conv3d, separable_conv1d, separable_conv2d, depthwise_conv1d,
+                               depthwise_conv2d, conv2d_transpose, conv3d_transpose>;
+
+}  // namespace memo::layers

@@ -1,0 +1,53 @@
+#pragma once
+// Dense and Input: in every model, outside MEMO's 67-class universe.
+#include "common.hpp"
+
+namespace memo::layers {
+
+struct dense {
+    static constexpr std::string_view name = "Dense";
+    static constexpr memo::family family = memo::family::core;
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr bool in_universe = false;
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}
+                                   .add("units", in_range(1, 4096, 128), role::shape, int64_t{100})
+                                   .activation()
+                                   .initializers_for({"kernel", "bias"})
+                                   .training_only({"kernel", "bias"})
+                                   .done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) {
+        shape s = in[0];
+        s[s.rank() - 1] = as_int(p[0]);
+        return s;
+    }
+};
+
+/// A model input: its per-sample shape and dtype (the batch dimension is unknown).
+struct input_layer {
+    static constexpr std::string_view name = "InputLayer";
+    static constexpr memo::family family = memo::family::core;
+    static constexpr rank_set ranks = rank_set::between(2, 6);  // of its output
+    static constexpr arity_t arity{0, 0};
+    static constexpr bool in_universe = false;
+    static constexpr std::string_view dtype_param = "dtype";
+    enum : std::size_t { shape_param, dtype_index };
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}
+                                   .add("shape", int_list{1, 1 << 20}, role::shape, ints{8, 8, 3})
+                                   .add("dtype", element_of({"float32", "float16", "bfloat16", "float64"}), role::mode, "float32")
+                                   .done();
+        return ps;
+    }
+    static expected<shape> infer(inputs, args p) {
+        const auto& dims = std::get<ints>(p[shape_param]);
+        if (dims.n < 1 || dims.n > 5) return fail("an input needs 1 to 5 dimensions besides the batch, has " + str_i(dims.n));
+        return shape::batched({dims.begin(), static_cast<std::size_t>(dims.n)});
+    }
+};
+
+using core_layers = layer_list<dense, input_layer>;
+
+}  // namespace memo::layers

@@ -1,0 +1,86 @@
+#pragma once
+// LMerg: Concatenate, Average, Maximum, Minimum, Add, Subtract, Multiply, Dot.
+// Element-wise merges need equal shapes; Concatenate equal shapes but on its axis; Dot works
+// over the last axis of two rank-2 or rank-3 tensors.
+#include "common.hpp"
+
+namespace memo::layers {
+
+template <class Tag>
+struct elementwise_merge {
+    static constexpr std::string_view name = Tag::name;
+    static constexpr memo::family family = memo::family::merge;
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr arity_t arity = Tag::arity;
+    static std::span<const param> params() { return {}; }
+    static expected<shape> infer(inputs in, args) {
+        for (std::size_t i = 1; i < in.size(); ++i)
+            if (!(in[i] == in[0])) return fail("inputs have different shapes " + in[0].str() + " and " + in[i].str());
+        return in[0];
+    }
+};
+
+namespace tags {
+struct average { static constexpr std::string_view name = "Average"; static constexpr arity_t arity{2, 8}; };
+struct maximum { static constexpr std::string_view name = "Maximum"; static constexpr arity_t arity{2, 8}; };
+struct minimum { static constexpr std::string_view name = "Minimum"; static constexpr arity_t arity{2, 8}; };
+struct add { static constexpr std::string_view name = "Add"; static constexpr arity_t arity{2, 8}; };
+struct subtract { static constexpr std::string_view name = "Subtract"; static constexpr arity_t arity{2, 2}; };
+struct multiply { static constexpr std::string_view name = "Multiply"; static constexpr arity_t arity{2, 8}; };
+}  // namespace tags
+
+using average = elementwise_merge<tags::average>;
+using maximum = elementwise_merge<tags::maximum>;
+using minimum = elementwise_merge<tags::minimum>;
+using add = elementwise_merge<tags::add>;
+using subtract = elementwise_merge<tags::subtract>;
+using multiply = elementwise_merge<tags::multiply>;
+
+struct concatenate {
+    static constexpr std::string_view name = "Concatenate";
+    static constexpr memo::family family = memo::family::merge;
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr arity_t arity{2, 8};
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}.add("axis", axes(), role::shape, int64_t{-1}).done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) {
+        const int axis = normal_axis(as_int(p[0]), in[0].rank());
+        if (axis < 0) return fail("axis " + str_i(as_int(p[0])) + " is not an axis of " + in[0].str());
+        shape out = in[0];
+        for (std::size_t i = 1; i < in.size(); ++i) {
+            if (in[i].rank() != out.rank()) return fail("inputs have different ranks");
+            for (int d = 1; d < out.rank(); ++d)
+                if (d != axis && in[i][d] != out[d])
+                    return fail("inputs differ off the concatenation axis: " + in[0].str() + " and " + in[i].str());
+            out[axis] += in[i][axis];
+        }
+        return out;
+    }
+};
+
+struct dot {
+    static constexpr std::string_view name = "Dot";
+    static constexpr memo::family family = memo::family::merge;
+    static constexpr rank_set ranks = rank_set::between(2, 3);
+    static constexpr arity_t arity{2, 2};
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}
+                                   .add("axes", element_of({-1}), role::shape, int64_t{-1})
+                                   .add("normalize", bools(), role::mode, false)
+                                   .done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args) {
+        const shape &a = in[0], &b = in[1];
+        if (a.rank() != b.rank()) return fail("inputs have different ranks");
+        if (a.back() != b.back()) return fail("last axes differ: " + a.str() + " and " + b.str());
+        if (a.rank() == 2) return shape{a[0], 1};
+        return shape{a[0], a[1], b[1]};
+    }
+};
+
+using merge_layers = layer_list<concatenate, average, maximum, minimum, add, subtract, multiply, dot>;
+
+}  // namespace memo::layers

@@ -1,0 +1,53 @@
+#pragma once
+// LNorm: BatchNormalization and LayerNormalization (shape unchanged; the axis must exist).
+#include "common.hpp"
+
+namespace memo::layers {
+
+struct batch_normalization {
+    static constexpr std::string_view name = "BatchNormalization";
+    static constexpr memo::family family = memo::family::norm;
+    static constexpr rank_set ranks = rank_set::between(3, 6);
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}
+                                   .add("axis", axes(), role::mode, int64_t{-1})
+                                   .add("momentum", real_in(0, 1), role::inert, 0.99)
+                                   .add("epsilon", real_in(0, 1), role::mode, 0.001)
+                                   .add("center", bools(), role::mode, true)
+                                   .add("scale", bools(), role::mode, true)
+                                   .add("beta_initializer", initializers(), role::init, "Zeros")
+                                   .add("gamma_initializer", initializers(), role::init, "Ones")
+                                   .add("moving_mean_initializer", initializers(), role::init, "Zeros")
+                                   .add("moving_variance_initializer", initializers(), role::init, "Ones")
+                                   .training_only({"beta", "gamma"}, false)
+                                   .done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) {
+        if (normal_axis(as_int(p[0]), in[0].rank()) < 0) return fail("axis " + str_i(as_int(p[0])) + " is not an axis of " + in[0].str());
+        return in[0];
+    }
+};
+
+struct layer_normalization {
+    static constexpr std::string_view name = "LayerNormalization";
+    static constexpr memo::family family = memo::family::norm;
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}
+                                   .add("axis", axes(), role::mode, int64_t{-1})
+                                   .add("epsilon", real_in(0, 1), role::mode, 0.001)
+                                   .add("center", bools(), role::mode, true)
+                                   .add("scale", bools(), role::mode, true)
+                                   .add("beta_initializer", initializers(), role::init, "Zeros")
+                                   .add("gamma_initializer", initializers(), role::init, "Ones")
+                                   .training_only({"beta", "gamma"}, false)
+                                   .done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args p) { return batch_normalization::infer(in, p); }
+};
+
+using norm_layers = layer_list<batch_normalization, layer_normalization>;
+
+}  // namespace memo::layers

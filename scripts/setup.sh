@@ -1,0 +1,69 @@
+#!/bin/bash
+# Installs what memo needs to build and test on Debian 12, and only what is missing.
+# Idempotent: prints one line per package it installs, nothing when all are present.
+# MEMO_SKIP_SETUP=1 skips it (for machines set up by other means).
+set -euo pipefail
+
+# Debian packages memo needs. One list: add new needs here.
+DEBIAN_PACKAGES=(
+  g++
+  make
+  cmake
+  ccache
+  python3
+  pkg-config
+  libeigen3-dev
+  libfmt-dev
+  librange-v3-dev
+  nlohmann-json3-dev
+  libgtest-dev
+  libbenchmark-dev
+)
+
+if [[ "${MEMO_SKIP_SETUP:-0}" == "1" ]]; then
+  exit 0
+fi
+
+if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  echo "setup.sh: not a Debian system (no dpkg/apt-get); install the equivalents of:" \
+       "${DEBIAN_PACKAGES[*]}" >&2
+  exit 0
+fi
+
+installed() {
+  dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed$'
+}
+
+missing=()
+for package in "${DEBIAN_PACKAGES[@]}"; do
+  installed "$package" || missing+=("$package")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+if [[ "$(id -u)" == "0" ]]; then
+  as_root=(env)
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo env)
+else
+  echo "setup.sh: missing packages (${missing[*]}) and neither root nor sudo is available;" \
+       "run as root: apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+
+log="$(mktemp -t memo-setup.XXXXXX.log)"
+trap 'rm -f "$log"' EXIT
+apt() {
+  if ! "${as_root[@]}" DEBIAN_FRONTEND=noninteractive apt-get "$@" >>"$log" 2>&1; then
+    echo "setup.sh: apt-get $* failed:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  fi
+}
+
+apt update -q
+for package in "${missing[@]}"; do
+  echo "setup.sh: installing $package"
+done
+apt install -y -q --no-install-recommends "${missing[@]}"

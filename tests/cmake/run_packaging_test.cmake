@@ -1,0 +1,78 @@
+# cmake -DMODE=find_package|add_subdirectory -DMEMO_SOURCE_DIR=... -DMEMO_BINARY_DIR=...
+#       -DWORK_DIR=... [-DGENERATOR=...] [-DCXX_COMPILER=...] [-DCXX_COMPILER_LAUNCHER=...]
+#       [-DBUILD_TYPE=...] -P run_packaging_test.cmake
+#
+# find_package:     installs memo from MEMO_BINARY_DIR into WORK_DIR/prefix, then configures,
+#                   builds and runs tests/cmake/find_package against that prefix only.
+# add_subdirectory: configures, builds and runs tests/cmake/add_subdirectory, which adds
+#                   MEMO_SOURCE_DIR as a subdirectory.
+foreach(var IN ITEMS MODE MEMO_SOURCE_DIR MEMO_BINARY_DIR WORK_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_packaging_test.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+
+function(run step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result COMMAND_ECHO STDOUT)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "packaging test '${MODE}': ${step} failed (${result})")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+set(project_dir "${MEMO_SOURCE_DIR}/tests/cmake/${MODE}")
+set(build_dir "${WORK_DIR}/build")
+
+set(configure_args -S "${project_dir}" -B "${build_dir}")
+if(GENERATOR)
+  list(APPEND configure_args -G "${GENERATOR}")
+endif()
+if(CXX_COMPILER)
+  list(APPEND configure_args "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
+if(CXX_COMPILER_LAUNCHER)
+  list(APPEND configure_args "-DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_COMPILER_LAUNCHER}")
+endif()
+if(BUILD_TYPE)
+  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
+endif()
+
+# A parent make's job-server variables mean nothing to the builds below.
+unset(ENV{MAKEFLAGS})
+unset(ENV{MFLAGS})
+unset(ENV{MAKELEVEL})
+
+if(MODE STREQUAL "find_package")
+  set(prefix "${WORK_DIR}/prefix")
+  run("install" "${CMAKE_COMMAND}" --install "${MEMO_BINARY_DIR}" --prefix "${prefix}")
+  foreach(installed IN ITEMS include/memo/memo.hpp share/cmake/memo/memo-config.cmake
+                             share/cmake/memo/memo-config-version.cmake
+                             share/cmake/memo/memo-targets.cmake)
+    if(NOT EXISTS "${prefix}/${installed}")
+      message(FATAL_ERROR "packaging test 'find_package': ${prefix}/${installed} was not installed")
+    endif()
+  endforeach()
+  run("configure" "${CMAKE_COMMAND}" ${configure_args}
+      "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+  # The memo that was found must be the one just installed.
+  file(STRINGS "${build_dir}/CMakeCache.txt" memo_dir_line REGEX "^memo_DIR:")
+  string(REGEX REPLACE "^memo_DIR:[A-Z]*=" "" memo_dir "${memo_dir_line}")
+  file(REAL_PATH "${prefix}" real_prefix)
+  file(REAL_PATH "${memo_dir}" real_memo_dir)
+  string(FIND "${real_memo_dir}" "${real_prefix}/" at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR "packaging test 'find_package': found memo in '${memo_dir}', not under '${prefix}'")
+  endif()
+elseif(MODE STREQUAL "add_subdirectory")
+  run("configure" "${CMAKE_COMMAND}" ${configure_args} "-DMEMO_SOURCE_DIR=${MEMO_SOURCE_DIR}")
+else()
+  message(FATAL_ERROR "run_packaging_test.cmake: unknown MODE '${MODE}'")
+endif()
+
+run("build" "${CMAKE_COMMAND}" --build "${build_dir}")
+set(app "${build_dir}/memo-package-test")
+if(NOT EXISTS "${app}")
+  file(GLOB_RECURSE app "${build_dir}/memo-package-test" "${build_dir}/*/memo-package-test")
+endif()
+run("run" "${app}")
