@@ -8,15 +8,19 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-"$memo" --help | grep -q "import-keras" || fail "top-level --help does not list import-keras"
+# Output goes to a file before grep: with pipefail, grep -q closing the pipe early would fail the writer.
+"$memo" --help >"$tmp/help"
+grep -q "import-keras" "$tmp/help" || fail "top-level --help does not list import-keras"
 for c in layers universe import-keras export-keras demo; do
-  "$memo" "$c" --help | grep -q "usage: memo-fuzz $c" || fail "$c --help"
+  "$memo" "$c" --help >"$tmp/help"
+  grep -q "usage: memo-fuzz $c" "$tmp/help" || fail "$c --help"
 done
 
 "$memo" layers --json >"$tmp/layers.json"
 [[ $(json "$tmp/layers.json" "len(d)") -ge 69 ]] || fail "layers --json lists too few layers"
 [[ $(json "$tmp/layers.json" "sum(1 for l in d if l['in_universe'])") == 67 ]] || fail "layers: 67 in the universe"
-"$memo" layers | grep -q "Conv2DTranspose" || fail "layers table"
+"$memo" layers >"$tmp/table"
+grep -q "Conv2DTranspose" "$tmp/table" || fail "layers table"
 
 "$memo" universe --json >"$tmp/u.json"
 [[ $(json "$tmp/u.json" "d['layer_type']['total']") == 67 ]] || fail "universe layer_type"
