@@ -2142,10 +2142,10 @@ using std::int64_t;
 
 /// Keras activations (MEMO's pool).
 inline choice activations(bool with_none = false) {
-    std::vector<value> v{"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid",
-                         "hard_sigmoid", "exponential", "linear"};
-    if (with_none) v.push_back(none);
-    return element_of(std::move(v));
+    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
+                           "exponential", "linear"});
+    if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
+    return c;
 }
 /// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
 inline choice initializers() {
@@ -2602,7 +2602,8 @@ using conv_layers = layer_list<conv1d, conv2d, conv3d, separable_conv1d, separab
 }  // namespace memo::layers
 // end #include <memo/layers/conv.hpp>
 // begin #include <memo/layers/core.hpp>
-// Dense and Input: in every model, outside MEMO's 67-class universe.
+// Dense, Activation, CustomScaleLayer and Input: Keras layers outside MEMO's 67-class universe
+// (Dense heads every generated model; the others appear in the Keras applications).
 // #include <memo/layers/common.hpp> (already included)
 
 namespace memo::layers {
@@ -2625,6 +2626,37 @@ struct dense {
         shape s = in[0];
         s[s.rank() - 1] = as_int(p[0]);
         return s;
+    }
+};
+
+/// Keras' Activation layer (activation given by name); the Keras applications use it throughout.
+struct activation {
+    static constexpr std::string_view name = "Activation";
+    static constexpr memo::family family = memo::family::core;
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr bool in_universe = false;
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}.add("activation", activations(), role::mode, "relu").done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args) { return in[0]; }
+};
+
+/// CustomScaleLayer: inputs[0] + inputs[1] * scale, InceptionResNetV2's residual scaling (the class
+/// Keras gives the Lambda of its applications).
+struct custom_scale {
+    static constexpr std::string_view name = "CustomScaleLayer";
+    static constexpr memo::family family = memo::family::core;
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr arity_t arity{2, 2};
+    static constexpr bool in_universe = false;
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}.add("scale", real_in(-10, 10), role::mode, 1.0).done();
+        return ps;
+    }
+    static expected<shape> infer(inputs in, args) {
+        if (!(in[0] == in[1])) return fail("inputs have different shapes " + in[0].str() + " and " + in[1].str());
+        return in[0];
     }
 };
 
@@ -2651,7 +2683,7 @@ struct input_layer {
     }
 };
 
-using core_layers = layer_list<dense, input_layer>;
+using core_layers = layer_list<dense, activation, custom_scale, input_layer>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/core.hpp>

@@ -15,10 +15,10 @@ using std::int64_t;
 
 /// Keras activations (MEMO's pool).
 inline choice activations(bool with_none = false) {
-    std::vector<value> v{"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid",
-                         "hard_sigmoid", "exponential", "linear"};
-    if (with_none) v.push_back(none);
-    return element_of(std::move(v));
+    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
+                           "exponential", "linear"});
+    if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
+    return c;
 }
 /// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
 inline choice initializers() {
