@@ -3,12 +3,15 @@
 
 #include "cli.hpp"
 #include "inspect.hpp"
+#include "reduce.hpp"
+#include "run.hpp"
 
 namespace commands {
 
-/// The main job of `make demo`: the registry, the coverage universe, and MEMO's ten seeds.
+/// The main job of `make demo`: the registry, MEMO's ten seed files, the reduced zoo, and a
+/// short generation campaign from it.
 inline int demo(const cli::args& a) {
-    a.only({"seeds"});
+    a.only({"seeds", "out", "seconds"});
     namespace fs = std::filesystem;
     const std::string dir = a.get_or("seeds", MEMO_DATA_DIR "/memo/synthesized_models");
     const auto& reg = memo::default_registry();
@@ -19,7 +22,7 @@ inline int demo(const cli::args& a) {
         if (e.path().extension() == ".json") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     if (files.empty()) throw memo::error(dir + ": no .json seed models");
-    fmt::print("importing {} seed models from {}\n", files.size(), dir);
+    fmt::print("\n1. importing MEMO's {} reduced seed files from {}\n", files.size(), dir);
     for (const auto& f : files) {
         const auto m = memo::io::load_keras(f.string(), reg);
         const auto d = total.add(m);
@@ -27,20 +30,34 @@ inline int demo(const cli::args& a) {
                    d[memo::criterion::layer_type], d[memo::criterion::layer_pair], d[memo::criterion::layer_param],
                    d[memo::criterion::layer_input]);
     }
-    fmt::print("coverage of the seeds together:\n");
+    fmt::print("  coverage of the ten files together:\n");
     print_coverage(total);
-    return 0;
+
+    fmt::print("\n2. reducing the ten seed architectures (Algorithm 1): memo-fuzz reduce --zoo all\n");
+    const char* reduce_argv[] = {"memo-fuzz", "reduce", "--zoo", "all"};
+    if (int rc = cli::dispatch({reduce_command()}, 4, const_cast<char**>(reduce_argv), "memo-fuzz", ""); rc != 0) return rc;
+
+    const std::string out = a.get_or("out", "build/demo-campaign");
+    const std::string seconds = a.get_or("seconds", "10");
+    fmt::print("\n3. a {} s generation campaign from the reduced seeds: memo-fuzz run --backends none --seconds {} --out {}\n", seconds, seconds, out);
+    fs::remove_all(out);  // the demo's own directory, made afresh each time
+    const char* run_argv[] = {"memo-fuzz", "run", "--backends", "none", "--seconds", seconds.c_str(), "--out", out.c_str(), "--seed", "1"};
+    return cli::dispatch({run_command()}, 10, const_cast<char**>(run_argv), "memo-fuzz", "");
 }
 
 }  // namespace commands
 
 int main(int argc, char** argv) {
     auto cmds = commands::inspect_commands();
-    cmds.push_back({"demo", "demo [--seeds DIR]",
-                    "The main job of `make demo`: prints the registry and coverage universe sizes, then imports\n"
-                    "MEMO's ten seed models and prints the coverage they reach.\n\n"
-                    "  --seeds DIR   Keras JSON files to import (default: MEMO's seeds in tests/data)",
-                    {"seeds"}, commands::demo});
+    cmds.push_back({"demo", "demo [--seeds DIR] [--out DIR] [--seconds S]",
+                    "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
+                    "reduces the ten seed architectures, then runs a generation campaign from them.\n\n"
+                    "  --seeds DIR    Keras JSON files to import (default: MEMO's seeds in tests/data)\n"
+                    "  --out DIR      the campaign directory, made afresh (default build/demo-campaign)\n"
+                    "  --seconds S    the campaign's length (default 10)",
+                    {"seeds", "out", "seconds"}, commands::demo});
+    cmds.push_back(commands::run_command());
+    cmds.push_back(commands::reduce_command());
     return cli::dispatch(cmds, argc, argv, "memo-fuzz",
                          "generate diverse, valid deep-learning models and test DL libraries with them");
 }

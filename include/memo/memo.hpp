@@ -2,6 +2,8 @@
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
 // libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3 and
 // nlohmann-json. Backends with heavy dependencies (libtorch, ONNX) have headers of their own.
+#include "campaign/generate.hpp"
+#include "campaign/seeds.hpp"
 #include "core/builder.hpp"
 #include "core/domain.hpp"
 #include "core/dtype.hpp"
@@ -17,3 +19,7 @@
 #include "io/json.hpp"
 #include "io/keras.hpp"
 #include "layers/all.hpp"
+#include "mutation/operators.hpp"
+#include "reduce/reduce.hpp"
+#include "search/search.hpp"
+#include "zoo/zoo.hpp"

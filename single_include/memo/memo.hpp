@@ -9,22 +9,32 @@
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
 // libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3 and
 // nlohmann-json. Backends with heavy dependencies (libtorch, ONNX) have headers of their own.
-// begin #include <memo/core/builder.hpp>
-// Building models by hand: the zoo, the tests and users' own code.
-//
-//   memo::builder b(memo::default_registry());
-//   auto x = b.input({28, 28, 1});
-//   auto y = b.add("Conv2D", {x}, {{"filters", 6}, {"kernel_size", memo::ints{5, 5}}});
-//   b.output(y);
-//   memo::model m = b.finish();                              // validated
-//
-// Each add() infers the node's shape at once and throws memo::error naming the layer and the
-// cause when it is invalid.
-#include <initializer_list>
+// begin #include <memo/campaign/generate.hpp>
+// A generation campaign: the search over seed models with no execution, its live progress line,
+// and its directory: stats.json, coverage.csv (a row per second), queue/ (every model that raised
+// coverage, named by iteration) and seeds/ (the models it started from).
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
+
+#include <fmt/core.h>
+
+// begin #include <memo/io/json.hpp>
+// Our model file: JSON that round-trips a model exactly.
+//
+//   {"format": "memo.model", "version": 1, "seed": 7, "outputs": [3],
+//    "nodes": [{"name": "input", "layer": "InputLayer", "inputs": [], "dtype": "float32",
+//               "shape": [null, 28, 28, 1], "params": {"shape": [28, 28, 1], "dtype": "float32"}}, ...]}
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 // begin #include <memo/core/model.hpp>
 // The model graph: nodes in topological order, each a layer with its parameter values, input
@@ -983,10 +993,25 @@ struct node {
     }
 };
 
+/// A weight-level mutation (LEMON's rules), kept as data: a backend applies it when it draws the
+/// weights of `node` from the model's seed. `amount` is the fraction of neurons touched (or the
+/// relative standard deviation of Gaussian fuzzing); `seed` picks which.
+struct weight_edit {
+    enum class kind : unsigned char { gaussian_fuzz, block_neurons, invert_activation, switch_neurons };
+    kind what = kind::gaussian_fuzz;
+    int node = 0;
+    double amount = 0.0;
+    std::uint64_t seed = 0;
+    friend bool operator==(const weight_edit&, const weight_edit&) = default;
+};
+
+inline constexpr std::string_view weight_edit_names[] = {"gaussian_fuzz", "block_neurons", "invert_activation", "switch_neurons"};
+
 struct model {
     std::vector<node> nodes;
     std::vector<int> outputs;
     std::uint64_t seed = 0;
+    std::vector<weight_edit> weight_edits;  // LEMON's weight-level mutations, in order
 
     std::size_t size() const noexcept { return nodes.size(); }
     const node& operator[](int i) const noexcept { return nodes[static_cast<std::size_t>(i)]; }
@@ -1109,74 +1134,179 @@ inline node make_node(const layer_def& L, std::string name = {}) {
 }  // namespace memo
 // end #include <memo/core/model.hpp>
 
-namespace memo {
+namespace memo::io {
 
-class builder {
-public:
-    explicit builder(const registry& reg) : reg_(&reg) {}
+using json = nlohmann::json;
 
-    /// A model input with this per-sample shape.
-    int input(std::initializer_list<std::int64_t> dims, dtype t = dtype::float32) {
-        ints d;
-        for (auto x : dims) d.push(x);
-        return add("InputLayer", {}, {{"shape", d}, {"dtype", std::string(name_of(t))}});
-    }
-
-    /// Adds a node of class `cls` over `inputs` with these parameters (the rest at Keras' defaults).
-    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params = {},
-            std::string name = {}) {
-        const layer_def& L = reg_->at(cls);
-        node n = make_node(L, name.empty() ? default_name(L) : std::move(name));
-        for (const auto& [k, v] : params) n.set(k, v);
-        n.inputs = std::move(inputs);
-        m_.nodes.push_back(std::move(n));
-        if (auto r = infer_node(m_, m_.nodes.size() - 1); !r) {
-            const auto& bad = m_.nodes.back();
-            std::string msg = "cannot add " + bad.name + " (" + std::string(cls) + "): " + r.reason();
-            m_.nodes.pop_back();
-            throw error(msg);
+inline json to_json(const value& v) {
+    struct visitor {
+        json operator()(none_t) const { return nullptr; }
+        json operator()(bool b) const { return b; }
+        json operator()(std::int64_t i) const { return i; }
+        json operator()(double d) const { return d; }
+        json operator()(const std::string& s) const { return s; }
+        json operator()(const ints& xs) const {
+            json a = json::array();
+            for (auto x : xs) a.push_back(x);
+            return a;
         }
-        return static_cast<int>(m_.nodes.size() - 1);
-    }
+    };
+    return std::visit(visitor{}, v);
+}
 
-    const shape& shape_of(int node) const { return m_.nodes[static_cast<std::size_t>(node)].out; }
-    void output(int node) { m_.outputs.push_back(node); }
-    void seed(std::uint64_t s) { m_.seed = s; }
-
-    /// The finished, validated model.
-    model finish() {
-        if (m_.outputs.empty() && !m_.nodes.empty()) m_.outputs.push_back(static_cast<int>(m_.nodes.size() - 1));
-        if (auto ok = validate(m_); !ok) throw error("invalid model: " + ok.reason());
-        return std::move(m_);
-    }
-
-private:
-    std::string default_name(const layer_def& L) {
-        std::string s;
-        for (char c : L.name) {
-            if (c >= 'A' && c <= 'Z') {
-                if (!s.empty() && s.back() != '_') s += '_';
-                s += static_cast<char>(c - 'A' + 'a');
-            } else
-                s += c;
+/// A JSON value as a parameter value; throws memo::error naming `what` when it has no such form.
+inline value from_json(const json& j, const std::string& what) {
+    if (j.is_null()) return none;
+    if (j.is_boolean()) return j.get<bool>();
+    if (j.is_number_integer()) return j.get<std::int64_t>();
+    if (j.is_number_float()) return j.get<double>();
+    if (j.is_string()) return j.get<std::string>();
+    if (j.is_array()) {
+        ints xs;
+        for (const auto& e : j) {
+            if (e.is_array()) {  // nested pairs ((1, 1), (2, 2)) are stored flat
+                for (const auto& f : e) {
+                    if (!f.is_number_integer()) throw error(what + ": expected integers, got " + j.dump());
+                    xs.push(f.get<std::int64_t>());
+                }
+                continue;
+            }
+            if (!e.is_number_integer()) throw error(what + ": expected integers, got " + j.dump());
+            if (xs.n == ints::capacity) throw error(what + ": more than " + std::to_string(ints::capacity) + " integers");
+            xs.push(e.get<std::int64_t>());
         }
-        return s + "_" + std::to_string(m_.nodes.size());
+        return xs;
     }
-    const registry* reg_;
-    model m_;
-};
+    throw error(what + ": unsupported value " + j.dump());
+}
 
-}  // namespace memo
-// end #include <memo/core/builder.hpp>
-// #include <memo/core/domain.hpp> (already included)
-// #include <memo/core/dtype.hpp> (already included)
-// #include <memo/core/error.hpp> (already included)
-// #include <memo/core/hash.hpp> (already included)
-// #include <memo/core/layer.hpp> (already included)
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/core/rng.hpp> (already included)
-// #include <memo/core/shape.hpp> (already included)
-// #include <memo/core/value.hpp> (already included)
+inline json shape_json(const shape& s) {
+    json a = json::array();
+    for (auto d : s.view()) a.push_back(d == shape::unknown ? json(nullptr) : json(d));
+    return a;
+}
+
+inline json model_to_json(const model& m) {
+    json nodes = json::array();
+    for (const auto& n : m.nodes) {
+        json params = json::object();
+        for (std::size_t i = 0; i < n.params.size(); ++i) params[std::string(n.layer->params[i].name)] = to_json(n.params[i]);
+        nodes.push_back({{"name", n.name},
+                         {"layer", n.layer->name},
+                         {"inputs", n.inputs},
+                         {"dtype", name_of(n.type)},
+                         {"shape", shape_json(n.out)},
+                         {"params", std::move(params)}});
+    }
+    json out = {{"format", "memo.model"}, {"version", 1}, {"seed", m.seed}, {"outputs", m.outputs}, {"nodes", std::move(nodes)}};
+    if (!m.weight_edits.empty()) {
+        json edits = json::array();
+        for (const auto& e : m.weight_edits)
+            edits.push_back({{"kind", weight_edit_names[static_cast<std::size_t>(e.what)]}, {"node", e.node}, {"amount", e.amount}, {"seed", e.seed}});
+        out["weight_edits"] = std::move(edits);
+    }
+    return out;
+}
+
+/// Reads our model format; `origin` names the input in errors. The result is validated.
+inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model") {
+    if (!j.is_object() || j.value("format", "") != "memo.model")
+        throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
+    model m;
+    m.seed = j.value("seed", std::uint64_t{0});
+    const auto& nodes = j.at("nodes");
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const auto& jn = nodes[i];
+        const std::string where = origin + ": node " + std::to_string(i);
+        const auto cls = jn.at("layer").get<std::string>();
+        const layer_def* L = reg.find(cls);
+        if (!L) throw error(where + ": unknown layer class '" + cls + "'");
+        node n = make_node(*L, jn.value("name", ""));
+        const auto& ps = jn.at("params");
+        for (auto it = ps.begin(); it != ps.end(); ++it) {
+            const int k = L->param_index(it.key());
+            if (k < 0) throw error(where + " (" + cls + "): unknown parameter '" + it.key() + "'");
+            n.params[static_cast<std::size_t>(k)] = from_json(it.value(), where + " (" + cls + ") parameter " + it.key());
+        }
+        n.inputs = jn.at("inputs").get<std::vector<int>>();
+        const auto t = parse_dtype(jn.value("dtype", "float32"));
+        if (!t) throw error(where + ": unknown dtype " + jn.value("dtype", ""));
+        n.type = *t;
+        for (const auto& d : jn.at("shape")) n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
+        m.nodes.push_back(std::move(n));
+    }
+    m.outputs = j.at("outputs").get<std::vector<int>>();
+    for (const auto& e : j.value("weight_edits", json::array())) {
+        weight_edit w;
+        const auto kind = e.at("kind").get<std::string>();
+        const auto* it = std::find(std::begin(weight_edit_names), std::end(weight_edit_names), kind);
+        if (it == std::end(weight_edit_names)) throw error(origin + ": unknown weight edit '" + kind + "'");
+        w.what = static_cast<weight_edit::kind>(it - std::begin(weight_edit_names));
+        w.node = e.at("node").get<int>();
+        w.amount = e.at("amount").get<double>();
+        w.seed = e.at("seed").get<std::uint64_t>();
+        if (w.node < 0 || static_cast<std::size_t>(w.node) >= m.nodes.size()) throw error(origin + ": weight edit on node " + std::to_string(w.node) + ", which is not a node");
+        m.weight_edits.push_back(w);
+    }
+    if (auto ok = validate(m); !ok) throw error(origin + ": " + ok.reason());
+    return m;
+}
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw error(path + ": cannot open");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Writes a file atomically (a temporary beside it, then rename), so a reader never sees half.
+inline void write_file(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw error(path + ": cannot write");
+        out << text;
+        if (!out.flush()) throw error(path + ": write failed");
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw error(path + ": cannot rename " + tmp + " into place");
+}
+
+inline json parse_json_file(const std::string& path) {
+    const auto text = read_file(path);
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw error(path + ": malformed JSON: " + e.what());
+    }
+}
+
+inline model load_model(const std::string& path, const registry& reg) {
+    try {
+        return model_from_json(parse_json_file(path), reg, path);
+    } catch (const json::exception& e) {
+        throw error(path + ": " + e.what());
+    }
+}
+
+}  // namespace memo::io
+// end #include <memo/io/json.hpp>
+// begin #include <memo/search/search.hpp>
+// The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
+// its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
+// the parent model in every seed that holds it (UpdateSeeds).
+//
+//   memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector>
+//       s(seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 7);
+//   for (int i = 0; i < 1000; ++i) s.step();
+//
+// A user instantiates it with their own model, operator set, coverage metric and selector; the
+// operators receive a Context built from the coverage (memo::mutation::context by default).
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 // begin #include <memo/coverage/coverage.hpp>
 // Coverage metrics. One concept; a metric per criterion, and memo_coverage, which tracks all of
 // them in one pass over a model (what the search uses).
@@ -1199,8 +1329,9 @@ private:
 //   layer_input             per non-merge class: each accepted input rank, each dtype, and 5
 //                           buckets of elements per sample
 //
-// Adapters (pad, crop, expand, ...) are outside the universe and transparent for pairs: in
-// Conv2D -> CustomPadLayer -> ReLU the pair is (Conv2D, ReLU).
+// A pair is a direct edge between two universe classes. Adapters (pad, crop, expand, ...), Input,
+// Dense and Activation are outside the universe: in Conv2D -> CustomPadLayer -> ReLU there is no
+// pair, since ReLU does not consume what Conv2D computed, but a padded copy of it.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -1288,37 +1419,61 @@ public:
         return 0;
     }
 
+    // The item numbers, one function per kind of item (-1 where there is no such item).
+    std::size_t pair_item(std::size_t a, std::size_t b) const noexcept { return a * classes_.size() + b; }
+    int connectable_item(std::size_t a, std::size_t b) const noexcept { return connectable_[a * classes_.size() + b]; }
+    std::size_t param_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
+        return static_cast<std::size_t>(param_offset_[slot][j] + bucket);
+    }
+    int effective_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
+        const int o = effective_offset_[slot][j];
+        return o < 0 ? -1 : o + bucket;
+    }
+    int input_rank_item(std::size_t slot, int rank) const noexcept {
+        const auto ranks = classes_[slot]->ranks;
+        if (input_offset_[slot] < 0 || !ranks.contains(rank)) return -1;
+        return input_offset_[slot] + std::popcount(static_cast<unsigned>(ranks.bits & ((1u << rank) - 1)));
+    }
+    int input_dtype_item(std::size_t slot, dtype t) const noexcept {
+        if (input_offset_[slot] < 0) return -1;
+        return input_offset_[slot] + classes_[slot]->ranks.count() + static_cast<int>(t);
+    }
+    int input_bucket_item(std::size_t slot, int bucket) const noexcept {
+        if (input_offset_[slot] < 0) return -1;
+        return input_offset_[slot] + classes_[slot]->ranks.count() + static_cast<int>(all_dtypes.size()) + bucket;
+    }
+
+    /// Calls f(criterion, item) for the items of one node (its type, parameters and input) and
+    /// of the pairs its input edges make.
+    template <class F>
+    void node_items(const model& m, std::size_t i, F&& f) const {
+        const node& nd = m.nodes[i];
+        const int s = slot_of(*nd.layer);
+        if (s < 0) return;
+        const auto us = static_cast<std::size_t>(s);
+        f(criterion::layer_type, us);
+        for (std::size_t j = 0; j < nd.params.size(); ++j) {
+            const int b = nd.layer->params[j].dom.bucket_of(nd.params[j]);
+            f(criterion::layer_param, param_item(us, j, b));
+            if (const int e = effective_item(us, j, b); e >= 0) f(criterion::layer_param_effective, static_cast<std::size_t>(e));
+        }
+        for (int src : nd.inputs)
+            for_each_universe_source(m, src, [&](std::size_t a) {
+                f(criterion::layer_pair, pair_item(a, us));
+                if (const int c = connectable_item(a, us); c >= 0) f(criterion::layer_pair_connectable, static_cast<std::size_t>(c));
+            });
+        if (input_offset_[us] >= 0 && !nd.inputs.empty()) {
+            const node& src = m.nodes[static_cast<std::size_t>(nd.inputs[0])];
+            if (const int r = input_rank_item(us, src.out.rank()); r >= 0) f(criterion::layer_input, static_cast<std::size_t>(r));
+            f(criterion::layer_input, static_cast<std::size_t>(input_dtype_item(us, src.type)));
+            f(criterion::layer_input, static_cast<std::size_t>(input_bucket_item(us, shape_bucket(src.out))));
+        }
+    }
+
     /// Calls f(criterion, item) for every item the model covers (items may repeat).
     template <class F>
     void items(const model& m, F&& f) const {
-        const auto n = classes_.size();
-        for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-            const node& nd = m.nodes[i];
-            const int s = slot_of(*nd.layer);
-            if (s < 0) continue;
-            const auto us = static_cast<std::size_t>(s);
-            f(criterion::layer_type, us);
-            for (std::size_t j = 0; j < nd.params.size(); ++j) {
-                const int b = nd.layer->params[j].dom.bucket_of(nd.params[j]);
-                f(criterion::layer_param, static_cast<std::size_t>(param_offset_[us][j] + b));
-                if (effective_offset_[us][j] >= 0) f(criterion::layer_param_effective, static_cast<std::size_t>(effective_offset_[us][j] + b));
-            }
-            for (int src : nd.inputs)
-                for_each_universe_source(m, src, [&](std::size_t a) {
-                    f(criterion::layer_pair, a * n + us);
-                    if (const int c = connectable_[a * n + us]; c >= 0) f(criterion::layer_pair_connectable, static_cast<std::size_t>(c));
-                });
-            if (input_offset_[us] >= 0 && !nd.inputs.empty()) {
-                const node& src = m.nodes[static_cast<std::size_t>(nd.inputs[0])];
-                const auto base = static_cast<std::size_t>(input_offset_[us]);
-                const auto ranks = nd.layer->ranks;
-                const int r = src.out.rank();
-                if (ranks.contains(r)) f(criterion::layer_input, base + static_cast<std::size_t>(std::popcount(static_cast<unsigned>(ranks.bits & ((1u << r) - 1)))));
-                const auto after_ranks = base + static_cast<std::size_t>(ranks.count());
-                f(criterion::layer_input, after_ranks + static_cast<std::size_t>(src.type));
-                f(criterion::layer_input, after_ranks + all_dtypes.size() + static_cast<std::size_t>(shape_bucket(src.out)));
-            }
-        }
+        for (std::size_t i = 0; i < m.nodes.size(); ++i) node_items(m, i, f);
     }
 
     /// A readable name for an item: "Conv2D", "Conv2D -> ReLU", "Conv2D.padding='same'", "Conv2D input rank 4".
@@ -1364,6 +1519,13 @@ public:
         return "?";
     }
 
+    /// Calls f(slot) when node src is of a universe class: an edge src -> dst makes the pair
+    /// (class of src, class of dst) only when both are in the universe and the edge is direct.
+    template <class F>
+    void for_each_universe_source(const model& m, int src, F&& f) const {
+        if (const int s = slot_of(*m.nodes[static_cast<std::size_t>(src)].layer); s >= 0) f(static_cast<std::size_t>(s));
+    }
+
     /// The universe of the default registry, built once.
     static const universe& of(const registry& reg);
 
@@ -1373,15 +1535,6 @@ private:
         if (std::holds_alternative<boolean>(p.dom.d)) return b ? "=true" : "=false";
         if (b == numeric_buckets) return "=None";
         return " bucket " + std::to_string(b);
-    }
-
-    /// Follows edges back through adapters to the universe layers that feed `src`.
-    template <class F>
-    void for_each_universe_source(const model& m, int src, F&& f) const {
-        const node& nd = m.nodes[static_cast<std::size_t>(src)];
-        if (const int s = slot_of(*nd.layer); s >= 0) return f(static_cast<std::size_t>(s));
-        if (nd.layer->fam != family::adapter) return;
-        for (int up : nd.inputs) for_each_universe_source(m, up, f);
     }
 
     /// The output ranks a class can produce: inference on probe inputs of each accepted rank,
@@ -1521,6 +1674,19 @@ public:
     item_set& items(criterion c) noexcept { return sets_[static_cast<std::size_t>(c)]; }
     const universe& space() const noexcept { return *u_; }
 
+    /// Is this item covered? (-1 items, which do not exist, count as covered: nothing to gain.)
+    bool has(criterion c, std::size_t item) const noexcept { return sets_[static_cast<std::size_t>(c)].test(item); }
+    bool has(criterion c, int item) const noexcept { return item < 0 || has(c, static_cast<std::size_t>(item)); }
+
+    /// What one node would add (its type, parameters, input, and the pairs of its input edges).
+    std::size_t node_gain(const model& m, std::size_t i) const {
+        std::size_t k = 0;
+        u_->node_items(m, i, [&](criterion c, std::size_t item) {
+            if (c != criterion::layer_pair_connectable && c != criterion::layer_param_effective && !has(c, item)) ++k;
+        });
+        return k;
+    }
+
 private:
     const universe* u_;
     std::array<item_set, criteria_count> sets_;
@@ -1556,160 +1722,1216 @@ static_assert(coverage_metric<criterion_coverage, model>);
 
 }  // namespace memo
 // end #include <memo/coverage/coverage.hpp>
-// #include <memo/coverage/universe.hpp> (already included)
-// begin #include <memo/io/json.hpp>
-// Our model file: JSON that round-trips a model exactly.
-//
-//   {"format": "memo.model", "version": 1, "seed": 7, "outputs": [3],
-//    "nodes": [{"name": "input", "layer": "InputLayer", "inputs": [], "dtype": "float32",
-//               "shape": [null, 28, 28, 1], "params": {"shape": [28, 28, 1], "dtype": "float32"}}, ...]}
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-#include <string>
+// begin #include <memo/mutation/operators.hpp>
+// The operator sets a search draws from.
+#include <tuple>
 
-#include <nlohmann/json.hpp>
+// begin #include <memo/mutation/lemon_ops.hpp>
+// LEMON's operators, for the paper's ablation MEMO_o: the model-level rules (layer removal,
+// switch, duplication, addition, activation removal and replacement) and the weight-level rules
+// (Gaussian fuzzing, neuron effect blocking, neuron activation inverse, neuron switch), the latter
+// kept as weight edits that backends apply when they draw weights from the model's seed.
+// None of them looks at coverage.
+// begin #include <memo/mutation/steps.hpp>
+// The steps the operators are made of: draw parameters that prefer uncovered values, pick an
+// input configuration that prefers uncovered input items, insert a layer after a node, and
+// repair a node whose output changed.
+#include <algorithm>
+#include <vector>
+
+// begin #include <memo/mutation/context.hpp>
+// What a mutation operator sees besides the model: the registry, the coverage reached so far (so
+// it can prefer what is not yet covered), the adapters, and the size limit.
+#include <concepts>
+#include <string_view>
+#include <vector>
+
+// #include <memo/coverage/coverage.hpp> (already included)
+// begin #include <memo/mutation/edit.hpp>
+// Graph edits the mutation operators share: inserting and removing nodes in topological order,
+// redirecting consumers, and the adapter chains that repair ranks, shapes and dtypes so that a
+// change never leaves an invalid model behind.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
 
 // #include <memo/core/model.hpp> (already included)
 
-namespace memo::io {
+namespace memo::mutation {
 
-using json = nlohmann::json;
+/// The adapter layers, looked up once per registry.
+struct adapters {
+    const layer_def *pad, *crop, *expand, *drop, *cast, *inject;
+    explicit adapters(const registry& reg)
+        : pad(&reg.at("CustomPadLayer")), crop(&reg.at("CustomCropLayer")), expand(&reg.at("CustomExpandLayer")),
+          drop(&reg.at("CustomDropDimLayer")), cast(&reg.at("CustomCastLayer")), inject(&reg.at("CustomInjectLayer")) {}
+};
 
-inline json to_json(const value& v) {
-    struct visitor {
-        json operator()(none_t) const { return nullptr; }
-        json operator()(bool b) const { return b; }
-        json operator()(std::int64_t i) const { return i; }
-        json operator()(double d) const { return d; }
-        json operator()(const std::string& s) const { return s; }
-        json operator()(const ints& xs) const {
-            json a = json::array();
-            for (auto x : xs) a.push_back(x);
-            return a;
-        }
+/// Inserts `n` at index `pos`; every edge, output and weight edit naming a node at or after `pos`
+/// shifts by one.
+inline void insert_at(model& m, int pos, node n) {
+    for (auto& x : m.nodes)
+        for (int& e : x.inputs) e += e >= pos;
+    for (int& e : n.inputs) e += e >= pos;
+    for (int& o : m.outputs) o += o >= pos;
+    for (auto& w : m.weight_edits) w.node += w.node >= pos;
+    m.nodes.insert(m.nodes.begin() + pos, std::move(n));
+}
+
+/// Removes node `pos`, which nothing may read any more; later indices shift down by one.
+inline void erase_at(model& m, int pos) {
+    m.nodes.erase(m.nodes.begin() + pos);
+    for (auto& x : m.nodes)
+        for (int& e : x.inputs) e -= e > pos;
+    std::erase(m.outputs, pos);
+    for (int& o : m.outputs) o -= o > pos;
+    std::erase_if(m.weight_edits, [&](const weight_edit& w) { return w.node == pos; });
+    for (auto& w : m.weight_edits) w.node -= w.node > pos;
+}
+
+/// Nodes after `to` that read `from` read `to` instead, and an output `from` becomes `to`.
+inline void redirect(model& m, int from, int to) {
+    for (std::size_t i = static_cast<std::size_t>(to) + 1; i < m.nodes.size(); ++i)
+        for (int& e : m.nodes[i].inputs)
+            if (e == from) e = to;
+    for (int& o : m.outputs)
+        if (o == from) o = to;
+}
+
+/// Indices of the nodes that read node i.
+inline std::vector<int> consumers(const model& m, int i) {
+    std::vector<int> r;
+    for (std::size_t k = static_cast<std::size_t>(i) + 1; k < m.nodes.size(); ++k)
+        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end())
+            r.push_back(static_cast<int>(k));
+    return r;
+}
+
+/// Inserts a node of layer L with these parameters reading `inputs`, at `pos`; infers it.
+/// Returns its index, or the reason it is invalid (then nothing is inserted).
+inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs,
+                              std::string name) {
+    node n;
+    n.layer = &L;
+    n.params = std::move(params);
+    n.inputs = std::move(inputs);
+    n.name = std::move(name);
+    insert_at(m, pos, std::move(n));
+    if (auto ok = infer_node(m, static_cast<std::size_t>(pos)); !ok) {
+        erase_at(m, pos);
+        return ok.error();
+    }
+    return pos;
+}
+
+/// Appends, from index `pos` on, the adapters that turn node src's output into `target` (shape
+/// and dtype): drop or add dimensions to reach the rank, then pad or crop every dimension, then
+/// cast. Returns the index of the node that carries the result (src itself when nothing was needed).
+// `target` is taken by value: callers often pass a shape that lives in the model being edited.
+inline expected<int> convert(model& m, const adapters& a, int src, int pos, const shape target, dtype t) {
+    int cur = src;
+    auto step = [&](const layer_def& L, std::vector<value> params) -> expected<int> {
+        auto r = add_node(m, pos, L, std::move(params), {cur}, std::string{});
+        if (!r) return r;
+        cur = pos++;
+        return cur;
     };
-    return std::visit(visitor{}, v);
+    auto out = [&]() -> const shape& { return m.nodes[static_cast<std::size_t>(cur)].out; };
+    if (target.rank() < 2) return fail("cannot convert to rank " + std::to_string(target.rank()));
+    while (out().rank() > target.rank()) {  // drop the smallest dimension
+        const shape& s = out();
+        int axis = 1;
+        for (int i = 2; i < s.rank(); ++i)
+            if (s[i] < s[axis]) axis = i;
+        if (auto r = step(*a.drop, {std::int64_t{axis}}); !r) return r;
+    }
+    while (out().rank() < target.rank())
+        if (auto r = step(*a.expand, {std::int64_t{out().rank()}}); !r) return r;
+    ints pads, crops;
+    bool any_pad = false, any_crop = false;
+    for (int i = 1; i < target.rank(); ++i) {
+        const std::int64_t d = target[i] - out()[i];
+        const std::int64_t grow = std::max<std::int64_t>(d, 0), shrink = std::max<std::int64_t>(-d, 0);
+        pads.push(grow / 2), pads.push(grow - grow / 2);
+        crops.push(shrink / 2), crops.push(shrink - shrink / 2);
+        any_pad |= grow > 0;
+        any_crop |= shrink > 0;
+    }
+    if (any_crop)
+        if (auto r = step(*a.crop, {crops}); !r) return r;
+    if (any_pad)
+        if (auto r = step(*a.pad, {pads, 0.0}); !r) return r;
+    if (m.nodes[static_cast<std::size_t>(cur)].type != t)
+        if (auto r = step(*a.cast, {std::string(name_of(t))}); !r) return r;
+    return cur;
 }
 
-/// A JSON value as a parameter value; throws memo::error naming `what` when it has no such form.
-inline value from_json(const json& j, const std::string& what) {
-    if (j.is_null()) return none;
-    if (j.is_boolean()) return j.get<bool>();
-    if (j.is_number_integer()) return j.get<std::int64_t>();
-    if (j.is_number_float()) return j.get<double>();
-    if (j.is_string()) return j.get<std::string>();
-    if (j.is_array()) {
-        ints xs;
-        for (const auto& e : j) {
-            if (e.is_array()) {  // nested pairs ((1, 1), (2, 2)) are stored flat
-                for (const auto& f : e) {
-                    if (!f.is_number_integer()) throw error(what + ": expected integers, got " + j.dump());
-                    xs.push(f.get<std::int64_t>());
-                }
-                continue;
+/// convert(), inserting at `cursor` and moving the cursor past what it inserted.
+inline expected<int> convert_at(model& m, const adapters& a, int src, int& cursor, const shape target, dtype t) {
+    const auto before = m.nodes.size();
+    auto r = convert(m, a, src, cursor, target, t);
+    cursor += static_cast<int>(m.nodes.size() - before);
+    return r;
+}
+
+/// Per-sample elements of each input-size bucket (coverage/universe.hpp's shape_bucket).
+inline constexpr std::int64_t bucket_low[] = {1, 65, 513, 4097, 32769};
+inline constexpr std::int64_t bucket_high[] = {64, 512, 4096, 32768, 131072};
+
+/// A shape of this rank whose elements per sample fall into `bucket`, channels last and small,
+/// spatial dimensions near equal.
+inline shape shape_in_bucket(int rank, int bucket, rng& r) {
+    const double lo = std::log(static_cast<double>(bucket_low[bucket])), hi = std::log(static_cast<double>(bucket_high[bucket]));
+    for (int tries = 0; tries < 16; ++tries) {
+        const auto e = static_cast<std::int64_t>(std::exp(r.uniform_real(lo, hi)));
+        const int n = rank - 1;
+        shape s;
+        s.push(shape::unknown);
+        if (n == 1) {
+            s.push(std::max<std::int64_t>(1, e));
+        } else {
+            const std::int64_t c = std::min<std::int64_t>(r.uniform(1, 8), std::max<std::int64_t>(1, e));
+            const double side = std::pow(static_cast<double>(e) / static_cast<double>(c), 1.0 / (n - 1));
+            std::int64_t prod = c;
+            for (int i = 0; i < n - 2; ++i) {
+                const auto d = std::max<std::int64_t>(1, std::llround(side));
+                s.push(d);
+                prod *= d;
             }
-            if (!e.is_number_integer()) throw error(what + ": expected integers, got " + j.dump());
-            if (xs.n == ints::capacity) throw error(what + ": more than " + std::to_string(ints::capacity) + " integers");
-            xs.push(e.get<std::int64_t>());
+            s.push(std::max<std::int64_t>(1, e / prod));
+            s.push(c);
         }
-        return xs;
+        std::int64_t el = s.elements();
+        if (el >= bucket_low[bucket] && el <= (bucket == 4 ? bucket_high[4] * 2 : bucket_high[bucket])) return s;
     }
-    throw error(what + ": unsupported value " + j.dump());
+    shape s;  // fall back to a flat vector of the bucket's lowest size, widened to the rank
+    s.push(shape::unknown);
+    s.push(bucket_low[bucket]);
+    while (s.rank() < rank) s.push(1);
+    return s;
 }
 
-inline json shape_json(const shape& s) {
-    json a = json::array();
-    for (auto d : s.view()) a.push_back(d == shape::unknown ? json(nullptr) : json(d));
-    return a;
-}
+}  // namespace memo::mutation
+// end #include <memo/mutation/edit.hpp>
 
-inline json model_to_json(const model& m) {
-    json nodes = json::array();
-    for (const auto& n : m.nodes) {
-        json params = json::object();
-        for (std::size_t i = 0; i < n.params.size(); ++i) params[std::string(n.layer->params[i].name)] = to_json(n.params[i]);
-        nodes.push_back({{"name", n.name},
-                         {"layer", n.layer->name},
-                         {"inputs", n.inputs},
-                         {"dtype", name_of(n.type)},
-                         {"shape", shape_json(n.out)},
-                         {"params", std::move(params)}});
-    }
-    return {{"format", "memo.model"}, {"version", 1}, {"seed", m.seed}, {"outputs", m.outputs}, {"nodes", std::move(nodes)}};
-}
+namespace memo::mutation {
 
-/// Reads our model format; `origin` names the input in errors. The result is validated.
-inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model") {
-    if (!j.is_object() || j.value("format", "") != "memo.model")
-        throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
-    model m;
-    m.seed = j.value("seed", std::uint64_t{0});
-    const auto& nodes = j.at("nodes");
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const auto& jn = nodes[i];
-        const std::string where = origin + ": node " + std::to_string(i);
-        const auto cls = jn.at("layer").get<std::string>();
-        const layer_def* L = reg.find(cls);
-        if (!L) throw error(where + ": unknown layer class '" + cls + "'");
-        node n = make_node(*L, jn.value("name", ""));
-        const auto& ps = jn.at("params");
-        for (auto it = ps.begin(); it != ps.end(); ++it) {
-            const int k = L->param_index(it.key());
-            if (k < 0) throw error(where + " (" + cls + "): unknown parameter '" + it.key() + "'");
-            n.params[static_cast<std::size_t>(k)] = from_json(it.value(), where + " (" + cls + ") parameter " + it.key());
+struct context {
+    const registry& reg;
+    const memo_coverage& cov;
+    adapters ad;
+    std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
+    bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    std::vector<const layer_def*> singles;   // universe classes with one input
+    std::vector<const layer_def*> merges;    // universe merge classes
+    std::vector<const layer_def*> reshapes;  // LResh
+
+    explicit context(const memo_coverage& c) : context(c.space().layers(), c) {}
+    context(const registry& r, const memo_coverage& c) : reg(r), cov(c), ad(r) {
+        const auto& u = c.space();
+        for (std::size_t s = 0; s < u.classes(); ++s) {
+            const layer_def* L = &u.class_at(s);
+            (L->is_merge() ? merges : singles).push_back(L);
+            if (L->fam == family::reshape) reshapes.push_back(L);
         }
-        n.inputs = jn.at("inputs").get<std::vector<int>>();
-        const auto t = parse_dtype(jn.value("dtype", "float32"));
-        if (!t) throw error(where + ": unknown dtype " + jn.value("dtype", ""));
-        n.type = *t;
-        for (const auto& d : jn.at("shape")) n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
-        m.nodes.push_back(std::move(n));
     }
-    m.outputs = j.at("outputs").get<std::vector<int>>();
-    if (auto ok = validate(m); !ok) throw error(origin + ": " + ok.reason());
+    const universe& space() const noexcept { return cov.space(); }
+    std::size_t slot(const layer_def& L) const noexcept { return static_cast<std::size_t>(space().slot_of(L)); }
+    bool in_universe(const layer_def& L) const noexcept { return space().slot_of(L) >= 0; }
+    bool type_covered(const layer_def& L) const { return !guided || !in_universe(L) || cov.has(criterion::layer_type, slot(L)); }
+    /// Is this item covered? Unguided, everything counts as covered, so nothing is preferred.
+    bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
+    bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
+};
+
+/// The mutator concept. Requires:
+///   Op::name           the operator's short name ("NLA")
+///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
+template <class Op, class Model, class Ctx>
+concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
+    { Op::name } -> std::convertible_to<std::string_view>;
+    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
+};
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/context.hpp>
+
+namespace memo::mutation::steps {
+
+/// A node index in [lo, m.size()) chosen uniformly.
+inline int pick_node(const model& m, rng& r, int lo = 0) {
+    return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1));
+}
+
+/// The universe classes that feed node i (itself when it is one; through adapters otherwise).
+inline std::vector<std::size_t> sources(const context& ctx, const model& m, int i) {
+    std::vector<std::size_t> out;
+    ctx.space().for_each_universe_source(m, i, [&](std::size_t s) { out.push_back(s); });
+    return out;
+}
+
+/// A value for parameter j of L that, with some luck, falls into a bucket not yet covered.
+inline value fresh_value(const context& ctx, const layer_def& L, std::size_t j, rng& r) {
+    const auto& dom = L.params[j].dom;
+    value v = dom.init(r);
+    if (!ctx.in_universe(L)) return v;
+    const auto s = ctx.slot(L);
+    for (int k = 0; k < 6 && ctx.has(criterion::layer_param, ctx.space().param_item(s, j, dom.bucket_of(v))); ++k) v = dom.init(r);
+    return v;
+}
+
+/// Fresh parameter values for a new node of L.
+inline std::vector<value> fresh_params(const context& ctx, const layer_def& L, rng& r) {
+    std::vector<value> ps;
+    ps.reserve(L.params.size());
+    for (std::size_t j = 0; j < L.params.size(); ++j)
+        ps.push_back(std::holds_alternative<int_list>(L.params[j].dom.d) ? L.params[j].fallback
+                     : r.chance(0.25)                                   ? L.params[j].fallback
+                                                                        : fresh_value(ctx, L, j, r));
+    return ps;
+}
+
+/// An input shape for L: a rank it accepts and an elements-per-sample bucket, each preferring an
+/// input item not yet covered; `natural` (the shape at hand) when it already fits.
+inline shape input_for(const context& ctx, const layer_def& L, const shape& natural, rng& r) {
+    std::vector<int> ranks, fresh_ranks;
+    L.ranks.for_each([&](int k) {
+        ranks.push_back(k);
+        if (ctx.in_universe(L) && !ctx.has(criterion::layer_input, ctx.space().input_rank_item(ctx.slot(L), k))) fresh_ranks.push_back(k);
+    });
+    const auto& pool = fresh_ranks.empty() || r.chance(0.2) ? ranks : fresh_ranks;
+    int rank = pool[r.index(pool.size())];
+    if (L.ranks.contains(natural.rank()) && fresh_ranks.empty() && r.chance(0.5)) rank = natural.rank();
+    std::vector<int> fresh_buckets;
+    if (ctx.in_universe(L))
+        for (int b = 0; b < shape_buckets; ++b)
+            if (!ctx.has(criterion::layer_input, ctx.space().input_bucket_item(ctx.slot(L), b))) fresh_buckets.push_back(b);
+    const int bucket = !fresh_buckets.empty() && r.chance(0.7) ? fresh_buckets[r.index(fresh_buckets.size())]
+                       : rank == natural.rank() && r.chance(0.6) ? shape_bucket(natural)
+                                                                : static_cast<int>(r.index(4));  // bucket 4 only when sought
+    if (rank == natural.rank() && bucket == shape_bucket(natural)) return natural;
+    return shape_in_bucket(rank, bucket, r);
+}
+
+/// Re-infers node i after a change of its parameters or input. When its output shape or dtype
+/// is no longer `old_shape` / `old_type`, adapters turn it back for its consumers.
+inline expected<void> repair_output(model& m, const context& ctx, int i, const shape& old_shape, dtype old_type) {
+    if (auto ok = infer_node(m, static_cast<std::size_t>(i)); !ok) return ok;
+    const node& n = m.nodes[static_cast<std::size_t>(i)];
+    if (n.out == old_shape && n.type == old_type) return {};
+    auto back = convert(m, ctx.ad, i, i + 1, old_shape, old_type);
+    if (!back) return back.error();
+    redirect(m, i, *back);
+    return {};
+}
+
+/// Sets parameters of node i by trying up to `tries` fresh draws of the parameters `which` selects.
+template <class Which>
+inline bool redraw_until_valid(model& m, const context& ctx, int i, rng& r, Which which, int tries = 8) {
+    node& n = m.nodes[static_cast<std::size_t>(i)];
+    const auto saved = n.params;
+    for (int t = 0; t < tries; ++t) {
+        for (std::size_t j = 0; j < n.params.size(); ++j)
+            if (which(j)) n.params[j] = fresh_value(ctx, *n.layer, j, r);
+        if (infer_node(m, static_cast<std::size_t>(i))) return true;
+    }
+    n.params = saved;
+    return false;
+}
+
+/// Inserts a node of class L after node v: v's output, adapted to an input L accepts, feeds the
+/// new node, whose output, adapted back, feeds v's consumers. Returns the new node's index.
+inline expected<int> insert_layer_after(model& m, const context& ctx, const layer_def& L, int v, rng& r) {
+    const shape natural = m.nodes[static_cast<std::size_t>(v)].out;
+    const dtype vt = m.nodes[static_cast<std::size_t>(v)].type;
+    const bool feeds_something = !consumers(m, v).empty() || std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end();
+    // A pair is a direct edge: when v's class and L make a pair not yet covered, L reads v's
+    // output as it is (if L accepts its rank), at least on the first attempt.
+    bool direct = false;
+    if (ctx.in_universe(L) && L.ranks.contains(natural.rank()))
+        for (auto s : sources(ctx, m, v)) direct = direct || !ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)));
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        model trial = m;
+        const shape target = direct && attempt == 0 ? natural : input_for(ctx, L, natural, r);
+        auto in = convert(trial, ctx.ad, v, v + 1, target, vt);
+        if (!in) continue;
+        const int pos = *in + 1;
+        expected<int> added = fail("no valid parameters");
+        for (int t = 0; t < 8 && !added; ++t) added = add_node(trial, pos, L, fresh_params(ctx, L, r), {*in}, {});
+        if (!added) added = add_node(trial, pos, L, make_node(L).params, {*in}, {});
+        if (!added) continue;
+        if (!feeds_something) {
+            trial.outputs.push_back(*added);
+        } else {
+            auto back = convert(trial, ctx.ad, *added, *added + 1, natural, vt);
+            if (!back) continue;
+            redirect(trial, v, *back);
+        }
+        const int at = *added;
+        m = std::move(trial);
+        return at;
+    }
+    return fail("no input of " + std::string(L.name) + " could be made at node " + std::to_string(v));
+}
+
+/// The classes of `pool` the model does not use; the globally uncovered ones first when `fresh`.
+inline const layer_def* unused_class(const context& ctx, const model& m, const std::vector<const layer_def*>& pool, rng& r) {
+    std::vector<const layer_def*> unused, uncovered;
+    for (const auto* L : pool) {
+        bool used = false;
+        for (const auto& n : m.nodes) used = used || n.layer == L;
+        if (used) continue;
+        unused.push_back(L);
+        if (!ctx.type_covered(*L)) uncovered.push_back(L);
+    }
+    if (!uncovered.empty()) return uncovered[r.index(uncovered.size())];
+    if (!unused.empty()) return unused[r.index(unused.size())];
+    return pool.empty() ? nullptr : pool[r.index(pool.size())];
+}
+
+/// A node to insert after: of a few random candidates, one whose source class has not yet been
+/// paired with L.
+inline int insertion_point(const context& ctx, const model& m, const layer_def& L, rng& r) {
+    int best = pick_node(m, r);
+    if (!ctx.in_universe(L)) return best;
+    for (int k = 0; k < 4; ++k) {
+        const int v = pick_node(m, r);
+        for (auto s : sources(ctx, m, v))
+            if (!ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)))) return v;
+    }
+    return best;
+}
+
+/// Nodes of universe classes that have inputs (and only one, when `single_input`).
+inline std::vector<int> universe_nodes(const model& m, const context& ctx, bool single_input) {
+    std::vector<int> r;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const auto& L = *m.nodes[i].layer;
+        if (ctx.in_universe(L) && !m.nodes[i].inputs.empty() && (!single_input || !L.is_merge())) r.push_back(static_cast<int>(i));
+    }
+    return r;
+}
+
+inline expected<model> within_limits(model m, const context& ctx) {
+    if (m.nodes.size() > ctx.max_nodes) return fail("mutant has " + std::to_string(m.nodes.size()) + " nodes, over the limit");
     return m;
 }
 
-inline std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error(path + ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+}  // namespace memo::mutation::steps
+// end #include <memo/mutation/steps.hpp>
 
-/// Writes a file atomically (a temporary beside it, then rename), so a reader never sees half.
-inline void write_file(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw error(path + ": cannot write");
-        out << text;
-        if (!out.flush()) throw error(path + ": write failed");
+namespace memo::mutation {
+
+namespace detail {
+inline context unguided(const context& ctx) {
+    context c = ctx;
+    c.guided = false;
+    return c;
+}
+inline const shape& input_shape(const model& m, int i) { return m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(i)].inputs[0])].out; }
+/// Universe nodes with one input whose output shape equals their input shape.
+inline std::vector<int> shape_keeping(const model& m, const context& ctx) {
+    std::vector<int> r;
+    for (int i : steps::universe_nodes(m, ctx, true))
+        if (m.nodes[static_cast<std::size_t>(i)].out == input_shape(m, i)) r.push_back(i);
+    return r;
+}
+inline std::vector<int> with_activation(const model& m, bool non_linear) {
+    std::vector<int> r;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const int j = m.nodes[i].layer->param_index("activation");
+        if (j >= 0 && m.nodes[i].layer->in_universe && (!non_linear || as_str(m.nodes[i].params[static_cast<std::size_t>(j)]) != "linear"))
+            r.push_back(static_cast<int>(i));
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw error(path + ": cannot rename " + tmp + " into place");
+    return r;
 }
-
-inline json parse_json_file(const std::string& path) {
-    const auto text = read_file(path);
-    try {
-        return json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw error(path + ": malformed JSON: " + e.what());
+/// Nodes with trainable weights (they have an initializer parameter).
+inline std::vector<int> with_weights(const model& m) {
+    std::vector<int> r;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i)
+        for (const auto& p : m.nodes[i].layer->params)
+            if (p.what == role::init) {
+                r.push_back(static_cast<int>(i));
+                break;
+            }
+    return r;
+}
+template <weight_edit::kind K>
+struct weight_rule {
+    expected<model> operator()(const model& m, rng& r, const context&) const {
+        const auto nodes = with_weights(m);
+        if (nodes.empty()) return fail("no layer has weights");
+        model out = m;
+        out.weight_edits.push_back({K, nodes[r.index(nodes.size())], r.uniform_real(0.01, 0.5), r()});
+        return out;
     }
-}
+};
+}  // namespace detail
 
-inline model load_model(const std::string& path, const registry& reg) {
-    try {
-        return model_from_json(parse_json_file(path), reg, path);
-    } catch (const json::exception& e) {
-        throw error(path + ": " + e.what());
+/// LR: removes a layer; its consumers read its input, adapted to the shape they had.
+struct layer_removal {
+    static constexpr std::string_view name = "LR";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = steps::universe_nodes(m, ctx, true);
+        if (nodes.empty()) return fail("no layer to remove");
+        model out = m;
+        const int v = nodes[r.index(nodes.size())];
+        const int src = out.nodes[static_cast<std::size_t>(v)].inputs[0];
+        const shape keep = out.nodes[static_cast<std::size_t>(v)].out;
+        const dtype keep_type = out.nodes[static_cast<std::size_t>(v)].type;
+        int cursor = v + 1;
+        auto bridge = convert_at(out, ctx.ad, src, cursor, keep, keep_type);
+        if (!bridge) return bridge.error();
+        redirect(out, v, *bridge);
+        erase_at(out, v);
+        if (out.outputs.empty()) return fail("removal left no output");
+        return steps::within_limits(std::move(out), ctx);
     }
+};
+
+/// LS: switches two layers that have the same input and output shapes.
+struct layer_switch {
+    static constexpr std::string_view name = "LS";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = detail::shape_keeping(m, ctx);
+        std::vector<std::pair<int, int>> pairs;
+        for (int a : nodes)
+            for (int b : nodes)
+                if (a < b && m.nodes[static_cast<std::size_t>(a)].layer != m.nodes[static_cast<std::size_t>(b)].layer &&
+                    detail::input_shape(m, a) == detail::input_shape(m, b))
+                    pairs.emplace_back(a, b);
+        if (pairs.empty()) return fail("no two layers to switch");
+        const auto [a, b] = pairs[r.index(pairs.size())];
+        model out = m;
+        auto& x = out.nodes[static_cast<std::size_t>(a)];
+        auto& y = out.nodes[static_cast<std::size_t>(b)];
+        std::swap(x.layer, y.layer);
+        std::swap(x.params, y.params);
+        std::swap(x.name, y.name);
+        if (auto ok = infer_shapes(out); !ok) return ok.error();
+        return out;
+    }
+};
+
+/// LD: duplicates a layer whose output shape equals its input shape, right after itself.
+struct layer_duplication {
+    static constexpr std::string_view name = "LD";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = detail::shape_keeping(m, ctx);
+        if (nodes.empty()) return fail("no layer keeps its shape");
+        model out = m;
+        const int v = nodes[r.index(nodes.size())];
+        node copy = out.nodes[static_cast<std::size_t>(v)];
+        copy.inputs = {v};
+        copy.name.clear();
+        auto added = add_node(out, v + 1, *copy.layer, copy.params, {v}, {});
+        if (!added) return added.error();
+        redirect(out, v, *added);
+        return steps::within_limits(std::move(out), ctx);
+    }
+};
+
+/// LA: adds a layer of any class, drawn at random, after a random node.
+struct layer_addition {
+    static constexpr std::string_view name = "LA";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const context plain = detail::unguided(ctx);
+        model out = m;
+        const layer_def& L = *plain.singles[r.index(plain.singles.size())];
+        if (auto at = steps::insert_layer_after(out, plain, L, steps::pick_node(out, r), r); !at) return at.error();
+        return steps::within_limits(std::move(out), ctx);
+    }
+};
+
+/// AFRm: removes a layer's activation function (sets it to linear).
+struct activation_removal {
+    static constexpr std::string_view name = "AFRm";
+    expected<model> operator()(const model& m, rng& r, const context&) const {
+        const auto nodes = detail::with_activation(m, true);
+        if (nodes.empty()) return fail("no non-linear activation");
+        model out = m;
+        out.nodes[static_cast<std::size_t>(nodes[r.index(nodes.size())])].set("activation", "linear");
+        return out;
+    }
+};
+
+/// AFRp: replaces a layer's activation function with another.
+struct activation_replacement {
+    static constexpr std::string_view name = "AFRp";
+    expected<model> operator()(const model& m, rng& r, const context&) const {
+        const auto nodes = detail::with_activation(m, false);
+        if (nodes.empty()) return fail("no activation");
+        model out = m;
+        node& n = out.nodes[static_cast<std::size_t>(nodes[r.index(nodes.size())])];
+        const auto j = static_cast<std::size_t>(n.layer->param_index("activation"));
+        n.params[j] = n.layer->params[j].dom.mutate(n.params[j], r);
+        return out;
+    }
+};
+
+/// GF, NEB, NAI, NS: LEMON's weight-level rules.
+struct gaussian_fuzzing : detail::weight_rule<weight_edit::kind::gaussian_fuzz> { static constexpr std::string_view name = "GF"; };
+struct neuron_effect_block : detail::weight_rule<weight_edit::kind::block_neurons> { static constexpr std::string_view name = "NEB"; };
+struct neuron_activation_inverse : detail::weight_rule<weight_edit::kind::invert_activation> { static constexpr std::string_view name = "NAI"; };
+struct neuron_switch : detail::weight_rule<weight_edit::kind::switch_neurons> { static constexpr std::string_view name = "NS"; };
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/lemon_ops.hpp>
+// begin #include <memo/mutation/memo_ops.hpp>
+// MEMO's mutation operators: the paper's seven (NLA, LResh, LMerge, LConn, CShape, CMode, NaN)
+// and the two its code adds (MDims, MDtype). Each returns a valid mutant or a rejection.
+// #include <memo/mutation/steps.hpp> (already included)
+
+namespace memo::mutation {
+
+namespace detail {
+/// NLA and LResh: insert 1 to 5 layers of classes the model does not use yet.
+inline expected<model> add_unused_layers(const model& m, rng& r, const context& ctx, const std::vector<const layer_def*>& pool) {
+    model out = m;
+    const int count = static_cast<int>(r.uniform(1, 5));
+    int added = 0;
+    for (int k = 0; k < count; ++k) {
+        const layer_def* L = steps::unused_class(ctx, out, pool, r);
+        if (!L) break;
+        if (steps::insert_layer_after(out, ctx, *L, steps::insertion_point(ctx, out, *L, r), r)) ++added;
+    }
+    if (added == 0) return fail("no layer could be inserted");
+    return steps::within_limits(std::move(out), ctx);
 }
 
-}  // namespace memo::io
-// end #include <memo/io/json.hpp>
+/// CShape and CMode: change 1 to 5 nodes' parameters of the given roles to values whose buckets
+/// are not yet covered, or, when all are, to a new combination.
+template <class Roles>
+expected<model> change_params(const model& m, rng& r, const context& ctx, Roles roles) {
+    std::vector<int> candidates;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const auto& L = *m.nodes[i].layer;
+        if (!ctx.in_universe(L)) continue;
+        for (const auto& p : L.params)
+            if (roles(p.what) && p.dom.buckets() > 1) {
+                candidates.push_back(static_cast<int>(i));
+                break;
+            }
+    }
+    if (candidates.empty()) return fail("no node has such parameters");
+    model out = m;
+    // 1 to 5 distinct nodes, changed from the last to the first, so that the adapters a change
+    // inserts after its node never move the nodes still to come.
+    const auto count = static_cast<std::size_t>(r.uniform(1, std::min<std::int64_t>(5, static_cast<std::int64_t>(candidates.size()))));
+    for (std::size_t k = 0; k < count; ++k) std::swap(candidates[k], candidates[k + r.index(candidates.size() - k)]);
+    candidates.resize(count);
+    std::sort(candidates.rbegin(), candidates.rend());
+    int changed = 0;
+    for (const int i : candidates) {
+        node& n = out.nodes[static_cast<std::size_t>(i)];
+        const auto& L = *n.layer;
+        std::vector<std::size_t> js;
+        for (std::size_t j = 0; j < L.params.size(); ++j)
+            if (roles(L.params[j].what) && L.params[j].dom.buckets() > 1) js.push_back(j);
+        if (js.empty()) continue;
+        const shape old_shape = n.out;
+        const dtype old_type = n.type;
+        const auto s = ctx.slot(L);
+        // Prefer a parameter that still has an uncovered bucket.
+        std::size_t j = js[r.index(js.size())];
+        for (int t = 0; t < 4; ++t) {
+            bool open = false;
+            for (int b = 0; b < L.params[j].dom.buckets() && !open; ++b) open = !ctx.has(criterion::layer_param, ctx.space().param_item(s, j, b));
+            if (open) break;
+            j = js[r.index(js.size())];
+        }
+        const value saved = n.params[j];
+        bool ok = false;
+        for (int t = 0; t < 8 && !ok; ++t) {
+            value v = steps::fresh_value(ctx, L, j, r);
+            if (v == saved) v = L.params[j].dom.mutate(saved, r);
+            out.nodes[static_cast<std::size_t>(i)].params[j] = v;
+            ok = static_cast<bool>(steps::repair_output(out, ctx, i, old_shape, old_type));
+        }
+        if (!ok) {
+            out.nodes[static_cast<std::size_t>(i)].params[j] = saved;
+            (void)infer_node(out, static_cast<std::size_t>(i));
+            continue;
+        }
+        ++changed;
+    }
+    if (changed == 0) return fail("no parameter could be changed validly");
+    return steps::within_limits(std::move(out), ctx);
+}
+
+/// Feeds node c a new input made from its current one by `make_input`; repairs c's output.
+template <class MakeInput>
+expected<model> replace_input(const model& m, const context& ctx, int c, MakeInput make_input, rng& r) {
+    model out = m;
+    const node& n = out.nodes[static_cast<std::size_t>(c)];
+    const shape old_shape = n.out;
+    const dtype old_type = n.type;
+    int at = c;                    // make_input inserts its nodes at `at` and moves it past them,
+    auto in = make_input(out, at);  // so `at` ends where c now is
+    if (!in) return in.error();
+    out.nodes[static_cast<std::size_t>(at)].inputs[0] = *in;
+    if (!steps::repair_output(out, ctx, at, old_shape, old_type)) {
+        // The layer's own settings may not suit the new input: redraw its shape parameters.
+        const auto& L = *out.nodes[static_cast<std::size_t>(at)].layer;
+        if (!steps::redraw_until_valid(out, ctx, at, r, [&](std::size_t j) { return L.params[j].what == role::shape; }))
+            return fail("the layer is invalid on its new input");
+        if (auto ok = steps::repair_output(out, ctx, at, old_shape, old_type); !ok) return ok.error();
+    }
+    return steps::within_limits(std::move(out), ctx);
+}
+
+}  // namespace detail
+
+/// NLA: new layer addition, 1 to 5 layers of classes the model has not used, uncovered ones first.
+struct nla {
+    static constexpr std::string_view name = "NLA";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const { return detail::add_unused_layers(m, r, ctx, ctx.singles); }
+};
+
+/// LResh: the same with reshaping layers.
+struct lresh {
+    static constexpr std::string_view name = "LResh";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const { return detail::add_unused_layers(m, r, ctx, ctx.reshapes); }
+};
+
+/// LMerge: merges two tensors, made equal in shape, with a merge layer (uncovered classes first).
+struct lmerge {
+    static constexpr std::string_view name = "LMerge";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        std::vector<const layer_def*> fresh;
+        for (const auto* L : ctx.merges)
+            if (!ctx.type_covered(*L)) fresh.push_back(L);
+        const auto& pool = fresh.empty() ? ctx.merges : fresh;
+        const layer_def& M = *pool[r.index(pool.size())];
+        model out = m;
+        const int a = steps::pick_node(out, r);
+        const int b = static_cast<int>(r.uniform(0, a));
+        const shape natural = out.nodes[static_cast<std::size_t>(a)].out;
+        const dtype t = out.nodes[static_cast<std::size_t>(a)].type;
+        const bool feeds = !consumers(out, a).empty() || std::find(out.outputs.begin(), out.outputs.end(), a) != out.outputs.end();
+        const shape operand = M.ranks.contains(natural.rank())
+                                  ? natural
+                                  : shape_in_bucket(M.ranks.highest(), std::min(shape_bucket(natural), 3), r);
+        int cursor = a + 1;
+        auto left = convert_at(out, ctx.ad, a, cursor, operand, t);
+        if (!left) return left.error();
+        auto right = convert_at(out, ctx.ad, b, cursor, operand, t);
+        if (!right) return right.error();
+        expected<int> merged = fail("no valid parameters");
+        for (int k = 0; k < 6 && !merged; ++k)
+            merged = add_node(out, cursor, M, steps::fresh_params(ctx, M, r), {*left, *right}, {});
+        if (!merged) return merged.error();
+        if (!feeds) {
+            out.outputs.push_back(*merged);
+        } else {
+            auto back = convert(out, ctx.ad, *merged, *merged + 1, natural, t);
+            if (!back) return back.error();
+            redirect(out, a, *back);
+        }
+        return steps::within_limits(std::move(out), ctx);
+    }
+};
+
+/// LConn: connects two existing layers directly (a pair is a direct edge), choosing pairs not
+/// yet covered: b reads a's output; b's output is adapted back for its consumers.
+struct lconn {
+    static constexpr std::string_view name = "LConn";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = steps::universe_nodes(m, ctx, false);
+        std::vector<std::pair<int, int>> fresh, any;
+        for (int b : nodes) {
+            const node& nb = m.nodes[static_cast<std::size_t>(b)];
+            for (int a : nodes) {
+                if (a >= b) break;
+                const shape& out = m.nodes[static_cast<std::size_t>(a)].out;
+                // Directly connectable: a merge needs a's shape to equal its operands'; another
+                // layer needs a rank it accepts.
+                const bool fits = nb.layer->is_merge() ? out == m.nodes[static_cast<std::size_t>(nb.inputs[0])].out &&
+                                                             static_cast<int>(nb.inputs.size()) < nb.layer->arity.max
+                                                       : nb.layer->ranks.contains(out.rank());
+                if (!fits || std::find(nb.inputs.begin(), nb.inputs.end(), a) != nb.inputs.end()) continue;
+                const auto pair = ctx.space().pair_item(ctx.slot(*m.nodes[static_cast<std::size_t>(a)].layer), ctx.slot(*nb.layer));
+                (ctx.has(criterion::layer_pair, pair) ? any : fresh).emplace_back(a, b);
+            }
+        }
+        auto& pool = fresh.empty() ? any : fresh;
+        for (int attempt = 0; attempt < 4 && !pool.empty(); ++attempt) {
+            const std::size_t k = r.index(pool.size());
+            const auto [a, b] = pool[k];
+            pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
+            model out = m;
+            node& target = out.nodes[static_cast<std::size_t>(b)];
+            const shape old_shape = target.out;
+            const dtype old_type = target.type;
+            const int old_src = target.inputs[0];
+            if (target.layer->is_merge()) target.inputs.push_back(a);
+            else target.inputs[0] = a;
+            if (out.nodes[static_cast<std::size_t>(a)].type != out.nodes[static_cast<std::size_t>(target.inputs[0])].type) continue;
+            bool ok = static_cast<bool>(steps::repair_output(out, ctx, b, old_shape, old_type));
+            if (!ok) {  // b's own settings may not suit a's output: redraw its shape parameters
+                const auto& L = *out.nodes[static_cast<std::size_t>(b)].layer;
+                ok = steps::redraw_until_valid(out, ctx, b, r, [&](std::size_t j) { return L.params[j].what == role::shape; }) &&
+                     steps::repair_output(out, ctx, b, old_shape, old_type);
+            }
+            if (!ok) continue;
+            // The old input keeps its place in the model as an output if nothing else reads it.
+            if (consumers(out, old_src).empty() && std::find(out.outputs.begin(), out.outputs.end(), old_src) == out.outputs.end())
+                out.outputs.push_back(old_src);
+            return steps::within_limits(std::move(out), ctx);
+        }
+        return fail("no two layers connect directly");
+    }
+};
+
+/// CShape: changes shape parameters of 1 to 5 layers.
+struct cshape {
+    static constexpr std::string_view name = "CShape";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        return detail::change_params(m, r, ctx, [](role w) { return w == role::shape; });
+    }
+};
+
+/// CMode: changes the other parameters (mode, initializers, and the inert ones MEMO counts).
+struct cmode {
+    static constexpr std::string_view name = "CMode";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        return detail::change_params(m, r, ctx, [](role w) { return w != role::shape; });
+    }
+};
+
+/// NaN: feeds NaN or Inf into a layer's input.
+struct nan_input {
+    static constexpr std::string_view name = "NaN";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = steps::universe_nodes(m, ctx, true);
+        if (nodes.empty()) return fail("no layer to feed");
+        const int c = nodes[r.index(nodes.size())];
+        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
+            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+            std::vector<value> ps{value{ctx.ad.inject->params[0].dom.init(r)}, value{ctx.ad.inject->params[1].dom.init(r)}};
+            auto added = add_node(out, at, *ctx.ad.inject, std::move(ps), {src}, {});
+            at += added.has_value();
+            return added;
+        }, r);
+    }
+};
+
+/// MDims: feeds a layer an input of another rank it accepts (uncovered ranks first).
+struct mdims {
+    static constexpr std::string_view name = "MDims";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        std::vector<int> nodes;
+        for (int i : steps::universe_nodes(m, ctx, true))
+            if (m.nodes[static_cast<std::size_t>(i)].layer->ranks.count() > 1) nodes.push_back(i);
+        if (nodes.empty()) return fail("no layer accepts another rank");
+        const int c = nodes[r.index(nodes.size())];
+        const layer_def& L = *m.nodes[static_cast<std::size_t>(c)].layer;
+        const shape current = m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(c)].inputs[0])].out;
+        shape target = steps::input_for(ctx, L, current, r);
+        for (int k = 0; k < 4 && target.rank() == current.rank(); ++k) target = steps::input_for(ctx, L, current, r);
+        if (target.rank() == current.rank()) return fail("no other rank drawn");
+        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
+            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+            return convert_at(out, ctx.ad, src, at, target, out.nodes[static_cast<std::size_t>(src)].type);
+        }, r);
+    }
+};
+
+/// MDtype: runs a layer in another dtype (uncovered dtypes first).
+struct mdtype {
+    static constexpr std::string_view name = "MDtype";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = steps::universe_nodes(m, ctx, true);
+        if (nodes.empty()) return fail("no layer to retype");
+        const int c = nodes[r.index(nodes.size())];
+        const layer_def& L = *m.nodes[static_cast<std::size_t>(c)].layer;
+        const dtype now = m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(c)].inputs[0])].type;
+        std::vector<dtype> fresh, other;
+        for (auto t : all_dtypes) {
+            if (t == now) continue;
+            other.push_back(t);
+            if (!ctx.has(criterion::layer_input, ctx.space().input_dtype_item(ctx.slot(L), t))) fresh.push_back(t);
+        }
+        const auto& pool = fresh.empty() ? other : fresh;
+        const dtype t = pool[r.index(pool.size())];
+        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
+            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+            auto added = add_node(out, at, *ctx.ad.cast, {std::string(name_of(t))}, {src}, {});
+            at += added.has_value();
+            return added;
+        }, r);
+    }
+};
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/memo_ops.hpp>
+
+namespace memo::mutation {
+
+/// A set of mutation operators, dispatched by index at run time.
+template <class... Ops>
+struct operator_set {
+    static constexpr std::size_t size = sizeof...(Ops);
+    static constexpr std::array<std::string_view, sizeof...(Ops)> names{Ops::name...};
+
+    /// Applies operator i.
+    template <class Model, class Ctx>
+    static expected<Model> apply(std::size_t i, const Model& m, rng& r, const Ctx& ctx) {
+        static_assert((mutator<Ops, Model, Ctx> && ...), "every operator must satisfy memo::mutation::mutator");
+        using fn = expected<Model> (*)(const Model&, rng&, const Ctx&);
+        static constexpr std::array<fn, sizeof...(Ops)> table{+[](const Model& x, rng& g, const Ctx& c) { return Ops{}(x, g, c); }...};
+        return table[i](m, r, ctx);
+    }
+};
+
+/// MEMO's operators: the paper's seven and its code's MDims and MDtype.
+using memo_operators = operator_set<nla, lresh, lmerge, lconn, cshape, cmode, nan_input, mdims, mdtype>;
+/// LEMON's operators (the ablation MEMO_o).
+using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplication, layer_addition, activation_removal,
+                                     activation_replacement, gaussian_fuzzing, neuron_effect_block, neuron_activation_inverse,
+                                     neuron_switch>;
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/operators.hpp>
+// begin #include <memo/search/selector.hpp>
+// Seed selection: MEMO's Metropolis-Hastings over seeds ranked by fitness (Equations 3 and 4),
+// and the uniform random selector of the ablation MEMO_r.
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <numeric>
+#include <span>
+#include <vector>
+
+// #include <memo/core/rng.hpp> (already included)
+
+namespace memo {
+
+/// The selector concept. Requires:
+///   s.pick(fitness, r)  the index of the next seed, given every seed's fitness
+template <class S>
+concept selector = requires(S s, std::span<const double> fitness, rng& r) {
+    { s.pick(fitness, r) } -> std::convertible_to<std::size_t>;
+};
+
+/// Metropolis-Hastings (MEMO, Eq. 4): seeds sorted by fitness, best first; a candidate at rank k2,
+/// after the last pick at rank k1, is accepted with probability min(1, (1 - p)^(k2 - k1)).
+class mh_selector {
+public:
+    explicit mh_selector(double p = 0.05) : p_(p) {}
+
+    std::size_t pick(std::span<const double> fitness, rng& r) {
+        order_.resize(fitness.size());
+        std::iota(order_.begin(), order_.end(), std::size_t{0});
+        // Stable, so that equal fitness keeps seed order and runs are reproducible.
+        std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return fitness[a] > fitness[b]; });
+        if (last_rank_ >= order_.size()) last_rank_ = 0;
+        for (;;) {
+            const std::size_t k2 = r.index(order_.size());
+            const double d = static_cast<double>(k2) - static_cast<double>(last_rank_);
+            if (d <= 0 || r.unit() < std::pow(1.0 - p_, d)) {
+                last_rank_ = k2;
+                return order_[k2];
+            }
+        }
+    }
+    double p() const noexcept { return p_; }
+    std::size_t last_rank() const noexcept { return last_rank_; }
+    void set_last_rank(std::size_t k) noexcept { last_rank_ = k; }
+
+private:
+    double p_;
+    std::size_t last_rank_ = 0;
+    std::vector<std::size_t> order_;
+};
+
+/// Uniform choice, fitness ignored (MEMO_r).
+struct random_selector {
+    std::size_t pick(std::span<const double> fitness, rng& r) const { return r.index(fitness.size()); }
+};
+
+static_assert(selector<mh_selector> && selector<random_selector>);
+
+}  // namespace memo
+// end #include <memo/search/selector.hpp>
+
+namespace memo {
+
+template <class Model, class Ops, class Coverage, selector Selector, class Context = mutation::context>
+    requires coverage_metric<Coverage, Model>
+class search {
+public:
+    /// What one step did.
+    struct step_result {
+        std::size_t seed;   // the seed selected
+        std::size_t slot;   // its model slot
+        std::size_t op;     // its operator
+        bool valid;         // the operator made a mutant
+        std::size_t gain;   // new coverage items (0: not diverse)
+        const Model* mutant;  // the mutant when diverse, else nullptr
+    };
+
+    search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
+        : models_(std::move(seeds)), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
+        for (const auto& m : models_) cov_.add(m);
+        model_score_.assign(models_.size(), 0.0);
+        op_score_.assign(Ops::size, 0.0);
+        for (std::size_t s = 0; s < models_.size(); ++s)
+            for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({s, o, 0});
+        fitness_.resize(seeds_.size());
+    }
+    search(const search&) = delete;  // ctx_ refers to cov_
+
+    /// One iteration of Algorithm 2.
+    step_result step() {
+        for (std::size_t i = 0; i < seeds_.size(); ++i) {
+            const auto& s = seeds_[i];
+            fitness_[i] = (model_score_[s.slot] + op_score_[s.op]) / static_cast<double>(s.selected + 1);  // Eq. 3
+        }
+        const std::size_t i = sel_.pick(fitness_, rng_);
+        auto& s = seeds_[i];
+        ++s.selected;
+        auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
+        if (!mutant) return {i, s.slot, s.op, false, 0, nullptr};
+        const std::size_t gain = cov_.gain(*mutant);
+        if (gain == 0) return {i, s.slot, s.op, true, 0, nullptr};
+        cov_.add(*mutant);
+        model_score_[s.slot] += 1;
+        op_score_[s.op] += 1;
+        // UpdateSeeds: every seed of this slot now holds the mutant, unless it has outgrown the
+        // size limit (then it is kept as a result, and its parent goes on as the seed).
+        if constexpr (requires { mutant->size(); })
+            if (mutant->size() > max_seed_size_) {
+                last_ = std::move(*mutant);
+                return {i, s.slot, s.op, true, gain, &last_};
+            }
+        models_[s.slot] = std::move(*mutant);
+        return {i, s.slot, s.op, true, gain, &models_[s.slot]};
+    }
+
+    const Coverage& coverage() const noexcept { return cov_; }
+    const std::vector<Model>& models() const noexcept { return models_; }
+    std::size_t seed_count() const noexcept { return seeds_.size(); }
+    static constexpr std::span<const std::string_view> operator_names() { return Ops::names; }
+    Context& context() noexcept { return ctx_; }
+    /// Diverse mutants larger than this do not replace their parent (models would grow without end).
+    void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
+
+private:
+    struct seed_entry {
+        std::size_t slot, op, selected;
+    };
+    std::vector<Model> models_;
+    Coverage cov_;
+    Selector sel_;
+    rng rng_;
+    Context ctx_;
+    std::vector<seed_entry> seeds_;
+    std::vector<double> model_score_, op_score_, fitness_;
+    std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
+    Model last_{};
+};
+
+}  // namespace memo
+// end #include <memo/search/search.hpp>
+// begin #include <memo/campaign/progress.hpp>
+// The live progress line of long work: redrawn in place on a terminal, a line every few seconds
+// otherwise (so logs stay readable).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace memo::campaign {
+
+class progress {
+public:
+    explicit progress(std::FILE* out = stderr) : out_(out), tty_(::isatty(::fileno(out)) != 0) {}
+
+    /// Whether a line is due now.
+    bool due(std::chrono::steady_clock::time_point now) const { return now - last_ >= (tty_ ? std::chrono::milliseconds(250) : std::chrono::seconds(5)); }
+
+    void show(const std::string& line, std::chrono::steady_clock::time_point now) {
+        last_ = now;
+        if (tty_) std::fprintf(out_, "\r%s\x1b[K", line.c_str());
+        else std::fprintf(out_, "%s\n", line.c_str());
+        std::fflush(out_);
+    }
+    /// Ends the line (on a terminal) so what follows starts clean.
+    void finish(const std::string& line) {
+        if (tty_) std::fprintf(out_, "\r%s\x1b[K\n", line.c_str());
+        else std::fprintf(out_, "%s\n", line.c_str());
+        std::fflush(out_);
+    }
+
+private:
+    std::FILE* out_;
+    bool tty_;
+    std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace memo::campaign
+// end #include <memo/campaign/progress.hpp>
+
+namespace memo::campaign {
+
+struct generation_options {
+    std::string out;                   // campaign directory
+    double seconds = 60;               // stop after this long...
+    std::uint64_t iterations = 0;      // ...or this many iterations (0: no limit), whichever comes first
+    std::uint64_t seed = 0;
+    std::string selector = "mh";       // mh | random
+    std::string operators = "memo";    // memo | lemon
+    double p = 0.05;                   // Metropolis-Hastings parameter
+    std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
+    bool quiet = false;                // no progress line
+};
+
+struct generation_summary {
+    std::uint64_t generated = 0, valid = 0, diverse = 0;
+    double seconds = 0;
+    std::array<std::size_t, criteria_count> covered{}, total{};  // by criterion, at the end
+};
+
+namespace detail {
+
+inline std::string coverage_line(const memo_coverage& c) {
+    return fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
+                       c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
+                       c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
+}
+
+inline io::json coverage_json(const memo_coverage& c) {
+    io::json j = io::json::object();
+    for (auto k : all_criteria) j[std::string(name_of(k))] = {{"covered", c.covered(k)}, {"total", c.total(k)}};
+    return j;
+}
+
+template <class Search>
+generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o) {
+    namespace fs = std::filesystem;
+    using clock = std::chrono::steady_clock;
+    const fs::path dir(o.out);
+    fs::create_directories(dir / "queue");
+    fs::create_directories(dir / "seeds");
+    for (std::size_t i = 0; i < seeds.size(); ++i)
+        io::write_file((dir / "seeds" / fmt::format("{:03}.json", i)).string(), io::model_to_json(seeds[i]).dump() + "\n");
+
+    std::ofstream csv(dir / "coverage.csv");
+    if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
+    csv << "seconds,models,valid";
+    for (auto k : all_criteria) csv << ',' << name_of(k);
+    csv << '\n';
+
+    const auto names = Search::operator_names();
+    std::vector<std::uint64_t> op_selected(names.size()), op_valid(names.size()), op_diverse(names.size());
+    generation_summary sum;
+    progress bar;
+    const auto start = clock::now();
+    auto next_row = start + std::chrono::seconds(1);
+    auto row = [&](double t) {
+        csv << fmt::format("{:.3f},{},{}", t, sum.generated, sum.valid);
+        for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
+        csv << '\n';
+    };
+    auto line = [&](double t) {
+        return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, sum.generated,
+                           t > 0 ? static_cast<double>(sum.generated) / t : 0.0,
+                           sum.generated ? 100.0 * static_cast<double>(sum.valid) / static_cast<double>(sum.generated) : 0.0, sum.diverse,
+                           coverage_line(s.coverage()));
+    };
+    row(0);
+    for (;;) {
+        if (o.iterations && sum.generated >= o.iterations) break;
+        // Reading the clock every iteration costs ~20 ns; steps take microseconds.
+        const auto now = clock::now();
+        const double t = std::chrono::duration<double>(now - start).count();
+        if (t >= o.seconds) break;
+        if (now >= next_row) {
+            row(t);
+            next_row += std::chrono::seconds(1);
+        }
+        if (!o.quiet && bar.due(now)) bar.show(line(t), now);
+
+        const auto r = s.step();
+        ++sum.generated;
+        ++op_selected[r.op];
+        if (!r.valid) continue;
+        ++sum.valid;
+        ++op_valid[r.op];
+        if (!r.gain) continue;
+        ++sum.diverse;
+        ++op_diverse[r.op];
+        io::json j = io::model_to_json(*r.mutant);
+        j["origin"] = {{"iteration", sum.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
+        io::write_file((dir / "queue" / fmt::format("{:09}.json", sum.generated)).string(), j.dump() + "\n");
+    }
+    sum.seconds = std::chrono::duration<double>(clock::now() - start).count();
+    for (auto k : all_criteria) {
+        sum.covered[static_cast<std::size_t>(k)] = s.coverage().covered(k);
+        sum.total[static_cast<std::size_t>(k)] = s.coverage().total(k);
+    }
+    row(sum.seconds);
+    if (!o.quiet) bar.finish(line(sum.seconds));
+
+    io::json per_op = io::json::object();
+    for (std::size_t i = 0; i < names.size(); ++i)
+        per_op[std::string(names[i])] = {{"selected", op_selected[i]}, {"valid", op_valid[i]}, {"diverse", op_diverse[i]}};
+    const double secs = std::max(sum.seconds, 1e-9);
+    io::json stats = {{"seconds", sum.seconds},
+                      {"seed", o.seed},
+                      {"iterations", sum.generated},
+                      {"models_generated", sum.generated},
+                      {"models_valid", sum.valid},
+                      {"models_diverse", sum.diverse},
+                      {"models_per_second", static_cast<double>(sum.generated) / secs},
+                      {"valid_per_second", static_cast<double>(sum.valid) / secs},
+                      {"selector", o.selector},
+                      {"p", o.p},
+                      {"operators", o.operators},
+                      {"seeds", seeds.size()},
+                      {"backends", io::json::array()},
+                      {"coverage", coverage_json(s.coverage())},
+                      {"per_operator", per_op}};
+    io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
+    return sum;
+}
+
+template <class Ops, class Selector>
+generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o) {
+    search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
+    s.set_max_seed_size(o.max_seed_nodes);
+    return run(s, seeds, o);
+}
+
+}  // namespace detail
+
+/// Runs a generation campaign over these seeds and writes its directory.
+inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
+    if (seeds.empty()) throw error("no seed models");
+    if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
+    if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
+    const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
+    using namespace mutation;
+    if (mh && memo_ops) return detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o);
+    if (mh) return detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o);
+    if (memo_ops) return detail::run_with<memo_operators>(seeds, reg, random_selector{}, o);
+    return detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o);
+}
+
+}  // namespace memo::campaign
+// end #include <memo/campaign/generate.hpp>
+// begin #include <memo/campaign/seeds.hpp>
+// Where a campaign's seed models come from: the paper's ten architectures, reduced ("zoo"), or
+// a directory of model files (memo's JSON or Keras JSON).
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+// #include <memo/io/json.hpp> (already included)
 // begin #include <memo/io/keras.hpp>
 // Keras model files: the JSON of Keras' `model.to_json()`, in which MEMO's seed models come.
 //
@@ -2121,6 +3343,52 @@ inline void save_keras(const model& m, const std::string& path) {
 
 }  // namespace memo::io
 // end #include <memo/io/keras.hpp>
+// begin #include <memo/reduce/reduce.hpp>
+// Seed reduction (MEMO's Algorithm 1): a small model that covers exactly the items of a large one.
+//
+//   memo::reduction r = memo::reduce(memo::zoo::build("resnet50-imagenet"));
+//   r.reduced;              // a valid model of a dozen nodes (177 before)
+//   r.coverage_preserved;   // its items equal the original's under layer_type, layer_pair,
+//                           // layer_param and layer_input
+//
+// What a node covers apart from pairs (its type, parameter buckets and input rank, dtype and size
+// bucket) depends only on its class, its parameter values and the bucket of its input, not on
+// its neighbours. So the original's nodes fall into configurations (equal items), and a node of
+// a configuration may stand for all of them, on any input that keeps its bucket; a pair is an
+// edge between two layers whose classes the original also connects. The reduction:
+//   1. collects the original's items (types T, pairs P, parameter buckets V, input items I) and
+//      its configurations, edges and merges;
+//   2. covers them greedily: each step adds the candidate with the most new items per added node
+//      (a node on an InputLayer; a node reading one there is; an original edge; an original merge
+//      with its producers), and wires the new nodes into the slots of the others where that
+//      covers a new pair. Repeated blocks add nothing after their first instance, so they are
+//      reduced to one (intra-block) and blocks with nothing new are left out (inter-block);
+//   3. drops nodes the others make redundant, then searches a neighbourhood: removes all nodes of
+//      one class and covers again, keeping what is smaller;
+//   4. builds the model: InputLayers (outside the universe: no pairs) for the slots nothing
+//      feeds, one per shape and dtype; nodes nobody reads are the outputs;
+//   5. simplifies, each step kept only when the model stays valid with exactly the original's
+//      items: removes nodes another node can stand in for, feeds InputLayer slots from other
+//      nodes or inputs, then makes input sizes and widths (filters, units, ...) as small as their
+//      buckets allow (fewer weights).
+// Steps 2 to 5 run a few times with different weights (InputLayers, rare items, ties); the
+// smallest result wins. See docs/reduction.md.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/coverage/universe.hpp> (already included)
 // begin #include <memo/layers/all.hpp>
 // The default registry: MEMO's 67 Keras classes, Dense and Input, and the adapters.
 // begin #include <memo/layers/act.hpp>
@@ -2440,6 +3708,18 @@ struct cast {
     }
     static expected<shape> infer(const shape& s, args) { return s; }
 };
+/// CustomInjectLayer: writes `value` (NaN, Inf or -Inf) into every `stride`-th element, the
+/// NaN operator's way of feeding non-finite values into a layer's input.
+struct inject {
+    static constexpr std::string_view name = "CustomInjectLayer";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() {
+        return param_builder{}
+            .add("value", element_of({"nan", "inf", "-inf"}), role::mode, "nan")
+            .add("stride", in_range(1, 1 << 20, 64), role::mode, int64_t{1});
+    }
+    static expected<shape> infer(const shape& s, args) { return s; }
+};
 }  // namespace tags
 
 using reshape = adapter<tags::reshape>;
@@ -2451,7 +3731,9 @@ struct cast : adapter<tags::cast> {
     static constexpr std::string_view dtype_param = "target_dtype";
 };
 
-using adapter_layers = layer_list<reshape, expand_dims, drop_dim, pad, crop, cast>;
+using inject = adapter<tags::inject>;
+
+using adapter_layers = layer_list<reshape, expand_dims, drop_dim, pad, crop, cast, inject>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/adapters.hpp>
@@ -3314,3 +4596,2657 @@ inline const registry& default_registry() { return registry_of<default_layers>()
 
 }  // namespace memo
 // end #include <memo/layers/all.hpp>
+// begin #include <memo/reduce/cost.hpp>
+// What a model costs: its weights (Keras' count_params) and its multiply-adds per sample.
+//
+//   std::int64_t w = memo::count_weights(m);   // trainable and non-trainable, as Keras counts
+//   std::int64_t f = memo::count_flops(m);     // multiply-adds for one sample
+//
+// Weights are the zoo's count (memo::zoo::count_weights, zoo/weights.hpp): per layer as Keras
+// builds it, BatchNormalization's moving mean and variance included.
+//
+// Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
+// channels, dm the depth multiplier and P the output positions (spatial elements of the output):
+//   Conv1D/2D/3D, LocallyConnected1D/2D  P * k * c_in * filters
+//   SeparableConv1D/2D                   P * (k * c_in * dm + c_in * dm * filters)
+//   DepthwiseConv1D/2D                   P * k * c_in * dm
+//   Conv2D/3DTranspose                   input positions * k * c_in * filters
+//   LSTM, GRU, SimpleRNN                 steps * gates * units * (features + units); gates 4, 3, 1
+//   Bidirectional(LSTM)                  twice the LSTM
+//   ConvLSTM1D/2D/3D                     steps * P * 4 * k * (c_in + filters) * filters
+//   Dense                                output elements * input features
+//   BatchNormalization, LayerNormalization, CustomScaleLayer   one per element
+//   pooling                              window size per output element (global: per input element)
+//   Add, Average, Maximum, Minimum, Multiply, Subtract          one per element per extra input
+//   Dot                                  its products
+// Activations, dropout and noise, reshaping, padding, cropping, Concatenate, InputLayer and the
+// adapters count nothing.
+#include <cstdint>
+#include <string_view>
+
+// #include <memo/core/model.hpp> (already included)
+// begin #include <memo/zoo/weights.hpp>
+// The number of weights of a model as Keras' count_params() reports it: trainable and
+// non-trainable alike (BatchNormalization's moving mean and variance count), per layer from the
+// node's parameters and its input and output shapes.
+#include <cstdint>
+#include <string_view>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/layers/common.hpp> (already included)
+
+namespace memo::zoo {
+
+namespace detail::weights {
+
+inline const value* param_of(const node& n, std::string_view name) {
+    const int i = n.layer->param_index(name);
+    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
+}
+inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback = 0) {
+    const value* v = param_of(n, name);
+    return v ? as_int(*v) : fallback;
+}
+inline bool bool_param(const node& n, std::string_view name, bool fallback) {
+    const value* v = param_of(n, name);
+    return v ? as_bool(*v) : fallback;
+}
+inline std::string_view str_param(const node& n, std::string_view name, std::string_view fallback) {
+    const value* v = param_of(n, name);
+    return v ? as_str(*v) : fallback;
+}
+/// The product of the `count` kernel sizes.
+inline std::int64_t kernel_volume(const node& n, int count) {
+    const value* v = param_of(n, "kernel_size");
+    if (!v) return 1;
+    std::int64_t p = 1;
+    for (auto k : as_ints(*v, count)) p *= k;
+    return p;
+}
+/// Channels of a channels_last / channels_first input.
+inline std::int64_t channels(const node& n, const shape& in) {
+    return layers::spatial::of(in, str_param(n, "data_format", "channels_last")).channels;
+}
+/// Weights of a recurrent cell with `gates` gates from `in` features to `units` units.
+inline std::int64_t rnn_cell(std::int64_t gates, std::int64_t in, std::int64_t units, bool bias, std::int64_t bias_rows = 1) {
+    return gates * (units * (in + units) + (bias ? bias_rows * units : 0));
+}
+
+}  // namespace detail::weights
+
+/// The weights (trainable and not) of node `i` of `m`.
+inline std::int64_t count_weights(const model& m, std::size_t i) {
+    using namespace detail::weights;
+    const node& n = m.nodes[i];
+    if (n.inputs.empty()) return 0;
+    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
+    const std::string_view cls = n.layer->name;
+    const bool bias = bool_param(n, "use_bias", true);
+
+    if (cls == "Dense") {
+        const std::int64_t units = int_param(n, "units");
+        return in.back() * units + (bias ? units : 0);
+    }
+    if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D" || cls == "Conv2DTranspose" || cls == "Conv3DTranspose") {
+        const int N = in.rank() - 2;
+        const std::int64_t filters = int_param(n, "filters");
+        return kernel_volume(n, N) * channels(n, in) * filters + (bias ? filters : 0);
+    }
+    if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
+        const int N = in.rank() - 2;
+        const std::int64_t c = channels(n, in), dm = int_param(n, "depth_multiplier", 1), filters = int_param(n, "filters");
+        return kernel_volume(n, N) * c * dm + c * dm * filters + (bias ? filters : 0);
+    }
+    if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
+        const int N = in.rank() - 2;
+        const std::int64_t c = channels(n, in), dm = int_param(n, "depth_multiplier", 1);
+        return kernel_volume(n, N) * c * dm + (bias ? c * dm : 0);
+    }
+    if (cls == "LocallyConnected1D" || cls == "LocallyConnected2D") {
+        const int N = in.rank() - 2;
+        const std::int64_t filters = int_param(n, "filters");
+        const auto out = layers::spatial::of(n.out, str_param(n, "data_format", "channels_last"));
+        std::int64_t positions = 1;
+        for (int k = 0; k < out.n; ++k) positions *= out.sizes[k];
+        return positions * kernel_volume(n, N) * channels(n, in) * filters + (bias ? positions * filters : 0);
+    }
+    if (cls == "BatchNormalization" || cls == "LayerNormalization") {
+        const int axis = layers::normal_axis(int_param(n, "axis", -1), in.rank());
+        const std::int64_t c = axis < 0 ? 0 : in[axis];
+        const std::int64_t affine = (bool_param(n, "center", true) ? 1 : 0) + (bool_param(n, "scale", true) ? 1 : 0);
+        return c * (affine + (cls == "BatchNormalization" ? 2 : 0));
+    }
+    if (cls == "LSTM") return rnn_cell(4, in.back(), int_param(n, "units"), bias);
+    if (cls == "GRU") return rnn_cell(3, in.back(), int_param(n, "units"), bias, bool_param(n, "reset_after", true) ? 2 : 1);
+    if (cls == "SimpleRNN") return rnn_cell(1, in.back(), int_param(n, "units"), bias);
+    if (cls == "Bidirectional") return 2 * rnn_cell(4, in.back(), int_param(n, "units"), true);
+    if (cls.starts_with("ConvLSTM")) {
+        const int N = in.rank() - 3;
+        const std::int64_t filters = int_param(n, "filters");
+        const std::int64_t c = str_param(n, "data_format", "channels_last") == "channels_first" ? in[2] : in.back();
+        const std::int64_t k = kernel_volume(n, N);
+        return 4 * (k * c * filters + k * filters * filters + (bias ? filters : 0));
+    }
+    if (cls == "PReLU") {
+        // alpha has the input's per-sample shape, with the shared axis (param_shape[axis - 1]) set to 1.
+        auto dims = in.sample();
+        std::int64_t p = 1;
+        const value* shared = param_of(n, "shared_axes");
+        const std::int64_t skip = shared && !is_none(*shared) ? static_cast<std::int64_t>(dims.size()) + as_int(*shared) - 1 : -1;
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            if (static_cast<std::int64_t>(d) != skip) p *= dims[d];
+        return p;
+    }
+    return 0;
+}
+
+/// The weights of `m`, as Keras' model.count_params() reports them.
+inline std::int64_t count_weights(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
+    return total;
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/weights.hpp>
+
+namespace memo {
+
+namespace cost_detail {
+
+inline const value* param_of(const node& n, std::string_view name) {
+    const int i = n.layer->param_index(name);
+    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
+}
+inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback) {
+    const value* v = param_of(n, name);
+    return v && !is_none(*v) ? as_int(*v) : fallback;
+}
+inline bool bool_param(const node& n, std::string_view name, bool fallback) {
+    const value* v = param_of(n, name);
+    return v ? as_bool(*v) : fallback;
+}
+inline bool channels_first(const node& n) {
+    const value* v = param_of(n, "data_format");
+    return v && as_str(*v) == "channels_first";
+}
+/// The product of the `count` entries of a size parameter (kernel_size, pool_size).
+inline std::int64_t volume(const node& n, std::string_view name, int count) {
+    const value* v = param_of(n, name);
+    if (!v || is_none(*v)) return 1;
+    std::int64_t p = 1;
+    for (auto k : as_ints(*v, count)) p *= k;
+    return p;
+}
+inline std::int64_t channels(const node& n, const shape& s) {
+    if (s.rank() < 2) return 1;
+    return channels_first(n) ? s[1] : s.back();
+}
+/// Spatial positions of a shape: its elements over its channels, `skip` axes after the batch
+/// left out (the time axis of ConvLSTM).
+inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
+    std::int64_t p = 1;
+    const bool first = channels_first(n);
+    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
+    return p;
+}
+
+/// Multiply-adds of node i for one sample.
+inline std::int64_t node_flops(const model& m, std::size_t i) {
+    const node& n = m.nodes[i];
+    if (n.inputs.empty()) return 0;
+    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
+    const std::string_view c = n.layer->name;
+    const int rank = in.rank();
+    const std::int64_t cin = channels(n, in);
+    const std::int64_t filters = int_param(n, "filters", 1);
+
+    if (c == "Conv1D" || c == "Conv2D" || c == "Conv3D" || c == "LocallyConnected1D" || c == "LocallyConnected2D")
+        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * filters;
+    if (c == "SeparableConv1D" || c == "SeparableConv2D") {
+        const std::int64_t dm = int_param(n, "depth_multiplier", 1);
+        return positions(n, n.out) * (volume(n, "kernel_size", rank - 2) * cin * dm + cin * dm * filters);
+    }
+    if (c == "DepthwiseConv1D" || c == "DepthwiseConv2D")
+        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * int_param(n, "depth_multiplier", 1);
+    if (c == "Conv2DTranspose" || c == "Conv3DTranspose") return positions(n, in) * volume(n, "kernel_size", rank - 2) * cin * filters;
+    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN" || c == "Bidirectional") {
+        const std::int64_t u = int_param(n, "units", 1), steps = rank >= 3 ? in[1] : 1;
+        const std::int64_t gates = c == "GRU" ? 3 : c == "SimpleRNN" ? 1 : 4;
+        return (c == "Bidirectional" ? 2 : 1) * steps * gates * u * (in.back() + u);
+    }
+    if (c.substr(0, 8) == "ConvLSTM") {
+        const std::int64_t k = volume(n, "kernel_size", rank - 3);
+        const std::int64_t c_in = channels_first(n) ? in[2] : in.back();
+        const bool seq = bool_param(n, "return_sequences", false);
+        return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
+    }
+    if (c == "Dense") return n.out.elements() * in.back();
+    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer") return in.elements();
+    if (n.layer->fam == family::pool) {
+        if (c.substr(0, 6) == "Global") return in.elements();
+        return n.out.elements() * volume(n, "pool_size", rank - 2);
+    }
+    if (c == "Dot") return in.back() * n.out.elements();
+    if (n.layer->is_merge() && c != "Concatenate") return static_cast<std::int64_t>(n.inputs.size() - 1) * n.out.elements();
+    return 0;
+}
+
+}  // namespace cost_detail
+
+/// Weights of a model as Keras' count_params() counts them (non-trainable ones included).
+inline std::int64_t count_weights(const model& m) { return zoo::count_weights(m); }
+
+/// Multiply-adds for one sample (see the top of this file for what each layer counts).
+inline std::int64_t count_flops(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
+    return total;
+}
+
+}  // namespace memo
+// end #include <memo/reduce/cost.hpp>
+
+namespace memo {
+
+/// What reduce() returns: the reduced model and the figures of the paper's Table 5.
+struct reduction {
+    model reduced;
+    std::size_t layers_before = 0, layers_after = 0;  // every node, InputLayer and adapters included
+    std::int64_t weights_before = 0, weights_after = 0;
+    std::int64_t flops_before = 0, flops_after = 0;
+    double ms = 0;                    // the time reduce() took, verification included
+    bool coverage_preserved = false;  // valid, and the same items under the four criteria
+};
+
+/// The criteria a reduction keeps: MEMO's diversity test (type, pair, parameter, input).
+inline constexpr bool reduction_criterion(criterion c) noexcept {
+    return c == criterion::layer_type || c == criterion::layer_pair || c == criterion::layer_param || c == criterion::layer_input;
+}
+
+/// The items m covers under the four criteria, each tagged with its criterion
+/// ((criterion << 32) | item), sorted and without repeats: two models cover the same items
+/// exactly when these are equal.
+inline std::vector<std::uint64_t> reduction_items(const universe& u, const model& m) {
+    std::vector<std::uint64_t> xs;
+    u.items(m, [&](criterion c, std::size_t i) {
+        if (reduction_criterion(c)) xs.push_back(static_cast<std::uint64_t>(c) << 32 | static_cast<std::uint64_t>(i));
+    });
+    std::sort(xs.begin(), xs.end());
+    xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+    return xs;
+}
+
+namespace reduce_detail {
+
+inline std::size_t at(int i) { return static_cast<std::size_t>(i); }
+
+template <class V>
+auto span_of(const V& v) {
+    return std::span<const std::remove_cvref_t<decltype(v[0])>>(v.data(), v.size());
+}
+
+/// An item configuration: nodes of one class with the same type, parameter and input items. Any
+/// of them stands for all the others, on any input that keeps those items.
+struct config {
+    int cls = -1;              // universe slot
+    std::vector<int> items;    // dense ids, sorted
+    std::vector<int> groups;   // original nodes with distinct parameter values or input shapes
+    std::vector<int> variants; // original nodes with distinct parameter values
+};
+
+/// A chain of adapters between two universe layers of the original, where the universe counts
+/// the pair across it.
+struct chain {
+    std::vector<int> adapters;  // original nodes, from the producer's side
+    int pair = -1;
+};
+
+/// An original edge between universe layers: input j of b reads a, through `chain` (or -1).
+struct edge {
+    int a = -1, b = -1, j = 0, chain = -1;
+};
+
+/// A vector of at most N elements, stored inline (states are copied often).
+template <class T, std::size_t N>
+struct inline_vec {
+    std::array<T, N> v{};
+    std::size_t n = 0;
+
+    std::size_t size() const noexcept { return n; }
+    T& operator[](std::size_t i) noexcept { return v[i]; }
+    const T& operator[](std::size_t i) const noexcept { return v[i]; }
+    void push_back(const T& x) noexcept {
+        if (n < N) v[n++] = x;
+    }
+    void assign(std::size_t k, const T& x) noexcept {
+        n = std::min(k, N);
+        for (std::size_t i = 0; i < n; ++i) v[i] = x;
+    }
+    T* data() noexcept { return v.data(); }
+    const T* data() const noexcept { return v.data(); }
+    T* begin() noexcept { return v.data(); }
+    T* end() noexcept { return v.data() + n; }
+    const T* begin() const noexcept { return v.data(); }
+    const T* end() const noexcept { return v.data() + n; }
+};
+
+/// Input slots a node of the reduced model may have (merges take at most 8 inputs).
+inline constexpr std::size_t max_slots = 8;
+
+/// A node of the model under construction: a node of configuration cfg with the parameter values
+/// of original node var; each input slot reads a node (through a chain) or an InputLayer.
+struct snode {
+    int cfg = -1;  // -1: removed
+    int var = -1;
+    inline_vec<int, max_slots> from, via;  // per slot: the node it reads (-1: an InputLayer), the chain (-1: none)
+    inline_vec<shape, max_slots> in;       // per slot: the shape it reads
+    inline_vec<dtype, max_slots> in_type;
+    shape out;
+    dtype type = dtype::float32;
+};
+
+struct state {
+    std::vector<snode> nodes;
+    std::vector<int> cnt;  // per dense item: how many nodes and edges cover it
+    int covered = 0;
+    double weight = 0;     // of the covered items
+};
+
+/// The outcome of a layer (or an adapter chain) on given inputs.
+struct outcome {
+    bool ok = false;
+    shape out;
+    dtype type = dtype::float32;
+};
+
+/// Steps 1 to 5: chooses the nodes and their inputs greedily, then wires them into a model.
+class selector {
+public:
+    selector(const model& m, const universe& u, const layer_def& input_def) : m_(m), u_(u), input_def_(input_def) {
+        const auto n = m.nodes.size();
+        slot_.resize(n);
+        config_of_.assign(n, -1);
+        for (std::size_t i = 0; i < n; ++i) slot_[i] = u.slot_of(*m.nodes[i].layer);
+        classes_ = u.classes();
+        pair_.assign(classes_ * classes_, -1);
+        collect_configs();
+        collect_edges();
+    }
+
+    std::size_t universe_nodes() const {
+        std::size_t k = 0;
+        for (auto s : slot_) k += s >= 0;
+        return k;
+    }
+
+    /// Steps 2 to 4: greedy cover of every item by nodes and their inputs, then pruning.
+    /// `input_cost` is what a new InputLayer shape counts for against a node.
+    void choose(double input_cost, double rarity, std::uint64_t seed) {
+        input_cost_ = input_cost;
+        // Rare items first: an item counts 1 / (how many configurations or kinds of edge give
+        // it)^rarity, so the few ways to cover it are taken before common items use them up.
+        std::vector<int> freq(at(items_), 0);
+        for (const auto& C : configs_)
+            for (int it : C.items) ++freq[at(it)];
+        for (std::size_t p = 0; p < edges_of_pair_.size(); ++p) freq[p] += static_cast<int>(edges_of_pair_[p].size());
+        weight_.resize(at(items_));
+        rng r(seed);
+        for (std::size_t i = 0; i < weight_.size(); ++i) {
+            weight_[i] = std::pow(std::max(1, freq[i]), -rarity);
+            if (seed) weight_[i] *= 1.0 + 0.2 * r.unit();  // other runs break ties otherwise
+        }
+        st_ = state{};
+        st_.cnt.assign(at(items_), 0);
+        greedy();
+        prune();
+        fill(st_);
+    }
+
+    /// Large-neighbourhood search: removes every node of one class (each class in turn), covers
+    /// what that uncovers greedily again, and keeps the result when the model is smaller.
+    bool improve(int rounds) {
+        bool any = false;
+        std::vector<std::size_t> present;
+        auto destroy = [&](std::size_t cls) {
+            const state before = st_;
+            const double size = real_size(st_);
+            for (std::size_t v = 0; v < st_.nodes.size(); ++v) {
+                if (st_.nodes[v].cfg < 0) continue;
+                if (at(configs_[at(st_.nodes[v].cfg)].cls) == cls) remove_node(st_, static_cast<int>(v));
+            }
+            greedy();
+            prune();
+            fill(st_);
+            if (st_.covered == items_ && real_size(st_) < size - 1e-9) return true;
+            st_ = before;
+            return false;
+        };
+        for (int round = 0; round < rounds; ++round) {
+            present.clear();
+            for (const auto& n : st_.nodes) {
+                if (n.cfg < 0) continue;
+                const auto c = at(configs_[at(n.cfg)].cls);
+                if (std::find(present.begin(), present.end(), c) == present.end()) present.push_back(c);
+            }
+            std::sort(present.begin(), present.end());
+            bool better = false;
+            for (std::size_t c : present) better |= destroy(c);
+            any |= better;
+            if (!better) break;
+        }
+        return any;
+    }
+
+private:
+    /// Steps 2 and 3: adds the best candidate step until every item is covered.
+    void greedy() {
+        while (st_.covered < items_) {
+            have_best_ = false;
+            base_cost_ = cost(st_);
+            const std::size_t live = st_.nodes.size();
+            for (std::size_t c = 0; c < configs_.size(); ++c) {
+                const config& C = configs_[c];
+                // A new node of this configuration on an InputLayer, for its own items.
+                bool fresh = false;
+                for (int it : C.items) fresh = fresh || st_.cnt[at(it)] == 0;
+                // (On the input shapes of a few of its exact configurations: the first, the one in
+                // the middle and the last.)
+                const std::size_t n = C.groups.size();
+                const std::size_t picks[3] = {0, n / 2, n - 1};
+                for (std::size_t k = 0; k < 3 && fresh; ++k)
+                    if (k == 0 || (picks[k] != picks[k - 1] && picks[k] != picks[0]))
+                        try_candidate([&](state& s) { return place(s, static_cast<int>(c), C.groups[picks[k]], -1, -1, 0) >= 0; });
+                // A new node read from a node there is, for a pair nothing covers yet (or for its
+                // own items).
+                for (std::size_t x = 0; x < live; ++x) {
+                    if (st_.nodes[x].cfg < 0) continue;
+                    const int p = pair_of(st_.nodes[x].cfg, static_cast<int>(c));
+                    if (p < 0 || (st_.cnt[at(p)] != 0 && !fresh)) continue;
+                    try_candidate([&](state& s) { return place(s, static_cast<int>(c), -1, static_cast<int>(x), -1, 0) >= 0; });
+                    for (int ch : chains_of_pair_[at(p)])
+                        try_candidate([&](state& s) { return place(s, static_cast<int>(c), -1, static_cast<int>(x), ch, 0) >= 0; });
+                }
+            }
+            // An original edge, both ends new, for a pair nothing covers yet.
+            for (std::size_t p = 0; p < edges_of_pair_.size(); ++p) {
+                if (st_.cnt[p] != 0) continue;
+                for (const edge& e : edges_of_pair_[p]) {
+                    try_candidate([&](state& s) {
+                        const int x = place(s, config_of_[at(e.a)], e.a, -1, -1, 0);
+                        return x >= 0 && place(s, config_of_[at(e.b)], e.b, x, e.chain, at(e.j)) >= 0;
+                    });
+                    // Or the producer alone, to feed a node there is (a merge, say, whose other
+                    // inputs have its output's shape).
+                    try_candidate([&](state& s) { return place(s, config_of_[at(e.a)], e.a, -1, -1, 0) >= 0; });
+                }
+            }
+            // An original merge with its producers, for the pairs into it nothing covers yet
+            // (its producers' outputs fit together, as in the original).
+            for (int b : merges_) {
+                bool wanted = false;
+                for (std::size_t j = 0; j < m_.nodes[at(b)].inputs.size(); ++j) {
+                    const auto [a, ch] = producer(b, j);
+                    if (a >= 0) wanted = wanted || st_.cnt[at(pair_of(config_of_[at(a)], config_of_[at(b)]))] == 0;
+                }
+                if (wanted) try_candidate([&](state& s) { return place_merge(s, b) >= 0; });
+            }
+            if (!have_best_) break;
+            st_ = std::move(best_);
+        }
+    }
+
+public:
+    /// Whether every original item is covered.
+    bool complete() const { return st_.covered == items_; }
+
+    /// Step 5: the chosen nodes as a model: InputLayers for the slots that read none (one per shape
+    /// and dtype), then the nodes, producers first.
+    model build() const {
+        model r;
+        r.seed = m_.seed;
+        const auto& N = st_.nodes;
+        auto input_for = [&](const shape& s, dtype t) {
+            for (std::size_t k = 0; k < r.nodes.size(); ++k)
+                if (r.nodes[k].layer == &input_def_ && r.nodes[k].out == s && r.nodes[k].type == t) return static_cast<int>(k);
+            node in = make_node(input_def_, "input_" + std::to_string(r.nodes.size() + 1));
+            ints dims;
+            for (auto d : s.sample()) dims.push(d);
+            in.set("shape", dims);
+            in.set("dtype", std::string(name_of(t)));
+            in.out = s;
+            in.type = t;
+            r.nodes.push_back(std::move(in));
+            return static_cast<int>(r.nodes.size() - 1);
+        };
+        for (const auto& c : N)
+            if (c.cfg >= 0)
+                for (std::size_t j = 0; j < c.from.size(); ++j)
+                    if (c.from[j] < 0) input_for(c.in[j], c.in_type[j]);
+        std::vector<int> where(N.size(), -1);
+        std::vector<std::string> names;
+        for (const auto& nd : r.nodes) names.push_back(nd.name);
+        auto unique_name = [&](std::string base) {
+            std::string s = base;
+            for (int k = 2; std::find(names.begin(), names.end(), s) != names.end(); ++k) s = base + "_" + std::to_string(k);
+            names.push_back(s);
+            return s;
+        };
+        // Kahn's order, the earliest made first among the ready nodes.
+        for (;;) {
+            int next = -1;
+            for (std::size_t k = 0; k < N.size() && next < 0; ++k) {
+                if (N[k].cfg < 0 || where[k] >= 0) continue;
+                bool ready = true;
+                for (int f : N[k].from) ready = ready && (f < 0 || where[at(f)] >= 0);
+                if (ready) next = static_cast<int>(k);
+            }
+            if (next < 0) break;
+            const snode& c = N[at(next)];
+            node nd = m_.nodes[at(c.var)];
+            nd.name = unique_name(nd.name);
+            nd.inputs.resize(c.from.size());
+            for (std::size_t j = 0; j < c.from.size(); ++j) {
+                int src = c.from[j] < 0 ? input_for(c.in[j], c.in_type[j]) : where[at(c.from[j])];
+                if (c.from[j] >= 0 && c.via[j] >= 0)
+                    for (int a : chains_[at(c.via[j])].adapters) {
+                        node ad = m_.nodes[at(a)];
+                        ad.name = unique_name(ad.name);
+                        ad.inputs = {src};
+                        r.nodes.push_back(std::move(ad));
+                        src = static_cast<int>(r.nodes.size() - 1);
+                    }
+                nd.inputs[j] = src;
+            }
+            where[at(next)] = static_cast<int>(r.nodes.size());
+            r.nodes.push_back(std::move(nd));
+        }
+        (void)infer_shapes(r);  // the adapters' copies read new shapes; exactness is checked after
+        set_outputs(r);
+        return r;
+    }
+
+    /// Outputs: the nodes nobody reads.
+    static void set_outputs(model& r) {
+        std::vector<char> read(r.nodes.size(), 0);
+        for (const auto& nd : r.nodes)
+            for (int s : nd.inputs) read[at(s)] = 1;
+        r.outputs.clear();
+        for (std::size_t i = 0; i < r.nodes.size(); ++i)
+            if (!read[i]) r.outputs.push_back(static_cast<int>(i));
+    }
+
+private:
+    static std::uint64_t tag(criterion c, std::size_t item) { return static_cast<std::uint64_t>(c) << 32 | item; }
+    int dense(std::uint64_t tagged) {
+        auto [it, added] = dense_.try_emplace(tagged, items_);
+        if (added) ++items_;
+        return it->second;
+    }
+    int pair_of(int cfg_a, int cfg_b) const {
+        return pair_[at(configs_[at(cfg_a)].cls) * classes_ + at(configs_[at(cfg_b)].cls)];
+    }
+
+    // ---- step 1: the original's items ----
+
+    /// The type, parameter and input items a node covers, as dense ids (sorted), or false when
+    /// one of them is not among the original's (only possible once `frozen`).
+    bool node_items(const model& scratch, std::vector<int>& out, bool frozen) {
+        out.clear();
+        bool ok = true;
+        u_.items(scratch, [&](criterion cr, std::size_t it) {
+            if (!reduction_criterion(cr) || cr == criterion::layer_pair) return;
+            if (!frozen) {
+                out.push_back(dense(tag(cr, it)));
+                return;
+            }
+            auto f = dense_.find(tag(cr, it));
+            if (f == dense_.end()) ok = false;
+            else out.push_back(f->second);
+        });
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return ok;
+    }
+
+    /// A model of InputLayers of these shapes followed by one node with var's parameter values.
+    void stand_alone(int var, std::span<const shape> ins, std::span<const dtype> types) {
+        scratch_.nodes.resize(ins.size() + 1);
+        for (std::size_t j = 0; j < ins.size(); ++j) {
+            node& p = scratch_.nodes[j];
+            p.layer = &input_def_;
+            p.out = ins[j];
+            p.type = types[j];
+        }
+        const node& src = m_.nodes[at(var)];
+        node& c = scratch_.nodes.back();
+        c.layer = src.layer;
+        c.params = src.params;
+        c.type = src.type;
+        c.inputs.clear();
+        for (std::size_t j = 0; j < ins.size(); ++j) c.inputs.push_back(static_cast<int>(j));
+    }
+
+    /// The configurations: original nodes grouped by the items they cover.
+    void collect_configs() {
+        std::map<std::vector<int>, int> by_items;
+        std::unordered_map<std::uint64_t, std::vector<int>> seen;  // exact configuration -> its first node
+        std::vector<int> items;
+        std::vector<shape> ins;
+        std::vector<dtype> types;
+        for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
+            if (slot_[i] < 0) continue;
+            const node& nd = m_.nodes[i];
+            hasher h;
+            h.mix(nd.layer->name);
+            for (const auto& v : nd.params) hash_value(h, v);
+            for (int src : nd.inputs) {
+                for (auto d : m_.nodes[at(src)].out.view()) h.mix(static_cast<std::uint64_t>(d));
+                h.mix(static_cast<std::uint64_t>(m_.nodes[at(src)].type));
+            }
+            auto& same = seen[h.value()];
+            int twin = -1;
+            for (int k : same)
+                if (same_node(i, at(k))) twin = k;
+            if (twin >= 0) {
+                config_of_[i] = config_of_[at(twin)];
+                continue;
+            }
+            same.push_back(static_cast<int>(i));
+            ins.clear();
+            types.clear();
+            for (int src : nd.inputs) {
+                ins.push_back(m_.nodes[at(src)].out);
+                types.push_back(m_.nodes[at(src)].type);
+            }
+            stand_alone(static_cast<int>(i), ins, types);
+            scratch_.nodes.back().out = nd.out;
+            node_items(scratch_, items, false);
+            auto [it, added] = by_items.try_emplace(items, static_cast<int>(configs_.size()));
+            if (added) {
+                config c;
+                c.cls = slot_[i];
+                c.items = items;
+                configs_.push_back(std::move(c));
+            }
+            config& C = configs_[at(it->second)];
+            config_of_[i] = it->second;
+            C.groups.push_back(static_cast<int>(i));
+            bool known = false;
+            for (int v : C.variants) known = known || m_.nodes[at(v)].params == nd.params;
+            if (!known) C.variants.push_back(static_cast<int>(i));
+        }
+    }
+
+    bool same_node(std::size_t a, std::size_t b) const {
+        const node &A = m_.nodes[a], &B = m_.nodes[b];
+        if (A.layer != B.layer || A.params != B.params || A.inputs.size() != B.inputs.size()) return false;
+        for (std::size_t j = 0; j < A.inputs.size(); ++j) {
+            const node &x = m_.nodes[at(A.inputs[j])], &y = m_.nodes[at(B.inputs[j])];
+            if (!(x.out == y.out) || x.type != y.type) return false;
+        }
+        return true;
+    }
+
+    bool same_chain(const chain& c, const std::vector<int>& adapters, int pair) const {
+        if (c.pair != pair || c.adapters.size() != adapters.size()) return false;
+        for (std::size_t k = 0; k < adapters.size(); ++k) {
+            const node &a = m_.nodes[at(c.adapters[k])], &b = m_.nodes[at(adapters[k])];
+            if (a.layer != b.layer || a.params != b.params) return false;
+        }
+        return true;
+    }
+
+    /// The original's pairs, from its edges between universe layers (through adapters, whose
+    /// chains are kept for reuse), and one edge per pair and kind of end.
+    void collect_edges() {
+        std::unordered_map<std::uint64_t, char> kinds;
+        producer_of_.resize(m_.nodes.size());
+        for (std::size_t b = 0; b < m_.nodes.size(); ++b) {
+            if (slot_[b] < 0) continue;
+            const auto& ins = m_.nodes[b].inputs;
+            producer_of_[b].assign(ins.size(), {-1, -1});
+            for (std::size_t j = 0; j < ins.size(); ++j) {
+                int src = ins[j];
+                std::vector<int> adapters;
+                while (slot_[at(src)] < 0 && m_.nodes[at(src)].layer->fam == family::adapter && m_.nodes[at(src)].inputs.size() == 1) {
+                    adapters.push_back(src);
+                    src = m_.nodes[at(src)].inputs[0];
+                }
+                if (slot_[at(src)] < 0) continue;
+                std::reverse(adapters.begin(), adapters.end());
+                // Whether the edge makes a pair is the universe's call (adapters between may or
+                // may not count as transparent).
+                const int p = edge_pair(src, adapters, static_cast<int>(b));
+                if (p < 0) continue;
+                pair_[classes_ * at(slot_[at(src)]) + at(slot_[b])] = p;
+                if (edges_of_pair_.size() <= at(p)) {
+                    edges_of_pair_.resize(at(p) + 1);
+                    chains_of_pair_.resize(at(p) + 1);
+                }
+                int ch = -1;
+                if (!adapters.empty()) {
+                    for (int c : chains_of_pair_[at(p)])
+                        if (same_chain(chains_[at(c)], adapters, p)) ch = c;
+                    if (ch < 0) {
+                        ch = static_cast<int>(chains_.size());
+                        chains_of_pair_[at(p)].push_back(ch);
+                        chains_.push_back(chain{std::move(adapters), p});
+                    }
+                }
+                producer_of_[b][j] = {src, ch};
+                // One edge per kind: the ends' exact configurations, the slot and the chain.
+                hasher h;
+                h.mix(static_cast<std::uint64_t>(rep_of(src))).mix(static_cast<std::uint64_t>(rep_of(static_cast<int>(b))));
+                h.mix(j).mix(static_cast<std::uint64_t>(ch + 1));
+                if (kinds.emplace(h.value(), 0).second) edges_of_pair_[at(p)].push_back(edge{src, static_cast<int>(b), static_cast<int>(j), ch});
+            }
+        }
+        edges_of_pair_.resize(at(items_));
+        chains_of_pair_.resize(at(items_));
+        // One original merge per kind: its exact configuration and its producers'.
+        std::unordered_map<std::uint64_t, char> merge_kinds;
+        for (std::size_t b = 0; b < m_.nodes.size(); ++b) {
+            if (slot_[b] < 0 || !m_.nodes[b].layer->is_merge()) continue;
+            hasher h;
+            h.mix(static_cast<std::uint64_t>(rep_of(static_cast<int>(b))));
+            for (std::size_t j = 0; j < m_.nodes[b].inputs.size(); ++j) {
+                const auto [a, ch] = producer(static_cast<int>(b), j);
+                h.mix(static_cast<std::uint64_t>(a < 0 ? -1 : rep_of(a))).mix(static_cast<std::uint64_t>(ch + 1));
+            }
+            if (merge_kinds.emplace(h.value(), 0).second) merges_.push_back(static_cast<int>(b));
+        }
+        // Of the edges (and merges) whose ends have the same configurations, a few spread over the
+        // original are enough: they differ only in shapes.
+        for (auto& list : edges_of_pair_)
+            list = spread(list, [&](const edge& e) {
+                return hasher{}.mix(static_cast<std::uint64_t>(config_of_[at(e.a)])).mix(static_cast<std::uint64_t>(config_of_[at(e.b)]))
+                    .mix(static_cast<std::uint64_t>(e.j)).mix(static_cast<std::uint64_t>(e.chain + 1)).value();
+            }, 4);
+        merges_ = spread(merges_, [&](int b) {
+            hasher h;
+            h.mix(static_cast<std::uint64_t>(config_of_[at(b)]));
+            for (std::size_t j = 0; j < m_.nodes[at(b)].inputs.size(); ++j) {
+                const auto [a, ch] = producer(b, j);
+                h.mix(static_cast<std::uint64_t>(a < 0 ? -1 : config_of_[at(a)])).mix(static_cast<std::uint64_t>(ch + 1));
+            }
+            return h.value();
+        }, 3);
+    }
+
+    /// At most k elements per key, spread evenly over those with that key; in the first one's order.
+    template <class T, class Key>
+    static std::vector<T> spread(const std::vector<T>& xs, Key key, std::size_t k) {
+        std::vector<std::uint64_t> keys;
+        std::unordered_map<std::uint64_t, std::vector<std::size_t>> by;
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            const auto h = key(xs[i]);
+            auto& v = by[h];
+            if (v.empty()) keys.push_back(h);
+            v.push_back(i);
+        }
+        std::vector<T> out;
+        for (auto h : keys) {
+            const auto& v = by[h];
+            const std::size_t n = std::min(k, v.size());
+            for (std::size_t t = 0; t < n; ++t) out.push_back(xs[v[n == 1 ? 0 : t * (v.size() - 1) / (n - 1)]]);
+        }
+        return out;
+    }
+
+    /// The universe layer input j of original node b reads (through adapters), and the chain
+    /// between; (-1, -1) when it reads none.
+    std::pair<int, int> producer(int b, std::size_t j) const { return producer_of_[at(b)][j]; }
+
+    /// The pair item (dense id) that edge a -> adapters -> b makes, by the universe's own count
+    /// on a model of just these nodes; -1 for none.
+    int edge_pair(int a, const std::vector<int>& adapters, int b) {
+        hasher h;
+        h.mix(static_cast<std::uint64_t>(slot_[at(a)])).mix(static_cast<std::uint64_t>(slot_[at(b)]));
+        for (int x : adapters) h.mix(m_.nodes[at(x)].layer->name);
+        auto [it, added] = edge_pair_cache_.try_emplace(h.value(), -1);
+        if (!added) return it->second;
+        scratch_.nodes.clear();
+        auto copy = [&](int i) {
+            node c;
+            c.layer = m_.nodes[at(i)].layer;
+            c.params = m_.nodes[at(i)].params;
+            c.out = m_.nodes[at(i)].out;
+            c.type = m_.nodes[at(i)].type;
+            if (!scratch_.nodes.empty()) c.inputs = {static_cast<int>(scratch_.nodes.size() - 1)};
+            scratch_.nodes.push_back(std::move(c));
+        };
+        copy(a);
+        for (int x : adapters) copy(x);
+        copy(b);
+        int pair = -1;
+        u_.items(scratch_, [&](criterion cr, std::size_t item) {
+            if (cr == criterion::layer_pair) pair = dense(tag(cr, item));
+        });
+        it->second = pair;
+        return pair;
+    }
+
+    /// The first original node with node i's exact configuration.
+    int rep_of(int i) const {
+        for (int g : configs_[at(config_of_[at(i)])].groups)
+            if (same_node(at(g), at(i))) return g;
+        return i;
+    }
+
+    // ---- what a layer gives on given inputs (cached) ----
+
+    /// Node var's parameter values on these inputs: its output, and whether it is valid and
+    /// covers exactly the items of its configuration.
+    const outcome& run_node(int var, std::span<const shape> ins, std::span<const dtype> types) {
+        hasher h;
+        h.mix(static_cast<std::uint64_t>(var));
+        for (std::size_t j = 0; j < ins.size(); ++j) {
+            for (auto d : ins[j].view()) h.mix(static_cast<std::uint64_t>(d));
+            h.mix(static_cast<std::uint64_t>(types[j]) + 0x100);
+        }
+        auto [it, added] = node_cache_.try_emplace(h.value());
+        if (!added) return it->second;
+        outcome& r = it->second;
+        stand_alone(var, ins, types);
+        if (!infer_node(scratch_, scratch_.nodes.size() - 1)) return r;
+        std::vector<int> items;
+        if (!node_items(scratch_, items, true) || items != configs_[at(config_of_[at(var)])].items) return r;
+        r.ok = true;
+        r.out = scratch_.nodes.back().out;
+        r.type = scratch_.nodes.back().type;
+        return r;
+    }
+
+    /// A chain's output on this input.
+    const outcome& run_chain(int ch, const shape& in, dtype t) {
+        hasher h;
+        h.mix(static_cast<std::uint64_t>(ch) + 0x9000000);
+        for (auto d : in.view()) h.mix(static_cast<std::uint64_t>(d));
+        h.mix(static_cast<std::uint64_t>(t));
+        auto [it, added] = chain_cache_.try_emplace(h.value());
+        if (!added) return it->second;
+        outcome& r = it->second;
+        shape s = in;
+        dtype type = t;
+        for (int a : chains_[at(ch)].adapters) {
+            const shape ins[1] = {s};
+            const dtype ts[1] = {type};
+            stand_alone(a, ins, ts);
+            if (!infer_node(scratch_, 1)) return r;
+            s = scratch_.nodes[1].out;
+            type = scratch_.nodes[1].type;
+        }
+        r.ok = true;
+        r.out = s;
+        r.type = type;
+        return r;
+    }
+
+    // ---- the state ----
+
+    void count(state& s, int item, int d) const {
+        int& c = s.cnt[at(item)];
+        if (d > 0 && c++ == 0) {
+            ++s.covered;
+            s.weight += weight_[at(item)];
+        }
+        if (d < 0 && --c == 0) {
+            --s.covered;
+            s.weight -= weight_[at(item)];
+        }
+    }
+    /// The pair slot j of node y makes (-1 when it reads an InputLayer).
+    int slot_pair(const state& s, int y, std::size_t j) const {
+        const int x = s.nodes[at(y)].from[j];
+        return x < 0 ? -1 : pair_of(s.nodes[at(x)].cfg, s.nodes[at(y)].cfg);
+    }
+    /// What slot j of y reads from its producer: its output, through the chain.
+    outcome source(state& s, int y, std::size_t j) {
+        const snode& Y = s.nodes[at(y)];
+        const snode& X = s.nodes[at(Y.from[j])];
+        if (Y.via[j] < 0) return outcome{true, X.out, X.type};
+        return run_chain(Y.via[j], X.out, X.type);
+    }
+    /// Whether a is b or feeds b, directly or not.
+    bool reaches(const state& s, int a, int b) const {
+        if (a == b) return true;
+        stack_.assign(1, b);
+        seen_.assign(s.nodes.size(), 0);
+        while (!stack_.empty()) {
+            const int v = stack_.back();
+            stack_.pop_back();
+            for (int f : s.nodes[at(v)].from) {
+                if (f < 0 || seen_[at(f)]) continue;
+                if (f == a) return true;
+                seen_[at(f)] = 1;
+                stack_.push_back(f);
+            }
+        }
+        return false;
+    }
+
+    /// Recomputes y's output from its inputs, with its own parameter values or, failing that,
+    /// another variant of its configuration. False when none fits.
+    bool settle(state& s, int y) {
+        snode& Y = s.nodes[at(y)];
+        for (std::size_t j = 0; j < Y.from.size(); ++j) {
+            if (Y.from[j] < 0) continue;
+            const outcome o = source(s, y, j);
+            if (!o.ok) return false;
+            s.nodes[at(y)].in[j] = o.out;
+            s.nodes[at(y)].in_type[j] = o.type;
+        }
+        snode& Z = s.nodes[at(y)];
+        const outcome* r = &run_node(Z.var, span_of(Z.in), span_of(Z.in_type));
+        if (!r->ok)
+            for (int v : configs_[at(Z.cfg)].variants) {
+                if (v == Z.var || m_.nodes[at(v)].inputs.size() != Z.in.size()) continue;
+                r = &run_node(v, span_of(Z.in), span_of(Z.in_type));
+                if (r->ok) {
+                    s.nodes[at(y)].var = v;
+                    break;
+                }
+            }
+        if (!r->ok) return false;
+        s.nodes[at(y)].out = r->out;
+        s.nodes[at(y)].type = r->type;
+        return true;
+    }
+
+    /// Re-settles z and everything it feeds, producers first.
+    bool refresh(state& s, int z) {
+        std::vector<char> mark(s.nodes.size(), 0), done(s.nodes.size(), 0);
+        mark[at(z)] = 1;
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (std::size_t k = 0; k < s.nodes.size(); ++k) {
+                if (mark[k] || s.nodes[k].cfg < 0) continue;
+                for (int f : s.nodes[k].from)
+                    if (f >= 0 && mark[at(f)]) {
+                        mark[k] = 1;
+                        grew = true;
+                        break;
+                    }
+            }
+        }
+        for (bool progress = true; progress;) {
+            progress = false;
+            for (std::size_t k = 0; k < s.nodes.size(); ++k) {
+                if (!mark[k] || done[k]) continue;
+                bool ready = true;
+                for (int f : s.nodes[k].from) ready = ready && (f < 0 || !mark[at(f)] || done[at(f)]);
+                if (!ready) continue;
+                if (!settle(s, static_cast<int>(k))) return false;
+                done[k] = 1;
+                progress = true;
+            }
+        }
+        return true;
+    }
+
+    /// Adds a node of configuration cfg: with variant var's parameter values and input shapes
+    /// when x < 0 (on InputLayers), else reading x at slot j (through chain ch; a merge reads
+    /// InputLayers of the same shape at its other slots). Then lets it feed, for pairs nothing
+    /// covers yet, the slots of the nodes there are. Returns the new node, or -1.
+    int place(state& s, int cfg, int var, int x, int ch, std::size_t j) {
+        const config& C = configs_[at(cfg)];
+        snode y;
+        y.cfg = cfg;
+        if (var >= 0 && m_.nodes[at(var)].inputs.size() > max_slots) return -1;
+        if (x < 0) {
+            y.var = var;
+            for (int src : m_.nodes[at(var)].inputs) {
+                y.in.push_back(m_.nodes[at(src)].out);
+                y.in_type.push_back(m_.nodes[at(src)].type);
+            }
+            const outcome& r = run_node(var, span_of(y.in), span_of(y.in_type));
+            if (!r.ok) return -1;
+            y.out = r.out;
+            y.type = r.type;
+        } else {
+            outcome src{true, s.nodes[at(x)].out, s.nodes[at(x)].type};
+            if (ch >= 0) src = run_chain(ch, src.out, src.type);
+            if (!src.ok) return -1;
+            const int first = var >= 0 ? var : -1;
+            const outcome* r = nullptr;
+            auto attempt = [&](int v) {
+                const std::size_t k = m_.nodes[at(v)].inputs.size();
+                if (j >= k || k > max_slots) return false;
+                y.in.assign(k, src.out);
+                y.in_type.assign(k, src.type);
+                r = &run_node(v, span_of(y.in), span_of(y.in_type));
+                if (!r->ok) return false;
+                y.var = v;
+                return true;
+            };
+            bool found = first >= 0 && attempt(first);
+            for (std::size_t k = 0; k < C.variants.size() && !found; ++k) found = attempt(C.variants[k]);
+            if (!found) return -1;
+            y.out = r->out;
+            y.type = r->type;
+        }
+        y.from.assign(y.in.size(), -1);
+        y.via.assign(y.in.size(), -1);
+        if (x >= 0) {
+            y.from[j] = x;
+            y.via[j] = ch;
+        }
+        s.nodes.push_back(std::move(y));
+        const int id = static_cast<int>(s.nodes.size() - 1);
+        for (int it : C.items) count(s, it, +1);
+        if (x >= 0) count(s, slot_pair(s, id, j), +1);
+        feed_others(s, id);
+        return id;
+    }
+
+    /// Adds original merge b and its universe producers (each on InputLayers of its original
+    /// input shapes, or a node there is with the same configuration and output), wired as in
+    /// the original. Returns the merge's node, or -1.
+    int place_merge(state& s, int b) {
+        const node& B = m_.nodes[at(b)];
+        if (B.inputs.size() > max_slots) return -1;
+        snode y;
+        y.cfg = config_of_[at(b)];
+        y.var = b;
+        for (std::size_t j = 0; j < B.inputs.size(); ++j) {
+            const auto [a, ch] = producer(b, j);
+            int x = -1;
+            if (a >= 0) {
+                for (std::size_t k = 0; k < s.nodes.size() && x < 0; ++k)
+                    if (s.nodes[k].cfg == config_of_[at(a)] && s.nodes[k].out == m_.nodes[at(a)].out && s.nodes[k].type == m_.nodes[at(a)].type)
+                        x = static_cast<int>(k);
+                if (x < 0) x = place(s, config_of_[at(a)], a, -1, -1, 0);
+                if (x < 0) return -1;
+            }
+            y.from.push_back(x);
+            y.via.push_back(x < 0 ? -1 : ch);
+            y.in.push_back(m_.nodes[at(B.inputs[j])].out);
+            y.in_type.push_back(m_.nodes[at(B.inputs[j])].type);
+        }
+        s.nodes.push_back(std::move(y));
+        const int id = static_cast<int>(s.nodes.size() - 1);
+        for (int it : configs_[at(s.nodes[at(id)].cfg)].items) count(s, it, +1);
+        for (std::size_t j = 0; j < s.nodes[at(id)].from.size(); ++j)
+            if (s.nodes[at(id)].from[j] >= 0) count(s, slot_pair(s, id, j), +1);
+        if (!settle(s, id)) return -1;
+        feed_others(s, id);
+        return id;
+    }
+
+    /// Lets node y feed slots of other nodes where that covers a pair nothing covers yet: a slot
+    /// that reads an InputLayer or whose pair something else covers too, or a new slot of a merge.
+    void feed_others(state& s, int y) {
+        for (std::size_t z = 0; z < s.nodes.size(); ++z) {
+            if (s.nodes[z].cfg < 0 || static_cast<int>(z) == y) continue;
+            const int p = pair_of(s.nodes[at(y)].cfg, s.nodes[z].cfg);
+            if (p < 0 || s.cnt[at(p)] != 0 || reaches(s, static_cast<int>(z), y)) continue;
+            const std::size_t slots = s.nodes[z].from.size();
+            const bool merge = m_.nodes[at(s.nodes[z].var)].layer->is_merge();
+            for (std::size_t j = 0; j <= slots && s.cnt[at(p)] == 0; ++j) {
+                if (j == slots && (!merge || slots >= max_slots || static_cast<int>(slots) >= m_.nodes[at(s.nodes[z].var)].layer->arity.max)) break;
+                const int old = j < slots ? slot_pair(s, static_cast<int>(z), j) : -1;
+                if (old >= 0 && s.cnt[at(old)] < 2) continue;
+                for (int ch = -1; ch < static_cast<int>(chains_of_pair_[at(p)].size()); ++ch) {
+                    state t = s;
+                    snode& Z = t.nodes[z];
+                    if (j == slots) {
+                        Z.from.push_back(-1);
+                        Z.via.push_back(-1);
+                        Z.in.push_back(s.nodes[at(y)].out);
+                        Z.in_type.push_back(s.nodes[at(y)].type);
+                    }
+                    if (old >= 0) count(t, old, -1);
+                    Z.from[j] = y;
+                    Z.via[j] = ch < 0 ? -1 : chains_of_pair_[at(p)][at(ch)];
+                    count(t, p, +1);
+                    if (refresh(t, static_cast<int>(z))) {
+                        s = std::move(t);
+                        break;
+                    }
+                    // A node that reads only an InputLayer, and that nothing reads yet, may read
+                    // another shape: one on which it gives exactly what z reads there.
+                    if (ch >= 0 || !loose(s, y)) continue;
+                    const shape want = j < slots ? s.nodes[z].in[j] : s.nodes[z].in[0];
+                    const auto in = solve_input(s.nodes[at(y)].var, s.nodes[at(y)].in[0], s.nodes[at(y)].in_type[0], want);
+                    if (!in) continue;
+                    state r = s;
+                    r.nodes[at(y)].in[0] = *in;
+                    if (!settle(r, y) || !(r.nodes[at(y)].out == want)) continue;
+                    snode& R = r.nodes[z];
+                    if (j == slots) {
+                        R.from.push_back(-1);
+                        R.via.push_back(-1);
+                        R.in.push_back(want);
+                        R.in_type.push_back(r.nodes[at(y)].type);
+                    }
+                    if (old >= 0) count(r, old, -1);
+                    R.from[j] = y;
+                    R.via[j] = -1;
+                    count(r, p, +1);
+                    if (refresh(r, static_cast<int>(z))) {
+                        s = std::move(r);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether node y has one input slot, reads an InputLayer there, and nothing reads it.
+    bool loose(const state& s, int y) const {
+        if (s.nodes[at(y)].from.size() != 1 || s.nodes[at(y)].from[0] >= 0) return false;
+        for (const auto& n : s.nodes)
+            if (n.cfg >= 0)
+                for (int f : n.from)
+                    if (f == y) return false;
+        return true;
+    }
+
+    /// An input shape on which node var's parameter values give exactly `want` and cover its
+    /// configuration's items: each axis found by bisection (an output axis grows with the same
+    /// input axis), then axes the output does not depend on tried for the input's bucket.
+    std::optional<shape> solve_input(int var, shape in, dtype t, const shape& want) {
+        const node& V = m_.nodes[at(var)];
+        if (in.rank() != want.rank() && V.layer->fam != family::pool) return std::nullopt;
+        auto geometry = [&](const shape& x) -> std::optional<shape> {
+            const shape ins[1] = {x};
+            auto r = V.layer->infer({ins, 1}, V.params);
+            if (!r || r->rank() != want.rank()) return std::nullopt;
+            return *r;
+        };
+        for (int a = 1; a < in.rank() && a < want.rank(); ++a) {
+            std::int64_t lo = 1, hi = std::int64_t{1} << 14;
+            auto reaches_want = [&](std::int64_t v) {
+                shape x = in;
+                x[a] = v;
+                const auto o = geometry(x);
+                return o && (*o)[a] >= want[a];
+            };
+            if (!reaches_want(hi)) return std::nullopt;
+            while (lo < hi) {
+                const std::int64_t mid = lo + (hi - lo) / 2;
+                if (reaches_want(mid)) hi = mid;
+                else lo = mid + 1;
+            }
+            in[a] = lo;
+        }
+        const auto o = geometry(in);
+        if (!o || !(*o == want)) return std::nullopt;
+        const dtype ts[1] = {t};
+        auto fits = [&](const shape& x) {
+            const shape ins[1] = {x};
+            const outcome& r = run_node(var, ins, ts);
+            return r.ok && r.out == want;
+        };
+        if (fits(in)) return in;
+        for (int a = in.rank() - 1; a >= 1; --a)
+            for (std::int64_t v = 1; v <= 4096; v = v < 4 ? v + 1 : v * 3 / 2) {
+                shape x = in;
+                x[a] = v;
+                if (fits(x)) return x;
+            }
+        return std::nullopt;
+    }
+
+    /// The size of the model a state gives: nodes, copied adapters, and InputLayers (one per
+    /// shape and dtype of the slots that read none), these weighted by input_cost_.
+    double cost(const state& s) const { return cost(s, input_cost_); }
+    double cost(const state& s, double input_cost) const {
+        double k = 0;
+        std::vector<std::pair<const shape*, dtype>> inputs;
+        for (const auto& c : s.nodes) {
+            if (c.cfg < 0) continue;
+            k += 1;
+            for (std::size_t j = 0; j < c.from.size(); ++j) {
+                if (c.from[j] >= 0) {
+                    if (c.via[j] >= 0) k += static_cast<double>(chains_[at(c.via[j])].adapters.size());
+                    continue;
+                }
+                bool seen = false;
+                for (const auto& [sh, t] : inputs) seen = seen || (*sh == c.in[j] && t == c.in_type[j]);
+                if (!seen) inputs.emplace_back(&c.in[j], c.in_type[j]);
+            }
+        }
+        return k + input_cost * static_cast<double>(inputs.size());
+    }
+
+    /// Applies a candidate step to a copy of the state; keeps it when it covers the most new
+    /// items per unit of added size so far (ties: more new items, then the first considered).
+    template <class F>
+    void try_candidate(F&& step) {
+        state s = st_;
+        if (!step(s)) return;
+        if (s.covered <= st_.covered) return;
+        const double gain = s.weight - st_.weight;
+        const double c = std::max(0.25, cost(s) - base_cost_);
+        const double lhs = gain * best_cost_, rhs = best_gain_ * c;
+        if (!have_best_ || lhs > rhs + 1e-9 || (lhs > rhs - 1e-9 && gain > best_gain_)) {
+            have_best_ = true;
+            best_ = std::move(s);
+            best_gain_ = gain;
+            best_cost_ = c;
+        }
+    }
+
+    /// Removes node v; the slots it fed read an InputLayer of the same shape instead.
+    void remove_node(state& s, int v) const {
+        for (std::size_t z = 0; z < s.nodes.size(); ++z) {
+            if (s.nodes[z].cfg < 0) continue;
+            for (std::size_t j = 0; j < s.nodes[z].from.size(); ++j)
+                if (s.nodes[z].from[j] == v) {
+                    count(s, slot_pair(s, static_cast<int>(z), j), -1);
+                    s.nodes[z].from[j] = -1;
+                    s.nodes[z].via[j] = -1;
+                }
+        }
+        for (std::size_t j = 0; j < s.nodes[at(v)].from.size(); ++j)
+            if (s.nodes[at(v)].from[j] >= 0) count(s, slot_pair(s, v, j), -1);
+        for (int it : configs_[at(s.nodes[at(v)].cfg)].items) count(s, it, -1);
+        s.nodes[at(v)].cfg = -1;
+    }
+
+    /// Step 4: drops each node whose items and pairs the others cover too, the latest first.
+    void prune() {
+        for (std::size_t v = st_.nodes.size(); v-- > 0;) {
+            if (st_.nodes[v].cfg < 0) continue;
+            state s = st_;
+            remove_node(s, static_cast<int>(v));
+            if (s.covered == items_ && cost(s) <= cost(st_)) st_ = std::move(s);
+        }
+    }
+
+    /// The size of the model a state gives, every InputLayer counted.
+    double real_size(const state& s) const { return cost(s, 1.0); }
+
+    /// Slots that read an InputLayer read instead a node of exactly that output, where the pair
+    /// that makes is one of the original's (fewer InputLayers, nothing else changes).
+    void fill(state& s) const {
+        for (std::size_t y = 0; y < s.nodes.size(); ++y) {
+            if (s.nodes[y].cfg < 0) continue;
+            for (std::size_t j = 0; j < s.nodes[y].from.size(); ++j) {
+                if (s.nodes[y].from[j] >= 0) continue;
+                for (std::size_t x = 0; x < s.nodes.size(); ++x) {
+                    if (s.nodes[x].cfg < 0 || reaches(s, static_cast<int>(y), static_cast<int>(x))) continue;
+                    if (!(s.nodes[x].out == s.nodes[y].in[j]) || s.nodes[x].type != s.nodes[y].in_type[j]) continue;
+                    const int p = pair_of(s.nodes[x].cfg, s.nodes[y].cfg);
+                    if (p < 0) continue;
+                    s.nodes[y].from[j] = static_cast<int>(x);
+                    count(s, p, +1);
+                    break;
+                }
+            }
+        }
+    }
+
+    const model& m_;
+    const universe& u_;
+    const layer_def& input_def_;
+    std::size_t classes_ = 0;
+    std::vector<int> slot_, config_of_;
+    std::unordered_map<std::uint64_t, int> dense_;
+    int items_ = 0;
+    std::vector<config> configs_;
+    std::vector<int> pair_;  // classes x classes: dense id of the pair, -1 when not the original's
+    std::vector<chain> chains_;
+    std::vector<std::vector<int>> chains_of_pair_;   // per dense id
+    std::vector<std::vector<edge>> edges_of_pair_;   // per dense id
+    std::vector<int> merges_;                        // one original merge per kind
+    std::vector<std::vector<std::pair<int, int>>> producer_of_;  // per node and slot: (universe producer, chain)
+    std::unordered_map<std::uint64_t, int> edge_pair_cache_;
+    std::unordered_map<std::uint64_t, outcome> node_cache_, chain_cache_;
+    model scratch_;
+    mutable std::vector<int> stack_;
+    mutable std::vector<char> seen_;
+    double input_cost_ = 1.0;
+    state st_, best_;
+    bool have_best_ = false;
+    double base_cost_ = 0;
+    double best_gain_ = 0;
+    std::vector<double> weight_;
+    double best_cost_ = 1;
+};
+
+/// Step 6: changes a model only in ways that keep it valid with exactly the items `target`.
+class shrinker {
+public:
+    shrinker(model m, const universe& u, std::vector<std::uint64_t> target) : m_(std::move(m)), u_(u), target_(std::move(target)) {}
+
+    const model& result() const { return m_; }
+
+    /// Whether a candidate is valid and covers exactly the target items.
+    bool ok(model& c) const {
+        if (!infer_shapes(c)) return false;
+        return reduction_items(u_, c) == target_;
+    }
+
+    /// Takes candidate c when it is valid with exactly the target items.
+    bool accept(model& c) {
+        if (!ok(c)) return false;
+        m_ = std::move(c);
+        return true;
+    }
+
+    /// Removes layers whose work another node can take over: a layer's readers read another
+    /// node instead; or another layer of its class takes its parameter values (and, for merges,
+    /// its inputs) and its readers. Each accepted step removes a node.
+    bool fold() {
+        bool any = false;
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (std::size_t w = 0; w < m_.nodes.size() && !changed; ++w) {
+                const node& W = m_.nodes[w];
+                if (W.layer->arity.max == 0) continue;
+                // Its type (and so its other items) must stay covered: another node of its class.
+                bool has_twin = u_.slot_of(*W.layer) < 0;
+                for (std::size_t t = 0; t < m_.nodes.size() && !has_twin; ++t) has_twin = t != w && m_.nodes[t].layer == W.layer;
+                if (!has_twin) continue;
+                for (std::size_t t = 0; t < m_.nodes.size() && !changed; ++t) {
+                    if (t == w) continue;
+                    const node& T = m_.nodes[t];
+                    const bool twin = T.layer == W.layer;
+                    if ((twin || T.out == W.out) && T.type == W.type && T.out.rank() == W.out.rank() && pairs_allowed(w, t)) {
+                        model c = m_;
+                        if (remove_into(c, w, t) && accept(c)) {
+                            changed = true;
+                            continue;
+                        }
+                    }
+                    if (!twin) continue;
+                    {
+                        model c = m_;
+                        c.nodes[t].params = W.params;
+                        if (remove_into(c, w, t) && accept(c)) {
+                            changed = true;
+                            continue;
+                        }
+                    }
+                    if (W.layer->is_merge() && static_cast<int>(T.inputs.size() + W.inputs.size()) <= W.layer->arity.max) {
+                        model c = m_;
+                        for (int x : W.inputs) c.nodes[t].inputs.push_back(x);
+                        if (remove_into(c, w, t) && accept(c)) changed = true;
+                    }
+                }
+            }
+            any |= changed;
+        }
+        return any;
+    }
+
+    /// Feeds input slots read from InputLayers by other nodes or inputs, so InputLayers go.
+    /// A slot moves to a layer, or to an earlier InputLayer: each move lowers the number of slots
+    /// read from inputs or the index of the input read, so this ends.
+    void share_inputs() {
+        // First whole InputLayers: all readers of one read another of the same rank and dtype.
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (std::size_t x = 0; x < m_.nodes.size() && !changed; ++x) {
+                if (m_.nodes[x].layer->arity.max != 0) continue;
+                for (std::size_t y = 0; y < m_.nodes.size() && !changed; ++y) {
+                    if (y == x || m_.nodes[y].layer->arity.max != 0 || m_.nodes[y].type != m_.nodes[x].type ||
+                        m_.nodes[y].out.rank() != m_.nodes[x].out.rank())
+                        continue;
+                    model c = m_;
+                    for (auto& nd : c.nodes)
+                        for (auto& i : nd.inputs)
+                            if (at(i) == x) i = static_cast<int>(y);
+                    drop_unread_inputs(c);
+                    if (ok(c)) {
+                        m_ = std::move(c);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (std::size_t b = 0; b < m_.nodes.size() && !changed; ++b) {
+                for (std::size_t j = 0; !changed && j < m_.nodes[b].inputs.size(); ++j) {
+                    const auto x = static_cast<std::size_t>(m_.nodes[b].inputs[j]);
+                    if (m_.nodes[x].layer->arity.max != 0) continue;  // fed by a layer already
+                    // Layers first (the nearest first), then earlier inputs.
+                    for (int pass = 0; pass < 2 && !changed; ++pass)
+                        for (std::size_t t = b; t-- > 0 && !changed;) {
+                            const node& T = m_.nodes[t];
+                            const bool input = T.layer->arity.max == 0;
+                            if (pass == 0 ? input : (!input || t >= x)) continue;
+                            if (T.type != m_.nodes[x].type || T.out.rank() != m_.nodes[x].out.rank()) continue;
+                            if (!pair_ok(t, b)) continue;
+                            model c = m_;
+                            c.nodes[b].inputs[j] = static_cast<int>(t);
+                            drop_unread_inputs(c);
+                            if (accept(c)) changed = true;
+                        }
+                }
+            }
+        }
+    }
+
+    /// Makes input sizes and widths as small as the items allow (fewer weights, same items).
+    void shrink_sizes(int rounds = 2) {
+        for (int round = 0; round < rounds; ++round) {
+            bool any = false;
+            for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
+                if (m_.nodes[i].layer->arity.max == 0) {
+                    const int k = m_.nodes[i].layer->param_index("shape");
+                    if (k < 0) continue;
+                    // The last dimension first: channels multiply the weights of what reads them.
+                    const int dims = std::get<ints>(m_.nodes[i].params[at(k)]).n;
+                    for (int d = dims; d-- > 0;)
+                        any |= minimise(i, at(k), d, 1, std::get<ints>(m_.nodes[i].params[at(k)])[d]);
+                    continue;
+                }
+                for (std::size_t p = 0; p < m_.nodes[i].params.size(); ++p) {
+                    const param& P = m_.nodes[i].layer->params[p];
+                    if (P.what != role::shape || !std::holds_alternative<int_range>(P.dom.d)) continue;
+                    const auto* v = std::get_if<std::int64_t>(&m_.nodes[i].params[p]);
+                    if (!v) continue;
+                    any |= minimise(i, p, -1, std::get<int_range>(P.dom.d).lo, *v);
+                }
+            }
+            if (!any) break;
+        }
+    }
+
+    /// Whether node t may feed node b: the pair that makes, if any, is one of the target's.
+    bool pair_ok(std::size_t t, std::size_t b) const {
+        const int a = u_.slot_of(*m_.nodes[t].layer), sb = u_.slot_of(*m_.nodes[b].layer);
+        if (a < 0 || sb < 0) return true;
+        const auto item = static_cast<std::uint64_t>(criterion::layer_pair) << 32 | (u_.classes() * at(a) + at(sb));
+        return std::binary_search(target_.begin(), target_.end(), item);
+    }
+
+    /// Whether node t may feed the readers of node w: each pair that makes is one of the target's.
+    bool pairs_allowed(std::size_t w, std::size_t t) const {
+        const int a = u_.slot_of(*m_.nodes[t].layer);
+        if (a < 0) return true;
+        for (const auto& b : m_.nodes) {
+            const int sb = u_.slot_of(*b.layer);
+            if (sb < 0) continue;
+            for (int x : b.inputs)
+                if (at(x) == w) {
+                    const auto item = static_cast<std::uint64_t>(criterion::layer_pair) << 32 |
+                                      (u_.classes() * at(a) + at(sb));
+                    if (!std::binary_search(target_.begin(), target_.end(), item)) return false;
+                }
+        }
+        return true;
+    }
+
+    /// Removes node w, its readers reading t instead, then puts the nodes in an order where
+    /// producers come first and drops InputLayers nobody reads. False on a cycle.
+    static bool remove_into(model& c, std::size_t w, std::size_t t) {
+        for (auto& nd : c.nodes)
+            for (auto& x : nd.inputs)
+                if (at(x) == w) x = static_cast<int>(t);
+        const auto n = c.nodes.size();
+        std::vector<int> where(n, -1);
+        std::vector<node> order;
+        order.reserve(n - 1);
+        std::vector<char> placed(n, 0);
+        placed[w] = 1;  // gone
+        for (std::size_t done = 1; done < n;) {
+            bool progress = false;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (placed[i]) continue;
+                bool ready = true;
+                for (int x : c.nodes[i].inputs) ready = ready && placed[at(x)] && at(x) != w;
+                if (!ready) continue;
+                placed[i] = 1;
+                where[i] = static_cast<int>(order.size());
+                order.push_back(std::move(c.nodes[i]));
+                ++done;
+                progress = true;
+                break;
+            }
+            if (!progress) return false;
+        }
+        for (auto& nd : order)
+            for (auto& x : nd.inputs) x = where[at(x)];
+        c.nodes = std::move(order);
+        drop_unread_inputs(c);
+        return true;
+    }
+
+    /// Removes InputLayers nobody reads (renumbering the edges) and resets the outputs.
+    static void drop_unread_inputs(model& c) {
+        std::vector<char> read(c.nodes.size(), 0);
+        for (const auto& nd : c.nodes)
+            for (int s : nd.inputs) read[static_cast<std::size_t>(s)] = 1;
+        std::vector<int> where(c.nodes.size(), -1);
+        std::vector<node> kept;
+        for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+            if (c.nodes[i].layer->arity.max == 0 && !read[i]) continue;
+            where[i] = static_cast<int>(kept.size());
+            kept.push_back(std::move(c.nodes[i]));
+        }
+        for (auto& nd : kept)
+            for (auto& s : nd.inputs) s = where[static_cast<std::size_t>(s)];
+        c.nodes = std::move(kept);
+        selector::set_outputs(c);
+    }
+
+private:
+    /// Sets parameter p of node i (entry d of a list when d >= 0) to the smallest value in
+    /// [lo, now] the check accepts, by bisection; true when it changed.
+    bool minimise(std::size_t i, std::size_t p, int d, std::int64_t lo, std::int64_t now) {
+        auto with = [&](std::int64_t v) {
+            model c = m_;
+            value& slot = c.nodes[i].params[p];
+            if (d >= 0) std::get<ints>(slot)[d] = v;
+            else slot = v;
+            return c;
+        };
+        std::int64_t hi = now;
+        bool changed = false;
+        while (lo < hi) {
+            const std::int64_t mid = lo + (hi - lo) / 2;
+            model c = with(mid);
+            if (ok(c)) {
+                hi = mid;
+                m_ = std::move(c);
+                changed = true;
+            } else
+                lo = mid + 1;
+        }
+        return changed;
+    }
+
+    model m_;
+    const universe& u_;
+    std::vector<std::uint64_t> target_;
+};
+
+}  // namespace reduce_detail
+
+/// Reduces m to a small model with exactly its items under layer_type, layer_pair, layer_param
+/// and layer_input (see the top of this file). `reg` is the registry m's layers come from.
+/// Deterministic: the same model gives the same reduced model.
+inline reduction reduce(const model& m, const registry& reg = default_registry()) {
+    const auto start = std::chrono::steady_clock::now();
+    const universe& u = universe::of(reg);
+    const layer_def& input_def = reg.at("InputLayer");
+    const auto target = reduction_items(u, m);
+
+    reduction r;
+    r.layers_before = m.size();
+    r.weights_before = count_weights(m);
+    r.flops_before = count_flops(m);
+
+    auto exact = [&](const model& c) { return validate(c) && reduction_items(u, c) == target; };
+
+    model best;
+    std::int64_t best_weights = 0;
+    reduce_detail::selector s(m, u, input_def);
+    if (s.universe_nodes() == 0) {
+        // Nothing in the universe: one input stands for the model.
+        const auto ins = m.input_nodes();
+        if (!ins.empty()) {
+            best.nodes.push_back(m.nodes[reduce_detail::at(ins.front())]);
+            best.outputs = {0};
+            best.seed = m.seed;
+        }
+    } else {
+        // A few greedy runs, each weighing InputLayers and rare items differently (and breaking
+        // ties differently), each taken before and after the neighbourhood search; the smallest
+        // exact result wins (then the one with fewer weights, then the first).
+        struct trial {
+            double input_cost, rarity;
+            std::uint64_t seed;
+        };
+        constexpr trial trials[] = {{1.0, 0.0, 1}, {0.5, 2.0, 0}, {0.5, 0.0, 0}};
+        auto consider = [&]() {
+            if (!s.complete()) return;
+            model c = s.build();
+            if (!exact(c)) return;
+            reduce_detail::shrinker k(std::move(c), u, target);
+            k.fold();
+            k.share_inputs();
+            if (k.fold()) k.share_inputs();
+            k.shrink_sizes();
+            const auto size = k.result().size();
+            const auto weights = count_weights(k.result());
+            if (best.nodes.empty() || size < best.size() || (size == best.size() && weights < best_weights)) {
+                best = k.result();
+                best_weights = weights;
+            }
+        };
+        for (const trial& t : trials) {
+            s.choose(t.input_cost, t.rarity, t.seed);
+            consider();
+            if (s.improve(1)) consider();
+        }
+    }
+    if (!exact(best)) best = m;  // never expected: the original itself keeps every item
+
+    r.reduced = std::move(best);
+    r.layers_after = r.reduced.size();
+    r.weights_after = count_weights(r.reduced);
+    r.flops_after = count_flops(r.reduced);
+    r.coverage_preserved = exact(r.reduced);
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+}  // namespace memo
+// end #include <memo/reduce/reduce.hpp>
+// begin #include <memo/zoo/zoo.hpp>
+// The seed models: MEMO's ten seed architectures at their published sizes, built layer for layer
+// as their Keras definitions build them (classes, parameter values and layer names), so that a
+// model's nodes are Keras' model.layers (for the Sequential seeds, plus their input).
+//
+//   memo::model m = memo::zoo::build("resnet50-imagenet");   // 177 nodes, output (None, 1000)
+//   std::int64_t w = memo::zoo::count_weights(m);             // 25,636,712
+//
+//   name                           Keras definition                   nodes  weights
+//   lenet5-mnist                   LeNet-5 (Sequential)                   9       61,706
+//   alexnet-cifar10                AlexNet for CIFAR-10 (Sequential)     18   21,592,330
+//   densenet121-imagenet           keras.applications.DenseNet121       429    8,062,504
+//   inception.resnet.v2-imagenet   keras.applications.InceptionResNetV2 782   55,873,736
+//   inception.v3-imagenet          keras.applications.InceptionV3       313   23,851,784
+//   mobilenet.v2-imagenet          keras.applications.MobileNetV2       156    3,538,984
+//   resnet50-imagenet              keras.applications.ResNet50          177   25,636,712
+//   xception-imagenet              keras.applications.Xception          134   22,910,480
+//   lstm0-sinewave                 sine-wave LSTM (Sequential)            6       70,901
+//   lstm2-price                    stock-price LSTM (Sequential)          4       26,626
+//
+// Every model has weight seed 0. See each architecture's header for its source.
+#include <array>
+#include <span>
+#include <string>
+#include <string_view>
+
+// begin #include <memo/core/builder.hpp>
+// Building models by hand: the zoo, the tests and users' own code.
+//
+//   memo::builder b(memo::default_registry());
+//   auto x = b.input({28, 28, 1});
+//   auto y = b.add("Conv2D", {x}, {{"filters", 6}, {"kernel_size", memo::ints{5, 5}}});
+//   b.output(y);
+//   memo::model m = b.finish();                              // validated
+//
+// Each add() infers the node's shape at once and throws memo::error naming the layer and the
+// cause when it is invalid.
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+
+namespace memo {
+
+class builder {
+public:
+    explicit builder(const registry& reg) : reg_(&reg) {}
+
+    /// A model input with this per-sample shape.
+    int input(std::initializer_list<std::int64_t> dims, dtype t = dtype::float32) {
+        ints d;
+        for (auto x : dims) d.push(x);
+        return add("InputLayer", {}, {{"shape", d}, {"dtype", std::string(name_of(t))}});
+    }
+
+    /// Adds a node of class `cls` over `inputs` with these parameters (the rest at Keras' defaults).
+    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params = {},
+            std::string name = {}) {
+        const layer_def& L = reg_->at(cls);
+        node n = make_node(L, name.empty() ? default_name(L) : std::move(name));
+        for (const auto& [k, v] : params) n.set(k, v);
+        n.inputs = std::move(inputs);
+        m_.nodes.push_back(std::move(n));
+        if (auto r = infer_node(m_, m_.nodes.size() - 1); !r) {
+            const auto& bad = m_.nodes.back();
+            std::string msg = "cannot add " + bad.name + " (" + std::string(cls) + "): " + r.reason();
+            m_.nodes.pop_back();
+            throw error(msg);
+        }
+        return static_cast<int>(m_.nodes.size() - 1);
+    }
+
+    const shape& shape_of(int node) const { return m_.nodes[static_cast<std::size_t>(node)].out; }
+    void output(int node) { m_.outputs.push_back(node); }
+    void seed(std::uint64_t s) { m_.seed = s; }
+
+    /// The finished, validated model.
+    model finish() {
+        if (m_.outputs.empty() && !m_.nodes.empty()) m_.outputs.push_back(static_cast<int>(m_.nodes.size() - 1));
+        if (auto ok = validate(m_); !ok) throw error("invalid model: " + ok.reason());
+        return std::move(m_);
+    }
+
+private:
+    std::string default_name(const layer_def& L) {
+        std::string s;
+        for (char c : L.name) {
+            if (c >= 'A' && c <= 'Z') {
+                if (!s.empty() && s.back() != '_') s += '_';
+                s += static_cast<char>(c - 'A' + 'a');
+            } else
+                s += c;
+        }
+        return s + "_" + std::to_string(m_.nodes.size());
+    }
+    const registry* reg_;
+    model m_;
+};
+
+}  // namespace memo
+// end #include <memo/core/builder.hpp>
+// #include <memo/core/error.hpp> (already included)
+// #include <memo/layers/all.hpp> (already included)
+// begin #include <memo/zoo/densenet.hpp>
+// DenseNet121 as keras.applications.DenseNet121 builds it (keras/applications/densenet.py, Keras
+// 2.8: blocks [6, 12, 24, 16], growth rate 32, BatchNormalization epsilon 1.001e-5, convolutions
+// without bias), include_top=True, 224x224x3: 429 layers with the input, 8,062,504 weights.
+// begin #include <memo/zoo/blocks.hpp>
+// What the zoo's architectures share: a builder that names layers the way Keras does, and one
+// helper per Keras layer call the definitions make (Conv2D, BatchNormalization, ...), each taking
+// the values the Keras source passes and leaving the rest at Keras' defaults.
+//
+// Keras' automatic names: a layer created without a name is called after its class in snake case
+// (Conv2D -> conv2d, BatchNormalization -> batch_normalization, ReLU -> re_lu), the first one plain
+// and later ones with _1, _2, ... (`backend.unique_object_name`, zero based); named layers do not
+// count. A functional model's input is `input_1`; a Sequential model's is the first layer's name
+// followed by `_input`. The names below are those of a fresh Keras session.
+//
+// Channel axes: Keras passes axis=3 (channels_last) to BatchNormalization and Concatenate in
+// several applications; our registry spells the last axis -1, which is the same axis there.
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// #include <memo/core/builder.hpp> (already included)
+// #include <memo/layers/all.hpp> (already included)
+
+namespace memo::zoo {
+
+namespace detail {
+
+/// Keras' generic_utils.to_snake_case for class names: an underscore before an upper-case letter
+/// that starts a lower-case run (not at the start) or follows a lower-case letter, then lower case.
+inline std::string to_snake_case(std::string_view cls) {
+    auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+    auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    std::string s;
+    s.reserve(cls.size() + 4);
+    for (std::size_t i = 0; i < cls.size(); ++i) {
+        const char c = cls[i];
+        if (upper(c) && i > 0) {
+            const bool starts_word = i + 1 < cls.size() && (lower(cls[i + 1]) || digit(cls[i + 1]));
+            if (starts_word || lower(cls[i - 1])) s += '_';
+        }
+        s += upper(c) ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return s;
+}
+
+/// A memo::builder that names every layer: the name given, or Keras' automatic one.
+class keras_builder {
+public:
+    explicit keras_builder(const registry& reg) : b_(reg) { counts_.reserve(16); }
+
+    /// A functional model's input (named input_1, as Keras' first Input()).
+    int input(std::initializer_list<std::int64_t> dims, std::string name = "input_1") {
+        ints d;
+        for (auto x : dims) d.push(x);
+        return b_.add("InputLayer", {}, {{"shape", d}, {"dtype", std::string("float32")}}, std::move(name));
+    }
+
+    /// A layer of class `cls`; without a name it gets Keras' automatic one.
+    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params,
+            std::string name = {}) {
+        if (name.empty()) name = auto_name(cls);
+        return b_.add(cls, std::move(inputs), params, std::move(name));
+    }
+
+    /// The automatic name the next unnamed layer of class `cls` gets (and counts it).
+    std::string auto_name(std::string_view cls) {
+        std::string base = to_snake_case(cls);
+        int& k = counts_[base];
+        std::string name = k == 0 ? base : base + "_" + std::to_string(k);
+        ++k;
+        return name;
+    }
+
+    const shape& shape_of(int node) const { return b_.shape_of(node); }
+    std::int64_t channels(int node) const { return shape_of(node).back(); }
+
+    /// The validated model with this output and weight seed 0.
+    model finish(int output) {
+        b_.output(output);
+        b_.seed(0);
+        return b_.finish();
+    }
+
+private:
+    builder b_;
+    std::unordered_map<std::string, int> counts_;
+};
+
+inline std::string str(std::string_view s) { return std::string(s); }
+
+}  // namespace detail
+
+namespace blocks {
+
+using detail::keras_builder;
+
+/// Conv2D(filters, kernel, strides=strides, padding=padding, use_bias=use_bias, activation=...).
+inline int conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1},
+                  std::string_view padding = "valid", bool use_bias = true, std::string name = {},
+                  std::string_view activation = "linear") {
+    return b.add("Conv2D", {x},
+                 {{"filters", filters},
+                  {"kernel_size", kernel},
+                  {"strides", strides},
+                  {"padding", detail::str(padding)},
+                  {"use_bias", use_bias},
+                  {"activation", detail::str(activation)}},
+                 std::move(name));
+}
+
+/// SeparableConv2D(filters, kernel, strides, padding, use_bias).
+inline int separable_conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1},
+                            std::string_view padding = "valid", bool use_bias = true, std::string name = {}) {
+    return b.add("SeparableConv2D", {x},
+                 {{"filters", filters},
+                  {"kernel_size", kernel},
+                  {"strides", strides},
+                  {"padding", detail::str(padding)},
+                  {"use_bias", use_bias}},
+                 std::move(name));
+}
+
+/// DepthwiseConv2D(kernel, strides, padding, use_bias), depth_multiplier 1.
+inline int depthwise_conv2d(keras_builder& b, int x, ints kernel, ints strides, std::string_view padding, bool use_bias,
+                            std::string name = {}) {
+    return b.add("DepthwiseConv2D", {x},
+                 {{"kernel_size", kernel}, {"strides", strides}, {"padding", detail::str(padding)}, {"use_bias", use_bias}},
+                 std::move(name));
+}
+
+/// BatchNormalization(axis=-1, epsilon, momentum, scale).
+inline int batch_norm(keras_builder& b, int x, double epsilon = 1e-3, std::string name = {}, bool scale = true,
+                      double momentum = 0.99) {
+    return b.add("BatchNormalization", {x},
+                 {{"axis", std::int64_t{-1}}, {"epsilon", epsilon}, {"momentum", momentum}, {"scale", scale}},
+                 std::move(name));
+}
+
+/// Activation(activation).
+inline int activation(keras_builder& b, int x, std::string_view act, std::string name = {}) {
+    return b.add("Activation", {x}, {{"activation", detail::str(act)}}, std::move(name));
+}
+
+/// ReLU(max_value) (MobileNetV2's ReLU(6.)).
+inline int relu(keras_builder& b, int x, double max_value, std::string name = {}) {
+    return b.add("ReLU", {x}, {{"max_value", max_value}}, std::move(name));
+}
+
+/// ZeroPadding2D(((top, bottom), (left, right))).
+inline int zero_pad(keras_builder& b, int x, std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right,
+                    std::string name = {}) {
+    return b.add("ZeroPadding2D", {x}, {{"padding", ints{top, bottom, left, right}}}, std::move(name));
+}
+
+/// MaxPooling2D(pool, strides, padding).
+inline int max_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid",
+                    std::string name = {}) {
+    return b.add("MaxPooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}},
+                 std::move(name));
+}
+
+/// AveragePooling2D(pool, strides, padding).
+inline int avg_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid",
+                    std::string name = {}) {
+    return b.add("AveragePooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}},
+                 std::move(name));
+}
+
+/// GlobalAveragePooling2D().
+inline int global_avg_pool(keras_builder& b, int x, std::string name = {}) {
+    return b.add("GlobalAveragePooling2D", {x}, {}, std::move(name));
+}
+
+/// Dense(units, activation).
+inline int dense(keras_builder& b, int x, std::int64_t units, std::string_view act = "linear", std::string name = {}) {
+    return b.add("Dense", {x}, {{"units", units}, {"activation", detail::str(act)}}, std::move(name));
+}
+
+/// Concatenate(axis=-1)(xs).
+inline int concat(keras_builder& b, std::vector<int> xs, std::string name = {}) {
+    return b.add("Concatenate", std::move(xs), {{"axis", std::int64_t{-1}}}, std::move(name));
+}
+
+/// Add()(xs).
+inline int add(keras_builder& b, std::vector<int> xs, std::string name = {}) {
+    return b.add("Add", std::move(xs), {}, std::move(name));
+}
+
+/// The ImageNet head of the Keras applications: GlobalAveragePooling2D, then Dense(1000, softmax)
+/// named predictions.
+inline int imagenet_top(keras_builder& b, int x, std::string pool_name = "avg_pool") {
+    x = global_avg_pool(b, x, std::move(pool_name));
+    return dense(b, x, 1000, "softmax", "predictions");
+}
+
+}  // namespace blocks
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/blocks.hpp>
+
+namespace memo::zoo {
+
+namespace detail::densenet {
+
+using namespace blocks;
+inline constexpr double eps = 1.001e-5;
+
+/// conv_block: BN -> relu -> 1x1 conv (4 x growth) -> BN -> relu -> 3x3 conv (growth), concatenated
+/// onto the input.
+inline int conv_block(keras_builder& b, int x, std::int64_t growth, const std::string& name) {
+    int x1 = batch_norm(b, x, eps, name + "_0_bn");
+    x1 = activation(b, x1, "relu", name + "_0_relu");
+    x1 = conv2d(b, x1, 4 * growth, {1, 1}, {1, 1}, "valid", false, name + "_1_conv");
+    x1 = batch_norm(b, x1, eps, name + "_1_bn");
+    x1 = activation(b, x1, "relu", name + "_1_relu");
+    x1 = conv2d(b, x1, growth, {3, 3}, {1, 1}, "same", false, name + "_2_conv");
+    return concat(b, {x, x1}, name + "_concat");
+}
+
+inline int dense_block(keras_builder& b, int x, int count, const std::string& name) {
+    for (int i = 0; i < count; ++i) x = conv_block(b, x, 32, name + "_block" + std::to_string(i + 1));
+    return x;
+}
+
+/// transition_block: BN -> relu -> 1x1 conv to channels x reduction -> 2x2 average pooling.
+inline int transition_block(keras_builder& b, int x, double reduction, const std::string& name) {
+    x = batch_norm(b, x, eps, name + "_bn");
+    x = activation(b, x, "relu", name + "_relu");
+    const auto filters = static_cast<std::int64_t>(static_cast<double>(b.channels(x)) * reduction);
+    x = conv2d(b, x, filters, {1, 1}, {1, 1}, "valid", false, name + "_conv");
+    return avg_pool(b, x, {2, 2}, {2, 2}, "valid", name + "_pool");
+}
+
+}  // namespace detail::densenet
+
+/// keras.applications.DenseNet121(include_top=True, weights=None), input 224x224x3.
+inline model densenet121(const registry& reg = default_registry()) {
+    using namespace blocks;
+    using namespace detail::densenet;
+    keras_builder b(reg);
+    int x = b.input({224, 224, 3});
+    x = zero_pad(b, x, 3, 3, 3, 3);
+    x = conv2d(b, x, 64, {7, 7}, {2, 2}, "valid", false, "conv1/conv");
+    x = batch_norm(b, x, eps, "conv1/bn");
+    x = activation(b, x, "relu", "conv1/relu");
+    x = zero_pad(b, x, 1, 1, 1, 1);
+    x = max_pool(b, x, {3, 3}, {2, 2}, "valid", "pool1");
+    x = dense_block(b, x, 6, "conv2");
+    x = transition_block(b, x, 0.5, "pool2");
+    x = dense_block(b, x, 12, "conv3");
+    x = transition_block(b, x, 0.5, "pool3");
+    x = dense_block(b, x, 24, "conv4");
+    x = transition_block(b, x, 0.5, "pool4");
+    x = dense_block(b, x, 16, "conv5");
+    x = batch_norm(b, x, eps, "bn");
+    x = activation(b, x, "relu", "relu");
+    return b.finish(imagenet_top(b, x));
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/densenet.hpp>
+// begin #include <memo/zoo/inception.hpp>
+// InceptionV3 and InceptionResNetV2 as keras.applications builds them (Keras 2.8:
+// keras/applications/inception_v3.py and inception_resnet_v2.py), include_top=True, 299x299x3.
+//
+//   InceptionV3        313 layers with the input, 23,851,784 weights
+//   InceptionResNetV2  782 layers with the input, 55,873,736 weights
+//
+// Both use a conv2d_bn helper: Conv2D without bias, BatchNormalization(scale=False) at the default
+// epsilon 1e-3, then an Activation. InceptionResNetV2's residual scaling (a Lambda computing
+// inputs[0] + inputs[1] * scale) is our CustomScaleLayer over (shortcut, branch).
+// #include <memo/zoo/blocks.hpp> (already included)
+
+namespace memo::zoo {
+
+namespace detail::inception {
+
+using namespace blocks;
+
+/// inception_v3.conv2d_bn: Conv2D(use_bias=False) -> BatchNormalization(scale=False) ->
+/// Activation('relu'); named name_conv, name_bn and name when a name is given.
+inline int v3_conv_bn(keras_builder& b, int x, std::int64_t filters, std::int64_t rows, std::int64_t cols,
+                      std::string_view padding = "same", std::int64_t stride = 1, const std::string& name = {}) {
+    x = conv2d(b, x, filters, {rows, cols}, {stride, stride}, padding, false, name.empty() ? std::string{} : name + "_conv");
+    x = batch_norm(b, x, 1e-3, name.empty() ? std::string{} : name + "_bn", false);
+    return activation(b, x, "relu", name);
+}
+
+/// inception_resnet_v2.conv2d_bn: Conv2D(use_bias) -> BatchNormalization(scale=False) unless
+/// use_bias -> Activation unless activation is empty; named name, name_bn, name_ac.
+inline int v2_conv_bn(keras_builder& b, int x, std::int64_t filters, ints kernel, std::int64_t stride = 1,
+                      std::string_view padding = "same", std::string_view act = "relu", bool use_bias = false,
+                      const std::string& name = {}) {
+    x = conv2d(b, x, filters, kernel, {stride, stride}, padding, use_bias, name);
+    if (!use_bias) x = batch_norm(b, x, 1e-3, name.empty() ? std::string{} : name + "_bn", false);
+    if (!act.empty()) x = activation(b, x, act, name.empty() ? std::string{} : name + "_ac");
+    return x;
+}
+
+/// inception_resnet_v2.inception_resnet_block: the branches, their concatenation, a 1x1 conv with
+/// bias back to the input's channels, the scaled residual sum and (unless act is empty) an Activation.
+inline int resnet_block(keras_builder& b, int x, double scale, std::string_view type, int idx, std::string_view act = "relu") {
+    std::vector<int> branches;
+    if (type == "block35") {
+        const int b0 = v2_conv_bn(b, x, 32, {1, 1});
+        int b1 = v2_conv_bn(b, x, 32, {1, 1});
+        b1 = v2_conv_bn(b, b1, 32, {3, 3});
+        int b2 = v2_conv_bn(b, x, 32, {1, 1});
+        b2 = v2_conv_bn(b, b2, 48, {3, 3});
+        b2 = v2_conv_bn(b, b2, 64, {3, 3});
+        branches = {b0, b1, b2};
+    } else if (type == "block17") {
+        const int b0 = v2_conv_bn(b, x, 192, {1, 1});
+        int b1 = v2_conv_bn(b, x, 128, {1, 1});
+        b1 = v2_conv_bn(b, b1, 160, {1, 7});
+        b1 = v2_conv_bn(b, b1, 192, {7, 1});
+        branches = {b0, b1};
+    } else {  // block8
+        const int b0 = v2_conv_bn(b, x, 192, {1, 1});
+        int b1 = v2_conv_bn(b, x, 192, {1, 1});
+        b1 = v2_conv_bn(b, b1, 224, {1, 3});
+        b1 = v2_conv_bn(b, b1, 256, {3, 1});
+        branches = {b0, b1};
+    }
+    const std::string block = std::string(type) + "_" + std::to_string(idx);
+    const int mixed = concat(b, std::move(branches), block + "_mixed");
+    const int up = v2_conv_bn(b, mixed, b.channels(x), {1, 1}, 1, "same", "", true, block + "_conv");
+    x = b.add("CustomScaleLayer", {x, up}, {{"scale", scale}}, block);
+    if (!act.empty()) x = activation(b, x, act, block + "_ac");
+    return x;
+}
+
+}  // namespace detail::inception
+
+/// keras.applications.InceptionV3(include_top=True, weights=None), input 299x299x3.
+inline model inception_v3(const registry& reg = default_registry()) {
+    using namespace blocks;
+    using detail::inception::v3_conv_bn;
+    keras_builder b(reg);
+    int x = b.input({299, 299, 3});
+    x = v3_conv_bn(b, x, 32, 3, 3, "valid", 2);
+    x = v3_conv_bn(b, x, 32, 3, 3, "valid");
+    x = v3_conv_bn(b, x, 64, 3, 3);
+    x = max_pool(b, x, {3, 3}, {2, 2});
+    x = v3_conv_bn(b, x, 80, 1, 1, "valid");
+    x = v3_conv_bn(b, x, 192, 3, 3, "valid");
+    x = max_pool(b, x, {3, 3}, {2, 2});
+
+    // mixed 0, 1, 2: 35 x 35 x 256 (the pool branch has 32 filters in mixed0, 64 after)
+    for (int i = 0; i < 3; ++i) {
+        const int b1x1 = v3_conv_bn(b, x, 64, 1, 1);
+        int b5x5 = v3_conv_bn(b, x, 48, 1, 1);
+        b5x5 = v3_conv_bn(b, b5x5, 64, 5, 5);
+        int b3x3dbl = v3_conv_bn(b, x, 64, 1, 1);
+        b3x3dbl = v3_conv_bn(b, b3x3dbl, 96, 3, 3);
+        b3x3dbl = v3_conv_bn(b, b3x3dbl, 96, 3, 3);
+        int pool = avg_pool(b, x, {3, 3}, {1, 1}, "same");
+        pool = v3_conv_bn(b, pool, i == 0 ? 32 : 64, 1, 1);
+        x = concat(b, {b1x1, b5x5, b3x3dbl, pool}, "mixed" + std::to_string(i));
+    }
+
+    // mixed 3: 17 x 17 x 768
+    {
+        const int b3x3 = v3_conv_bn(b, x, 384, 3, 3, "valid", 2);
+        int b3x3dbl = v3_conv_bn(b, x, 64, 1, 1);
+        b3x3dbl = v3_conv_bn(b, b3x3dbl, 96, 3, 3);
+        b3x3dbl = v3_conv_bn(b, b3x3dbl, 96, 3, 3, "valid", 2);
+        const int pool = max_pool(b, x, {3, 3}, {2, 2});
+        x = concat(b, {b3x3, b3x3dbl, pool}, "mixed3");
+    }
+
+    // mixed 4 (128 filters in the 7x7 branches), 5, 6 (160), 7 (192): 17 x 17 x 768
+    const std::int64_t widths[4] = {128, 160, 160, 192};
+    for (int i = 0; i < 4; ++i) {
+        const std::int64_t c = widths[i];
+        const int b1x1 = v3_conv_bn(b, x, 192, 1, 1);
+        int b7x7 = v3_conv_bn(b, x, c, 1, 1);
+        b7x7 = v3_conv_bn(b, b7x7, c, 1, 7);
+        b7x7 = v3_conv_bn(b, b7x7, 192, 7, 1);
+        int b7x7dbl = v3_conv_bn(b, x, c, 1, 1);
+        b7x7dbl = v3_conv_bn(b, b7x7dbl, c, 7, 1);
+        b7x7dbl = v3_conv_bn(b, b7x7dbl, c, 1, 7);
+        b7x7dbl = v3_conv_bn(b, b7x7dbl, c, 7, 1);
+        b7x7dbl = v3_conv_bn(b, b7x7dbl, 192, 1, 7);
+        int pool = avg_pool(b, x, {3, 3}, {1, 1}, "same");
+        pool = v3_conv_bn(b, pool, 192, 1, 1);
+        x = concat(b, {b1x1, b7x7, b7x7dbl, pool}, "mixed" + std::to_string(4 + i));
+    }
+
+    // mixed 8: 8 x 8 x 1280
+    {
+        int b3x3 = v3_conv_bn(b, x, 192, 1, 1);
+        b3x3 = v3_conv_bn(b, b3x3, 320, 3, 3, "valid", 2);
+        int b7x7x3 = v3_conv_bn(b, x, 192, 1, 1);
+        b7x7x3 = v3_conv_bn(b, b7x7x3, 192, 1, 7);
+        b7x7x3 = v3_conv_bn(b, b7x7x3, 192, 7, 1);
+        b7x7x3 = v3_conv_bn(b, b7x7x3, 192, 3, 3, "valid", 2);
+        const int pool = max_pool(b, x, {3, 3}, {2, 2});
+        x = concat(b, {b3x3, b7x7x3, pool}, "mixed8");
+    }
+
+    // mixed 9, 10: 8 x 8 x 2048
+    for (int i = 0; i < 2; ++i) {
+        const int b1x1 = v3_conv_bn(b, x, 320, 1, 1);
+        int b3x3 = v3_conv_bn(b, x, 384, 1, 1);
+        const int b3x3_1 = v3_conv_bn(b, b3x3, 384, 1, 3);
+        const int b3x3_2 = v3_conv_bn(b, b3x3, 384, 3, 1);
+        b3x3 = concat(b, {b3x3_1, b3x3_2}, "mixed9_" + std::to_string(i));
+        int b3x3dbl = v3_conv_bn(b, x, 448, 1, 1);
+        b3x3dbl = v3_conv_bn(b, b3x3dbl, 384, 3, 3);
+        const int b3x3dbl_1 = v3_conv_bn(b, b3x3dbl, 384, 1, 3);
+        const int b3x3dbl_2 = v3_conv_bn(b, b3x3dbl, 384, 3, 1);
+        b3x3dbl = concat(b, {b3x3dbl_1, b3x3dbl_2});
+        int pool = avg_pool(b, x, {3, 3}, {1, 1}, "same");
+        pool = v3_conv_bn(b, pool, 192, 1, 1);
+        x = concat(b, {b1x1, b3x3, b3x3dbl, pool}, "mixed" + std::to_string(9 + i));
+    }
+    return b.finish(imagenet_top(b, x));
+}
+
+/// keras.applications.InceptionResNetV2(include_top=True, weights=None), input 299x299x3.
+inline model inception_resnet_v2(const registry& reg = default_registry()) {
+    using namespace blocks;
+    using detail::inception::resnet_block;
+    using detail::inception::v2_conv_bn;
+    keras_builder b(reg);
+    int x = b.input({299, 299, 3});
+
+    // Stem block: 35 x 35 x 192
+    x = v2_conv_bn(b, x, 32, {3, 3}, 2, "valid");
+    x = v2_conv_bn(b, x, 32, {3, 3}, 1, "valid");
+    x = v2_conv_bn(b, x, 64, {3, 3});
+    x = max_pool(b, x, {3, 3}, {2, 2});
+    x = v2_conv_bn(b, x, 80, {1, 1}, 1, "valid");
+    x = v2_conv_bn(b, x, 192, {3, 3}, 1, "valid");
+    x = max_pool(b, x, {3, 3}, {2, 2});
+
+    // Mixed 5b (Inception-A block): 35 x 35 x 320
+    {
+        const int b0 = v2_conv_bn(b, x, 96, {1, 1});
+        int b1 = v2_conv_bn(b, x, 48, {1, 1});
+        b1 = v2_conv_bn(b, b1, 64, {5, 5});
+        int b2 = v2_conv_bn(b, x, 64, {1, 1});
+        b2 = v2_conv_bn(b, b2, 96, {3, 3});
+        b2 = v2_conv_bn(b, b2, 96, {3, 3});
+        int pool = avg_pool(b, x, {3, 3}, {1, 1}, "same");
+        pool = v2_conv_bn(b, pool, 64, {1, 1});
+        x = concat(b, {b0, b1, b2, pool}, "mixed_5b");
+    }
+
+    // 10x block35 (Inception-ResNet-A block): 35 x 35 x 320
+    for (int i = 1; i <= 10; ++i) x = resnet_block(b, x, 0.17, "block35", i);
+
+    // Mixed 6a (Reduction-A block): 17 x 17 x 1088
+    {
+        const int b0 = v2_conv_bn(b, x, 384, {3, 3}, 2, "valid");
+        int b1 = v2_conv_bn(b, x, 256, {1, 1});
+        b1 = v2_conv_bn(b, b1, 256, {3, 3});
+        b1 = v2_conv_bn(b, b1, 384, {3, 3}, 2, "valid");
+        const int pool = max_pool(b, x, {3, 3}, {2, 2}, "valid");
+        x = concat(b, {b0, b1, pool}, "mixed_6a");
+    }
+
+    // 20x block17 (Inception-ResNet-B block): 17 x 17 x 1088
+    for (int i = 1; i <= 20; ++i) x = resnet_block(b, x, 0.1, "block17", i);
+
+    // Mixed 7a (Reduction-B block): 8 x 8 x 2080
+    {
+        int b0 = v2_conv_bn(b, x, 256, {1, 1});
+        b0 = v2_conv_bn(b, b0, 384, {3, 3}, 2, "valid");
+        int b1 = v2_conv_bn(b, x, 256, {1, 1});
+        b1 = v2_conv_bn(b, b1, 288, {3, 3}, 2, "valid");
+        int b2 = v2_conv_bn(b, x, 256, {1, 1});
+        b2 = v2_conv_bn(b, b2, 288, {3, 3});
+        b2 = v2_conv_bn(b, b2, 320, {3, 3}, 2, "valid");
+        const int pool = max_pool(b, x, {3, 3}, {2, 2}, "valid");
+        x = concat(b, {b0, b1, b2, pool}, "mixed_7a");
+    }
+
+    // 10x block8 (Inception-ResNet-C block): 8 x 8 x 2080, the last without activation
+    for (int i = 1; i <= 9; ++i) x = resnet_block(b, x, 0.2, "block8", i);
+    x = resnet_block(b, x, 1.0, "block8", 10, "");
+
+    // Final convolution block: 8 x 8 x 1536
+    x = v2_conv_bn(b, x, 1536, {1, 1}, 1, "same", "relu", false, "conv_7b");
+    return b.finish(imagenet_top(b, x));
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/inception.hpp>
+// begin #include <memo/zoo/mobilenet.hpp>
+// MobileNetV2 as keras.applications.MobileNetV2 builds it (keras/applications/mobilenet_v2.py,
+// Keras 2.8), alpha 1.0, include_top=True, 224x224x3: 156 layers with the input, 3,538,984
+// weights. Its ReLU(6.) layers are our ReLU with max_value 6.0; BatchNormalization has epsilon
+// 1e-3 and momentum 0.999; the stride-2 blocks pad with imagenet_utils.correct_pad, which is
+// ((0, 1), (0, 1)) on the even sizes 112, 56, 28 and 14 of a 224 input.
+#include <algorithm>
+
+// #include <memo/zoo/blocks.hpp> (already included)
+
+namespace memo::zoo {
+
+namespace detail::mobilenet {
+
+using namespace blocks;
+
+/// _make_divisible(v, 8): v rounded to the nearest multiple of 8, never below 90% of v.
+inline std::int64_t make_divisible(double v, std::int64_t divisor = 8) {
+    std::int64_t r = std::max<std::int64_t>(divisor, (static_cast<std::int64_t>(v + static_cast<double>(divisor) / 2) / divisor) * divisor);
+    if (static_cast<double>(r) < 0.9 * v) r += divisor;
+    return r;
+}
+
+inline int bn(keras_builder& b, int x, std::string name) { return batch_norm(b, x, 1e-3, std::move(name), true, 0.999); }
+
+/// imagenet_utils.correct_pad for a 3x3 kernel: ((1 - h % 2 ... )) as (top, bottom, left, right).
+inline int correct_pad(keras_builder& b, int x, std::string name) {
+    const shape& s = b.shape_of(x);
+    const std::int64_t adjust_h = 1 - s[1] % 2, adjust_w = 1 - s[2] % 2;
+    return zero_pad(b, x, 1 - adjust_h, 1, 1 - adjust_w, 1, std::move(name));
+}
+
+/// _inverted_res_block: 1x1 expansion (not in block 0), 3x3 depthwise, 1x1 projection, and the
+/// residual Add when the block keeps its shape.
+inline int inverted_res_block(keras_builder& b, int inputs, std::int64_t expansion, std::int64_t stride, double alpha,
+                              std::int64_t filters, int block_id) {
+    const std::int64_t in_channels = b.channels(inputs);
+    const std::int64_t pointwise_filters = make_divisible(static_cast<double>(static_cast<std::int64_t>(static_cast<double>(filters) * alpha)));
+    int x = inputs;
+    std::string prefix = "block_" + std::to_string(block_id) + "_";
+    if (block_id) {
+        x = conv2d(b, x, expansion * in_channels, {1, 1}, {1, 1}, "same", false, prefix + "expand");
+        x = bn(b, x, prefix + "expand_BN");
+        x = relu(b, x, 6.0, prefix + "expand_relu");
+    } else {
+        prefix = "expanded_conv_";
+    }
+    if (stride == 2) x = correct_pad(b, x, prefix + "pad");
+    x = depthwise_conv2d(b, x, {3, 3}, {stride, stride}, stride == 1 ? "same" : "valid", false, prefix + "depthwise");
+    x = bn(b, x, prefix + "depthwise_BN");
+    x = relu(b, x, 6.0, prefix + "depthwise_relu");
+    x = conv2d(b, x, pointwise_filters, {1, 1}, {1, 1}, "same", false, prefix + "project");
+    x = bn(b, x, prefix + "project_BN");
+    if (in_channels == pointwise_filters && stride == 1) return add(b, {inputs, x}, prefix + "add");
+    return x;
+}
+
+}  // namespace detail::mobilenet
+
+/// keras.applications.MobileNetV2(alpha=1.0, include_top=True, weights=None), input 224x224x3.
+inline model mobilenet_v2(const registry& reg = default_registry()) {
+    using namespace blocks;
+    using namespace detail::mobilenet;
+    constexpr double alpha = 1.0;
+    keras_builder b(reg);
+    int x = b.input({224, 224, 3});
+    x = conv2d(b, x, make_divisible(32 * alpha), {3, 3}, {2, 2}, "same", false, "Conv1");
+    x = bn(b, x, "bn_Conv1");
+    x = relu(b, x, 6.0, "Conv1_relu");
+
+    struct stage {
+        std::int64_t filters, stride, expansion;
+    };
+    // (filters, stride, expansion) of blocks 0..16
+    constexpr stage stages[17] = {{16, 1, 1},  {24, 2, 6},  {24, 1, 6},  {32, 2, 6},  {32, 1, 6},  {32, 1, 6},
+                                  {64, 2, 6},  {64, 1, 6},  {64, 1, 6},  {64, 1, 6},  {96, 1, 6},  {96, 1, 6},
+                                  {96, 1, 6},  {160, 2, 6}, {160, 1, 6}, {160, 1, 6}, {320, 1, 6}};
+    for (int i = 0; i < 17; ++i) x = inverted_res_block(b, x, stages[i].expansion, stages[i].stride, alpha, stages[i].filters, i);
+
+    const std::int64_t last_block_filters = alpha > 1.0 ? make_divisible(1280 * alpha) : 1280;
+    x = conv2d(b, x, last_block_filters, {1, 1}, {1, 1}, "valid", false, "Conv_1");
+    x = bn(b, x, "Conv_1_bn");
+    x = relu(b, x, 6.0, "out_relu");
+    return b.finish(imagenet_top(b, x, {}));
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/mobilenet.hpp>
+// begin #include <memo/zoo/resnet.hpp>
+// ResNet50 as keras.applications.ResNet50 builds it (keras/applications/resnet.py, Keras 2.8:
+// ResNet(stack_fn, preact=False, use_bias=True), stack1/block1), include_top=True, 224x224x3:
+// 177 layers with the input, 25,636,712 weights.
+// #include <memo/zoo/blocks.hpp> (already included)
+
+namespace memo::zoo {
+
+namespace detail::resnet {
+
+using namespace blocks;
+
+/// block1: the bottleneck residual block, with a 1x1 conv shortcut or the identity.
+inline int block1(keras_builder& b, int x, std::int64_t filters, std::int64_t stride, bool conv_shortcut,
+                  const std::string& name) {
+    constexpr double eps = 1.001e-5;
+    int shortcut = x;
+    if (conv_shortcut) {
+        shortcut = conv2d(b, x, 4 * filters, {1, 1}, {stride, stride}, "valid", true, name + "_0_conv");
+        shortcut = batch_norm(b, shortcut, eps, name + "_0_bn");
+    }
+    x = conv2d(b, x, filters, {1, 1}, {stride, stride}, "valid", true, name + "_1_conv");
+    x = batch_norm(b, x, eps, name + "_1_bn");
+    x = activation(b, x, "relu", name + "_1_relu");
+    x = conv2d(b, x, filters, {3, 3}, {1, 1}, "same", true, name + "_2_conv");
+    x = batch_norm(b, x, eps, name + "_2_bn");
+    x = activation(b, x, "relu", name + "_2_relu");
+    x = conv2d(b, x, 4 * filters, {1, 1}, {1, 1}, "valid", true, name + "_3_conv");
+    x = batch_norm(b, x, eps, name + "_3_bn");
+    x = add(b, {shortcut, x}, name + "_add");
+    return activation(b, x, "relu", name + "_out");
+}
+
+/// stack1: `count` blocks, the first with a conv shortcut and stride `stride1`.
+inline int stack1(keras_builder& b, int x, std::int64_t filters, int count, std::int64_t stride1, const std::string& name) {
+    x = block1(b, x, filters, stride1, true, name + "_block1");
+    for (int i = 2; i <= count; ++i) x = block1(b, x, filters, 1, false, name + "_block" + std::to_string(i));
+    return x;
+}
+
+}  // namespace detail::resnet
+
+/// keras.applications.ResNet50(include_top=True, weights=None), input 224x224x3.
+inline model resnet50(const registry& reg = default_registry()) {
+    using namespace blocks;
+    using namespace detail::resnet;
+    keras_builder b(reg);
+    int x = b.input({224, 224, 3});
+    x = zero_pad(b, x, 3, 3, 3, 3, "conv1_pad");
+    x = conv2d(b, x, 64, {7, 7}, {2, 2}, "valid", true, "conv1_conv");
+    x = batch_norm(b, x, 1.001e-5, "conv1_bn");
+    x = activation(b, x, "relu", "conv1_relu");
+    x = zero_pad(b, x, 1, 1, 1, 1, "pool1_pad");
+    x = max_pool(b, x, {3, 3}, {2, 2}, "valid", "pool1_pool");
+    x = stack1(b, x, 64, 3, 1, "conv2");
+    x = stack1(b, x, 128, 4, 2, "conv3");
+    x = stack1(b, x, 256, 6, 2, "conv4");
+    x = stack1(b, x, 512, 3, 2, "conv5");
+    return b.finish(imagenet_top(b, x));
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/resnet.hpp>
+// begin #include <memo/zoo/small.hpp>
+// The four small seed models LEMON trained and MEMO reused: LeNet-5 on MNIST, an AlexNet for
+// CIFAR-10, and two LSTM regressors. All four are Keras Sequential models, whose `model.layers`
+// leaves the input out: each has one node more here than Keras counts layers. Their inputs carry
+// the name Keras gives a Sequential model's input (the first layer's name + "_input").
+//
+// Sources (the public repositories LEMON's README links as the seeds' origins), checked against
+// the first layers that MEMO's reduced seeds (tests/data/memo/synthesized_models) keep:
+//
+//   lenet5-mnist     lucaaslb/lenet5-mnist, cnn/__init__.py (LeNet5.build(28, 28, 1, 10)):
+//                    Conv2D(6, 5x5, same) -> MaxPooling2D(2x2) -> Conv2D(16, 5x5) -> MaxPooling2D ->
+//                    Flatten -> Dense(120) -> Dense(84) -> Dense(10, softmax), ReLU after each
+//                    hidden layer. MEMO's seed keeps the first Conv2D with activation='relu', so
+//                    the activations are folded into their layers here (as in LEMON's .h5), not
+//                    separate Activation layers: 8 Keras layers, 61,706 weights.
+//   alexnet-cifar10  the AlexNet of toxtli/alexnet-cifar-10-keras-jupyter, after
+//                    jkh911208/cswithjames 8_CIFAR10_alexnet.py, whose first layer MEMO's seed keeps
+//                    (Conv2D(96, 3x3, strides 2, same, relu) on 32x32x3): 17 Keras layers,
+//                    21,592,330 weights.
+//   lstm0-sinewave   jaungiers/LSTM-Neural-Network-for-Time-Series-Prediction, core/model.py built
+//                    from config_sinewave.json: LSTM(50, input (49, 1), return_sequences) ->
+//                    Dropout(0.05) -> LSTM(100) -> Dropout(0.05) -> Dense(1, linear). The (49, 1)
+//                    input and 50 units MEMO's seed keeps are this version's (the older lstm.py
+//                    takes (50, 1) and ends in Dense + Activation('linear')): 5 Keras layers,
+//                    70,901 weights.
+//   lstm2-price      omerbsezer/LSTM_RNN_Tutorials_with_Demo, pricePredictionLSTM.py:
+//                    LSTM(25, input (1, 240)) -> Dropout(0.1) -> Dense(1): 3 Keras layers, 26,626
+//                    weights.
+// #include <memo/zoo/blocks.hpp> (already included)
+
+namespace memo::zoo {
+
+/// LeNet-5 for MNIST (28x28x1, 10 classes).
+inline model lenet5_mnist(const registry& reg = default_registry()) {
+    using namespace blocks;
+    keras_builder b(reg);
+    int x = b.input({28, 28, 1}, "conv2d_input");
+    x = conv2d(b, x, 6, {5, 5}, {1, 1}, "same", true, {}, "relu");
+    x = max_pool(b, x, {2, 2}, {2, 2});
+    x = conv2d(b, x, 16, {5, 5}, {1, 1}, "valid", true, {}, "relu");
+    x = max_pool(b, x, {2, 2}, {2, 2});
+    x = b.add("Flatten", {x}, {});
+    x = dense(b, x, 120, "relu");
+    x = dense(b, x, 84, "relu");
+    return b.finish(dense(b, x, 10, "softmax"));
+}
+
+/// AlexNet for CIFAR-10 (32x32x3, 10 classes), BatchNormalization in place of local response
+/// normalization.
+inline model alexnet_cifar10(const registry& reg = default_registry()) {
+    using namespace blocks;
+    keras_builder b(reg);
+    int x = b.input({32, 32, 3}, "conv2d_input");
+    x = conv2d(b, x, 96, {3, 3}, {2, 2}, "same", true, {}, "relu");
+    x = max_pool(b, x, {2, 2}, {2, 2});
+    x = batch_norm(b, x);
+    x = conv2d(b, x, 256, {5, 5}, {1, 1}, "same", true, {}, "relu");
+    x = max_pool(b, x, {3, 3}, {2, 2});
+    x = batch_norm(b, x);
+    x = conv2d(b, x, 384, {3, 3}, {1, 1}, "same", true, {}, "relu");
+    x = conv2d(b, x, 384, {3, 3}, {1, 1}, "same", true, {}, "relu");
+    x = conv2d(b, x, 256, {3, 3}, {1, 1}, "same", true, {}, "relu");
+    x = max_pool(b, x, {3, 3}, {2, 2});
+    x = batch_norm(b, x);
+    x = b.add("Flatten", {x}, {});
+    x = dense(b, x, 4096, "tanh");
+    x = b.add("Dropout", {x}, {{"rate", 0.5}});
+    x = dense(b, x, 4096, "tanh");
+    x = b.add("Dropout", {x}, {{"rate", 0.5}});
+    return b.finish(dense(b, x, 10, "softmax"));
+}
+
+/// The sine-wave LSTM regressor: 49 steps of 1 feature in, the next value out.
+inline model lstm_sinewave(const registry& reg = default_registry()) {
+    using namespace blocks;
+    keras_builder b(reg);
+    int x = b.input({49, 1}, "lstm_input");
+    x = b.add("LSTM", {x}, {{"units", std::int64_t{50}}, {"return_sequences", true}});
+    x = b.add("Dropout", {x}, {{"rate", 0.05}});
+    x = b.add("LSTM", {x}, {{"units", std::int64_t{100}}, {"return_sequences", false}});
+    x = b.add("Dropout", {x}, {{"rate", 0.05}});
+    return b.finish(dense(b, x, 1, "linear"));
+}
+
+/// The stock-price LSTM regressor: one step of the last 240 closing prices in, the next one out.
+inline model lstm_price(const registry& reg = default_registry()) {
+    using namespace blocks;
+    keras_builder b(reg);
+    int x = b.input({1, 240}, "lstm_input");
+    x = b.add("LSTM", {x}, {{"units", std::int64_t{25}}});
+    x = b.add("Dropout", {x}, {{"rate", 0.1}});
+    return b.finish(dense(b, x, 1));
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/small.hpp>
+// #include <memo/zoo/weights.hpp> (already included)
+// begin #include <memo/zoo/xception.hpp>
+// Xception as keras.applications.Xception builds it (keras/applications/xception.py, Keras 2.8),
+// include_top=True, 299x299x3: 134 layers with the input (132 without the top), 22,910,480
+// weights. Convolutions have no bias; BatchNormalization is at the default epsilon 1e-3. The
+// residual 1x1 convolutions, their BatchNormalizations and the Adds are unnamed in the source,
+// so they carry Keras' automatic names (conv2d, batch_normalization, add, ...).
+// #include <memo/zoo/blocks.hpp> (already included)
+
+namespace memo::zoo {
+
+namespace detail::xception {
+
+using namespace blocks;
+
+inline int sepconv_bn(keras_builder& b, int x, std::int64_t filters, const std::string& name) {
+    x = separable_conv2d(b, x, filters, {3, 3}, {1, 1}, "same", false, name);
+    return batch_norm(b, x, 1e-3, name + "_bn");
+}
+
+/// A strided 1x1 conv + BN shortcut (created before the main path, as in the source).
+inline int residual(keras_builder& b, int x, std::int64_t filters) {
+    const int r = conv2d(b, x, filters, {1, 1}, {2, 2}, "same", false);
+    return batch_norm(b, r, 1e-3);
+}
+
+}  // namespace detail::xception
+
+/// keras.applications.Xception(include_top=True, weights=None), input 299x299x3.
+inline model xception(const registry& reg = default_registry()) {
+    using namespace blocks;
+    using namespace detail::xception;
+    keras_builder b(reg);
+    int x = b.input({299, 299, 3});
+    x = conv2d(b, x, 32, {3, 3}, {2, 2}, "valid", false, "block1_conv1");
+    x = batch_norm(b, x, 1e-3, "block1_conv1_bn");
+    x = activation(b, x, "relu", "block1_conv1_act");
+    x = conv2d(b, x, 64, {3, 3}, {1, 1}, "valid", false, "block1_conv2");
+    x = batch_norm(b, x, 1e-3, "block1_conv2_bn");
+    x = activation(b, x, "relu", "block1_conv2_act");
+
+    // block 2: no activation before the first separable conv
+    int r = residual(b, x, 128);
+    x = sepconv_bn(b, x, 128, "block2_sepconv1");
+    x = activation(b, x, "relu", "block2_sepconv2_act");
+    x = sepconv_bn(b, x, 128, "block2_sepconv2");
+    x = max_pool(b, x, {3, 3}, {2, 2}, "same", "block2_pool");
+    x = add(b, {x, r});
+
+    // blocks 3 and 4
+    const std::int64_t widths[2] = {256, 728};
+    for (int i = 0; i < 2; ++i) {
+        const std::string prefix = "block" + std::to_string(3 + i);
+        r = residual(b, x, widths[i]);
+        x = activation(b, x, "relu", prefix + "_sepconv1_act");
+        x = sepconv_bn(b, x, widths[i], prefix + "_sepconv1");
+        x = activation(b, x, "relu", prefix + "_sepconv2_act");
+        x = sepconv_bn(b, x, widths[i], prefix + "_sepconv2");
+        x = max_pool(b, x, {3, 3}, {2, 2}, "same", prefix + "_pool");
+        x = add(b, {x, r});
+    }
+
+    // middle flow: blocks 5 to 12, identity shortcuts
+    for (int i = 0; i < 8; ++i) {
+        const std::string prefix = "block" + std::to_string(i + 5);
+        r = x;
+        for (int k = 1; k <= 3; ++k) {
+            x = activation(b, x, "relu", prefix + "_sepconv" + std::to_string(k) + "_act");
+            x = sepconv_bn(b, x, 728, prefix + "_sepconv" + std::to_string(k));
+        }
+        x = add(b, {x, r});
+    }
+
+    // block 13
+    r = residual(b, x, 1024);
+    x = activation(b, x, "relu", "block13_sepconv1_act");
+    x = sepconv_bn(b, x, 728, "block13_sepconv1");
+    x = activation(b, x, "relu", "block13_sepconv2_act");
+    x = sepconv_bn(b, x, 1024, "block13_sepconv2");
+    x = max_pool(b, x, {3, 3}, {2, 2}, "same", "block13_pool");
+    x = add(b, {x, r});
+
+    // block 14: activations after the batch normalizations
+    x = sepconv_bn(b, x, 1536, "block14_sepconv1");
+    x = activation(b, x, "relu", "block14_sepconv1_act");
+    x = sepconv_bn(b, x, 2048, "block14_sepconv2");
+    x = activation(b, x, "relu", "block14_sepconv2_act");
+    return b.finish(imagenet_top(b, x));
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/xception.hpp>
+
+namespace memo::zoo {
+
+namespace detail {
+inline constexpr std::array<std::string_view, 10> seed_names{
+    "lenet5-mnist",          "alexnet-cifar10",       "densenet121-imagenet", "inception.resnet.v2-imagenet",
+    "inception.v3-imagenet", "mobilenet.v2-imagenet", "resnet50-imagenet",    "xception-imagenet",
+    "lstm0-sinewave",        "lstm2-price"};
+using seed_fn = model (*)(const registry&);
+inline constexpr std::array<seed_fn, 10> seed_builders{
+    &zoo::lenet5_mnist, &zoo::alexnet_cifar10, &zoo::densenet121, &zoo::inception_resnet_v2, &zoo::inception_v3,
+    &zoo::mobilenet_v2, &zoo::resnet50,        &zoo::xception,    &zoo::lstm_sinewave,       &zoo::lstm_price};
+}  // namespace detail
+
+/// The names of the ten seed models, in MEMO's order.
+inline std::span<const std::string_view> names() { return detail::seed_names; }
+
+/// The seed model called `name`, over the registry `reg` (which must hold the Keras classes the
+/// model uses). Throws memo::error for an unknown name, listing the known ones.
+inline model build(std::string_view name, const registry& reg = default_registry()) {
+    for (std::size_t i = 0; i < detail::seed_names.size(); ++i)
+        if (detail::seed_names[i] == name) return detail::seed_builders[i](reg);
+    std::string known;
+    for (auto n : detail::seed_names) known += (known.empty() ? "" : ", ") + std::string(n);
+    throw error("unknown seed model '" + std::string(name) + "'; the zoo has: " + known);
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/zoo.hpp>
+
+namespace memo::campaign {
+
+/// Loads one model file: memo's format when it says so, Keras' model.to_json() otherwise.
+inline model load_any(const std::string& path, const registry& reg) {
+    const auto j = io::parse_json_file(path);
+    if (j.is_object() && j.value("format", "") == "memo.model") return io::load_model(path, reg);
+    return io::load_keras(path, reg);
+}
+
+/// "zoo": the ten seed architectures, each reduced (Algorithm 1); otherwise a directory whose
+/// .json files are loaded in name order. Throws memo::error naming the file and the cause.
+inline std::vector<model> load_seeds(const std::string& spec, const registry& reg) {
+    std::vector<model> seeds;
+    if (spec == "zoo") {
+        for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg)).reduced);
+        return seeds;
+    }
+    namespace fs = std::filesystem;
+    if (!fs::is_directory(spec)) throw error(spec + ": not a directory (give --seeds zoo or a directory of model files)");
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(spec))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) seeds.push_back(load_any(f.string(), reg));
+    if (seeds.empty()) throw error(spec + ": no .json model files");
+    return seeds;
+}
+
+}  // namespace memo::campaign
+// end #include <memo/campaign/seeds.hpp>
+// #include <memo/core/builder.hpp> (already included)
+// #include <memo/core/domain.hpp> (already included)
+// #include <memo/core/dtype.hpp> (already included)
+// #include <memo/core/error.hpp> (already included)
+// #include <memo/core/hash.hpp> (already included)
+// #include <memo/core/layer.hpp> (already included)
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/core/rng.hpp> (already included)
+// #include <memo/core/shape.hpp> (already included)
+// #include <memo/core/value.hpp> (already included)
+// #include <memo/coverage/coverage.hpp> (already included)
+// #include <memo/coverage/universe.hpp> (already included)
+// #include <memo/io/json.hpp> (already included)
+// #include <memo/io/keras.hpp> (already included)
+// #include <memo/layers/all.hpp> (already included)
+// #include <memo/mutation/operators.hpp> (already included)
+// #include <memo/reduce/reduce.hpp> (already included)
+// #include <memo/search/search.hpp> (already included)
+// #include <memo/zoo/zoo.hpp> (already included)

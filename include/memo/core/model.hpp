@@ -35,10 +35,25 @@ struct node {
     }
 };
 
+/// A weight-level mutation (LEMON's rules), kept as data: a backend applies it when it draws the
+/// weights of `node` from the model's seed. `amount` is the fraction of neurons touched (or the
+/// relative standard deviation of Gaussian fuzzing); `seed` picks which.
+struct weight_edit {
+    enum class kind : unsigned char { gaussian_fuzz, block_neurons, invert_activation, switch_neurons };
+    kind what = kind::gaussian_fuzz;
+    int node = 0;
+    double amount = 0.0;
+    std::uint64_t seed = 0;
+    friend bool operator==(const weight_edit&, const weight_edit&) = default;
+};
+
+inline constexpr std::string_view weight_edit_names[] = {"gaussian_fuzz", "block_neurons", "invert_activation", "switch_neurons"};
+
 struct model {
     std::vector<node> nodes;
     std::vector<int> outputs;
     std::uint64_t seed = 0;
+    std::vector<weight_edit> weight_edits;  // LEMON's weight-level mutations, in order
 
     std::size_t size() const noexcept { return nodes.size(); }
     const node& operator[](int i) const noexcept { return nodes[static_cast<std::size_t>(i)]; }

@@ -101,6 +101,19 @@ public:
     item_set& items(criterion c) noexcept { return sets_[static_cast<std::size_t>(c)]; }
     const universe& space() const noexcept { return *u_; }
 
+    /// Is this item covered? (-1 items, which do not exist, count as covered: nothing to gain.)
+    bool has(criterion c, std::size_t item) const noexcept { return sets_[static_cast<std::size_t>(c)].test(item); }
+    bool has(criterion c, int item) const noexcept { return item < 0 || has(c, static_cast<std::size_t>(item)); }
+
+    /// What one node would add (its type, parameters, input, and the pairs of its input edges).
+    std::size_t node_gain(const model& m, std::size_t i) const {
+        std::size_t k = 0;
+        u_->node_items(m, i, [&](criterion c, std::size_t item) {
+            if (c != criterion::layer_pair_connectable && c != criterion::layer_param_effective && !has(c, item)) ++k;
+        });
+        return k;
+    }
+
 private:
     const universe* u_;
     std::array<item_set, criteria_count> sets_;

@@ -12,8 +12,9 @@
 //   layer_input             per non-merge class: each accepted input rank, each dtype, and 5
 //                           buckets of elements per sample
 //
-// Adapters (pad, crop, expand, ...) are outside the universe and transparent for pairs: in
-// Conv2D -> CustomPadLayer -> ReLU the pair is (Conv2D, ReLU).
+// A pair is a direct edge between two universe classes. Adapters (pad, crop, expand, ...), Input,
+// Dense and Activation are outside the universe: in Conv2D -> CustomPadLayer -> ReLU there is no
+// pair, since ReLU does not consume what Conv2D computed, but a padded copy of it.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -101,37 +102,61 @@ public:
         return 0;
     }
 
+    // The item numbers, one function per kind of item (-1 where there is no such item).
+    std::size_t pair_item(std::size_t a, std::size_t b) const noexcept { return a * classes_.size() + b; }
+    int connectable_item(std::size_t a, std::size_t b) const noexcept { return connectable_[a * classes_.size() + b]; }
+    std::size_t param_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
+        return static_cast<std::size_t>(param_offset_[slot][j] + bucket);
+    }
+    int effective_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
+        const int o = effective_offset_[slot][j];
+        return o < 0 ? -1 : o + bucket;
+    }
+    int input_rank_item(std::size_t slot, int rank) const noexcept {
+        const auto ranks = classes_[slot]->ranks;
+        if (input_offset_[slot] < 0 || !ranks.contains(rank)) return -1;
+        return input_offset_[slot] + std::popcount(static_cast<unsigned>(ranks.bits & ((1u << rank) - 1)));
+    }
+    int input_dtype_item(std::size_t slot, dtype t) const noexcept {
+        if (input_offset_[slot] < 0) return -1;
+        return input_offset_[slot] + classes_[slot]->ranks.count() + static_cast<int>(t);
+    }
+    int input_bucket_item(std::size_t slot, int bucket) const noexcept {
+        if (input_offset_[slot] < 0) return -1;
+        return input_offset_[slot] + classes_[slot]->ranks.count() + static_cast<int>(all_dtypes.size()) + bucket;
+    }
+
+    /// Calls f(criterion, item) for the items of one node (its type, parameters and input) and
+    /// of the pairs its input edges make.
+    template <class F>
+    void node_items(const model& m, std::size_t i, F&& f) const {
+        const node& nd = m.nodes[i];
+        const int s = slot_of(*nd.layer);
+        if (s < 0) return;
+        const auto us = static_cast<std::size_t>(s);
+        f(criterion::layer_type, us);
+        for (std::size_t j = 0; j < nd.params.size(); ++j) {
+            const int b = nd.layer->params[j].dom.bucket_of(nd.params[j]);
+            f(criterion::layer_param, param_item(us, j, b));
+            if (const int e = effective_item(us, j, b); e >= 0) f(criterion::layer_param_effective, static_cast<std::size_t>(e));
+        }
+        for (int src : nd.inputs)
+            for_each_universe_source(m, src, [&](std::size_t a) {
+                f(criterion::layer_pair, pair_item(a, us));
+                if (const int c = connectable_item(a, us); c >= 0) f(criterion::layer_pair_connectable, static_cast<std::size_t>(c));
+            });
+        if (input_offset_[us] >= 0 && !nd.inputs.empty()) {
+            const node& src = m.nodes[static_cast<std::size_t>(nd.inputs[0])];
+            if (const int r = input_rank_item(us, src.out.rank()); r >= 0) f(criterion::layer_input, static_cast<std::size_t>(r));
+            f(criterion::layer_input, static_cast<std::size_t>(input_dtype_item(us, src.type)));
+            f(criterion::layer_input, static_cast<std::size_t>(input_bucket_item(us, shape_bucket(src.out))));
+        }
+    }
+
     /// Calls f(criterion, item) for every item the model covers (items may repeat).
     template <class F>
     void items(const model& m, F&& f) const {
-        const auto n = classes_.size();
-        for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-            const node& nd = m.nodes[i];
-            const int s = slot_of(*nd.layer);
-            if (s < 0) continue;
-            const auto us = static_cast<std::size_t>(s);
-            f(criterion::layer_type, us);
-            for (std::size_t j = 0; j < nd.params.size(); ++j) {
-                const int b = nd.layer->params[j].dom.bucket_of(nd.params[j]);
-                f(criterion::layer_param, static_cast<std::size_t>(param_offset_[us][j] + b));
-                if (effective_offset_[us][j] >= 0) f(criterion::layer_param_effective, static_cast<std::size_t>(effective_offset_[us][j] + b));
-            }
-            for (int src : nd.inputs)
-                for_each_universe_source(m, src, [&](std::size_t a) {
-                    f(criterion::layer_pair, a * n + us);
-                    if (const int c = connectable_[a * n + us]; c >= 0) f(criterion::layer_pair_connectable, static_cast<std::size_t>(c));
-                });
-            if (input_offset_[us] >= 0 && !nd.inputs.empty()) {
-                const node& src = m.nodes[static_cast<std::size_t>(nd.inputs[0])];
-                const auto base = static_cast<std::size_t>(input_offset_[us]);
-                const auto ranks = nd.layer->ranks;
-                const int r = src.out.rank();
-                if (ranks.contains(r)) f(criterion::layer_input, base + static_cast<std::size_t>(std::popcount(static_cast<unsigned>(ranks.bits & ((1u << r) - 1)))));
-                const auto after_ranks = base + static_cast<std::size_t>(ranks.count());
-                f(criterion::layer_input, after_ranks + static_cast<std::size_t>(src.type));
-                f(criterion::layer_input, after_ranks + all_dtypes.size() + static_cast<std::size_t>(shape_bucket(src.out)));
-            }
-        }
+        for (std::size_t i = 0; i < m.nodes.size(); ++i) node_items(m, i, f);
     }
 
     /// A readable name for an item: "Conv2D", "Conv2D -> ReLU", "Conv2D.padding='same'", "Conv2D input rank 4".
@@ -177,6 +202,13 @@ public:
         return "?";
     }
 
+    /// Calls f(slot) when node src is of a universe class: an edge src -> dst makes the pair
+    /// (class of src, class of dst) only when both are in the universe and the edge is direct.
+    template <class F>
+    void for_each_universe_source(const model& m, int src, F&& f) const {
+        if (const int s = slot_of(*m.nodes[static_cast<std::size_t>(src)].layer); s >= 0) f(static_cast<std::size_t>(s));
+    }
+
     /// The universe of the default registry, built once.
     static const universe& of(const registry& reg);
 
@@ -186,15 +218,6 @@ private:
         if (std::holds_alternative<boolean>(p.dom.d)) return b ? "=true" : "=false";
         if (b == numeric_buckets) return "=None";
         return " bucket " + std::to_string(b);
-    }
-
-    /// Follows edges back through adapters to the universe layers that feed `src`.
-    template <class F>
-    void for_each_universe_source(const model& m, int src, F&& f) const {
-        const node& nd = m.nodes[static_cast<std::size_t>(src)];
-        if (const int s = slot_of(*nd.layer); s >= 0) return f(static_cast<std::size_t>(s));
-        if (nd.layer->fam != family::adapter) return;
-        for (int up : nd.inputs) for_each_universe_source(m, up, f);
     }
 
     /// The output ranks a class can produce: inference on probe inputs of each accepted rank,

@@ -4,6 +4,7 @@
 //   {"format": "memo.model", "version": 1, "seed": 7, "outputs": [3],
 //    "nodes": [{"name": "input", "layer": "InputLayer", "inputs": [], "dtype": "float32",
 //               "shape": [null, 28, 28, 1], "params": {"shape": [28, 28, 1], "dtype": "float32"}}, ...]}
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -77,7 +78,14 @@ inline json model_to_json(const model& m) {
                          {"shape", shape_json(n.out)},
                          {"params", std::move(params)}});
     }
-    return {{"format", "memo.model"}, {"version", 1}, {"seed", m.seed}, {"outputs", m.outputs}, {"nodes", std::move(nodes)}};
+    json out = {{"format", "memo.model"}, {"version", 1}, {"seed", m.seed}, {"outputs", m.outputs}, {"nodes", std::move(nodes)}};
+    if (!m.weight_edits.empty()) {
+        json edits = json::array();
+        for (const auto& e : m.weight_edits)
+            edits.push_back({{"kind", weight_edit_names[static_cast<std::size_t>(e.what)]}, {"node", e.node}, {"amount", e.amount}, {"seed", e.seed}});
+        out["weight_edits"] = std::move(edits);
+    }
+    return out;
 }
 
 /// Reads our model format; `origin` names the input in errors. The result is validated.
@@ -108,6 +116,18 @@ inline model model_from_json(const json& j, const registry& reg, const std::stri
         m.nodes.push_back(std::move(n));
     }
     m.outputs = j.at("outputs").get<std::vector<int>>();
+    for (const auto& e : j.value("weight_edits", json::array())) {
+        weight_edit w;
+        const auto kind = e.at("kind").get<std::string>();
+        const auto* it = std::find(std::begin(weight_edit_names), std::end(weight_edit_names), kind);
+        if (it == std::end(weight_edit_names)) throw error(origin + ": unknown weight edit '" + kind + "'");
+        w.what = static_cast<weight_edit::kind>(it - std::begin(weight_edit_names));
+        w.node = e.at("node").get<int>();
+        w.amount = e.at("amount").get<double>();
+        w.seed = e.at("seed").get<std::uint64_t>();
+        if (w.node < 0 || static_cast<std::size_t>(w.node) >= m.nodes.size()) throw error(origin + ": weight edit on node " + std::to_string(w.node) + ", which is not a node");
+        m.weight_edits.push_back(w);
+    }
     if (auto ok = validate(m); !ok) throw error(origin + ": " + ok.reason());
     return m;
 }

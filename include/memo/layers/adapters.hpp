@@ -99,6 +99,18 @@ struct cast {
     }
     static expected<shape> infer(const shape& s, args) { return s; }
 };
+/// CustomInjectLayer: writes `value` (NaN, Inf or -Inf) into every `stride`-th element, the
+/// NaN operator's way of feeding non-finite values into a layer's input.
+struct inject {
+    static constexpr std::string_view name = "CustomInjectLayer";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() {
+        return param_builder{}
+            .add("value", element_of({"nan", "inf", "-inf"}), role::mode, "nan")
+            .add("stride", in_range(1, 1 << 20, 64), role::mode, int64_t{1});
+    }
+    static expected<shape> infer(const shape& s, args) { return s; }
+};
 }  // namespace tags
 
 using reshape = adapter<tags::reshape>;
@@ -110,6 +122,8 @@ struct cast : adapter<tags::cast> {
     static constexpr std::string_view dtype_param = "target_dtype";
 };
 
-using adapter_layers = layer_list<reshape, expand_dims, drop_dim, pad, crop, cast>;
+using inject = adapter<tags::inject>;
+
+using adapter_layers = layer_list<reshape, expand_dims, drop_dim, pad, crop, cast, inject>;
 
 }  // namespace memo::layers

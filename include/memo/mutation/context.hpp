@@ -1,0 +1,50 @@
+#pragma once
+// What a mutation operator sees besides the model: the registry, the coverage reached so far (so
+// it can prefer what is not yet covered), the adapters, and the size limit.
+#include <concepts>
+#include <string_view>
+#include <vector>
+
+#include "../coverage/coverage.hpp"
+#include "edit.hpp"
+
+namespace memo::mutation {
+
+struct context {
+    const registry& reg;
+    const memo_coverage& cov;
+    adapters ad;
+    std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
+    bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    std::vector<const layer_def*> singles;   // universe classes with one input
+    std::vector<const layer_def*> merges;    // universe merge classes
+    std::vector<const layer_def*> reshapes;  // LResh
+
+    explicit context(const memo_coverage& c) : context(c.space().layers(), c) {}
+    context(const registry& r, const memo_coverage& c) : reg(r), cov(c), ad(r) {
+        const auto& u = c.space();
+        for (std::size_t s = 0; s < u.classes(); ++s) {
+            const layer_def* L = &u.class_at(s);
+            (L->is_merge() ? merges : singles).push_back(L);
+            if (L->fam == family::reshape) reshapes.push_back(L);
+        }
+    }
+    const universe& space() const noexcept { return cov.space(); }
+    std::size_t slot(const layer_def& L) const noexcept { return static_cast<std::size_t>(space().slot_of(L)); }
+    bool in_universe(const layer_def& L) const noexcept { return space().slot_of(L) >= 0; }
+    bool type_covered(const layer_def& L) const { return !guided || !in_universe(L) || cov.has(criterion::layer_type, slot(L)); }
+    /// Is this item covered? Unguided, everything counts as covered, so nothing is preferred.
+    bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
+    bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
+};
+
+/// The mutator concept. Requires:
+///   Op::name           the operator's short name ("NLA")
+///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
+template <class Op, class Model, class Ctx>
+concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
+    { Op::name } -> std::convertible_to<std::string_view>;
+    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
+};
+
+}  // namespace memo::mutation

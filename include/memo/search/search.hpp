@@ -1,0 +1,98 @@
+#pragma once
+// The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
+// its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
+// the parent model in every seed that holds it (UpdateSeeds).
+//
+//   memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector>
+//       s(seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 7);
+//   for (int i = 0; i < 1000; ++i) s.step();
+//
+// A user instantiates it with their own model, operator set, coverage metric and selector; the
+// operators receive a Context built from the coverage (memo::mutation::context by default).
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../coverage/coverage.hpp"
+#include "../mutation/operators.hpp"
+#include "selector.hpp"
+
+namespace memo {
+
+template <class Model, class Ops, class Coverage, selector Selector, class Context = mutation::context>
+    requires coverage_metric<Coverage, Model>
+class search {
+public:
+    /// What one step did.
+    struct step_result {
+        std::size_t seed;   // the seed selected
+        std::size_t slot;   // its model slot
+        std::size_t op;     // its operator
+        bool valid;         // the operator made a mutant
+        std::size_t gain;   // new coverage items (0: not diverse)
+        const Model* mutant;  // the mutant when diverse, else nullptr
+    };
+
+    search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
+        : models_(std::move(seeds)), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
+        for (const auto& m : models_) cov_.add(m);
+        model_score_.assign(models_.size(), 0.0);
+        op_score_.assign(Ops::size, 0.0);
+        for (std::size_t s = 0; s < models_.size(); ++s)
+            for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({s, o, 0});
+        fitness_.resize(seeds_.size());
+    }
+    search(const search&) = delete;  // ctx_ refers to cov_
+
+    /// One iteration of Algorithm 2.
+    step_result step() {
+        for (std::size_t i = 0; i < seeds_.size(); ++i) {
+            const auto& s = seeds_[i];
+            fitness_[i] = (model_score_[s.slot] + op_score_[s.op]) / static_cast<double>(s.selected + 1);  // Eq. 3
+        }
+        const std::size_t i = sel_.pick(fitness_, rng_);
+        auto& s = seeds_[i];
+        ++s.selected;
+        auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
+        if (!mutant) return {i, s.slot, s.op, false, 0, nullptr};
+        const std::size_t gain = cov_.gain(*mutant);
+        if (gain == 0) return {i, s.slot, s.op, true, 0, nullptr};
+        cov_.add(*mutant);
+        model_score_[s.slot] += 1;
+        op_score_[s.op] += 1;
+        // UpdateSeeds: every seed of this slot now holds the mutant, unless it has outgrown the
+        // size limit (then it is kept as a result, and its parent goes on as the seed).
+        if constexpr (requires { mutant->size(); })
+            if (mutant->size() > max_seed_size_) {
+                last_ = std::move(*mutant);
+                return {i, s.slot, s.op, true, gain, &last_};
+            }
+        models_[s.slot] = std::move(*mutant);
+        return {i, s.slot, s.op, true, gain, &models_[s.slot]};
+    }
+
+    const Coverage& coverage() const noexcept { return cov_; }
+    const std::vector<Model>& models() const noexcept { return models_; }
+    std::size_t seed_count() const noexcept { return seeds_.size(); }
+    static constexpr std::span<const std::string_view> operator_names() { return Ops::names; }
+    Context& context() noexcept { return ctx_; }
+    /// Diverse mutants larger than this do not replace their parent (models would grow without end).
+    void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
+
+private:
+    struct seed_entry {
+        std::size_t slot, op, selected;
+    };
+    std::vector<Model> models_;
+    Coverage cov_;
+    Selector sel_;
+    rng rng_;
+    Context ctx_;
+    std::vector<seed_entry> seeds_;
+    std::vector<double> model_score_, op_score_, fitness_;
+    std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
+    Model last_{};
+};
+
+}  // namespace memo

@@ -1,0 +1,93 @@
+// The search: Metropolis-Hastings acceptance as Eq. 4 says, UpdateSeeds, and determinism.
+#include <cmath>
+#include <filesystem>
+
+#include <memo/search/search.hpp>
+
+#include "../support.hpp"
+
+namespace {
+
+std::vector<memo::model> small_seeds() {
+    std::vector<memo::model> out;
+    for (auto name : {"lenet5-mnist_orig-simplified.json", "lstm2-price_orig-simplified.json"})
+        out.push_back(memo::io::load_keras(std::string(MEMO_TEST_DATA_DIR) + "/memo/synthesized_models/" + name, test::reg()));
+    return out;
+}
+
+using memo_search = memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector>;
+
+}  // namespace
+
+TEST(MhSelector, AcceptsRankStepsWithProbabilityOneMinusPToTheDistance) {
+    // From rank 0, a pick lands on rank k with probability proportional to (1 - p)^k.
+    const double p = 0.05;
+    memo::mh_selector s(p);
+    std::vector<double> fitness(40);
+    for (std::size_t i = 0; i < fitness.size(); ++i) fitness[i] = static_cast<double>(fitness.size() - i);  // index == rank
+    memo::rng r(1);
+    std::vector<double> freq(fitness.size());
+    const int n = 400000;
+    for (int k = 0; k < n; ++k) {
+        s.set_last_rank(0);
+        freq[s.pick(fitness, r)] += 1;
+    }
+    double z = 0;
+    for (std::size_t k = 0; k < fitness.size(); ++k) z += std::pow(1 - p, static_cast<double>(k));
+    for (std::size_t k : {0u, 5u, 20u, 39u}) {
+        const double want = std::pow(1 - p, static_cast<double>(k)) / z;
+        EXPECT_NEAR(freq[k] / n, want, want * 0.06) << "rank " << k;
+    }
+}
+
+TEST(MhSelector, MovingUpTheRankingIsAlwaysAccepted) {
+    memo::mh_selector s(0.5);
+    std::vector<double> fitness{3, 2, 1};
+    memo::rng r(2);
+    // From the worst rank, every proposal is at a better or equal rank: accepted at once.
+    for (int k = 0; k < 100; ++k) {
+        s.set_last_rank(2);
+        (void)s.pick(fitness, r);
+    }
+    SUCCEED();
+}
+
+TEST(Search, SameSeedSameModels) {
+    auto run = [](std::uint64_t seed) {
+        memo_search s(small_seeds(), memo::memo_coverage(test::reg()), memo::mh_selector(0.05), seed);
+        std::vector<std::uint64_t> hashes;
+        for (int i = 0; i < 400; ++i)
+            if (auto r = s.step(); r.mutant) hashes.push_back(memo::structural_hash(*r.mutant));
+        return hashes;
+    };
+    const auto a = run(7), b = run(7), c = run(8);
+    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+}
+
+TEST(Search, DiverseMutantReplacesItsParent) {
+    memo_search s(small_seeds(), memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 3);
+    EXPECT_EQ(s.seed_count(), 2u * memo::mutation::memo_operators::size);
+    for (int i = 0; i < 200; ++i) {
+        const auto before = s.coverage().covered();
+        const auto r = s.step();
+        if (!r.mutant) {
+            EXPECT_EQ(s.coverage().covered(), before);
+            continue;
+        }
+        EXPECT_GT(r.gain, 0u);
+        EXPECT_GT(s.coverage().covered(), before);
+        // UpdateSeeds: every seed of the slot now holds the mutant.
+        EXPECT_EQ(memo::structural_hash(s.models()[r.slot]), memo::structural_hash(*r.mutant));
+        EXPECT_TRUE(memo::validate(s.models()[r.slot]));
+    }
+}
+
+TEST(Search, RandomSelectorRuns) {
+    memo::search<memo::model, memo::mutation::lemon_operators, memo::memo_coverage, memo::random_selector> s(
+        small_seeds(), memo::memo_coverage(test::reg()), memo::random_selector{}, 1);
+    int valid = 0;
+    for (int i = 0; i < 200; ++i) valid += s.step().valid;
+    EXPECT_GT(valid, 100);
+}
