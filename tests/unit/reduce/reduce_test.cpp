@@ -53,7 +53,6 @@ void expect_reduction_keeps_coverage(const memo::model& m, const std::string& na
     EXPECT_EQ(r.layers_after, r.reduced.size());
     EXPECT_EQ(r.weights_after, memo::count_weights(r.reduced));
     EXPECT_EQ(r.flops_after, memo::count_flops(r.reduced));
-    EXPECT_GE(r.ms, 0.0);
 }
 
 std::vector<std::filesystem::path> memo_seeds() {

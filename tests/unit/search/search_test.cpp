@@ -41,15 +41,18 @@ TEST(MhSelector, AcceptsRankStepsWithProbabilityOneMinusPToTheDistance) {
 }
 
 TEST(MhSelector, MovingUpTheRankingIsAlwaysAccepted) {
+    // From the worst rank every proposal is at a better or equal rank, so the first is accepted:
+    // picks are uniform over the ranks, whatever p is.
     memo::mh_selector s(0.5);
-    std::vector<double> fitness{3, 2, 1};
+    const std::vector<double> fitness{3, 2, 1};
     memo::rng r(2);
-    // From the worst rank, every proposal is at a better or equal rank: accepted at once.
-    for (int k = 0; k < 100; ++k) {
+    std::vector<double> freq(3);
+    const int n = 30000;
+    for (int k = 0; k < n; ++k) {
         s.set_last_rank(2);
-        (void)s.pick(fitness, r);
+        freq[s.pick(fitness, r)] += 1;
     }
-    SUCCEED();
+    for (double f : freq) EXPECT_NEAR(f / n, 1.0 / 3, 0.02);
 }
 
 TEST(Search, SameSeedSameModels) {

@@ -2,7 +2,6 @@
 #include <memo/zoo/zoo.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 #include <string>
 
@@ -247,14 +246,4 @@ TEST(Zoo, KerasJsonRoundTripKeepsStructureAndNames) {
         ASSERT_EQ(back.nodes.size(), m.nodes.size());
         for (std::size_t i = 0; i < m.nodes.size(); ++i) EXPECT_EQ(back.nodes[i].name, m.nodes[i].name);
     }
-}
-
-TEST(Zoo, InceptionResNetV2BuildsFast) {
-    // The largest seed (782 layers) builds in well under a millisecond in a Release build; the bound
-    // leaves room for sanitizer builds and busy machines.
-    const auto t0 = std::chrono::steady_clock::now();
-    const memo::model m = memo::zoo::build("inception.resnet.v2-imagenet");
-    const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_EQ(m.nodes.size(), 782u);
-    EXPECT_LT(ms, 500.0);
 }
