@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include <memo/campaign/generate.hpp>
 
 #include "../support.hpp"
@@ -27,8 +29,10 @@ std::string queue_bytes(const fs::path& dir) {
     return all;
 }
 
+// Under the system's temporary directory, named by process, so runs from any directory (and the
+// sanitizer twin running beside this one) never write into the tree or into each other.
 fs::path fresh_dir(const std::string& name) {
-    const fs::path d = fs::current_path() / name;
+    const fs::path d = fs::temp_directory_path() / ("memo-test-" + std::to_string(::getpid()) + "-" + name);
     fs::remove_all(d);
     return d;
 }
@@ -63,6 +67,7 @@ TEST(Generation, WritesItsDirectory) {
     }
     EXPECT_EQ(queued, sum.diverse);
     EXPECT_GT(queued, 10u);
+    fs::remove_all(o.out);
 }
 
 TEST(Generation, SameSeedSameQueue) {
@@ -74,7 +79,9 @@ TEST(Generation, SameSeedSameQueue) {
         o.seed = seed;
         o.quiet = true;
         (void)memo::campaign::generate(seeds(), test::reg(), o);
-        return queue_bytes(o.out);
+        auto bytes = queue_bytes(o.out);
+        fs::remove_all(o.out);
+        return bytes;
     };
     const auto a = run("gen-a", 11), b = run("gen-b", 11), c = run("gen-c", 12);
     EXPECT_FALSE(a.empty());
