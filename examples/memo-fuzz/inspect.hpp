@@ -10,16 +10,17 @@ namespace commands {
 
 using memo::io::json;
 
-inline json coverage_json(const memo::memo_coverage& c) {
-    json j = json::object();
-    for (auto k : memo::all_criteria) j[std::string(name_of(k))] = {{"covered", c.covered(k)}, {"total", c.total(k)}};
-    return j;
+/// One line of a coverage table: "  layer_pair   3035 / 4489   67.6 %".
+inline void print_coverage_row(memo::criterion k, std::size_t covered, std::size_t total) {
+    fmt::print("  {:<24} {:>6} / {:<6} {:>6.1f} %\n", name_of(k), covered, total,
+               total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
 }
 
 inline void print_coverage(const memo::memo_coverage& c) {
-    for (auto k : memo::all_criteria)
-        fmt::print("  {:<24} {:>6} / {:<6} {:>6.1f} %\n", name_of(k), c.covered(k), c.total(k),
-                   c.total(k) ? 100.0 * static_cast<double>(c.covered(k)) / static_cast<double>(c.total(k)) : 0.0);
+    for (auto k : memo::all_criteria) {
+        const std::size_t covered = c.covered(k), total = c.total(k);
+        print_coverage_row(k, covered, total);
+    }
 }
 
 /// The registry as a Markdown table (docs/layers.md is this output).
@@ -102,7 +103,7 @@ inline int import_keras(const cli::args& a) {
                   {"inputs", m.input_nodes().size()},
                   {"outputs", m.outputs.size()},
                   {"hash", hash},
-                  {"coverage", coverage_json(c)}};
+                  {"coverage", memo::campaign::coverage_json(c)}};
         fmt::print("{}\n", j.dump(2));
         return 0;
     }

@@ -8,6 +8,7 @@
 #include <memo/campaign/seeds.hpp>
 
 #include "cli.hpp"
+#include "inspect.hpp"
 
 namespace commands {
 
@@ -53,10 +54,7 @@ inline int run(const cli::args& a) {
     const auto s = memo::campaign::generate(seeds, reg, o);
     fmt::print("{}: {} models in {:.1f} s ({:.0f}/s), {} valid, {} raised coverage; see stats.json, coverage.csv, queue/\n", o.out,
                s.generated, s.seconds, static_cast<double>(s.generated) / std::max(s.seconds, 1e-9), s.valid, s.diverse);
-    for (auto k : memo::all_criteria) {
-        const auto c = s.covered[static_cast<std::size_t>(k)], t = s.total[static_cast<std::size_t>(k)];
-        fmt::print("  {:<24} {:>6} / {:<6} {:>6.1f} %\n", name_of(k), c, t, t ? 100.0 * static_cast<double>(c) / static_cast<double>(t) : 0.0);
-    }
+    for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
     return 0;
 }
 

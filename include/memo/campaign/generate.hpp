@@ -35,18 +35,19 @@ struct generation_summary {
     std::array<std::size_t, criteria_count> covered{}, total{};  // by criterion, at the end
 };
 
+/// {"layer_type": {"covered": c, "total": t}, ...}: how stats.json and the CLI write coverage.
+inline io::json coverage_json(const memo_coverage& c) {
+    io::json j = io::json::object();
+    for (auto k : all_criteria) j[std::string(name_of(k))] = {{"covered", c.covered(k)}, {"total", c.total(k)}};
+    return j;
+}
+
 namespace detail {
 
 inline std::string coverage_line(const memo_coverage& c) {
     return fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
                        c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
                        c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
-}
-
-inline io::json coverage_json(const memo_coverage& c) {
-    io::json j = io::json::object();
-    for (auto k : all_criteria) j[std::string(name_of(k))] = {{"covered", c.covered(k)}, {"total", c.total(k)}};
-    return j;
 }
 
 template <class Search>
