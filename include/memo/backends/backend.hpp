@@ -1,0 +1,76 @@
+#pragma once
+// The backend concept: a DL library (or our reference interpreter) that runs a model.
+//
+//   struct my_backend {
+//       std::string_view name() const;
+//       memo::expected<void> supports(const memo::model&) const;   // why not, per layer or dtype
+//       memo::run_result run(const memo::model&, std::span<const memo::tensor> inputs,
+//                            const memo::run_options&);
+//   };
+//
+// A backend that supports only some layers or dtypes says so in supports(); the oracle then
+// compares that model only among the backends that support it.
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../core/error.hpp"
+#include "../core/model.hpp"
+#include "../exec/tensor.hpp"
+
+namespace memo {
+
+/// What a run returns, besides the outputs.
+enum class run_status : unsigned char {
+    ok,           // outputs are valid
+    unsupported,  // the backend declined the model (a layer or dtype it lacks): not compared
+    error,        // the library raised an error (an exception, a status): a crash verdict if others ran
+    crash,        // the worker died (signal) or aborted
+    timeout,      // the worker passed its time limit and was killed
+    memory,       // the worker passed its memory limit and was killed
+};
+inline constexpr std::string_view run_status_names[] = {"ok", "unsupported", "error", "crash", "timeout", "memory"};
+constexpr std::string_view name_of(run_status s) noexcept { return run_status_names[static_cast<int>(s)]; }
+
+/// How to run.
+struct run_options {
+    /// Return every node's output (in node order), not only the model's outputs.
+    bool every_node = false;
+    /// Teacher forcing: when not empty (one tensor per node), each node reads its inputs from
+    /// these tensors instead of its own producers' outputs, so each node's output can be compared
+    /// on identical inputs. Implies every_node.
+    std::span<const tensor> forced{};
+    /// Compute every node in this dtype instead of the model's (the float64 ground truth).
+    std::optional<dtype> precision{};
+};
+
+struct run_result {
+    run_status status = run_status::ok;
+    std::vector<tensor> outputs;  // the model's outputs, or every node's with every_node/forced
+    std::string message;          // the error text, or how the worker died
+    int signal = 0;               // the signal that killed the worker, for crash
+    double ms = 0.0;              // wall time of the run
+    std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
+
+    bool ok() const noexcept { return status == run_status::ok; }
+    static run_result failed(run_status s, std::string why) {
+        run_result r;
+        r.status = s;
+        r.message = std::move(why);
+        return r;
+    }
+};
+
+/// The backend concept.
+template <class B>
+concept backend = requires(B& b, const B& cb, const model& m, std::span<const tensor> in, const run_options& o) {
+    { cb.name() } -> std::convertible_to<std::string_view>;
+    { cb.supports(m) } -> std::same_as<expected<void>>;
+    { b.run(m, in, o) } -> std::same_as<run_result>;
+};
+
+}  // namespace memo

@@ -1,0 +1,159 @@
+#pragma once
+// What every reference kernel shares: a typed row-major array, the node's parameters by name,
+// Keras' activations, and the kernel table a family registers into.
+//
+// Kernels are templates over the element type T (Eigen::half, Eigen::bfloat16, float, double).
+// Arithmetic on T goes through ADL (`using std::exp; exp(x)`), which finds Eigen's overloads for
+// its half types. Sums accumulate in acc_t<T> (float for the 16-bit types, as DL libraries do on
+// CPU) and round to T once.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "../../core/error.hpp"
+#include "../../core/model.hpp"
+#include "../../exec/tensor.hpp"
+#include "../../exec/weights.hpp"
+
+namespace memo::reference {
+
+using std::int64_t;
+
+/// The accumulator type of T.
+template <class T>
+using acc_t = std::conditional_t<(sizeof(T) < 4), float, T>;
+
+/// A row-major array of T with concrete dimensions (batch included).
+template <class T>
+struct array {
+    std::vector<int64_t> dims;
+    std::vector<T> data;
+
+    array() = default;
+    explicit array(std::vector<int64_t> d) : dims(std::move(d)), data(static_cast<std::size_t>(tensor::count(dims)), T(0)) {}
+
+    int rank() const noexcept { return static_cast<int>(dims.size()); }
+    int64_t size() const noexcept { return static_cast<int64_t>(data.size()); }
+    int64_t dim(int i) const noexcept { return dims[static_cast<std::size_t>(i < 0 ? i + rank() : i)]; }
+    T& operator[](int64_t i) noexcept { return data[static_cast<std::size_t>(i)]; }
+    const T& operator[](int64_t i) const noexcept { return data[static_cast<std::size_t>(i)]; }
+    /// Row-major strides.
+    std::vector<int64_t> strides() const {
+        std::vector<int64_t> s(dims.size(), 1);
+        for (int i = rank() - 2; i >= 0; --i) s[static_cast<std::size_t>(i)] = s[static_cast<std::size_t>(i + 1)] * dims[static_cast<std::size_t>(i + 1)];
+        return s;
+    }
+};
+
+template <class T>
+array<T> from_tensor(const tensor& t) {
+    array<T> a;
+    a.dims = t.dims;
+    a.data.resize(t.data.size());
+    for (std::size_t i = 0; i < t.data.size(); ++i) a.data[i] = static_cast<T>(static_cast<acc_t<T>>(t.data[i]));
+    return a;
+}
+template <class T>
+tensor to_tensor(const array<T>& a, dtype type) {
+    tensor t;
+    t.dims = a.dims;
+    t.type = type;
+    t.data.resize(a.data.size());
+    for (std::size_t i = 0; i < a.data.size(); ++i) t.data[i] = static_cast<double>(static_cast<acc_t<T>>(a.data[i]));
+    return t;
+}
+
+/// A node's parameters by name.
+struct params {
+    const node& n;
+    const value& at(std::string_view name) const {
+        const int i = n.layer->param_index(name);
+        if (i < 0) throw error("layer " + std::string(n.layer->name) + " has no parameter '" + std::string(name) + "'");
+        return n.params[static_cast<std::size_t>(i)];
+    }
+    bool has(std::string_view name) const { return n.layer->param_index(name) >= 0; }
+    int64_t integer(std::string_view name) const { return as_int(at(name)); }
+    double real(std::string_view name) const { return as_real(at(name)); }
+    bool flag(std::string_view name) const { return as_bool(at(name)); }
+    std::string_view str(std::string_view name) const { return as_str(at(name)); }
+    bool is_none(std::string_view name) const { return memo::is_none(at(name)); }
+    /// A tuple parameter as `count` integers (a scalar is repeated).
+    std::vector<int64_t> ints(std::string_view name, int count) const {
+        const auto v = as_ints(at(name), count);
+        return std::vector<int64_t>(v.begin(), v.end());
+    }
+    bool channels_first() const { return has("data_format") && str("data_format") == "channels_first"; }
+};
+
+/// Keras' activation `name` applied to x, element-wise (softmax is done by apply_activation).
+template <class T>
+T activate(std::string_view name, T x) {
+    using std::exp, std::log, std::tanh, std::abs, std::log1p;
+    using A = acc_t<T>;
+    const A v = static_cast<A>(x);
+    A r = v;
+    if (name == "relu") r = v > A(0) ? v : A(0);
+    else if (name == "tanh") r = tanh(v);
+    else if (name == "sigmoid") r = A(1) / (A(1) + exp(-v));
+    else if (name == "hard_sigmoid") r = std::clamp(A(0.2) * v + A(0.5), A(0), A(1));
+    else if (name == "elu") r = v > A(0) ? v : exp(v) - A(1);
+    else if (name == "selu") r = A(1.0507009873554805) * (v > A(0) ? v : A(1.6732632423543772) * (exp(v) - A(1)));
+    else if (name == "softplus") r = v > A(0) ? v + log1p(exp(-v)) : log1p(exp(v));
+    else if (name == "softsign") r = v / (abs(v) + A(1));
+    else if (name == "exponential") r = exp(v);
+    return static_cast<T>(r);  // linear and unknown names: identity
+}
+
+/// Softmax over `axis` (Keras' default: the last).
+template <class T>
+void softmax(array<T>& a, int axis = -1) {
+    using std::exp;
+    using A = acc_t<T>;
+    if (axis < 0) axis += a.rank();
+    const int64_t len = a.dim(axis);
+    const int64_t inner = a.strides()[static_cast<std::size_t>(axis)];
+    const int64_t outer = a.size() / std::max<int64_t>(1, len * inner);
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+            const int64_t base = o * len * inner + in;
+            A mx = static_cast<A>(a[base]);
+            for (int64_t k = 1; k < len; ++k) mx = std::max(mx, static_cast<A>(a[base + k * inner]));
+            A sum = 0;
+            for (int64_t k = 0; k < len; ++k) sum += exp(static_cast<A>(a[base + k * inner]) - mx);
+            for (int64_t k = 0; k < len; ++k) a[base + k * inner] = static_cast<T>(exp(static_cast<A>(a[base + k * inner]) - mx) / sum);
+        }
+}
+
+/// Applies the activation `name` in place (softmax over the last axis).
+template <class T>
+void apply_activation(array<T>& a, std::string_view name) {
+    if (name == "linear" || name.empty()) return;
+    if (name == "softmax") return softmax(a);
+    for (auto& x : a.data) x = activate(name, x);
+}
+
+/// A kernel computes one node from its inputs and its weights (in Keras' layouts, converted to T).
+template <class T>
+using kernel = std::function<expected<array<T>>(const node&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
+
+/// Kernels by layer class name. Families register into it; users add their own layers' kernels.
+template <class T>
+struct kernel_table {
+    std::unordered_map<std::string_view, kernel<T>> by_name;
+    void set(std::string_view name, kernel<T> k) { by_name[name] = std::move(k); }
+    const kernel<T>* find(std::string_view name) const {
+        auto it = by_name.find(name);
+        return it == by_name.end() ? nullptr : &it->second;
+    }
+};
+
+}  // namespace memo::reference

@@ -1,0 +1,137 @@
+#pragma once
+// memo::reference: the embedded interpreter, Keras semantics for every layer of the registry, in
+// float16, bfloat16 (Eigen's half types), float32 and float64. With precision = float64 it is the
+// ground truth O of D_MAD. It also returns every node's output, and runs teacher-forced (each node
+// on given inputs) so that a disagreement can be pinned on one node.
+#include <chrono>
+#include <exception>
+#include <string>
+
+#include "../backend.hpp"
+#include "act.hpp"
+#include "array.hpp"
+#include "conv.hpp"
+#include "core.hpp"
+#include "merge.hpp"
+#include "norm.hpp"
+#include "pool.hpp"
+#include "reshape.hpp"
+#include "rnn.hpp"
+
+namespace memo::reference {
+
+/// All kernels of one element type: the built-in families, then whatever the user adds.
+template <class T>
+kernel_table<T> builtin_kernels() {
+    kernel_table<T> t;
+    register_core(t);
+    register_act(t);
+    register_conv(t);
+    register_pool(t);
+    register_norm(t);
+    register_reshape(t);
+    register_merge(t);
+    register_rnn(t);
+    return t;
+}
+
+/// The reference interpreter as a backend.
+class interpreter {
+public:
+    /// `precision`: compute every node in this dtype instead of the model's (float64: ground truth).
+    explicit interpreter(std::optional<dtype> precision = std::nullopt, std::string name = {})
+        : precision_(precision), name_(name.empty() ? (precision ? "reference-" + std::string(name_of(*precision)) : "reference") : std::move(name)) {}
+
+    std::string_view name() const noexcept { return name_; }
+
+    /// Tables a user extends with kernels of their own layers: `interp.kernels<float>().set(...)`.
+    template <class T>
+    kernel_table<T>& kernels() {
+        if constexpr (std::is_same_v<T, Eigen::half>) return f16_;
+        else if constexpr (std::is_same_v<T, Eigen::bfloat16>) return bf16_;
+        else if constexpr (std::is_same_v<T, float>) return f32_;
+        else return f64_;
+    }
+
+    expected<void> supports(const model& m) const {
+        for (const auto& n : m.nodes)
+            if (n.layer->arity.max != 0 && !f32_.find(n.layer->name)) return fail("no reference kernel for " + std::string(n.layer->name));
+        return {};
+    }
+
+    run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
+        const auto start = std::chrono::steady_clock::now();
+        run_result r;
+        try {
+            r = evaluate(m, inputs, o);
+        } catch (const std::exception& e) {
+            r = run_result::failed(run_status::error, e.what());
+        }
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        return r;
+    }
+
+private:
+    run_result evaluate(const model& m, std::span<const tensor> inputs, const run_options& o) {
+        const bool forced = !o.forced.empty();
+        if (forced && o.forced.size() != m.size()) return run_result::failed(run_status::error, "forced run needs one tensor per node");
+        const auto precision = o.precision ? o.precision : precision_;
+        std::vector<tensor> values(m.size());
+        std::size_t next_input = 0;
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            const node& n = m.nodes[i];
+            const dtype t = precision.value_or(n.type);
+            if (n.layer->arity.max == 0) {
+                if (next_input >= inputs.size()) return run_result::failed(run_status::error, "missing input for node " + std::to_string(i));
+                values[i] = inputs[next_input++];
+                values[i].type = t;
+                for (auto& x : values[i].data) x = round_to(t, x);
+                continue;
+            }
+            std::vector<const tensor*> in;
+            for (int src : n.inputs) in.push_back(forced ? &o.forced[static_cast<std::size_t>(src)] : &values[static_cast<std::size_t>(src)]);
+            auto out = node_in(t, m, static_cast<int>(i), in);
+            if (!out) return run_result::failed(run_status::error, "node " + std::to_string(i) + " (" + std::string(n.layer->name) + "): " + out.reason());
+            values[i] = std::move(*out);
+        }
+        run_result r;
+        if (forced || o.every_node) r.outputs = std::move(values);
+        else
+            for (int out : m.outputs) r.outputs.push_back(values[static_cast<std::size_t>(out)]);
+        return r;
+    }
+
+    expected<tensor> node_in(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
+        switch (t) {
+            case dtype::float16: return node_as<Eigen::half>(t, m, i, in);
+            case dtype::bfloat16: return node_as<Eigen::bfloat16>(t, m, i, in);
+            case dtype::float32: return node_as<float>(t, m, i, in);
+            case dtype::float64: return node_as<double>(t, m, i, in);
+        }
+        return fail("unknown dtype");
+    }
+
+    template <class T>
+    expected<tensor> node_as(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
+        const node& n = m[i];
+        const kernel<T>* k = kernels<T>().find(n.layer->name);
+        if (!k) return fail("no reference kernel");
+        std::vector<array<T>> xs, ws;
+        for (const tensor* x : in) xs.push_back(from_tensor<T>(*x));
+        for (auto& w : weights_of(m, i)) ws.push_back(from_tensor<T>(w.value));
+        auto out = (*k)(n, xs, ws);
+        if (!out) return out.error();
+        return to_tensor(*out, t);
+    }
+
+    std::optional<dtype> precision_;
+    std::string name_;
+    kernel_table<Eigen::half> f16_ = builtin_kernels<Eigen::half>();
+    kernel_table<Eigen::bfloat16> bf16_ = builtin_kernels<Eigen::bfloat16>();
+    kernel_table<float> f32_ = builtin_kernels<float>();
+    kernel_table<double> f64_ = builtin_kernels<double>();
+};
+
+static_assert(backend<interpreter>);
+
+}  // namespace memo::reference

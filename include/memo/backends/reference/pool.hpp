@@ -1,0 +1,10 @@
+#pragma once
+// Reference kernels: (in progress).
+#include "array.hpp"
+
+namespace memo::reference {
+
+template <class T>
+void register_pool(kernel_table<T>&) {}
+
+}  // namespace memo::reference
