@@ -18,6 +18,7 @@ DEBIAN_PACKAGES=(
   nlohmann-json3-dev
   libgtest-dev
   libbenchmark-dev
+  libtorch-dev
 )
 
 if [[ "${MEMO_SKIP_SETUP:-0}" == "1" ]]; then

@@ -4,6 +4,7 @@
 #include "cli.hpp"
 #include "inspect.hpp"
 #include "reduce.hpp"
+#include "replay.hpp"
 #include "run.hpp"
 
 namespace commands {
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
                     {"seeds", "out", "seconds"}, commands::demo});
     cmds.push_back(commands::run_command());
     cmds.push_back(commands::reduce_command());
+    for (auto& c : commands::execution_commands()) cmds.push_back(std::move(c));
     return cli::dispatch(cmds, argc, argv, "memo-fuzz",
                          "generate diverse, valid deep-learning models and test DL libraries with them");
 }

@@ -4,9 +4,11 @@
 
 #include <fmt/core.h>
 
+#include <memo/campaign/execute.hpp>
 #include <memo/campaign/generate.hpp>
 #include <memo/campaign/seeds.hpp>
 
+#include "backends.hpp"
 #include "cli.hpp"
 #include "inspect.hpp"
 
@@ -31,11 +33,63 @@ inline double to_double(const std::string& s, const char* what) {
     throw memo::error(std::string("--") + what + " expects a non-negative number, got '" + s + "'");
 }
 
+/// The execution options every command that runs models shares.
+inline const std::vector<std::string> execution_flags{"timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold", "in-process"};
+
+inline memo::isolation_limits limits_from(const cli::args& a) {
+    memo::isolation_limits lim;
+    lim.timeout_ms = to_double(a.get_or("timeout-ms", "10000"), "timeout-ms");
+    lim.memory_mb = static_cast<std::int64_t>(to_u64(a.get_or("memory-mb", "4096"), "memory-mb"));
+    return lim;
+}
+inline memo::input_options inputs_from(const cli::args& a) {
+    memo::input_options in;
+    in.samples = static_cast<std::int64_t>(to_u64(a.get_or("samples", "2"), "samples"));
+    if (in.samples < 1) throw memo::error("--samples must be at least 1");
+    const auto range = split_list(a.get_or("input-range", "0,1"));
+    auto number = [](const std::string& x) {
+        try {
+            std::size_t used = 0;
+            const double v = std::stod(x, &used);
+            if (used == x.size()) return v;
+        } catch (const std::exception&) {
+        }
+        throw memo::error("--input-range expects LO,HI (two numbers), got '" + x + "'");
+    };
+    if (range.size() != 2) throw memo::error("--input-range expects LO,HI (two numbers)");
+    in.lo = number(range[0]);
+    in.hi = number(range[1]);
+    if (!(in.lo < in.hi)) throw memo::error("--input-range: LO must be below HI");
+    return in;
+}
+inline memo::oracle::options oracle_from(const cli::args& a) {
+    memo::oracle::options o;
+    o.dmad_threshold = to_double(a.get_or("dmad-threshold", "0.5"), "dmad-threshold");
+    return o;
+}
+inline std::vector<memo::executor*> raw(const std::vector<std::unique_ptr<memo::executor>>& xs) {
+    std::vector<memo::executor*> r;
+    for (const auto& x : xs) r.push_back(x.get());
+    return r;
+}
+
+/// The help text of the execution options.
+inline const std::string execution_help =
+    "\nexecution options:\n"
+    "  --timeout-ms T       a run past T ms is a timeout verdict; its worker is replaced (default 10000)\n"
+    "  --memory-mb M        a worker past M MiB resident is killed: a memory verdict (default 4096)\n"
+    "  --samples N          samples per input batch (default 2)\n"
+    "  --input-range LO,HI  inputs drawn uniform in [LO, HI) (default 0,1, as MEMO)\n"
+    "  --dmad-threshold D   D_MAD above which an output difference counts (default 0.5)\n"
+    "  --in-process         run the backends in this process (no isolation; for debugging)";
+
 inline int run(const cli::args& a) {
-    a.only({"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "quiet"});
+    auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p",
+                                          "max-seed-nodes", "quiet", "no-minimise", "full-size"};
+    flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
+    a.only(flags);
     if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
-    const auto backends = a.get_or("backends", "none");
-    if (backends != "none") throw memo::error("--backends " + backends + ": only 'none' (generation without execution) is available");
+    const auto backends = a.get_or("backends", default_backends());
     memo::campaign::generation_options o;
     o.out = a.get("out").value_or("");
     if (o.out.empty()) throw memo::error("--out DIR is required (the campaign directory)");
@@ -51,23 +105,48 @@ inline int run(const cli::args& a) {
     o.quiet = a.has("quiet");
     const auto& reg = memo::default_registry();
     const auto seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg);
-    const auto s = memo::campaign::generate(seeds, reg, o);
-    fmt::print("{}: {} models in {:.1f} s ({:.0f}/s), {} valid, {} raised coverage; see stats.json, coverage.csv, queue/\n", o.out,
-               s.generated, s.seconds, static_cast<double>(s.generated) / std::max(s.seconds, 1e-9), s.valid, s.diverse);
+    if (backends == "none") {
+        const auto s = memo::campaign::generate(seeds, reg, o);
+        fmt::print("{}: {} models in {:.1f} s ({:.0f}/s), {} valid, {} raised coverage; see stats.json, coverage.csv, queue/\n", o.out,
+                   s.generated, s.seconds, static_cast<double>(s.generated) / std::max(s.seconds, 1e-9), s.valid, s.diverse);
+        for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
+        return 0;
+    }
+    // Small tensors by default: execution speed comes from them (--full-size keeps the seeds' own).
+    std::vector<memo::model> small;
+    for (const auto& m : seeds) small.push_back(a.has("full-size") ? m : memo::campaign::shrink(m, 4096));
+    const bool isolate = !a.has("in-process");
+    auto xs = make_backends(backends, reg, limits_from(a), isolate);
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::oracle::differential diff(raw(xs), truth, reg, oracle_from(a), inputs_from(a));
+    memo::campaign::execution_options eo;
+    eo.minimise = !a.has("no-minimise");
+    memo::campaign::execution exec(diff, reg, o.out, eo);
+    const auto s = memo::campaign::generate(small, reg, o, &exec);
+    const double secs = std::max(s.seconds, 1e-9);
+    fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s); bugs: {} crash, {} nan, {} inconsistency\n", o.out,
+               s.generated, static_cast<double>(s.generated) / secs, exec.executed(), backends, static_cast<double>(exec.executed()) / secs,
+               exec.store().unique("crash"), exec.store().unique("nan"), exec.store().unique("inconsistency"));
     for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
+    if (exec.store().unique()) fmt::print("bugs are in {}/bugs/<kind>/<signature>/; each replays with memo-fuzz replay <that directory>\n", o.out);
     return 0;
 }
 
 inline cli::command run_command() {
     return {"run",
-            "run --out DIR [--backends none] [--seconds S] [--iterations N] [--seed N] [--selector mh|random] "
-            "[--operators memo|lemon] [--seeds zoo|DIR]",
-            "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models.\n"
+            "run --out DIR [--backends LIST|none] [--seconds S] [--iterations N] [--seed N] [--selector mh|random] "
+            "[--operators memo|lemon] [--seeds zoo|DIR] [execution options]",
+            "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
+            "the generated models run on the backends under test (each in its own worker process) and judged\n"
+            "by the differential oracle (crash, nan, inconsistency). Models that raised coverage run first.\n"
             "Stops at whichever of the time or iteration limit comes first. Writes DIR/stats.json,\n"
             "DIR/coverage.csv (a row per second), DIR/queue/ (each model that raised coverage, named by\n"
-            "iteration) and DIR/seeds/. The same --seed and --iterations give the same models.\n\n"
+            "iteration), DIR/seeds/ and DIR/bugs/<kind>/<signature>/ (one directory per distinct bug, with\n"
+            "its model, minimal model, verdict, localisation and a replay command). The same --seed and\n"
+            "--iterations give the same models.\n\n"
             "  --out DIR            the campaign directory (must not hold a campaign already)\n"
-            "  --backends none      generation only, no execution\n"
+            "  --backends LIST      comma-separated: reference, reference-float64, torch (default: reference,torch\n"
+            "                       when built with libtorch); none: generation only, no execution\n"
             "  --seconds S          time limit (default 60)\n"
             "  --iterations N       iteration limit (default: none)\n"
             "  --seed N             random seed (default 0)\n"
@@ -76,8 +155,13 @@ inline cli::command run_command() {
             "  --operators memo|lemon   MEMO's operators, or LEMON's (MEMO_o); default memo\n"
             "  --seeds zoo|DIR      the ten reduced architectures (default), or a directory of .json models\n"
             "  --max-seed-nodes N   larger diverse mutants stay results, not seeds (default 160)\n"
-            "  --quiet              no progress line",
-            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes"},
+            "  --quiet              no progress line\n"
+            "  --no-minimise        store bugs without shrinking their models\n"
+            "  --full-size          run the seeds at their own sizes (default: inputs, filters and units\n"
+            "                       shrunk until no tensor holds more than 4096 elements per sample)\n" +
+                execution_help,
+            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "timeout-ms",
+             "memory-mb", "samples", "input-range", "dmad-threshold"},
             run};
 }
 

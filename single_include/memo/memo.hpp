@@ -2669,7 +2669,7 @@ public:
         std::size_t op;     // its operator
         bool valid;         // the operator made a mutant
         std::size_t gain;   // new coverage items (0: not diverse)
-        const Model* mutant;  // the mutant when diverse, else nullptr
+        const Model* mutant;  // the mutant when valid (diverse or not), else nullptr
     };
 
     search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
@@ -2695,7 +2695,10 @@ public:
         auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
         if (!mutant) return {i, s.slot, s.op, false, 0, nullptr};
         const std::size_t gain = cov_.gain(*mutant);
-        if (gain == 0) return {i, s.slot, s.op, true, 0, nullptr};
+        if (gain == 0) {
+            last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway
+            return {i, s.slot, s.op, true, 0, &last_};
+        }
         cov_.add(*mutant);
         model_score_[s.slot] += 1;
         op_score_[s.op] += 1;
@@ -2774,6 +2777,39 @@ private:
 
 }  // namespace memo::campaign
 // end #include <memo/campaign/progress.hpp>
+// begin #include <memo/campaign/stage.hpp>
+// What a campaign does with the models its search generates, beyond coverage: the generation
+// loop offers valid models to a stage and drives it without blocking, so that backends run in
+// their workers while the search goes on.
+#include <cstdint>
+#include <string>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/io/json.hpp> (already included)
+
+namespace memo::campaign {
+
+class stage {
+public:
+    virtual ~stage() = default;
+    /// Whether the stage would take a model that raised no coverage now (it is idle).
+    virtual bool wants_any() const = 0;
+    /// Offers a valid model (diverse: it raised coverage). The stage copies what it keeps.
+    virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
+    /// Drives the stage; returns true when the loop should wait for it rather than generate more.
+    virtual bool poll(double seconds) = 0;
+    /// Blocks until the stage has room again (the loop's back-pressure).
+    virtual void wait(double seconds) = 0;
+    /// Finishes what runs, at the end of the campaign.
+    virtual void drain(double seconds) = 0;
+    /// The stage's part of the progress line.
+    virtual std::string progress(double seconds) const = 0;
+    /// Adds the stage's figures to stats.json.
+    virtual void write_stats(io::json& stats) const = 0;
+};
+
+}  // namespace memo::campaign
+// end #include <memo/campaign/stage.hpp>
 
 namespace memo::campaign {
 
@@ -2811,7 +2847,7 @@ inline std::string coverage_line(const memo_coverage& c) {
 }
 
 template <class Search>
-generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o) {
+generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec) {
     namespace fs = std::filesystem;
     using clock = std::chrono::steady_clock;
     const fs::path dir(o.out);
@@ -2841,7 +2877,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, sum.generated,
                            t > 0 ? static_cast<double>(sum.generated) / t : 0.0,
                            sum.generated ? 100.0 * static_cast<double>(sum.valid) / static_cast<double>(sum.generated) : 0.0, sum.diverse,
-                           coverage_line(s.coverage()));
+                           coverage_line(s.coverage())) +
+               (exec ? exec->progress(t) : std::string());
     };
     row(0);
     for (;;) {
@@ -2855,6 +2892,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             next_row += std::chrono::seconds(1);
         }
         if (!o.quiet && bar.due(now)) bar.show(line(t), now);
+        if (exec && exec->poll(t)) {
+            exec->wait(t);  // enough models wait for the backends: let them catch up
+            continue;
+        }
 
         const auto r = s.step();
         ++sum.generated;
@@ -2862,6 +2903,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         if (!r.valid) continue;
         ++sum.valid;
         ++op_valid[r.op];
+        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, sum.generated, t);
         if (!r.gain) continue;
         ++sum.diverse;
         ++op_diverse[r.op];
@@ -2869,6 +2911,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         j["origin"] = {{"iteration", sum.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
         io::write_file((dir / "queue" / fmt::format("{:09}.json", sum.generated)).string(), j.dump() + "\n");
     }
+    if (exec) exec->drain(std::chrono::duration<double>(clock::now() - start).count());
     sum.seconds = std::chrono::duration<double>(clock::now() - start).count();
     for (auto k : all_criteria) {
         sum.covered[static_cast<std::size_t>(k)] = s.coverage().covered(k);
@@ -2896,30 +2939,32 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                       {"backends", io::json::array()},
                       {"coverage", coverage_json(s.coverage())},
                       {"per_operator", per_op}};
+    if (exec) exec->write_stats(stats);
     io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
     return sum;
 }
 
 template <class Ops, class Selector>
-generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o) {
+generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec) {
     search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
-    return run(s, seeds, o);
+    return run(s, seeds, o, exec);
 }
 
 }  // namespace detail
 
-/// Runs a generation campaign over these seeds and writes its directory.
-inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
+/// Runs a campaign over these seeds and writes its directory; with an execution stage, the models
+/// also run on its backends (see execute.hpp).
+inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o, stage* exec = nullptr) {
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
     const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
     using namespace mutation;
-    if (mh && memo_ops) return detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o);
-    if (mh) return detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o);
-    if (memo_ops) return detail::run_with<memo_operators>(seeds, reg, random_selector{}, o);
-    return detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o);
+    if (mh && memo_ops) return detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec);
+    if (mh) return detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec);
+    if (memo_ops) return detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec);
+    return detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec);
 }
 
 }  // namespace memo::campaign
@@ -7209,6 +7254,49 @@ inline model load_any(const std::string& path, const registry& reg) {
     const auto j = io::parse_json_file(path);
     if (j.is_object() && j.value("format", "") == "memo.model") return io::load_model(path, reg);
     return io::load_keras(path, reg);
+}
+
+/// The model with smaller tensors, for fast execution: while some node holds more than
+/// `max_elements` per sample, halve the filters or units of the largest node (above 8), else the
+/// largest dimension of an input that shape inference still accepts. Structure, layers and
+/// parameter values other than those stay as they were.
+inline model shrink(model m, std::int64_t max_elements) {
+    for (int guard = 0; guard < 200; ++guard) {
+        std::size_t big = 0;
+        for (std::size_t i = 1; i < m.size(); ++i)
+            if (m.nodes[i].out.elements() > m.nodes[big].out.elements()) big = i;
+        if (m.nodes[big].out.elements() <= max_elements) break;
+        std::vector<model> moves;
+        for (std::string_view p : {"filters", "units"})
+            if (m.nodes[big].layer->param_index(p) >= 0 && as_int(m.nodes[big].param(p)) > 8) {
+                model c = m;
+                c.nodes[big].set(p, std::int64_t{as_int(m.nodes[big].param(p)) / 2});
+                moves.push_back(std::move(c));
+            }
+        for (int i : m.input_nodes()) {
+            const auto dims = std::get<ints>(m[i].param("shape"));
+            std::vector<int> order;
+            for (int d = 0; d < dims.n; ++d) order.push_back(d);
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return dims[a] > dims[b]; });
+            for (int d : order)
+                if (dims[d] > 1) {
+                    model c = m;
+                    auto nd = dims;
+                    nd[d] = (dims[d] + 1) / 2;
+                    c[i].set("shape", nd);
+                    moves.push_back(std::move(c));
+                }
+        }
+        bool changed = false;
+        for (auto& c : moves)
+            if (infer_shapes(c)) {
+                m = std::move(c);
+                changed = true;
+                break;
+            }
+        if (!changed) break;
+    }
+    return m;
 }
 
 /// "zoo": the ten seed architectures, each reduced (Algorithm 1); otherwise a directory whose

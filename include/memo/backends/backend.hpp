@@ -53,6 +53,7 @@ struct run_result {
     std::vector<tensor> outputs;  // the model's outputs, or every node's with every_node/forced
     std::string message;          // the error text, or how the worker died
     int signal = 0;               // the signal that killed the worker, for crash
+    int node = -1;                // the node that failed, when the backend knows
     double ms = 0.0;              // wall time of the run
     std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
 

@@ -14,6 +14,7 @@
 #include "../io/json.hpp"
 #include "../search/search.hpp"
 #include "progress.hpp"
+#include "stage.hpp"
 
 namespace memo::campaign {
 
@@ -51,7 +52,7 @@ inline std::string coverage_line(const memo_coverage& c) {
 }
 
 template <class Search>
-generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o) {
+generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec) {
     namespace fs = std::filesystem;
     using clock = std::chrono::steady_clock;
     const fs::path dir(o.out);
@@ -81,7 +82,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, sum.generated,
                            t > 0 ? static_cast<double>(sum.generated) / t : 0.0,
                            sum.generated ? 100.0 * static_cast<double>(sum.valid) / static_cast<double>(sum.generated) : 0.0, sum.diverse,
-                           coverage_line(s.coverage()));
+                           coverage_line(s.coverage())) +
+               (exec ? exec->progress(t) : std::string());
     };
     row(0);
     for (;;) {
@@ -95,6 +97,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             next_row += std::chrono::seconds(1);
         }
         if (!o.quiet && bar.due(now)) bar.show(line(t), now);
+        if (exec && exec->poll(t)) {
+            exec->wait(t);  // enough models wait for the backends: let them catch up
+            continue;
+        }
 
         const auto r = s.step();
         ++sum.generated;
@@ -102,6 +108,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         if (!r.valid) continue;
         ++sum.valid;
         ++op_valid[r.op];
+        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, sum.generated, t);
         if (!r.gain) continue;
         ++sum.diverse;
         ++op_diverse[r.op];
@@ -109,6 +116,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         j["origin"] = {{"iteration", sum.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
         io::write_file((dir / "queue" / fmt::format("{:09}.json", sum.generated)).string(), j.dump() + "\n");
     }
+    if (exec) exec->drain(std::chrono::duration<double>(clock::now() - start).count());
     sum.seconds = std::chrono::duration<double>(clock::now() - start).count();
     for (auto k : all_criteria) {
         sum.covered[static_cast<std::size_t>(k)] = s.coverage().covered(k);
@@ -136,30 +144,32 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                       {"backends", io::json::array()},
                       {"coverage", coverage_json(s.coverage())},
                       {"per_operator", per_op}};
+    if (exec) exec->write_stats(stats);
     io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
     return sum;
 }
 
 template <class Ops, class Selector>
-generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o) {
+generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec) {
     search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
-    return run(s, seeds, o);
+    return run(s, seeds, o, exec);
 }
 
 }  // namespace detail
 
-/// Runs a generation campaign over these seeds and writes its directory.
-inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
+/// Runs a campaign over these seeds and writes its directory; with an execution stage, the models
+/// also run on its backends (see execute.hpp).
+inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o, stage* exec = nullptr) {
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
     const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
     using namespace mutation;
-    if (mh && memo_ops) return detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o);
-    if (mh) return detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o);
-    if (memo_ops) return detail::run_with<memo_operators>(seeds, reg, random_selector{}, o);
-    return detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o);
+    if (mh && memo_ops) return detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec);
+    if (mh) return detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec);
+    if (memo_ops) return detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec);
+    return detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec);
 }
 
 }  // namespace memo::campaign

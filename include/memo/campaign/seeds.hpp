@@ -20,6 +20,49 @@ inline model load_any(const std::string& path, const registry& reg) {
     return io::load_keras(path, reg);
 }
 
+/// The model with smaller tensors, for fast execution: while some node holds more than
+/// `max_elements` per sample, halve the filters or units of the largest node (above 8), else the
+/// largest dimension of an input that shape inference still accepts. Structure, layers and
+/// parameter values other than those stay as they were.
+inline model shrink(model m, std::int64_t max_elements) {
+    for (int guard = 0; guard < 200; ++guard) {
+        std::size_t big = 0;
+        for (std::size_t i = 1; i < m.size(); ++i)
+            if (m.nodes[i].out.elements() > m.nodes[big].out.elements()) big = i;
+        if (m.nodes[big].out.elements() <= max_elements) break;
+        std::vector<model> moves;
+        for (std::string_view p : {"filters", "units"})
+            if (m.nodes[big].layer->param_index(p) >= 0 && as_int(m.nodes[big].param(p)) > 8) {
+                model c = m;
+                c.nodes[big].set(p, std::int64_t{as_int(m.nodes[big].param(p)) / 2});
+                moves.push_back(std::move(c));
+            }
+        for (int i : m.input_nodes()) {
+            const auto dims = std::get<ints>(m[i].param("shape"));
+            std::vector<int> order;
+            for (int d = 0; d < dims.n; ++d) order.push_back(d);
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return dims[a] > dims[b]; });
+            for (int d : order)
+                if (dims[d] > 1) {
+                    model c = m;
+                    auto nd = dims;
+                    nd[d] = (dims[d] + 1) / 2;
+                    c[i].set("shape", nd);
+                    moves.push_back(std::move(c));
+                }
+        }
+        bool changed = false;
+        for (auto& c : moves)
+            if (infer_shapes(c)) {
+                m = std::move(c);
+                changed = true;
+                break;
+            }
+        if (!changed) break;
+    }
+    return m;
+}
+
 /// "zoo": the ten seed architectures, each reduced (Algorithm 1); otherwise a directory whose
 /// .json files are loaded in name order. Throws memo::error naming the file and the cause.
 inline std::vector<model> load_seeds(const std::string& spec, const registry& reg) {

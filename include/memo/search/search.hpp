@@ -31,7 +31,7 @@ public:
         std::size_t op;     // its operator
         bool valid;         // the operator made a mutant
         std::size_t gain;   // new coverage items (0: not diverse)
-        const Model* mutant;  // the mutant when diverse, else nullptr
+        const Model* mutant;  // the mutant when valid (diverse or not), else nullptr
     };
 
     search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
@@ -57,7 +57,10 @@ public:
         auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
         if (!mutant) return {i, s.slot, s.op, false, 0, nullptr};
         const std::size_t gain = cov_.gain(*mutant);
-        if (gain == 0) return {i, s.slot, s.op, true, 0, nullptr};
+        if (gain == 0) {
+            last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway
+            return {i, s.slot, s.op, true, 0, &last_};
+        }
         cov_.add(*mutant);
         model_score_[s.slot] += 1;
         op_score_[s.op] += 1;

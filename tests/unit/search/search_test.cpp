@@ -75,7 +75,8 @@ TEST(Search, DiverseMutantReplacesItsParent) {
     for (int i = 0; i < 200; ++i) {
         const auto before = s.coverage().covered();
         const auto r = s.step();
-        if (!r.mutant) {
+        EXPECT_EQ(r.valid, r.mutant != nullptr);
+        if (!r.gain) {
             EXPECT_EQ(s.coverage().covered(), before);
             continue;
         }

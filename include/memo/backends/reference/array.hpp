@@ -101,7 +101,7 @@ T activate(std::string_view name, T x) {
     using A = acc_t<T>;
     const A v = static_cast<A>(x);
     A r = v;
-    if (name == "relu") r = v > A(0) ? v : A(0);
+    if (name == "relu") r = v < A(0) ? A(0) : v;  // NaN passes through, as in TensorFlow
     else if (name == "tanh") r = tanh(v);
     else if (name == "sigmoid") r = A(1) / (A(1) + exp(-v));
     else if (name == "hard_sigmoid") r = std::clamp(A(0.2) * v + A(0.5), A(0), A(1));

@@ -91,7 +91,11 @@ private:
             std::vector<const tensor*> in;
             for (int src : n.inputs) in.push_back(forced ? &o.forced[static_cast<std::size_t>(src)] : &values[static_cast<std::size_t>(src)]);
             auto out = node_in(t, m, static_cast<int>(i), in);
-            if (!out) return run_result::failed(run_status::error, "node " + std::to_string(i) + " (" + std::string(n.layer->name) + "): " + out.reason());
+            if (!out) {
+                auto r = run_result::failed(run_status::error, std::string(n.layer->name) + ": " + out.reason());
+                r.node = static_cast<int>(i);
+                return r;
+            }
             values[i] = std::move(*out);
         }
         run_result r;

@@ -1,0 +1,52 @@
+#pragma once
+// A backend chosen at run time, in process or in its own worker: what a campaign holds. submit()
+// starts a run and returns at once when the backend runs in a worker, so the campaign generates
+// the next model while the libraries compute; collect() waits for the result.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+
+namespace memo {
+
+class executor {
+public:
+    virtual ~executor() = default;
+    virtual std::string_view name() const = 0;
+    virtual expected<void> supports(const model& m) const = 0;
+    virtual void submit(const model& m, std::span<const tensor> inputs, const run_options& o) = 0;
+    virtual run_result collect() = 0;
+    /// Whether collect() would return without waiting.
+    virtual bool ready() const { return true; }
+    /// Worker restarts after a death or a time-out (0 in process).
+    virtual std::uint64_t restarts() const { return 0; }
+
+    run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
+        submit(m, inputs, o);
+        return collect();
+    }
+};
+
+/// A backend run in the campaign's own process: fast, and trusted not to crash.
+template <backend B>
+class in_process final : public executor {
+public:
+    explicit in_process(B b) : b_(std::move(b)) {}
+    std::string_view name() const override { return b_.name(); }
+    expected<void> supports(const model& m) const override { return b_.supports(m); }
+    void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override { result_ = b_.run(m, inputs, o); }
+    run_result collect() override { return std::move(result_); }
+    B& get() noexcept { return b_; }
+
+private:
+    B b_;
+    run_result result_;
+};
+
+template <backend B>
+std::unique_ptr<executor> make_in_process(B b) {
+    return std::make_unique<in_process<B>>(std::move(b));
+}
+
+}  // namespace memo

@@ -1,0 +1,150 @@
+#pragma once
+// The bug store: DIR/bugs/<kind>/<signature>/ per distinct bug, written atomically (a temporary
+// directory renamed into place) before the campaign goes on, so a kill loses nothing stored.
+//   model.json    the model that first showed the bug
+//   minimal.json  the smallest model that still shows it
+//   bug.json      verdict, culprits, localisation, each backend's status, error text, time, memory
+//                 and output summary, the inputs' options, sizes, first seen, count, reproduction
+//   repro.sh      the one-line reproduction: memo-fuzz replay <this directory>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "../io/json.hpp"
+#include "../oracle/differential.hpp"
+
+namespace memo::campaign {
+
+struct bug_report {
+    oracle::verdict v;  // localised on the minimal model
+    std::string signature;
+    model original, minimal;
+    std::vector<oracle::observation> observations;  // of the original model
+    input_options inputs;
+    std::uint64_t iteration = 0;
+    double seconds = 0;
+    int minimise_checks = 0;
+};
+
+inline io::json summary_json(const tensor& t) {
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    std::int64_t bad = 0, n = 0;
+    for (double x : t.data) {
+        if (!std::isfinite(x)) { ++bad; continue; }
+        lo = std::min(lo, x), hi = std::max(hi, x), sum += x, ++n;
+    }
+    return {{"dims", t.dims}, {"dtype", std::string(name_of(t.type))}, {"min", n ? lo : 0.0}, {"max", n ? hi : 0.0},
+            {"mean", n ? sum / static_cast<double>(n) : 0.0}, {"non_finite", bad}};
+}
+
+inline io::json observation_json(const oracle::observation& o) {
+    io::json outs = io::json::array();
+    for (const auto& t : o.result.outputs) outs.push_back(summary_json(t));
+    io::json j = {{"backend", o.backend}, {"status", std::string(name_of(o.result.status))}, {"ms", o.result.ms},
+                  {"peak_kb", o.result.peak_kb}, {"outputs", outs}};
+    if (!o.result.message.empty()) j["message"] = o.result.message;
+    if (o.result.signal) j["signal"] = o.result.signal;
+    if (o.result.node >= 0) j["node"] = o.result.node;
+    return j;
+}
+
+inline io::json verdict_json(const oracle::verdict& v, const model& m) {
+    io::json j = {{"kind", std::string(oracle::name_of(v.what))}, {"culprits", v.culprits}, {"peers", v.peers},
+                  {"status", std::string(name_of(v.status))}, {"dmad", v.dmad}, {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
+                  {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0}, {"message", v.message}};
+    io::json where = {{"node", v.node}, {"layer", v.layer}, {"producer", v.producer}};
+    if (!v.producer.empty()) where["pair"] = v.producer + " -> " + v.layer;
+    if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
+        io::json ps = io::json::object();
+        const node& n = m[v.node];
+        for (std::size_t i = 0; i < n.params.size(); ++i)
+            if (n.layer->params[i].what != role::inert) ps[std::string(n.layer->params[i].name)] = io::to_json(n.params[i]);
+        where["params"] = ps;
+        where["dtype"] = std::string(name_of(n.type));
+    }
+    j["localisation"] = where;
+    return j;
+}
+
+class bug_store {
+public:
+    explicit bug_store(std::filesystem::path dir) : dir_(std::move(dir) / "bugs") { load(); }
+
+    /// Stores a bug; returns true when its signature is new (a duplicate only bumps the count).
+    bool record(const bug_report& b, const std::vector<std::string>& backends) {
+        namespace fs = std::filesystem;
+        const std::string kind(oracle::name_of(b.v.what));
+        const std::string key = kind + "/" + b.signature;
+        if (auto it = seen_.find(key); it != seen_.end()) {
+            auto& j = it->second;
+            j["count"] = j.value("count", 1) + 1;
+            io::write_file((dir_ / key / "bug.json").string(), j.dump(2) + "\n");
+            return false;
+        }
+        const fs::path final_dir = dir_ / key;
+        // Written beside, then renamed into place: a stored bug is always complete.
+        const fs::path tmp = dir_ / ".tmp" / (kind + "-" + b.signature + "-" + std::to_string(::getpid()));
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        fs::create_directories(final_dir.parent_path());
+        io::json j = verdict_json(b.v, b.minimal);
+        io::json obs = io::json::array();
+        for (const auto& o : b.observations) obs.push_back(observation_json(o));
+        j["signature"] = b.signature;
+        j["backends"] = backends;
+        j["observations"] = obs;
+        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}};
+        j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()},
+                      {"minimise_checks", b.minimise_checks}};
+        j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
+        j["count"] = 1;
+        j["reproduce"] = "memo-fuzz replay " + final_dir.string();
+        io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
+        io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
+        io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
+        io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
+        fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+        fs::rename(tmp, final_dir);
+        seen_.emplace(key, std::move(j));
+        ++unique_[kind];
+        return true;
+    }
+
+    /// Whether this signature is stored (then record() only counts it).
+    bool has(oracle::kind k, const std::string& signature) const {
+        return seen_.count(std::string(oracle::name_of(k)) + "/" + signature) != 0;
+    }
+
+    /// Distinct bugs of a kind ("crash", "nan", "inconsistency"), and in all.
+    std::size_t unique(std::string_view kind) const {
+        auto it = unique_.find(std::string(kind));
+        return it == unique_.end() ? 0 : it->second;
+    }
+    std::size_t unique() const { return seen_.size(); }
+
+private:
+    void load() {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (!fs::is_directory(dir_, ec)) return;
+        for (const auto& k : fs::directory_iterator(dir_)) {
+            if (!k.is_directory() || k.path().filename() == ".tmp") continue;  // unfinished writes
+            for (const auto& b : fs::directory_iterator(k.path()))
+                if (b.is_directory() && fs::exists(b.path() / "bug.json")) {
+                    seen_.emplace(k.path().filename().string() + "/" + b.path().filename().string(), io::parse_json_file((b.path() / "bug.json").string()));
+                    ++unique_[k.path().filename().string()];
+                }
+        }
+    }
+    std::filesystem::path dir_;
+    std::map<std::string, io::json> seen_;
+    std::map<std::string, std::size_t> unique_;
+};
+
+}  // namespace memo::campaign

@@ -1,0 +1,156 @@
+#pragma once
+// The execution stage of a campaign: the models the search generates run on the backends under
+// test (each in its worker), the oracle judges them, and every bug is localised, minimised,
+// deduplicated and stored before the campaign goes on. Models that raised coverage run first;
+// when none waits, the newest valid model runs, so the workers never idle.
+#include <deque>
+#include <map>
+
+#include <fmt/core.h>
+
+#include "../coverage/coverage.hpp"
+#include "bugs.hpp"
+#include "stage.hpp"
+
+namespace memo::campaign {
+
+struct execution_options {
+    std::size_t queue_limit = 64;  // models that raised coverage, waiting to run; beyond it the search waits
+    bool minimise = true;
+};
+
+class execution final : public stage {
+public:
+    execution(oracle::differential& diff, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : diff_(&diff), store_(dir), cov_(reg), o_(o) {
+        for (auto* x : diff.participants()) names_.emplace_back(x->name());
+    }
+
+    bool wants_any() const override { return !running_ && queue_.empty(); }
+
+    void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
+        if (diverse || (!running_ && queue_.empty())) queue_.push_back({m, iteration});
+    }
+
+    bool poll(double t) override {
+        if (running_ && diff_->ready()) complete(t);
+        if (!running_ && !queue_.empty()) start();
+        return queue_.size() >= o_.queue_limit;
+    }
+
+    void wait(double t) override {
+        if (running_) complete(t);
+        if (!queue_.empty()) start();
+    }
+
+    void drain(double t) override {
+        if (running_) complete(t);
+    }
+
+    std::string progress(double t) const override {
+        return fmt::format(" | exec {} ({:.0f}/s) bugs {} crash {} nan {} incons", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           store_.unique("crash"), store_.unique("nan"), store_.unique("inconsistency"));
+    }
+
+    void write_stats(io::json& s) const override {
+        s["backends"] = names_;
+        s["models_executed"] = executed_;
+        s["bugs"] = {{"crash", found_.count("crash") ? found_.at("crash") : 0},
+                     {"nan", found_.count("nan") ? found_.at("nan") : 0},
+                     {"inconsistency", found_.count("inconsistency") ? found_.at("inconsistency") : 0},
+                     {"unique", store_.unique()},
+                     {"unique_crash", store_.unique("crash")},
+                     {"unique_nan", store_.unique("nan")},
+                     {"unique_inconsistency", store_.unique("inconsistency")},
+                     {"suppressed_rounding", suppressed_},
+                     {"all_backends_failed", all_failed_}};
+        io::json per = io::json::object();
+        for (const auto& [name, c] : per_backend_) {
+            io::json st = io::json::object();
+            for (std::size_t k = 0; k < c.status.size(); ++k)
+                if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
+            per[name] = {{"runs", c.runs}, {"status", st}, {"ms_total", c.ms}, {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
+                         {"peak_kb_max", c.peak_kb}, {"restarts", c.restarts}};
+        }
+        s["executions"] = per;
+        io::json cov = io::json::object();
+        for (auto k : all_criteria) cov[std::string(name_of(k))] = {{"covered", cov_.covered(k)}, {"total", cov_.total(k)}};
+        s["coverage_executed"] = cov;
+    }
+
+    std::uint64_t executed() const noexcept { return executed_; }
+    const bug_store& store() const noexcept { return store_; }
+
+private:
+    struct pending {
+        model m;
+        std::uint64_t iteration;
+    };
+    struct counters {
+        std::uint64_t runs = 0, restarts = 0;
+        std::array<std::uint64_t, 6> status{};
+        double ms = 0;
+        std::int64_t peak_kb = 0;
+    };
+
+    void start() {
+        current_ = std::move(queue_.front());
+        queue_.pop_front();
+        diff_->begin(current_.m);
+        running_ = true;
+    }
+
+    void complete(double t) {
+        running_ = false;
+        oracle::verdict v = diff_->finish();
+        ++executed_;
+        cov_.add(current_.m);
+        const auto obs = diff_->observations();
+        for (std::size_t i = 0; i < obs.size(); ++i) {
+            auto& c = per_backend_[obs[i].backend];
+            ++c.runs;
+            ++c.status[static_cast<std::size_t>(obs[i].result.status)];
+            c.ms += obs[i].result.ms;
+            c.peak_kb = std::max(c.peak_kb, obs[i].result.peak_kb);
+            c.restarts = diff_->participants()[i]->restarts();
+        }
+        if (v.all_failed) ++all_failed_;
+        if (!v) {
+            if (diff_->last_suppressed()) ++suppressed_;
+            return;
+        }
+        bug_report b;
+        b.original = current_.m;
+        b.observations = obs;
+        b.inputs = diff_->inputs();
+        b.iteration = current_.iteration;
+        b.seconds = t;
+        b.v = v;
+        b.minimal = current_.m;
+        // The signature comes from the first sighting, so a duplicate is known before minimising.
+        b.signature = oracle::signature(v, current_.m);
+        ++found_[std::string(oracle::name_of(v.what))];
+        if (o_.minimise && !store_.has(v.what, b.signature)) {
+            auto small = diff_->minimise(current_.m, v);
+            b.minimal = std::move(small.m);
+            b.v = small.v;
+            b.minimise_checks = small.checks;
+        }
+        b.v.what = v.what;  // minimisation keeps the kind; the stored verdict is the minimal model's
+        store_.record(b, names_);
+    }
+
+    oracle::differential* diff_;
+    bug_store store_;
+    memo_coverage cov_;
+    execution_options o_;
+    std::vector<std::string> names_;
+    std::deque<pending> queue_;
+    pending current_;
+    bool running_ = false;
+    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0;
+    std::map<std::string, std::uint64_t> found_;
+    std::map<std::string, counters> per_backend_;
+};
+
+}  // namespace memo::campaign

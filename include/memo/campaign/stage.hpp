@@ -1,0 +1,32 @@
+#pragma once
+// What a campaign does with the models its search generates, beyond coverage: the generation
+// loop offers valid models to a stage and drives it without blocking, so that backends run in
+// their workers while the search goes on.
+#include <cstdint>
+#include <string>
+
+#include "../core/model.hpp"
+#include "../io/json.hpp"
+
+namespace memo::campaign {
+
+class stage {
+public:
+    virtual ~stage() = default;
+    /// Whether the stage would take a model that raised no coverage now (it is idle).
+    virtual bool wants_any() const = 0;
+    /// Offers a valid model (diverse: it raised coverage). The stage copies what it keeps.
+    virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
+    /// Drives the stage; returns true when the loop should wait for it rather than generate more.
+    virtual bool poll(double seconds) = 0;
+    /// Blocks until the stage has room again (the loop's back-pressure).
+    virtual void wait(double seconds) = 0;
+    /// Finishes what runs, at the end of the campaign.
+    virtual void drain(double seconds) = 0;
+    /// The stage's part of the progress line.
+    virtual std::string progress(double seconds) const = 0;
+    /// Adds the stage's figures to stats.json.
+    virtual void write_stats(io::json& stats) const = 0;
+};
+
+}  // namespace memo::campaign

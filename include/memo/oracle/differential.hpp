@@ -1,0 +1,314 @@
+#pragma once
+// Differential testing of one model on several backends: run, judge, localise, minimise.
+//
+// Localisation finds the first node where the backends part: for a crash the failing node (or,
+// when the worker just died, the shortest failing prefix of the model); for NaN the first node
+// whose own output turns non-finite on one backend only; for an inconsistency the first node
+// whose output differs beyond its dtype's tolerance when every backend is fed the float64
+// reference's values for that node's inputs (teacher forcing). An inconsistency that localises to
+// no node is error accumulated through a deep model, not a bug, and is dropped.
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../backends/executor.hpp"
+#include "../core/hash.hpp"
+#include "../exec/inputs.hpp"
+#include "oracle.hpp"
+
+namespace memo::oracle {
+
+/// The first `k + 1` nodes of m, with node k as the only output.
+inline model prefix(const model& m, int k) {
+    model p = m;
+    p.nodes.resize(static_cast<std::size_t>(k) + 1);
+    p.outputs = {k};
+    std::erase_if(p.weight_edits, [&](const weight_edit& w) { return w.node > k; });
+    return p;
+}
+
+/// Appends an Input node with the shape and dtype of m's node src to s; returns its index.
+inline int add_input(model& s, const model& m, int src, const registry& reg) {
+    node in = make_node(reg.at("InputLayer"), "input_" + std::to_string(s.size()));
+    ints dims;
+    for (auto d : m[src].out.sample()) dims.push(d);
+    in.set("shape", dims);
+    in.set("dtype", std::string(name_of(m[src].type)));
+    s.nodes.push_back(std::move(in));
+    return static_cast<int>(s.size()) - 1;
+}
+
+/// Node k of m alone, fed by fresh inputs of its inputs' shapes and dtypes.
+inline expected<model> isolate_node(const model& m, int k, const registry& reg) {
+    model s;
+    s.seed = m.seed;
+    node copy = m[k];
+    for (int& e : copy.inputs) e = add_input(s, m, e, reg);
+    s.nodes.push_back(std::move(copy));
+    s.outputs = {static_cast<int>(s.size()) - 1};
+    if (auto r = infer_shapes(s); !r) return r.error();
+    return s;
+}
+
+/// A stable name for a bug: kind, culprits, the localised layer, its mode parameters that differ
+/// from Keras' defaults, its dtype and the error text with numbers blanked. "Conv2DTranspose-1a2b3c4d".
+inline std::string signature(const verdict& v, const model& m) {
+    hasher h;
+    h.mix(name_of(v.what));
+    auto culprits = v.culprits;
+    std::sort(culprits.begin(), culprits.end());
+    for (const auto& c : culprits) h.mix(c);
+    h.mix(name_of(v.status));
+    std::string layer = v.layer.empty() ? "unlocalised" : v.layer;
+    h.mix(layer);
+    if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
+        const node& n = m[v.node];
+        for (std::size_t i = 0; i < n.params.size(); ++i)
+            if (n.layer->params[i].what == role::mode && !(n.params[i] == n.layer->params[i].fallback)) {
+                h.mix(n.layer->params[i].name);
+                hash_value(h, n.params[i]);
+            }
+        h.mix(name_of(n.type));
+    }
+    std::string msg;
+    for (char c : v.message.substr(0, 120)) msg += (c >= '0' && c <= '9') ? '#' : c;
+    h.mix(msg);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
+    return layer + "-" + hex;
+}
+
+class differential {
+public:
+    /// `participants` are compared; `truth` computes the float64 reference (O of D_MAD).
+    differential(std::vector<executor*> participants, executor& truth, const registry& reg, options o = {}, input_options in = {})
+        : xs_(std::move(participants)), truth_(&truth), reg_(&reg), o_(o), in_(in) {}
+
+    const input_options& inputs() const noexcept { return in_; }
+    const options& oracle_options() const noexcept { return o_; }
+    std::span<executor* const> participants() const noexcept { return xs_; }
+
+    /// Starts running m on every participant that supports it (workers run while the caller goes on).
+    void begin(const model& m) {
+        current_ = m;
+        inputs_ = make_inputs(m, in_);
+        obs_.clear();
+        running_.clear();
+        for (auto* x : xs_) {
+            observation ob{std::string(x->name()), {}};
+            if (auto s = x->supports(m); !s) {
+                ob.result = run_result::failed(run_status::unsupported, s.reason());
+            } else {
+                x->submit(m, inputs_, {});
+                running_.push_back(obs_.size());
+            }
+            obs_.push_back(std::move(ob));
+        }
+    }
+
+    /// Waits for the runs begun last and judges them; a verdict that holds is localised.
+    verdict finish() {
+        std::size_t r = 0;
+        for (std::size_t i = 0; i < obs_.size(); ++i)
+            if (r < running_.size() && running_[r] == i) {
+                obs_[i].result = by_name(obs_[i].backend)->collect();
+                ++r;
+            }
+        truth_cache_.clear();
+        verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
+        suppressed_ = false;
+        if (v && !localise(v)) {
+            v = verdict{};
+            suppressed_ = true;
+        }
+        return v;
+    }
+
+    /// Whether finish() would return without waiting for a worker.
+    bool ready() const {
+        for (auto* x : xs_)
+            if (!x->ready()) return false;
+        return true;
+    }
+
+    verdict check(const model& m) {
+        begin(m);
+        return finish();
+    }
+
+    /// The observations of the last run.
+    const std::vector<observation>& observations() const noexcept { return obs_; }
+    const std::vector<tensor>& last_inputs() const noexcept { return inputs_; }
+    /// Whether the last run's outputs differed but no single node was to blame (rounding).
+    bool last_suppressed() const noexcept { return suppressed_; }
+
+    /// The smallest model found (within `budget` re-runs) that gives the same kind of verdict on
+    /// the same culprits, localised to the same layer class: the node alone, the node with its
+    /// producer, the prefix up to it; then smaller inputs and parameters.
+    struct minimised {
+        model m;
+        verdict v;
+        int checks = 0;
+    };
+    minimised minimise(const model& m, const verdict& v, int budget = 40) {
+        minimised best{m, v, 0};
+        if (v.node < 0 || v.status == run_status::timeout || v.status == run_status::memory) return best;
+        auto holds = [&](const model& cand, verdict& out) {
+            if (best.checks >= budget) return false;
+            ++best.checks;
+            out = check(cand);
+            return out.what == v.what && out.culprits == v.culprits && out.layer == v.layer;
+        };
+        verdict got;
+        bool structural = false;
+        if (auto single = isolate_node(m, v.node, *reg_); single && holds(*single, got)) {
+            best.m = *single, best.v = got, structural = true;
+        }
+        if (!structural && !m[v.node].inputs.empty()) {
+            const int producer = m[v.node].inputs[0];
+            if (m[producer].layer->arity.max != 0)
+                if (auto pair = pair_model(m, producer, v.node); pair && holds(*pair, got)) best.m = *pair, best.v = got, structural = true;
+        }
+        if (!structural && static_cast<std::size_t>(v.node) + 1 < m.size())
+            if (model p = prefix(m, v.node); holds(p, got)) best.m = p, best.v = got;
+        shrink(best, holds);
+        return best;
+    }
+
+private:
+    executor* by_name(std::string_view n) const {
+        for (auto* x : xs_)
+            if (x->name() == n) return x;
+        return nullptr;
+    }
+
+    std::vector<tensor> truth_outputs() {
+        if (truth_cache_.empty()) truth_cache_ = truth_->run(current_, inputs_, {true, {}, dtype::float64}).outputs;
+        std::vector<tensor> outs;
+        for (int o : current_.outputs)
+            if (static_cast<std::size_t>(o) < truth_cache_.size()) outs.push_back(truth_cache_[static_cast<std::size_t>(o)]);
+        return outs;
+    }
+
+    bool localise(verdict& v) {
+        const model& m = current_;
+        executor* culprit = by_name(v.culprits.front());
+        executor* peer = v.peers.empty() ? nullptr : by_name(v.peers.front());
+        if (v.what == kind::crash) {
+            if (v.node < 0 && v.status != run_status::timeout && v.status != run_status::memory) v.node = failing_prefix(*culprit);
+        } else if (v.what == kind::nan && peer) {
+            const auto a = culprit->run(m, inputs_, {true, {}, {}}), b = peer->run(m, inputs_, {true, {}, {}});
+            if (a.ok() && b.ok())
+                for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
+                    if (a.outputs[i].has_non_finite() && !b.outputs[i].has_non_finite()) { v.node = static_cast<int>(i); break; }
+        } else if (v.what == kind::inconsistency && peer) {
+            // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
+            // the very same numbers and only the node's own rounding remains.
+            truth_outputs();
+            auto fed = truth_cache_;
+            for (std::size_t i = 0; i < fed.size() && i < m.size(); ++i)
+                for (auto& x : fed[i].data) x = round_to(m.nodes[i].type, x);
+            const run_options forced{true, fed, {}};
+            const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
+            if (!a.ok() || !b.ok()) return false;
+            for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
+                if (m.nodes[i].layer->arity.max == 0) continue;
+                const auto d = compare({a.outputs[i]}, {b.outputs[i]});
+                if (d.max_rel > tolerance(m.nodes[i].type, o_)) { v.node = static_cast<int>(i); break; }
+            }
+            if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
+        }
+        if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
+            const node& n = m[v.node];
+            v.layer = std::string(n.layer->name);
+            if (!n.inputs.empty()) v.producer = std::string(m[n.inputs[0]].layer->name);
+        }
+        return true;
+    }
+
+    /// The shortest prefix on which the culprit still fails (binary search over the last node).
+    int failing_prefix(executor& x) {
+        int lo = 0, hi = static_cast<int>(current_.size()) - 1, found = -1;
+        while (lo <= hi) {
+            const int mid = (lo + hi) / 2;
+            const model p = prefix(current_, mid);
+            const auto in = make_inputs(p, in_);
+            if (failed(x.run(p, in, {}).status)) found = mid, hi = mid - 1;
+            else lo = mid + 1;
+        }
+        return found;
+    }
+
+    /// The producer and node k, fed by fresh inputs (all inputs first, so the order stays topological).
+    expected<model> pair_model(const model& m, int producer, int k) const {
+        model s;
+        s.seed = m.seed;
+        node first = m[producer], second = m[k];
+        for (int& e : first.inputs) e = add_input(s, m, e, *reg_);
+        for (int& e : second.inputs) e = e == producer ? -1 : add_input(s, m, e, *reg_);
+        s.nodes.push_back(std::move(first));
+        for (int& e : second.inputs) if (e < 0) e = static_cast<int>(s.size()) - 1;
+        s.nodes.push_back(std::move(second));
+        s.outputs = {static_cast<int>(s.size()) - 1};
+        if (auto r = infer_shapes(s); !r) return r.error();
+        return s;
+    }
+
+    /// Smaller inputs (halve each input dimension) and smaller shape parameters, one move at a time.
+    template <class Holds>
+    void shrink(minimised& best, Holds& holds) {
+        static constexpr std::string_view smaller[] = {"filters", "units", "depth_multiplier", "n"};
+        bool progress = true;
+        while (progress && best.checks < 40) {
+            progress = false;
+            std::vector<model> moves;
+            for (std::size_t i = 0; i < best.m.size(); ++i) {
+                const node& n = best.m.nodes[i];
+                if (n.layer->arity.max == 0) {
+                    const auto& dims = std::get<ints>(n.param("shape"));
+                    for (int d = 0; d < dims.n; ++d)
+                        if (dims[d] > 1) {
+                            model c = best.m;
+                            auto nd = dims;
+                            nd[d] = (dims[d] + 1) / 2;
+                            c.nodes[i].set("shape", nd);
+                            moves.push_back(std::move(c));
+                        }
+                    continue;
+                }
+                for (auto p : smaller)
+                    if (n.layer->param_index(p) >= 0 && as_int(n.param(p)) > 1) {
+                        model c = best.m;
+                        c.nodes[i].set(p, std::int64_t{as_int(n.param(p)) / 2});
+                        moves.push_back(std::move(c));
+                    }
+            }
+            for (auto& c : moves) {
+                if (!infer_shapes(c)) continue;
+                verdict got;
+                if (holds(c, got)) {
+                    best.m = std::move(c);
+                    best.v = got;
+                    progress = true;
+                    break;
+                }
+            }
+        }
+    }
+
+    std::vector<executor*> xs_;
+    executor* truth_;
+    const registry* reg_;
+    options o_;
+    input_options in_;
+    model current_;
+    std::vector<tensor> inputs_, truth_cache_;
+    std::vector<observation> obs_;
+    std::vector<std::size_t> running_;
+    bool suppressed_ = false;
+};
+
+}  // namespace memo::oracle

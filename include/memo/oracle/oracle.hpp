@@ -1,0 +1,177 @@
+#pragma once
+// The differential oracle: from the results of several backends on one model, a verdict.
+//   crash          some backends fail (error, death, time-out, memory) where others succeed
+//   nan            some produce NaN or Inf where others do not
+//   inconsistency  outputs differ beyond the dtype's tolerance and D_MAD (CRADLE) against the
+//                  float64 reference O exceeds a threshold; confirmed only once localised to a
+//                  node that differs on identical inputs (see differential.hpp)
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../backends/backend.hpp"
+
+namespace memo::oracle {
+
+enum class kind : unsigned char { none, crash, nan, inconsistency };
+inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency"};
+constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
+
+struct options {
+    double dmad_threshold = 0.5;  // D_MAD above which two backends disagree in their closeness to O
+    double tolerance_scale = 1.0; // multiplies every dtype's tolerance
+};
+
+/// The normwise relative difference a dtype's rounding explains for one layer: max |a - b| over
+/// max(|a|, |b|, 1e-6)... beyond this, two results of the same layer on the same inputs differ.
+inline double tolerance(dtype t, const options& o = {}) {
+    double base = 1e-4;
+    switch (t) {
+        case dtype::float16: base = 2e-2; break;
+        case dtype::bfloat16: base = 1e-1; break;
+        case dtype::float32: base = 1e-4; break;
+        case dtype::float64: base = 1e-9; break;
+    }
+    return base * o.tolerance_scale;
+}
+
+/// One backend's result, named.
+struct observation {
+    std::string backend;
+    run_result result;
+};
+
+/// How two results compare: max absolute difference, normwise relative difference (max |a - b|
+/// over the largest magnitude), and, given O, each one's mean absolute deviation from O.
+struct difference {
+    double max_abs = 0, max_rel = 0;
+    bool shapes_differ = false;
+};
+
+inline difference compare(const std::vector<tensor>& a, const std::vector<tensor>& b) {
+    difference d;
+    if (a.size() != b.size()) { d.shapes_differ = true; d.max_rel = d.max_abs = INFINITY; return d; }
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        if (a[k].dims != b[k].dims) { d.shapes_differ = true; d.max_rel = d.max_abs = INFINITY; return d; }
+        double diff = 0, scale = 0;
+        for (std::int64_t i = 0; i < a[k].size(); ++i) {
+            const double x = a[k][i], y = b[k][i];
+            if (!std::isfinite(x) || !std::isfinite(y)) continue;  // the nan verdict's business
+            diff = std::max(diff, std::abs(x - y));
+            scale = std::max({scale, std::abs(x), std::abs(y)});
+        }
+        d.max_abs = std::max(d.max_abs, diff);
+        d.max_rel = std::max(d.max_rel, diff / std::max(scale, 1e-6));
+    }
+    return d;
+}
+
+/// Mean absolute deviation of o from O over all output elements (CRADLE's delta).
+inline double mad(const std::vector<tensor>& o, const std::vector<tensor>& truth) {
+    double sum = 0;
+    std::int64_t n = 0;
+    for (std::size_t k = 0; k < std::min(o.size(), truth.size()); ++k)
+        for (std::int64_t i = 0; i < std::min(o[k].size(), truth[k].size()); ++i) {
+            if (!std::isfinite(o[k][i]) || !std::isfinite(truth[k][i])) continue;
+            sum += std::abs(o[k][i] - truth[k][i]);
+            ++n;
+        }
+    return n ? sum / static_cast<double>(n) : 0.0;
+}
+
+/// CRADLE's D_MAD = |delta_a - delta_b| / (delta_a + delta_b), 0 when both are exact.
+inline double dmad(double delta_a, double delta_b) {
+    const double s = delta_a + delta_b;
+    return s > 0 ? std::abs(delta_a - delta_b) / s : 0.0;
+}
+
+inline bool failed(run_status s) noexcept {
+    return s == run_status::error || s == run_status::crash || s == run_status::timeout || s == run_status::memory;
+}
+inline bool has_non_finite(const std::vector<tensor>& ts) {
+    return std::any_of(ts.begin(), ts.end(), [](const tensor& t) { return t.has_non_finite(); });
+}
+/// The coarsest dtype among tensors (its tolerance applies to the comparison).
+inline dtype coarsest(const std::vector<tensor>& ts) {
+    dtype c = dtype::float64;
+    auto rank = [](dtype t) { return t == dtype::bfloat16 ? 0 : t == dtype::float16 ? 1 : t == dtype::float32 ? 2 : 3; };
+    for (const auto& t : ts)
+        if (rank(t.type) < rank(c)) c = t.type;
+    return c;
+}
+
+struct verdict {
+    kind what = kind::none;
+    std::vector<std::string> culprits;  // backends that fail, produce NaN, or deviate from O
+    std::vector<std::string> peers;     // backends they were compared with
+    std::string message;                // a culprit's error text or how it died
+    run_status status = run_status::ok; // the culprit's status (crash verdicts)
+    double dmad = 0, max_abs = 0, max_rel = 0;
+    int node = -1;                      // the localised node, -1 when not localised
+    std::string layer;                  // its class
+    std::string producer;               // the class of its first input's producer (the pair)
+    bool all_failed = false;            // every backend that ran failed: a model no library takes
+
+    explicit operator bool() const noexcept { return what != kind::none; }
+};
+
+/// Judges one model's results. `truth` computes the float64 reference outputs on demand (only
+/// when two backends disagree beyond tolerance).
+inline verdict judge(const std::vector<observation>& obs, const std::function<std::vector<tensor>()>& truth, const options& o = {}) {
+    verdict v;
+    std::vector<const observation*> ok, bad;
+    for (const auto& x : obs) {
+        if (x.result.ok()) ok.push_back(&x);
+        else if (failed(x.result.status)) bad.push_back(&x);
+    }
+    if (ok.empty()) {
+        v.all_failed = !bad.empty();
+        return v;
+    }
+    if (!bad.empty()) {
+        v.what = kind::crash;
+        for (auto* x : bad) v.culprits.push_back(x->backend);
+        for (auto* x : ok) v.peers.push_back(x->backend);
+        v.message = bad.front()->result.message;
+        v.status = bad.front()->result.status;
+        v.node = bad.front()->result.node;
+        return v;
+    }
+    std::vector<const observation*> nan, finite;
+    for (auto* x : ok) (has_non_finite(x->result.outputs) ? nan : finite).push_back(x);
+    if (!nan.empty() && !finite.empty()) {
+        v.what = kind::nan;
+        for (auto* x : nan) v.culprits.push_back(x->backend);
+        for (auto* x : finite) v.peers.push_back(x->backend);
+        return v;
+    }
+    // Inconsistency: the pair that differs most, judged against O.
+    const observation *a = nullptr, *b = nullptr;
+    difference worst;
+    for (std::size_t i = 0; i < ok.size(); ++i)
+        for (std::size_t j = i + 1; j < ok.size(); ++j) {
+            const auto d = compare(ok[i]->result.outputs, ok[j]->result.outputs);
+            if (d.max_rel > worst.max_rel) {
+                worst = d;
+                a = ok[i];
+                b = ok[j];
+            }
+        }
+    // A tenth of the layer tolerance: worth a look; the localisation decides (differential.hpp).
+    if (!a || worst.max_rel <= 0.1 * tolerance(coarsest(a->result.outputs), o)) return v;
+    const auto O = truth();
+    const double da = mad(a->result.outputs, O), db = mad(b->result.outputs, O);
+    v.dmad = dmad(da, db);
+    v.max_abs = worst.max_abs;
+    v.max_rel = worst.max_rel;
+    if (!worst.shapes_differ && v.dmad <= o.dmad_threshold) return v;
+    v.what = kind::inconsistency;
+    v.culprits = {da >= db ? a->backend : b->backend};
+    v.peers = {da >= db ? b->backend : a->backend};
+    return v;
+}
+
+}  // namespace memo::oracle

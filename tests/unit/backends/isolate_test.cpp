@@ -1,0 +1,258 @@
+// Isolation and the oracle against a deliberately faulty backend: each fault gives its verdict,
+// localised to the faulty layer, and the worker comes back for the next model.
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <memo/backends/isolate.hpp>
+#include <memo/campaign/execute.hpp>
+#include <memo/campaign/generate.hpp>
+#include <memo/exec/inputs.hpp>
+#include <memo/oracle/differential.hpp>
+
+#include "../support.hpp"
+#include "faulty.hpp"
+
+namespace {
+
+using memo::run_status;
+using memo::oracle::kind;
+
+/// Input(4) -> Dense(3) -> Activation(relu) -> Dense(2): the faults sit in node 2, Activation.
+memo::model small_model(std::uint64_t seed = 1) {
+    memo::builder b(test::reg());
+    const int x = b.input({4});
+    const int d = b.add("Dense", {x}, {{"units", std::int64_t{3}}});
+    const int a = b.add("Activation", {d}, {{"activation", "tanh"}});
+    b.add("Dense", {a}, {{"units", std::int64_t{2}}});
+    auto m = b.finish();
+    m.seed = seed;
+    return m;
+}
+
+memo::isolation_limits quick() { return {1500, 512}; }
+
+std::unique_ptr<memo::executor> isolated_fault(test::fault f) {
+    return memo::make_isolated<memo::reference::interpreter>([f] { return test::faulty_backend(f, "Activation"); }, test::reg(), quick());
+}
+
+TEST(Isolation, HealthyWorkerMatchesInProcess) {
+    auto w = memo::make_isolated<memo::reference::interpreter>([] { return memo::reference::interpreter(); }, test::reg(), quick());
+    memo::reference::interpreter local;
+    const auto m = small_model();
+    const auto in = memo::make_inputs(m);
+    const auto a = w->run(m, in), b = local.run(m, in);
+    ASSERT_TRUE(a.ok()) << a.message;
+    EXPECT_EQ(a.outputs, b.outputs);
+    EXPECT_GT(a.peak_kb, 0);
+    const auto every = w->run(m, in, {true, {}, {}});
+    EXPECT_EQ(every.outputs.size(), m.size());
+}
+
+struct death_case {
+    test::fault f;
+    run_status status;
+    int signal;
+};
+
+class WorkerDeath : public ::testing::TestWithParam<death_case> {};
+
+TEST_P(WorkerDeath, IsAVerdictAndTheWorkerComesBack) {
+    const auto c = GetParam();
+    auto w = isolated_fault(c.f);
+    const auto m = small_model();
+    const auto in = memo::make_inputs(m);
+    const auto r = w->run(m, in);
+    EXPECT_EQ(r.status, c.status) << r.message;
+    EXPECT_EQ(r.signal, c.signal) << r.message;
+    EXPECT_FALSE(r.message.empty());
+    // A model without the faulty layer runs on the fresh worker.
+    memo::builder b(test::reg());
+    b.add("Dense", {b.input({4})}, {{"units", std::int64_t{2}}});
+    const auto clean = b.finish();
+    const auto ok = w->run(clean, memo::make_inputs(clean));
+    EXPECT_TRUE(ok.ok()) << ok.message;
+    EXPECT_EQ(w->restarts(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, WorkerDeath,
+                         ::testing::Values(death_case{test::fault::segfault, run_status::crash, SIGSEGV},
+                                           death_case{test::fault::abort, run_status::crash, SIGABRT},
+                                           death_case{test::fault::hang, run_status::timeout, 0},
+                                           death_case{test::fault::memory, run_status::memory, 0}));
+
+TEST(Isolation, LibraryErrorIsAnErrorNotADeath) {
+    auto w = isolated_fault(test::fault::error);
+    const auto m = small_model();
+    const auto r = w->run(m, memo::make_inputs(m));
+    EXPECT_EQ(r.status, run_status::error);
+    EXPECT_NE(r.message.find("planted error"), std::string::npos);
+    EXPECT_EQ(r.node, 2);
+    EXPECT_EQ(w->restarts(), 0u);
+}
+
+struct oracle_case {
+    test::fault f;
+    kind what;
+};
+
+class OracleCatches : public ::testing::TestWithParam<oracle_case> {};
+
+TEST_P(OracleCatches, TheFaultLocalisedToItsLayer) {
+    const auto c = GetParam();
+    auto good = memo::make_in_process(memo::reference::interpreter());
+    auto bad = isolated_fault(c.f);
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
+    const auto m = small_model();
+    const auto v = diff.check(m);
+    EXPECT_EQ(v.what, c.what);
+    ASSERT_EQ(v.culprits.size(), 1u);
+    EXPECT_EQ(v.culprits[0], "faulty");
+    EXPECT_EQ(v.node, 2);
+    EXPECT_EQ(v.layer, "Activation");
+    EXPECT_EQ(v.producer, "Dense");
+    // Minimised: the faulty layer alone still shows the bug.
+    const auto small = diff.minimise(m, v);
+    EXPECT_EQ(small.v.what, c.what);
+    EXPECT_EQ(small.m.layer_count(), 1u);
+    EXPECT_EQ(small.v.layer, "Activation");
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, OracleCatches,
+                         ::testing::Values(oracle_case{test::fault::segfault, kind::crash}, oracle_case{test::fault::abort, kind::crash},
+                                           oracle_case{test::fault::error, kind::crash}, oracle_case{test::fault::nan, kind::nan},
+                                           oracle_case{test::fault::wrong_value, kind::inconsistency}));
+
+TEST(Oracle, HangIsACrashVerdictOfKindTimeout) {
+    auto good = memo::make_in_process(memo::reference::interpreter());
+    auto bad = isolated_fault(test::fault::hang);
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
+    const auto v = diff.check(small_model());
+    EXPECT_EQ(v.what, kind::crash);
+    EXPECT_EQ(v.status, run_status::timeout);
+}
+
+TEST(Oracle, HealthyBackendsAgree) {
+    auto a = memo::make_in_process(memo::reference::interpreter());
+    auto b = memo::make_in_process(memo::reference::interpreter(std::nullopt, "reference-2"));
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::oracle::differential diff({a.get(), b.get()}, truth, test::reg());
+    for (std::uint64_t s = 0; s < 20; ++s) EXPECT_FALSE(diff.check(small_model(s)));
+}
+
+TEST(Oracle, DmadFollowsCradle) {
+    EXPECT_DOUBLE_EQ(memo::oracle::dmad(1.0, 1.0), 0.0);
+    EXPECT_DOUBLE_EQ(memo::oracle::dmad(3.0, 1.0), 0.5);
+    EXPECT_DOUBLE_EQ(memo::oracle::dmad(0.0, 0.0), 0.0);
+    memo::tensor O({1, 2}), o({1, 2});
+    O.data = {1.0, 2.0};
+    o.data = {1.5, 1.0};
+    EXPECT_DOUBLE_EQ(memo::oracle::mad({o}, {O}), 0.75);
+}
+
+TEST(Oracle, RoundingAloneIsNotAnInconsistency) {
+    // float32 against float64 through a deep chain: outputs part a little, no node is to blame.
+    memo::builder b(test::reg());
+    int x = b.input({16});
+    for (int i = 0; i < 30; ++i) x = b.add("Dense", {x}, {{"units", std::int64_t{16}}, {"activation", "softsign"}, {"kernel_initializer", "he_normal"}});
+    auto m = b.finish();
+    auto f32 = memo::make_in_process(memo::reference::interpreter());
+    auto f64 = memo::make_in_process(memo::reference::interpreter(memo::dtype::float64));
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    // D_MAD threshold 0 and a tenth of the usual tolerance: the outputs' rounding differences
+    // (1e-6 to 1e-5 here) count as candidates, and only the localisation decides.
+    memo::oracle::differential diff({f32.get(), f64.get()}, truth, test::reg(), {0.0, 0.1});
+    int suppressed = 0;
+    for (std::uint64_t s = 0; s < 10; ++s) {
+        m.seed = s;
+        EXPECT_FALSE(diff.check(m)) << "seed " << s;
+        suppressed += diff.last_suppressed();
+    }
+    EXPECT_GT(suppressed, 0);  // the outputs did differ beyond tolerance: the localisation dropped them
+}
+
+/// A campaign over a faulty backend goes on past every fault and stores each bug once.
+TEST(Campaign, GoesOnThroughFaultsAndStoresBugs) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("memo-faulty-campaign-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    auto good = memo::make_in_process(memo::reference::interpreter());
+    auto bad = memo::make_isolated<memo::reference::interpreter>([] { return test::faulty_backend(test::fault::segfault, "Dense"); },
+                                                                  test::reg(), quick());
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
+    memo::campaign::execution exec(diff, test::reg(), dir);
+    memo::campaign::generation_options o;
+    o.out = dir.string();
+    o.iterations = 100;
+    o.seconds = 120;
+    o.quiet = true;
+    memo::builder b(test::reg());
+    b.add("Dense", {b.add("Activation", {b.input({6})}, {{"activation", "relu"}})}, {{"units", std::int64_t{3}}});
+    memo::campaign::generate({b.finish()}, test::reg(), o, &exec);
+    EXPECT_GT(exec.executed(), 5u);
+    EXPECT_GE(exec.store().unique("crash"), 1u);
+    const auto stats = memo::io::parse_json_file((dir / "stats.json").string());
+    EXPECT_EQ(stats.at("models_executed").get<std::uint64_t>(), exec.executed());
+    EXPECT_GT(stats.at("executions").at("faulty").at("restarts").get<std::uint64_t>(), 0u);
+    for (const auto& k : fs::directory_iterator(dir / "bugs"))
+        for (const auto& bug : fs::directory_iterator(k.path())) {
+            const auto j = memo::io::parse_json_file((bug.path() / "bug.json").string());
+            EXPECT_EQ(j.at("culprits")[0], "faulty");
+            EXPECT_EQ(j.at("localisation").at("layer"), "Dense");
+            EXPECT_NO_THROW(memo::io::load_model((bug.path() / "minimal.json").string(), test::reg()));
+            EXPECT_LE(j.at("sizes").at("minimal_layers").get<int>(), j.at("sizes").at("original_layers").get<int>());
+        }
+    fs::remove_all(dir);
+}
+
+/// SIGKILL at any moment loses no stored bug: every bug directory that exists is complete.
+TEST(Campaign, KilledCampaignLosesNoStoredBug) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("memo-killed-campaign-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        auto good = memo::make_in_process(memo::reference::interpreter());
+        auto bad = memo::make_in_process(test::faulty_backend(test::fault::wrong_value, "Dense"));
+        memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+        memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
+        memo::campaign::execution exec(diff, test::reg(), dir);
+        memo::campaign::generation_options o;
+        o.out = dir.string();
+        o.seconds = 60;
+        o.quiet = true;
+        memo::builder b(test::reg());
+        b.add("Dense", {b.add("Activation", {b.input({6})}, {{"activation", "relu"}})}, {{"units", std::int64_t{3}}});
+        memo::campaign::generate({b.finish()}, test::reg(), o, &exec);
+        ::_exit(0);
+    }
+    // Kill it once bugs are being written.
+    for (int i = 0; i < 3000; ++i) {
+        std::error_code ec;
+        if (fs::exists(dir / "bugs" / "inconsistency", ec) && std::distance(fs::directory_iterator(dir / "bugs" / "inconsistency", ec), {}) >= 1) break;
+        ::usleep(10000);
+    }
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(fs::exists(dir / "bugs" / "inconsistency"));
+    int complete = 0;
+    for (const auto& bug : fs::directory_iterator(dir / "bugs" / "inconsistency")) {
+        EXPECT_NO_THROW(memo::io::parse_json_file((bug.path() / "bug.json").string()));
+        EXPECT_NO_THROW(memo::io::load_model((bug.path() / "model.json").string(), test::reg()));
+        EXPECT_NO_THROW(memo::io::load_model((bug.path() / "minimal.json").string(), test::reg()));
+        ++complete;
+    }
+    EXPECT_GE(complete, 1);
+    // The store reopens them all.
+    memo::campaign::bug_store again(dir);
+    EXPECT_EQ(again.unique("inconsistency"), static_cast<std::size_t>(complete));
+    fs::remove_all(dir);
+}
+
+}  // namespace
