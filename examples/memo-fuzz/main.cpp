@@ -10,9 +10,9 @@
 namespace commands {
 
 /// The main job of `make demo`: the registry, MEMO's ten seed files, the reduced zoo, and a
-/// short generation campaign from it.
+/// campaign from it on the backends.
 inline int demo(const cli::args& a) {
-    a.only({"seeds", "out", "seconds"});
+    a.only({"seeds", "out", "seconds", "backends"});
     namespace fs = std::filesystem;
     const std::string dir = a.get_or("seeds", MEMO_DATA_DIR "/memo/synthesized_models");
     const auto& reg = memo::default_registry();
@@ -39,10 +39,12 @@ inline int demo(const cli::args& a) {
     if (int rc = cli::dispatch({reduce_command()}, 4, const_cast<char**>(reduce_argv), "memo-fuzz", ""); rc != 0) return rc;
 
     const std::string out = a.get_or("out", "build/demo-campaign");
-    const std::string seconds = a.get_or("seconds", "10");
-    fmt::print("\n3. a {} s generation campaign from the reduced seeds: memo-fuzz run --backends none --seconds {} --out {}\n", seconds, seconds, out);
+    const std::string seconds = a.get_or("seconds", "60");
+    const std::string backends = a.get_or("backends", default_backends());
+    fmt::print("\n3. a {} s campaign from the reduced seeds, every model run on {} and judged by the oracle:\n"
+               "   memo-fuzz run --backends {} --seconds {} --out {}\n", seconds, backends, backends, seconds, out);
     fs::remove_all(out);  // the demo's own directory, made afresh each time
-    const char* run_argv[] = {"memo-fuzz", "run", "--backends", "none", "--seconds", seconds.c_str(), "--out", out.c_str(), "--seed", "1"};
+    const char* run_argv[] = {"memo-fuzz", "run", "--backends", backends.c_str(), "--seconds", seconds.c_str(), "--out", out.c_str(), "--seed", "1"};
     return cli::dispatch({run_command()}, 10, const_cast<char**>(run_argv), "memo-fuzz", "");
 }
 
@@ -50,13 +52,14 @@ inline int demo(const cli::args& a) {
 
 int main(int argc, char** argv) {
     auto cmds = commands::inspect_commands();
-    cmds.push_back({"demo", "demo [--seeds DIR] [--out DIR] [--seconds S]",
+    cmds.push_back({"demo", "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
                     "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
-                    "reduces the ten seed architectures, then runs a generation campaign from them.\n\n"
-                    "  --seeds DIR    Keras JSON files to import (default: MEMO's seeds in tests/data)\n"
-                    "  --out DIR      the campaign directory, made afresh (default build/demo-campaign)\n"
-                    "  --seconds S    the campaign's length (default 10)",
-                    {"seeds", "out", "seconds"}, commands::demo});
+                    "reduces the ten seed architectures, then runs a campaign from them on the backends.\n\n"
+                    "  --seeds DIR      Keras JSON files to import (default: MEMO's seeds in tests/data)\n"
+                    "  --out DIR        the campaign directory, made afresh (default build/demo-campaign)\n"
+                    "  --seconds S      the campaign's length (default 60)\n"
+                    "  --backends LIST  the backends (default: reference,torch when built with libtorch)",
+                    {"seeds", "out", "seconds", "backends"}, commands::demo});
     cmds.push_back(commands::run_command());
     cmds.push_back(commands::reduce_command());
     for (auto& c : commands::execution_commands()) cmds.push_back(std::move(c));

@@ -85,7 +85,7 @@ inline const std::string execution_help =
 
 inline int run(const cli::args& a) {
     auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p",
-                                          "max-seed-nodes", "quiet", "no-minimise", "full-size"};
+                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     a.only(flags);
     if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
@@ -113,14 +113,18 @@ inline int run(const cli::args& a) {
         return 0;
     }
     // Small tensors by default: execution speed comes from them (--full-size keeps the seeds' own).
+    const bool full = a.has("full-size");
+    const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", "20000000"), "max-cost"));
     std::vector<memo::model> small;
-    for (const auto& m : seeds) small.push_back(a.has("full-size") ? m : memo::campaign::shrink(m, 4096));
+    for (const auto& m : seeds) small.push_back(full ? m : memo::campaign::shrink(m, max_cost / 10));
     const bool isolate = !a.has("in-process");
     auto xs = make_backends(backends, reg, limits_from(a), isolate);
     memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
     memo::oracle::differential diff(raw(xs), truth, reg, oracle_from(a), inputs_from(a));
     memo::campaign::execution_options eo;
     eo.minimise = !a.has("no-minimise");
+    eo.max_cost = full ? 0 : max_cost;
+    o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
     memo::campaign::execution exec(diff, reg, o.out, eo);
     const auto s = memo::campaign::generate(small, reg, o, &exec);
     const double secs = std::max(s.seconds, 1e-9);
@@ -157,10 +161,12 @@ inline cli::command run_command() {
             "  --max-seed-nodes N   larger diverse mutants stay results, not seeds (default 160)\n"
             "  --quiet              no progress line\n"
             "  --no-minimise        store bugs without shrinking their models\n"
-            "  --full-size          run the seeds at their own sizes (default: inputs, filters and units\n"
-            "                       shrunk until no tensor holds more than 4096 elements per sample)\n" +
+            "  --max-cost C         generate and run only models costing at most C multiply-add equivalents\n"
+            "                       per sample (default 20000000; see docs/execution.md); seeds are shrunk\n"
+            "                       (inputs, filters, units) to a tenth of it\n"
+            "  --full-size          no shrinking and no cost limit\n" +
                 execution_help,
-            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "timeout-ms",
+            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "max-cost", "timeout-ms",
              "memory-mb", "samples", "input-range", "dmad-threshold"},
             run};
 }

@@ -22,7 +22,7 @@ s="$tmp/c/stats.json"
 grep -q "layer_pair" "$tmp/out" || fail "summary prints coverage"
 
 # MEMO_r and MEMO_o run too, from a directory of seeds.
-"$memo" run --iterations 200 --selector random --operators lemon --seeds "$data/memo/synthesized_models" --out "$tmp/o" --quiet >/dev/null
+"$memo" run --backends none --iterations 200 --selector random --operators lemon --seeds "$data/memo/synthesized_models" --out "$tmp/o" --quiet >/dev/null
 
 # Bad input: non-zero exit, a message naming the cause, nothing overwritten.
 if "$memo" run --iterations 10 2>"$tmp/err"; then fail "run without --out accepted"; fi

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,7 +102,10 @@ public:
         : make_(std::move(make)), local_(make_()), reg_(&reg), lim_(lim) {
         ::signal(SIGPIPE, SIG_IGN);  // a dead worker must be a result, not the campaign's death
     }
-    ~isolated() override { stop(); }
+    ~isolated() override {
+        stop();
+        if (log_ >= 0) ::close(log_);
+    }
     isolated(const isolated&) = delete;
     isolated& operator=(const isolated&) = delete;
 
@@ -160,6 +164,9 @@ public:
 
 private:
     bool start() {
+        // A fresh, empty stderr file per worker (in memory: nothing is left on disk).
+        if (log_ >= 0) ::close(log_);
+        log_ = ::memfd_create("memo-worker-stderr", 0);
         int down[2], up[2];
         if (::pipe(down) != 0) return false;
         if (::pipe(up) != 0) { ::close(down[0]); ::close(down[1]); return false; }
@@ -182,8 +189,14 @@ private:
         // hide that worker's end-of-file from it.
         ::dup2(in, 3);
         ::dup2(out, 4);
-        ::close_range(5, ~0U, 0);
-        if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);  // keep the progress line clean
+        if (log_ >= 0) {
+            ::dup2(log_, 5);
+            log_ = 5;
+        }
+        ::close_range(6, ~0U, 0);
+        // The library's own chatter goes to a file the campaign reads when the worker dies.
+        if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
+        if (log_ >= 0) ::dup2(log_, 2);
         int code = 0;
         try {
             B b = make_();
@@ -221,8 +234,23 @@ private:
         } else {
             r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
         }
+        if (const auto tail = log_tail(); !tail.empty()) r.message += ": " + tail;
         r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
         return r;
+    }
+
+    /// The last line the worker wrote to stderr before it died.
+    std::string log_tail() const {
+        if (log_ < 0) return {};
+        char buf[2048];
+        const off_t end = ::lseek(log_, 0, SEEK_END);
+        const off_t from = end > static_cast<off_t>(sizeof buf) ? end - static_cast<off_t>(sizeof buf) : 0;
+        const ssize_t n = ::pread(log_, buf, sizeof buf, from);
+        if (n <= 0) return {};
+        std::string s(buf, static_cast<std::size_t>(n));
+        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+        if (const auto nl = s.rfind('\n'); nl != std::string::npos) s = s.substr(nl + 1);
+        return s;
     }
 
     run_result kill_worker(run_status s, std::string why) {
@@ -252,7 +280,7 @@ private:
     const registry* reg_;
     isolation_limits lim_;
     pid_t pid_ = -1;
-    int to_ = -1, from_ = -1;
+    int to_ = -1, from_ = -1, log_ = -1;
     bool pending_ = false, sent_ = false;
     std::uint64_t restarts_ = 0;
     std::chrono::steady_clock::time_point start_{};

@@ -81,10 +81,8 @@ public:
         namespace fs = std::filesystem;
         const std::string kind(oracle::name_of(b.v.what));
         const std::string key = kind + "/" + b.signature;
-        if (auto it = seen_.find(key); it != seen_.end()) {
-            auto& j = it->second;
-            j["count"] = j.value("count", 1) + 1;
-            io::write_file((dir_ / key / "bug.json").string(), j.dump(2) + "\n");
+        if (seen_.count(key)) {
+            count(b.v.what, b.signature);
             return false;
         }
         const fs::path final_dir = dir_ / key;
@@ -114,6 +112,15 @@ public:
         seen_.emplace(key, std::move(j));
         ++unique_[kind];
         return true;
+    }
+
+    /// One more sighting of a stored bug (its bug.json's count).
+    void count(oracle::kind k, const std::string& signature) {
+        const std::string key = std::string(oracle::name_of(k)) + "/" + signature;
+        auto it = seen_.find(key);
+        if (it == seen_.end()) return;
+        it->second["count"] = it->second.value("count", 1) + 1;
+        io::write_file((dir_ / key / "bug.json").string(), it->second.dump(2) + "\n");
     }
 
     /// Whether this signature is stored (then record() only counts it).

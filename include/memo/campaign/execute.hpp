@@ -9,14 +9,16 @@
 #include <fmt/core.h>
 
 #include "../coverage/coverage.hpp"
+#include "../reduce/cost.hpp"
 #include "bugs.hpp"
 #include "stage.hpp"
 
 namespace memo::campaign {
 
 struct execution_options {
-    std::size_t queue_limit = 64;  // models that raised coverage, waiting to run; beyond it the search waits
+    std::size_t queue_limit = 64;      // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
+    std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
 };
 
 class execution final : public stage {
@@ -29,7 +31,12 @@ public:
     bool wants_any() const override { return !running_ && queue_.empty(); }
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
-        if (diverse || (!running_ && queue_.empty())) queue_.push_back({m, iteration});
+        if (!diverse && (running_ || !queue_.empty())) return;
+        if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
+            ++too_costly_;
+            return;
+        }
+        queue_.push_back({m, iteration});
     }
 
     bool poll(double t) override {
@@ -55,6 +62,9 @@ public:
     void write_stats(io::json& s) const override {
         s["backends"] = names_;
         s["models_executed"] = executed_;
+        s["models_over_cost"] = too_costly_;
+        s["models_single_backend"] = single_backend_;
+        s["max_cost"] = o_.max_cost;
         s["bugs"] = {{"crash", found_.count("crash") ? found_.at("crash") : 0},
                      {"nan", found_.count("nan") ? found_.at("nan") : 0},
                      {"inconsistency", found_.count("inconsistency") ? found_.at("inconsistency") : 0},
@@ -103,6 +113,10 @@ private:
     void complete(double t) {
         running_ = false;
         oracle::verdict v = diff_->finish();
+        if (diff_->last_skipped()) {
+            ++single_backend_;
+            return;
+        }
         ++executed_;
         cov_.add(current_.m);
         const auto obs = diff_->observations();
@@ -127,16 +141,22 @@ private:
         b.seconds = t;
         b.v = v;
         b.minimal = current_.m;
-        // The signature comes from the first sighting, so a duplicate is known before minimising.
-        b.signature = oracle::signature(v, current_.m);
+        // A bug seen before (same first sighting signature) is counted, not minimised again.
+        const std::string first = oracle::signature(v, current_.m);
         ++found_[std::string(oracle::name_of(v.what))];
-        if (o_.minimise && !store_.has(v.what, b.signature)) {
+        if (const auto it = known_.find(first); it != known_.end()) {
+            store_.count(v.what, it->second);
+            return;
+        }
+        if (o_.minimise) {
             auto small = diff_->minimise(current_.m, v);
             b.minimal = std::move(small.m);
             b.v = small.v;
             b.minimise_checks = small.checks;
         }
-        b.v.what = v.what;  // minimisation keeps the kind; the stored verdict is the minimal model's
+        // The stored signature is the minimal model's: its non-default parameters are those that matter.
+        b.signature = oracle::signature(b.v, b.minimal);
+        known_.emplace(first, b.signature);
         store_.record(b, names_);
     }
 
@@ -148,8 +168,9 @@ private:
     std::deque<pending> queue_;
     pending current_;
     bool running_ = false;
-    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0;
+    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
     std::map<std::string, std::uint64_t> found_;
+    std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "../io/json.hpp"
 #include "../io/keras.hpp"
+#include "../reduce/cost.hpp"
 #include "../reduce/reduce.hpp"
 #include "../zoo/zoo.hpp"
 
@@ -20,29 +21,30 @@ inline model load_any(const std::string& path, const registry& reg) {
     return io::load_keras(path, reg);
 }
 
-/// The model with smaller tensors, for fast execution: while some node holds more than
-/// `max_elements` per sample, halve the filters or units of the largest node (above 8), else the
-/// largest dimension of an input that shape inference still accepts. Structure, layers and
-/// parameter values other than those stay as they were.
-inline model shrink(model m, std::int64_t max_elements) {
-    for (int guard = 0; guard < 200; ++guard) {
-        std::size_t big = 0;
-        for (std::size_t i = 1; i < m.size(); ++i)
-            if (m.nodes[i].out.elements() > m.nodes[big].out.elements()) big = i;
-        if (m.nodes[big].out.elements() <= max_elements) break;
+/// The model made cheap to run: while its execution cost (reduce/cost.hpp) is above `max_cost`,
+/// halve the filters or units of its costliest layer (while above 8), else the largest dimension
+/// of an input, taking the first change that shape inference accepts. Structure, layers and the
+/// other parameter values stay as they were.
+inline model shrink(model m, std::int64_t max_cost) {
+    for (int guard = 0; guard < 200 && execution_cost(m) > max_cost; ++guard) {
+        std::vector<std::size_t> order(m.size());
+        for (std::size_t i = 0; i < m.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return cost_detail::node_flops(m, a) > cost_detail::node_flops(m, b); });
         std::vector<model> moves;
-        for (std::string_view p : {"filters", "units"})
-            if (m.nodes[big].layer->param_index(p) >= 0 && as_int(m.nodes[big].param(p)) > 8) {
-                model c = m;
-                c.nodes[big].set(p, std::int64_t{as_int(m.nodes[big].param(p)) / 2});
-                moves.push_back(std::move(c));
-            }
+        for (std::size_t i : order)
+            for (std::string_view p : {"filters", "units"})
+                if (m.nodes[i].layer->param_index(p) >= 0 && as_int(m.nodes[i].param(p)) > 8) {
+                    model c = m;
+                    c.nodes[i].set(p, std::int64_t{as_int(m.nodes[i].param(p)) / 2});
+                    moves.push_back(std::move(c));
+                }
         for (int i : m.input_nodes()) {
             const auto dims = std::get<ints>(m[i].param("shape"));
-            std::vector<int> order;
-            for (int d = 0; d < dims.n; ++d) order.push_back(d);
-            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return dims[a] > dims[b]; });
-            for (int d : order)
+            std::vector<int> axes;
+            for (int d = 0; d < dims.n; ++d) axes.push_back(d);
+            std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return dims[a] > dims[b]; });
+            for (int d : axes)
                 if (dims[d] > 1) {
                     model c = m;
                     auto nd = dims;
@@ -53,7 +55,7 @@ inline model shrink(model m, std::int64_t max_elements) {
         }
         bool changed = false;
         for (auto& c : moves)
-            if (infer_shapes(c)) {
+            if (infer_shapes(c) && execution_cost(c) < execution_cost(m)) {
                 m = std::move(c);
                 changed = true;
                 break;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "../reduce/cost.hpp"
 #include "context.hpp"
 
 namespace memo::mutation::steps {
@@ -165,6 +166,7 @@ inline std::vector<int> universe_nodes(const model& m, const context& ctx, bool 
 
 inline expected<model> within_limits(model m, const context& ctx) {
     if (m.nodes.size() > ctx.max_nodes) return fail("mutant has " + std::to_string(m.nodes.size()) + " nodes, over the limit");
+    if (ctx.max_cost > 0 && execution_cost(m) > ctx.max_cost) return fail("mutant costs more to run than the limit");
     return m;
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -92,31 +93,41 @@ public:
     std::span<executor* const> participants() const noexcept { return xs_; }
 
     /// Starts running m on every participant that supports it (workers run while the caller goes on).
+    /// Models fewer than two participants take are not run (nothing to compare them with), unless
+    /// there is only one participant.
     void begin(const model& m) {
         current_ = m;
         inputs_ = make_inputs(m, in_);
         obs_.clear();
         running_.clear();
-        for (auto* x : xs_) {
-            observation ob{std::string(x->name()), {}};
-            if (auto s = x->supports(m); !s) {
-                ob.result = run_result::failed(run_status::unsupported, s.reason());
-            } else {
-                x->submit(m, inputs_, {});
-                running_.push_back(obs_.size());
-            }
+        std::vector<std::size_t> runnable;
+        for (std::size_t k = 0; k < xs_.size(); ++k) {
+            observation ob{std::string(xs_[k]->name()), {}};
+            if (auto s = supported(k, m); !s) ob.result = run_result::failed(run_status::unsupported, s.reason());
+            else runnable.push_back(k);
             obs_.push_back(std::move(ob));
+        }
+        skipped_ = xs_.size() >= 2 && runnable.size() < 2;
+        if (skipped_) return;
+        for (std::size_t k : runnable) {
+            xs_[k]->submit(m, inputs_, {});
+            running_.push_back(k);
         }
     }
 
+    /// Whether the last model was left unrun because fewer than two participants take it.
+    bool last_skipped() const noexcept { return skipped_; }
+
     /// Waits for the runs begun last and judges them; a verdict that holds is localised.
     verdict finish() {
-        std::size_t r = 0;
-        for (std::size_t i = 0; i < obs_.size(); ++i)
-            if (r < running_.size() && running_[r] == i) {
-                obs_[i].result = by_name(obs_[i].backend)->collect();
-                ++r;
-            }
+        for (std::size_t k : running_) {
+            obs_[k].result = xs_[k]->collect();
+            // A layer and dtype a backend declined once, it declines again: learn it.
+            if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
+                declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
+        }
+        running_.clear();
+        if (skipped_) return {};
         truth_cache_.clear();
         verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
         suppressed_ = false;
@@ -129,8 +140,8 @@ public:
 
     /// Whether finish() would return without waiting for a worker.
     bool ready() const {
-        for (auto* x : xs_)
-            if (!x->ready()) return false;
+        for (std::size_t k : running_)
+            if (!xs_[k]->ready()) return false;
         return true;
     }
 
@@ -179,6 +190,15 @@ public:
     }
 
 private:
+    expected<void> supported(std::size_t k, const model& m) const {
+        if (auto s = xs_[k]->supports(m); !s) return s;
+        if (const auto it = declined_.find(k); it != declined_.end())
+            for (const auto& n : m.nodes)
+                if (it->second.count({n.layer->name, n.type}))
+                    return fail("declined " + std::string(n.layer->name) + " in " + std::string(name_of(n.type)) + " before");
+        return {};
+    }
+
     executor* by_name(std::string_view n) const {
         for (auto* x : xs_)
             if (x->name() == n) return x;
@@ -279,6 +299,13 @@ private:
                         }
                     continue;
                 }
+                // Mode parameters back to Keras' defaults: what stays non-default is what matters.
+                for (std::size_t k = 0; k < n.params.size(); ++k)
+                    if (n.layer->params[k].what == role::mode && !(n.params[k] == n.layer->params[k].fallback)) {
+                        model c = best.m;
+                        c.nodes[i].params[k] = n.layer->params[k].fallback;
+                        moves.push_back(std::move(c));
+                    }
                 for (auto p : smaller)
                     if (n.layer->param_index(p) >= 0 && as_int(n.param(p)) > 1) {
                         model c = best.m;
@@ -308,7 +335,8 @@ private:
     std::vector<tensor> inputs_, truth_cache_;
     std::vector<observation> obs_;
     std::vector<std::size_t> running_;
-    bool suppressed_ = false;
+    bool suppressed_ = false, skipped_ = false;
+    std::map<std::size_t, std::set<std::pair<std::string_view, dtype>>> declined_;
 };
 
 }  // namespace memo::oracle

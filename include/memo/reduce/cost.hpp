@@ -123,4 +123,21 @@ inline std::int64_t count_flops(const model& m) {
     return total;
 }
 
+/// What running a model costs, per sample, in multiply-add equivalents: its multiply-adds, every
+/// element it writes (at 32: moving, indexing and converting an element costs tens of times a
+/// multiply-add), and a fixed price per recurrent step (a library runs steps one after the other,
+/// so a long sequence is slow however small its units). Campaigns skip models above a budget.
+inline std::int64_t execution_cost(const model& m) {
+    constexpr std::int64_t per_element = 32, per_step = 2000;
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const node& n = m.nodes[i];
+        total += cost_detail::node_flops(m, i) + per_element * n.out.elements();
+        if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
+            n.layer->name != "TimeDistributed")
+            total += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
+    }
+    return total;
+}
+
 }  // namespace memo

@@ -1,10 +1,92 @@
 #pragma once
-// Reference kernels: (in progress).
+// Reference kernels: ReLU, Softmax, LeakyReLU, PReLU, ELU, ThresholdedReLU (Keras 2.8).
+//
+// Scalar parameters are rounded to T before use, as TensorFlow converts a Python float to the
+// tensor's dtype (so a float16 ThresholdedReLU compares against half(theta)).
 #include "array.hpp"
 
 namespace memo::reference {
 
+namespace act_detail {
+
+/// The parameter `x` as TensorFlow sees it in a T computation, widened to the accumulator.
 template <class T>
-void register_act(kernel_table<T>&) {}
+acc_t<T> rounded(double x) {
+    return static_cast<acc_t<T>>(static_cast<T>(static_cast<acc_t<T>>(x)));
+}
+
+/// x with f applied to every element, in the accumulator type.
+template <class T, class F>
+array<T> map(const array<T>& x, F f) {
+    array<T> out = x;
+    for (auto& v : out.data) v = static_cast<T>(f(static_cast<acc_t<T>>(v)));
+    return out;
+}
+
+/// max(x, 0), keeping NaN.
+template <class A>
+A relu(A x) {
+    return x < A(0) ? A(0) : x;
+}
+
+}  // namespace act_detail
+
+template <class T>
+void register_act(kernel_table<T>& t) {
+    using A = acc_t<T>;
+    using act_detail::rounded, act_detail::map;
+    using ins = std::span<const array<T>>;
+    // Keras' backend.relu(x, alpha, max_value, threshold): relu(x), or x * (x > threshold) for a
+    // threshold, clipped to [0, max_value], minus alpha * relu(threshold - x) for an alpha. Written
+    // as Keras computes it, so NaN propagates and x * 0 gives NaN for x = -inf as it does there.
+    t.set("ReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+        params p{n};
+        const A slope = rounded<T>(p.real("negative_slope")), threshold = rounded<T>(p.real("threshold"));
+        const bool clip = !p.is_none("max_value");
+        const A top = clip ? std::max(A(0), rounded<T>(p.real("max_value"))) : A(0);
+        return map(in[0], [&](A x) {
+            A y = threshold != A(0) ? x * A(x > threshold ? 1 : 0) : act_detail::relu(x);
+            if (clip) y = std::clamp(y, A(0), top);
+            return slope != A(0) ? y - slope * act_detail::relu(threshold - x) : y;
+        });
+    });
+    t.set("Softmax", [](const node& n, ins in, ins) -> expected<array<T>> {
+        array<T> out = in[0];
+        softmax(out, static_cast<int>(params{n}.integer("axis")));
+        return out;
+    });
+    t.set("LeakyReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+        const A alpha = rounded<T>(params{n}.real("alpha"));
+        return map(in[0], [&](A x) { return x < A(0) ? alpha * x : x; });
+    });
+    t.set("ELU", [](const node& n, ins in, ins) -> expected<array<T>> {
+        using std::expm1;
+        const A alpha = rounded<T>(params{n}.real("alpha"));
+        return map(in[0], [&](A x) { return x > A(0) ? x : alpha * expm1(x); });
+    });
+    // Keras: x * cast(x > theta).
+    t.set("ThresholdedReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+        const A theta = rounded<T>(params{n}.real("theta"));
+        return map(in[0], [&](A x) { return x * A(x > theta ? 1 : 0); });
+    });
+    // relu(x) - alpha * relu(-x), alpha of the sample shape with shared axes of size 1 (broadcast).
+    t.set("PReLU", [](const node&, ins in, ins w) -> expected<array<T>> {
+        if (w.size() != 1) return fail("PReLU takes one weight, alpha");
+        const array<T>&x = in[0], &alpha = w[0];
+        bool fits = alpha.rank() == x.rank() - 1;
+        for (int d = 1; fits && d < x.rank(); ++d) fits = alpha.dim(d - 1) == 1 || alpha.dim(d - 1) == x.dim(d);
+        if (!fits) return fail("PReLU alpha does not broadcast to the input sample shape");
+        const auto xs = x.strides(), as = alpha.strides();
+        array<T> out = x;
+        for (int64_t e = 0; e < x.size(); ++e) {
+            int64_t a = 0;  // alpha's element: x's index past the batch, 0 along shared axes
+            for (std::size_t k = 1; k < xs.size(); ++k)
+                if (alpha.dims[k - 1] != 1) a += (e % xs[k - 1]) / xs[k] * as[k - 1];
+            const A v = static_cast<A>(x[e]);
+            out[e] = static_cast<T>(v > A(0) ? v : static_cast<A>(alpha[a]) * v);
+        }
+        return out;
+    });
+}
 
 }  // namespace memo::reference

@@ -84,12 +84,20 @@ private:
             if (n.layer->arity.max == 0) {
                 if (next_input >= inputs.size()) return run_result::failed(run_status::error, "missing input for node " + std::to_string(i));
                 values[i] = inputs[next_input++];
+                if (values[i].dims != concrete(n.out, values[i].dims.empty() ? 1 : values[i].dims[0]))
+                    return run_result::failed(run_status::error, "input " + std::to_string(i) + " is " + values[i].dims_str() + ", the model expects " + n.out.str());
                 values[i].type = t;
                 for (auto& x : values[i].data) x = round_to(t, x);
                 continue;
             }
             std::vector<const tensor*> in;
-            for (int src : n.inputs) in.push_back(forced ? &o.forced[static_cast<std::size_t>(src)] : &values[static_cast<std::size_t>(src)]);
+            for (int src : n.inputs) {
+                const tensor* x = forced ? &o.forced[static_cast<std::size_t>(src)] : &values[static_cast<std::size_t>(src)];
+                // Kernels trust the inferred shapes: a tensor of another shape is refused here.
+                if (x->dims != concrete(m[src].out, x->dims.empty() ? 1 : x->dims[0]))
+                    return run_result::failed(run_status::error, "node " + std::to_string(i) + " got a " + x->dims_str() + " input, expected " + m[src].out.str());
+                in.push_back(x);
+            }
             auto out = node_in(t, m, static_cast<int>(i), in);
             if (!out) {
                 auto r = run_result::failed(run_status::error, std::string(n.layer->name) + ": " + out.reason());

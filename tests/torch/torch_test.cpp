@@ -1,0 +1,361 @@
+// The libtorch backend: layers checked by hand, the run contract (teacher forcing, precision,
+// failures as values), and every layer class of the registry against the reference interpreter
+// on random single-layer models.
+#include <memo/backends/reference/interpreter.hpp>
+#include <memo/backends/torch/backend.hpp>
+#include <memo/exec/inputs.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+
+#include "../unit/support.hpp"
+
+namespace {
+
+using memo::dtype;
+
+memo::torch::backend& torch_backend() {
+    static memo::torch::backend b;
+    return b;
+}
+
+memo::tensor make(std::vector<std::int64_t> dims, std::vector<double> values, dtype t = dtype::float32) {
+    memo::tensor x(std::move(dims), t);
+    x.data = std::move(values);
+    return x;
+}
+
+/// The one output of a single-input model run on `x`.
+memo::tensor run_one(const memo::model& m, const memo::tensor& x, memo::run_options o = {}) {
+    const memo::tensor in[1] = {x};
+    auto r = torch_backend().run(m, in, o);
+    EXPECT_TRUE(r.ok()) << r.message;
+    return r.ok() ? r.outputs.at(0) : memo::tensor{};
+}
+
+/// max |a - b| over max |b|: 0 for identical tensors, infinite when dims differ or NaN/infinities
+/// sit in different places. Below magnitude 1 the bound is absolute: an output that cancels to
+/// zero (LayerNormalization over an axis of size 1) keeps the rounding noise of its terms, which
+/// are of the inputs' magnitude.
+double relative_error(const memo::tensor& a, const memo::tensor& b) {
+    if (a.dims != b.dims) return std::numeric_limits<double>::infinity();
+    double diff = 0, scale = 1;
+    for (std::int64_t i = 0; i < a.size(); ++i) {
+        if (std::isnan(a[i]) || std::isnan(b[i])) {
+            if (std::isnan(a[i]) != std::isnan(b[i])) return std::numeric_limits<double>::infinity();
+            continue;
+        }
+        if (std::isinf(a[i]) || std::isinf(b[i])) {
+            if (a[i] != b[i]) return std::numeric_limits<double>::infinity();
+            continue;
+        }
+        diff = std::max(diff, std::abs(a[i] - b[i]));
+        scale = std::max(scale, std::abs(b[i]));
+    }
+    return diff / scale;
+}
+
+/// A random single-layer model of class L; the adapters whose lists test::random_single_layer_model
+/// leaves empty (Reshape, CustomPadLayer, CustomCropLayer) get amounts that fit the drawn input.
+std::optional<memo::model> random_model(const memo::layer_def& L, memo::rng& r) {
+    const bool listed = L.name == "Reshape" || L.name == "CustomPadLayer" || L.name == "CustomCropLayer";
+    if (!listed) return test::random_single_layer_model(L, r);
+    memo::builder b(test::reg());
+    memo::ints dims;
+    const int rank = static_cast<int>(r.uniform(2, 5));
+    for (int d = 1; d < rank; ++d) dims.push(r.uniform(1, 6));
+    const int x = b.add("InputLayer", {}, {{"shape", dims}, {"dtype", r.chance(0.5) ? "float32" : "float64"}});
+    memo::ints amounts;
+    if (L.name == "Reshape") {
+        for (int d = dims.size() - 1; d >= 0; --d) amounts.push(dims[d]);
+        b.add("Reshape", {x}, {{"target_shape", amounts}});
+    } else if (L.name == "CustomPadLayer") {
+        for (int d = 0; d < 2 * dims.size(); ++d) amounts.push(r.uniform(0, 2));
+        b.add("CustomPadLayer", {x}, {{"padding", amounts}, {"constant_values", r.uniform_real(-2, 2)}});
+    } else {
+        for (int d = 0; d < dims.size(); ++d) {
+            const auto before = r.uniform(0, (dims[d] - 1) / 2);
+            amounts.push(before);
+            amounts.push(r.uniform(0, dims[d] - 1 - before));
+        }
+        b.add("CustomCropLayer", {x}, {{"cropping", amounts}});
+    }
+    b.seed(r());
+    return b.finish();
+}
+
+std::string describe(const memo::model& m) {
+    const auto& n = m.nodes.back();
+    std::string s = std::string(n.layer->name) + " on ";
+    for (int i : n.inputs) s += m[i].out.str() + " ";
+    for (std::size_t p = 0; p < n.params.size(); ++p)
+        if (n.layer->params[p].what != memo::role::inert) s += std::string(n.layer->params[p].name) + "=" + memo::to_string(n.params[p]) + " ";
+    return s;
+}
+
+}  // namespace
+
+static_assert(memo::backend<memo::torch::backend>);
+
+TEST(TorchBackend, NamesItselfAndSupportsEveryRegisteredClass) {
+    EXPECT_EQ(torch_backend().name(), "torch");
+    memo::rng r(7);
+    for (const auto& L : test::reg()) {
+        if (L.arity.max == 0) continue;
+        const auto m = random_model(L, r);
+        ASSERT_TRUE(m) << L.name;
+        EXPECT_TRUE(torch_backend().supports(*m)) << L.name;
+    }
+}
+
+TEST(TorchBackend, SupportsNamesTheFirstClassWithoutAnOp) {
+    memo::layer_def mine = test::reg().at("ReLU");
+    mine.name = "MyActivation";
+    memo::builder b(test::reg());
+    b.add("ReLU", {b.input({4})});
+    memo::model m = b.finish();
+    m.nodes.back().layer = &mine;
+    const auto ok = torch_backend().supports(m);
+    ASSERT_FALSE(ok);
+    EXPECT_NE(ok.reason().find("MyActivation"), std::string::npos) << ok.reason();
+    const memo::tensor in[1] = {make({1, 4}, {1, 2, 3, 4})};
+    memo::torch::backend own;
+    EXPECT_EQ(own.run(m, in, {}).status, memo::run_status::unsupported);
+    own.set("MyActivation", [](const memo::torch::call& c) { return c.in[0] * 2.0; });
+    const auto r = own.run(m, in, {});
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(r.outputs[0].data, (std::vector<double>{2, 4, 6, 8}));
+}
+
+TEST(TorchBackend, DenseWithOnesWeights) {
+    // Every unit: 1 * 1 + 2 * 1 + 3 * 1 + bias 1 = 7; the second sample 4 + 5 + 6 + 1 = 16.
+    memo::builder b(test::reg());
+    b.add("Dense", {b.input({3})}, {{"units", 2}, {"kernel_initializer", "Ones"}, {"bias_initializer", "Ones"}});
+    const memo::model m = b.finish();
+    const auto x = make({2, 3}, {1, 2, 3, 4, 5, 6});
+    EXPECT_EQ(run_one(m, x).data, (std::vector<double>{7, 7, 16, 16}));
+    memo::run_options o;
+    o.precision = dtype::bfloat16;  // ATen's CPU matmul exists for bfloat16, and 7 and 16 are bfloat16 values
+    const auto y = run_one(m, x, o);
+    EXPECT_EQ(y.type, dtype::bfloat16);
+    EXPECT_EQ(y.data, (std::vector<double>{7, 7, 16, 16}));
+}
+
+TEST(TorchBackend, Conv2DSamePaddingPutsTheExtraPadAfter) {
+    // 3x3 input 1..9, 2x2 ones kernel, stride 1: TF pads 0 before and 1 after on each axis, so
+    // out[i][j] = x[i][j] + x[i][j+1] + x[i+1][j] + x[i+1][j+1] with zeros past the edge:
+    // 1+2+4+5=12, 2+3+5+6=16, 3+6=9 / 4+5+7+8=24, 28, 6+9=15 / 7+8=15, 8+9=17, 9.
+    {
+        memo::builder b(test::reg());
+        b.add("Conv2D", {b.input({3, 3, 1})},
+              {{"filters", 1}, {"kernel_size", memo::ints{2, 2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
+        const auto y = run_one(b.finish(), make({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
+        EXPECT_EQ(y.dims, (std::vector<std::int64_t>{1, 3, 3, 1}));
+        EXPECT_EQ(y.data, (std::vector<double>{12, 16, 9, 24, 28, 15, 15, 17, 9}));
+    }
+    // 4x4 input 1..16, 3x3 ones kernel, stride 2: out 2x2, total pad (2-1)*2+3-4 = 1, all after.
+    // Windows rows/cols {0,1,2} and {2,3}: (1+2+3)+(5+6+7)+(9+10+11)=54, (3+4)+(7+8)+(11+12)=45,
+    // (9+10+11)+(13+14+15)=72, 11+12+15+16=54.
+    {
+        memo::builder b(test::reg());
+        b.add("Conv2D", {b.input({4, 4, 1})},
+              {{"filters", 1}, {"kernel_size", memo::ints{3, 3}}, {"strides", memo::ints{2, 2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
+        std::vector<double> x(16);
+        for (int i = 0; i < 16; ++i) x[static_cast<std::size_t>(i)] = i + 1;
+        EXPECT_EQ(run_one(b.finish(), make({1, 4, 4, 1}, x)).data, (std::vector<double>{54, 45, 72, 54}));
+    }
+}
+
+TEST(TorchBackend, SamePoolingCountsOnlyRealElements) {
+    // 3x3 input 1..9, pool 2, stride 2, "same": out 2x2, one pad row and column after.
+    // Average: (1+2+4+5)/4=3, (3+6)/2=4.5, (7+8)/2=7.5, 9/1=9. Max: 5, 6, 8, 9.
+    const auto x = make({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+    for (const char* cls : {"AveragePooling2D", "MaxPooling2D"}) {
+        memo::builder b(test::reg());
+        b.add(cls, {b.input({3, 3, 1})}, {{"pool_size", memo::ints{2, 2}}, {"padding", "same"}});
+        const auto y = run_one(b.finish(), x);
+        EXPECT_EQ(y.data, std::string(cls) == "MaxPooling2D" ? (std::vector<double>{5, 6, 8, 9}) : (std::vector<double>{3, 4.5, 7.5, 9}))
+            << cls;
+    }
+    // A window longer than the input (3 over 1 on the first axis): "same" pads one on each side
+    // and each output averages its one real element. ATen's avg_pool3d rejects such an input
+    // even with padding, so the backend pads it itself.
+    memo::builder b(test::reg());
+    b.add("AveragePooling3D", {b.input({1, 2, 2, 1})}, {{"pool_size", memo::ints{3, 1, 1}}, {"strides", memo::ints{1, 1, 1}}, {"padding", "same"}});
+    EXPECT_EQ(run_one(b.finish(), make({1, 1, 2, 2, 1}, {1, 2, 3, 4})).data, (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST(TorchBackend, Conv2DTransposeMatchesTFPlacement) {
+    const auto x = make({1, 2, 2, 1}, {1, 2, 3, 4});
+    // Stride 2, 2x2 ones kernel, valid: each input fills its own 2x2 block of the 4x4 output.
+    {
+        memo::builder b(test::reg());
+        b.add("Conv2DTranspose", {b.input({2, 2, 1})},
+              {{"filters", 1}, {"kernel_size", memo::ints{2, 2}}, {"strides", memo::ints{2, 2}}, {"kernel_initializer", "Ones"}});
+        EXPECT_EQ(run_one(b.finish(), x).data, (std::vector<double>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
+    }
+    // Stride 1, 2x2 ones kernel, same: output 2x2, pad_before 0, so out[i][j] sums x[i-a][j-b] for
+    // a, b in {0, 1}: 1, 1+2=3 / 1+3=4, 1+2+3+4=10 (the full 3x3 transpose cropped at the end).
+    {
+        memo::builder b(test::reg());
+        b.add("Conv2DTranspose", {b.input({2, 2, 1})},
+              {{"filters", 1}, {"kernel_size", memo::ints{2, 2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
+        EXPECT_EQ(run_one(b.finish(), x).data, (std::vector<double>{1, 3, 4, 10}));
+    }
+}
+
+TEST(TorchBackend, UpSamplingRepeatsExactlyForLargeFactors) {
+    // ATen's legacy nearest (index floor(o * in/out) in float) picks the wrong source for some
+    // factors (length 2 by 41: o = 41 maps to 0); Keras repeats each element `size` times.
+    memo::builder b(test::reg());
+    b.add("UpSampling1D", {b.input({2, 1})}, {{"size", 41}});
+    const auto y = run_one(b.finish(), make({1, 2, 1}, {1, 2}));
+    std::vector<double> want(41, 1.0);
+    want.resize(82, 2.0);
+    EXPECT_EQ(y.data, want);
+}
+
+TEST(TorchBackend, MissingHalfKernelIsUnsupportedNotAnError) {
+    memo::builder b(test::reg());
+    b.add("Conv2D", {b.input({4, 4, 2}, dtype::float16)}, {{"filters", 2}});
+    const memo::model m = b.finish();
+    const auto in = memo::make_inputs(m);
+    const auto r = torch_backend().run(m, in, {});
+    EXPECT_EQ(r.status, memo::run_status::unsupported) << r.message;
+    EXPECT_NE(r.message.find("Half"), std::string::npos) << r.message;
+    EXPECT_EQ(r.message.find('\n'), std::string::npos) << r.message;
+}
+
+TEST(TorchBackend, ExceptionsBecomeErrorsWithTheirFirstLine) {
+    memo::builder b(test::reg());
+    b.add("ReLU", {b.input({4})});
+    const memo::model m = b.finish();
+    const memo::tensor in[1] = {make({1, 4}, {1, 2, 3, 4})};
+    memo::torch::backend own;
+    own.set("ReLU", [](const memo::torch::call&) -> at::Tensor { throw std::runtime_error("boom\nsecond line"); });
+    auto r = own.run(m, in, {});
+    EXPECT_EQ(r.status, memo::run_status::error);
+    EXPECT_EQ(r.message, "node 1 (ReLU): boom");
+    own.set("ReLU", [](const memo::torch::call& c) { return c.in[0].reshape({2, 2}); });
+    r = own.run(m, in, {});
+    EXPECT_EQ(r.status, memo::run_status::error);
+    EXPECT_NE(r.message.find("output dims 2x2"), std::string::npos) << r.message;
+    r = own.run(m, {}, {});
+    EXPECT_EQ(r.status, memo::run_status::error);
+}
+
+TEST(TorchBackend, EveryNodeTeacherForcingAndPrecision) {
+    // Input -> Dense(2, ones, no bias) -> ReLU. Forced, ReLU reads the given Dense output
+    // (-1, 3) rather than Dense's own (3, 3).
+    memo::builder b(test::reg());
+    const int d = b.add("Dense", {b.input({2})}, {{"units", 2}, {"use_bias", false}, {"kernel_initializer", "Ones"}});
+    b.add("ReLU", {d});
+    const memo::model m = b.finish();
+    const memo::tensor in[1] = {make({1, 2}, {1, 2})};
+    memo::run_options every;
+    every.every_node = true;
+    auto r = torch_backend().run(m, in, every);
+    ASSERT_TRUE(r.ok()) << r.message;
+    ASSERT_EQ(r.outputs.size(), 3u);
+    EXPECT_EQ(r.outputs[1].data, (std::vector<double>{3, 3}));
+    EXPECT_EQ(r.outputs[2].data, (std::vector<double>{3, 3}));
+
+    const std::vector<memo::tensor> forced{make({1, 2}, {1, 2}), make({1, 2}, {-1, 3}), make({1, 2}, {0, 0})};
+    memo::run_options o;
+    o.forced = forced;
+    o.precision = dtype::float64;
+    r = torch_backend().run(m, in, o);
+    ASSERT_TRUE(r.ok()) << r.message;
+    ASSERT_EQ(r.outputs.size(), 3u);
+    EXPECT_EQ(r.outputs[2].data, (std::vector<double>{0, 3}));
+    for (const auto& t : r.outputs) EXPECT_EQ(t.type, dtype::float64);
+
+    // An input of 0.1 stays 0.1 in float64 and rounds to float32 otherwise.
+    const memo::tensor tenth[1] = {make({1, 2}, {0.1, 0.1})};
+    memo::run_options f64;
+    f64.precision = dtype::float64;
+    EXPECT_EQ(torch_backend().run(m, tenth, f64).outputs[0].data[0], 0.2);
+    EXPECT_EQ(torch_backend().run(m, tenth, {}).outputs[0].data[0], static_cast<double>(0.1f + 0.1f));
+}
+
+// Every layer class: random single-layer models on torch and on the reference interpreter. A
+// class whose reference kernel is missing is only run on torch (dims checked) and counted as
+// skipped. The table printed at the end lists, per class, the largest relative error in float64
+// and float32.
+TEST(TorchBackend, EveryLayerClassAgreesWithTheReference) {
+    constexpr int models_per_class = 10;
+    memo::reference::interpreter ref;
+    memo::rng r(20240611);
+    struct row {
+        int runs = 0, compared = 0, skipped = 0, own_dtype_unsupported = 0;
+        double f64 = 0, f32 = 0;
+    };
+    std::map<std::string, row> table;
+    for (const auto& L : test::reg()) {
+        if (L.arity.max == 0) continue;
+        row& t = table[std::string(L.name)];
+        for (int k = 0; k < models_per_class; ++k) {
+            const auto m = random_model(L, r);
+            ASSERT_TRUE(m) << L.name;
+            SCOPED_TRACE(describe(*m));
+            const auto inputs = memo::make_inputs(*m);
+            const auto want_dims = memo::concrete(m->nodes.back().out, 2);
+            const bool comparable = static_cast<bool>(ref.supports(*m));
+            memo::tensor truth;  // the reference in float64
+            for (dtype p : {dtype::float64, dtype::float32}) {
+                memo::run_options o;
+                o.precision = p;
+                const auto got = torch_backend().run(*m, inputs, o);
+                ASSERT_TRUE(got.ok()) << name_of(p) << ": " << got.message;
+                ASSERT_EQ(got.outputs.at(0).dims, want_dims);
+                ++t.runs;
+                if (!comparable) continue;
+                const auto want = ref.run(*m, inputs, o);
+                ASSERT_TRUE(want.ok()) << want.message;
+                const double e = relative_error(got.outputs[0], want.outputs.at(0));
+                if (p == dtype::float64) {
+                    truth = want.outputs[0];
+                    t.f64 = std::max(t.f64, e);
+                    EXPECT_LE(e, 1e-9) << "float64";
+                    ++t.compared;
+                } else {
+                    // A float32 run of an ill-conditioned model (an exponential recurrence) drifts
+                    // from float64 by more than 1e-4 in any implementation: allow ten times the
+                    // reference's own float32 drift.
+                    const double drift = relative_error(want.outputs[0], truth);
+                    t.f32 = std::max(t.f32, e);
+                    EXPECT_LE(e, std::max(1e-4, 10 * drift)) << "float32, the reference's own float32 drift is " << drift;
+                }
+            }
+            t.skipped += !comparable;
+            // In the model's own dtypes (float16 for some): ok with values of the dtype, or unsupported.
+            const auto own = torch_backend().run(*m, inputs, {});
+            if (own.status == memo::run_status::unsupported) {
+                ++t.own_dtype_unsupported;
+                continue;
+            }
+            ASSERT_TRUE(own.ok()) << own.message;
+            const auto& y = own.outputs.at(0);
+            EXPECT_EQ(y.dims, want_dims);
+            EXPECT_EQ(y.type, m->nodes.back().type);
+            for (double v : y.data)
+                if (!std::isnan(v)) {
+                    ASSERT_EQ(memo::round_to(y.type, v), v);
+                }
+        }
+    }
+    int compared = 0, skipped = 0;
+    std::cout << "class                      runs  compared  skipped  own-dtype-unsupported  max-rel-f64  max-rel-f32\n";
+    for (const auto& [name, t] : table) {
+        compared += t.compared > 0;
+        skipped += t.compared == 0;
+        std::printf("%-26s %4d  %8d  %7d  %21d  %11.3g  %11.3g\n", name.c_str(), t.runs, t.compared, t.skipped,
+                    t.own_dtype_unsupported, t.f64, t.f32);
+    }
+    std::cout << compared << " classes compared with the reference, " << skipped << " only run on torch (no reference kernel yet)\n";
+    RecordProperty("classes_compared", compared);
+    RecordProperty("classes_only_on_torch", skipped);
+}

@@ -1,0 +1,172 @@
+// Reference kernels of the activation layers against values worked out by hand, and a sweep of
+// random single-layer models of every activation class.
+#include <array>
+#include <cmath>
+
+#include <memo/backends/reference/interpreter.hpp>
+#include <memo/exec/inputs.hpp>
+
+#include "../support.hpp"
+
+namespace {
+
+using memo::dtype;
+using memo::tensor;
+
+tensor make(std::vector<std::int64_t> dims, std::vector<double> values) {
+    tensor t(std::move(dims));
+    t.data = std::move(values);
+    return t;
+}
+
+/// One layer of class `cls` on an input of per-sample shape `sample`.
+memo::model one_layer(std::string_view cls, std::initializer_list<std::int64_t> sample,
+                      std::initializer_list<std::pair<std::string_view, memo::value>> params, dtype type = dtype::float32) {
+    memo::builder b(test::reg());
+    b.add(cls, {b.input(sample, type)}, params);
+    return b.finish();
+}
+
+/// The model's output on `x`, computed in `precision` (the model's own dtype when none).
+tensor run(const memo::model& m, const tensor& x, std::optional<dtype> precision = std::nullopt) {
+    memo::reference::interpreter interp(precision);
+    const std::vector<tensor> in{x};
+    auto r = interp.run(m, in);
+    EXPECT_TRUE(r.ok()) << r.message;
+    return r.ok() ? r.outputs.at(0) : tensor{};
+}
+
+void expect_values(const tensor& got, const std::vector<std::int64_t>& dims, const std::vector<double>& want, double tol = 1e-6) {
+    ASSERT_EQ(got.dims, dims);
+    ASSERT_EQ(got.data.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.data[i], want[i], tol) << "element " << i;
+}
+
+// One 1x2x3 input shared by most tests.
+const tensor mixed = make({1, 2, 3}, {-2, -0.5, 0, 0.5, 1, 3});
+
+}  // namespace
+
+TEST(ReferenceAct, ReluDefaultIsMaxWithZero) {
+    expect_values(run(one_layer("ReLU", {2, 3}, {}), mixed), {1, 2, 3}, {0, 0, 0, 0.5, 1, 3});
+}
+
+TEST(ReferenceAct, ReluWithThresholdSlopeAndMaxValue) {
+    // y = (x > 0.75 ? x : 0) clipped to [0, 2], minus 0.5 * max(0.75 - x, 0):
+    // -2 -> -0.5*2.75 = -1.375; -0.5 -> -0.625; 0 -> -0.375; 0.5 -> -0.125; 1 -> 1; 3 -> 2.
+    const auto m = one_layer("ReLU", {2, 3}, {{"max_value", 2.0}, {"negative_slope", 0.5}, {"threshold", 0.75}});
+    expect_values(run(m, mixed), {1, 2, 3}, {-1.375, -0.625, -0.375, -0.125, 1, 2});
+}
+
+TEST(ReferenceAct, ReluMaxValueZeroGivesZeros) {
+    expect_values(run(one_layer("ReLU", {2, 3}, {{"max_value", 0.0}}), mixed), {1, 2, 3}, {0, 0, 0, 0, 0, 0});
+}
+
+TEST(ReferenceAct, SoftmaxOverLastAxis) {
+    // exp of (0, ln 2, ln 3) is (1, 2, 3): sum 6; a row of zeros gives thirds.
+    const auto x = make({1, 2, 3}, {0, std::log(2.0), std::log(3.0), 0, 0, 0});
+    expect_values(run(one_layer("Softmax", {2, 3}, {}), x), {1, 2, 3}, {1.0 / 6, 2.0 / 6, 3.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 3});
+}
+
+TEST(ReferenceAct, SoftmaxOverSecondToLastAxis) {
+    // Columns (0, ln 3), (0, 0), (ln 3, 0): exp gives (1, 3) / 4, (1, 1) / 2, (3, 1) / 4.
+    const auto x = make({1, 2, 3}, {0, 0, std::log(3.0), std::log(3.0), 0, 0});
+    expect_values(run(one_layer("Softmax", {2, 3}, {{"axis", -2}}), x), {1, 2, 3}, {0.25, 0.5, 0.75, 0.75, 0.5, 0.25});
+}
+
+TEST(ReferenceAct, LeakyReluScalesNegatives) {
+    // alpha 0.25: -2 -> -0.5, -0.5 -> -0.125.
+    expect_values(run(one_layer("LeakyReLU", {2, 3}, {{"alpha", 0.25}}), mixed), {1, 2, 3}, {-0.5, -0.125, 0, 0.5, 1, 3});
+}
+
+TEST(ReferenceAct, EluIsAlphaTimesExpm1BelowZero) {
+    // alpha 0.5: -2 -> 0.5 * (e^-2 - 1) = -0.43233235838169365; -0.5 -> 0.5 * (e^-0.5 - 1) = -0.19673467014368328.
+    expect_values(run(one_layer("ELU", {2, 3}, {{"alpha", 0.5}}), mixed), {1, 2, 3}, {-0.43233235838169365, -0.19673467014368328, 0, 0.5, 1, 3});
+}
+
+TEST(ReferenceAct, ThresholdedReluKeepsOnlyValuesAboveTheta) {
+    // theta 1: 1 is not above it.
+    expect_values(run(one_layer("ThresholdedReLU", {2, 3}, {{"theta", 1.0}}), mixed), {1, 2, 3}, {0, 0, 0, 0, 0, 3});
+}
+
+TEST(ReferenceAct, PreluUsesOneAlphaPerElement) {
+    // Identity alpha of shape (2, 3) is [[1, 0, 0], [0, 1, 0]]: negatives times alpha, positives kept.
+    const auto m = one_layer("PReLU", {2, 3}, {{"alpha_initializer", "Identity"}});
+    const auto x = make({1, 2, 3}, {-1, -2, -3, -4, -5, 6});
+    expect_values(run(m, x), {1, 2, 3}, {-1, 0, 0, 0, -5, 6});
+}
+
+TEST(ReferenceAct, PreluBroadcastsAlphaAlongSharedAxis) {
+    // Sample (2, 3, 2), shared_axes=-1: alpha is (2, 1, 2), Identity [[[1, 0]], [[0, 1]]], the same
+    // for each of the 3 middle positions. All inputs -1: output -alpha.
+    const auto m = one_layer("PReLU", {2, 3, 2}, {{"shared_axes", -1}, {"alpha_initializer", "Identity"}});
+    ASSERT_EQ(memo::weights_of(m, 1).at(0).value.dims, (std::vector<std::int64_t>{2, 1, 2}));
+    const auto x = make({1, 2, 3, 2}, std::vector<double>(12, -1.0));
+    expect_values(run(m, x), {1, 2, 3, 2}, {-1, 0, -1, 0, -1, 0, 0, -1, 0, -1, 0, -1});
+}
+
+TEST(ReferenceAct, NonFiniteInputsFollowKerasFormulas) {
+    // relu keeps NaN; x * cast(x > theta) makes -inf * 0 = NaN; the alpha branch keeps -inf.
+    const double nan = std::nan(""), inf = HUGE_VAL;
+    const auto x = make({1, 3}, {nan, -inf, inf});
+    auto expect = [](const tensor& got, std::array<double, 3> want) {
+        ASSERT_EQ(got.data.size(), 3u);
+        for (std::size_t i = 0; i < 3; ++i) {
+            if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got.data[i])) << "element " << i << " is " << got.data[i];
+            else EXPECT_EQ(got.data[i], want[i]) << "element " << i;
+        }
+    };
+    expect(run(one_layer("ReLU", {3}, {}), x), {nan, 0, inf});
+    expect(run(one_layer("ReLU", {3}, {{"max_value", 6.0}}), x), {nan, 0, 6});
+    expect(run(one_layer("ReLU", {3}, {{"threshold", 0.5}}), x), {nan, nan, inf});
+    expect(run(one_layer("ReLU", {3}, {{"negative_slope", 0.5}}), x), {nan, -inf, inf});
+    expect(run(one_layer("ThresholdedReLU", {3}, {}), x), {nan, nan, inf});
+    expect(run(one_layer("LeakyReLU", {3}, {}), x), {nan, -inf, inf});
+    expect(run(one_layer("ELU", {3}, {}), x), {nan, -1, inf});
+}
+
+TEST(ReferenceAct, Float16ComparesAgainstRoundedThetaAndRoundsOutputs) {
+    // half(0.3) = 0.300048828125 (rounds up), so that input is not above theta in float16, as in
+    // TensorFlow, which converts theta to the input's dtype. ELU(-1) = e^-1 - 1 = -0.6321205588 rounds
+    // to -1295 * 2^-11 = -0.63232421875 in float16.
+    const auto relu = one_layer("ThresholdedReLU", {2}, {{"theta", 0.3}}, dtype::float16);
+    expect_values(run(relu, make({1, 2}, {0.300048828125, 0.5})), {1, 2}, {0, 0.5}, 0);
+    expect_values(run(one_layer("ThresholdedReLU", {2}, {{"theta", 0.3}}), make({1, 2}, {0.300048828125, 0.5})), {1, 2}, {0.300048828125, 0.5}, 0);
+    const auto elu = one_layer("ELU", {1}, {}, dtype::float16);
+    expect_values(run(elu, make({1, 1}, {-1})), {1, 1}, {-0.63232421875}, 0);
+    expect_values(run(one_layer("ELU", {1}, {}), make({1, 1}, {-1}), dtype::float16), {1, 1}, {-0.63232421875}, 0);
+}
+
+TEST(ReferenceAct, Float64KeepsTinyNegativesExact) {
+    // expm1(-1e-10) = -1e-10 + 5e-21 - ... = -9.9999999995e-11; exp(x) - 1 in float64 would be off by 8e-18.
+    const auto m = one_layer("ELU", {1}, {}, dtype::float64);
+    expect_values(run(m, make({1, 1}, {-1e-10})), {1, 1}, {-9.9999999995e-11}, 1e-24);
+    expect_values(run(one_layer("ELU", {1}, {}), make({1, 1}, {-1e-10}), dtype::float64), {1, 1}, {-9.9999999995e-11}, 1e-24);
+}
+
+TEST(ReferenceAct, RandomSingleLayerModelsRunWithInferredShapes) {
+    memo::rng r(20240611);
+    memo::reference::interpreter model_dtype, ground_truth(dtype::float64);
+    int classes = 0;
+    for (const auto& L : test::reg()) {
+        if (L.fam != memo::family::act) continue;
+        ++classes;
+        int ran = 0;
+        for (int attempt = 0; attempt < 100 && ran < 15; ++attempt) {
+            const auto m = test::random_single_layer_model(L, r);
+            ASSERT_TRUE(m) << L.name;
+            const auto want = memo::concrete(m->nodes.back().out, 2);
+            if (tensor::count(want) > (1 << 18)) continue;
+            const auto in = memo::make_inputs(*m, {2, -2.0, 2.0});
+            for (auto* interp : {&model_dtype, &ground_truth}) {
+                const auto res = interp->run(*m, in);
+                ASSERT_TRUE(res.ok()) << L.name << ": " << res.message;
+                EXPECT_EQ(res.outputs.at(0).dims, want) << L.name;
+                EXPECT_FALSE(res.outputs.at(0).has_non_finite()) << L.name;
+            }
+            ++ran;
+        }
+        EXPECT_EQ(ran, 15) << L.name;
+    }
+    EXPECT_EQ(classes, 6);
+}

@@ -1,0 +1,144 @@
+// Reference kernels of the merge layers against values worked out by hand, and a sweep of random
+// single-layer models of every merge class.
+#include <cmath>
+
+#include <memo/backends/reference/interpreter.hpp>
+#include <memo/exec/inputs.hpp>
+
+#include "../support.hpp"
+
+namespace {
+
+using memo::dtype;
+using memo::tensor;
+
+tensor make(std::vector<std::int64_t> dims, std::vector<double> values) {
+    tensor t(std::move(dims));
+    t.data = std::move(values);
+    return t;
+}
+
+/// A merge of class `cls` over inputs of these per-sample shapes.
+memo::model merge_of(std::string_view cls, std::vector<std::vector<std::int64_t>> samples,
+                     std::initializer_list<std::pair<std::string_view, memo::value>> params = {}, dtype type = dtype::float32) {
+    memo::builder b(test::reg());
+    std::vector<int> ins;
+    for (const auto& s : samples) {
+        memo::ints d;
+        for (auto x : s) d.push(x);
+        ins.push_back(b.add("InputLayer", {}, {{"shape", d}, {"dtype", std::string(memo::name_of(type))}}));
+    }
+    b.add(cls, ins, params);
+    return b.finish();
+}
+
+tensor run(const memo::model& m, const std::vector<tensor>& in, std::optional<dtype> precision = std::nullopt) {
+    memo::reference::interpreter interp(precision);
+    auto r = interp.run(m, in);
+    EXPECT_TRUE(r.ok()) << r.message;
+    return r.ok() ? r.outputs.at(0) : tensor{};
+}
+
+void expect_values(const tensor& got, const std::vector<std::int64_t>& dims, const std::vector<double>& want, double tol = 1e-6) {
+    ASSERT_EQ(got.dims, dims);
+    ASSERT_EQ(got.data.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.data[i], want[i], tol) << "element " << i;
+}
+
+// Three 1x2 inputs shared by the element-wise tests.
+const std::vector<tensor> three{make({1, 2}, {1, -2}), make({1, 2}, {3, 4}), make({1, 2}, {5, 10})};
+
+}  // namespace
+
+TEST(ReferenceMerge, ElementwiseMergesOfThreeInputs) {
+    const std::vector<std::vector<std::int64_t>> shapes{{2}, {2}, {2}};
+    expect_values(run(merge_of("Add", shapes), three), {1, 2}, {9, 12});
+    expect_values(run(merge_of("Average", shapes), three), {1, 2}, {3, 4});  // (9, 12) / 3
+    expect_values(run(merge_of("Multiply", shapes), three), {1, 2}, {15, -80});
+    expect_values(run(merge_of("Maximum", shapes), three), {1, 2}, {5, 10});
+    expect_values(run(merge_of("Minimum", shapes), three), {1, 2}, {1, -2});
+}
+
+TEST(ReferenceMerge, SubtractIsFirstMinusSecond) {
+    const std::vector<tensor> in{make({1, 2, 3}, {1, 2, 3, 4, 5, 6}), make({1, 2, 3}, {6, 5, 4, 3, 2, 1})};
+    expect_values(run(merge_of("Subtract", {{2, 3}, {2, 3}}), in), {1, 2, 3}, {-5, -3, -1, 1, 3, 5});
+}
+
+TEST(ReferenceMerge, ConcatenateAlongLastAndMiddleAxes) {
+    // (1, 2, 2) [[1, 2], [3, 4]] and (1, 2, 1) [[5], [6]] on the last axis: [[1, 2, 5], [3, 4, 6]].
+    expect_values(run(merge_of("Concatenate", {{2, 2}, {2, 1}}), {make({1, 2, 2}, {1, 2, 3, 4}), make({1, 2, 1}, {5, 6})}), {1, 2, 3},
+                  {1, 2, 5, 3, 4, 6});
+    // (1, 1, 2) [[1, 2]] and (1, 2, 2) [[3, 4], [5, 6]] on axis -2: rows one after another.
+    expect_values(run(merge_of("Concatenate", {{1, 2}, {2, 2}}, {{"axis", -2}}), {make({1, 1, 2}, {1, 2}), make({1, 2, 2}, {3, 4, 5, 6})}),
+                  {1, 3, 2}, {1, 2, 3, 4, 5, 6});
+    // Two samples: each sample's blocks stay together.
+    expect_values(run(merge_of("Concatenate", {{1}, {2}}), {make({2, 1}, {1, 2}), make({2, 2}, {3, 4, 5, 6})}), {2, 3}, {1, 3, 4, 2, 5, 6});
+}
+
+TEST(ReferenceMerge, DotOfVectorsAndNormalizedVectors) {
+    // (1, 2, 3) . (4, 5, 6) = 32; normalized (3, 4) / 5 . (4, 3) / 5 = 24 / 25.
+    expect_values(run(merge_of("Dot", {{3}, {3}}), {make({1, 3}, {1, 2, 3}), make({1, 3}, {4, 5, 6})}), {1, 1}, {32});
+    expect_values(run(merge_of("Dot", {{2}, {2}}, {{"normalize", true}}), {make({1, 2}, {3, 4}), make({1, 2}, {4, 3})}), {1, 1}, {0.96});
+}
+
+TEST(ReferenceMerge, DotOfSequencesContractsTheLastAxes) {
+    // a = [[1, 0], [0, 2]], b = [[1, 1], [2, 0], [0, 3]]: out[i][j] = a[i] . b[j] = [[1, 2, 0], [2, 0, 6]].
+    const std::vector<tensor> in{make({1, 2, 2}, {1, 0, 0, 2}), make({1, 3, 2}, {1, 1, 2, 0, 0, 3})};
+    expect_values(run(merge_of("Dot", {{2, 2}, {3, 2}}), in), {1, 2, 3}, {1, 2, 0, 2, 0, 6});
+    // normalized rows: a -> [[1, 0], [0, 1]], b -> [[1, 1] / sqrt 2, [1, 0], [0, 1]].
+    const double h = 1 / std::sqrt(2.0);
+    expect_values(run(merge_of("Dot", {{2, 2}, {3, 2}}, {{"normalize", true}}), in), {1, 2, 3}, {h, 1, 0, h, 0, 1});
+}
+
+TEST(ReferenceMerge, MaximumAndMinimumPropagateNan) {
+    const double nan = std::nan("");
+    const std::vector<tensor> in{make({1, 2}, {nan, 1}), make({1, 2}, {1, nan})};
+    for (auto cls : {"Maximum", "Minimum"}) {
+        const auto got = run(merge_of(cls, {{2}, {2}}), in);
+        ASSERT_EQ(got.data.size(), 2u) << cls;
+        EXPECT_TRUE(std::isnan(got.data[0]) && std::isnan(got.data[1])) << cls << ": " << got.data[0] << ", " << got.data[1];
+    }
+}
+
+TEST(ReferenceMerge, HalfTypesRoundTheResultOnce) {
+    // float16 has step 1 in [1024, 2048): 1024 + 0.5 ties to the even 1024.
+    expect_values(run(merge_of("Add", {{1}, {1}}, {}, dtype::float16), {make({1, 1}, {1024}), make({1, 1}, {0.5})}), {1, 1}, {1024}, 0);
+    // bfloat16 has step 2^-6 in [2, 4): 3 * 1.0078125 = 3.0234375 is 193.5 steps, tying to the even 194: 3.03125.
+    expect_values(run(merge_of("Multiply", {{1}, {1}}, {}, dtype::bfloat16), {make({1, 1}, {3}), make({1, 1}, {1.0078125})}), {1, 1},
+                  {3.03125}, 0);
+}
+
+TEST(ReferenceMerge, Float64KeepsWhatFloat32Loses) {
+    // (1 + 2^-40) - 1 = 2^-40 in float64; float32 rounds 1 + 2^-40 to 1 first.
+    const auto m = merge_of("Subtract", {{1}, {1}}, {}, dtype::float64);
+    const std::vector<tensor> in{make({1, 1}, {1 + std::ldexp(1.0, -40)}), make({1, 1}, {1})};
+    expect_values(run(m, in), {1, 1}, {std::ldexp(1.0, -40)}, 0);
+    expect_values(run(m, in, dtype::float32), {1, 1}, {0}, 0);
+}
+
+TEST(ReferenceMerge, RandomSingleLayerModelsRunWithInferredShapes) {
+    memo::rng r(31337);
+    memo::reference::interpreter model_dtype, ground_truth(dtype::float64);
+    int classes = 0;
+    for (const auto& L : test::reg()) {
+        if (L.fam != memo::family::merge) continue;
+        ++classes;
+        int ran = 0;
+        for (int attempt = 0; attempt < 100 && ran < 15; ++attempt) {
+            const auto m = test::random_single_layer_model(L, r);
+            ASSERT_TRUE(m) << L.name;
+            const auto want = memo::concrete(m->nodes.back().out, 2);
+            if (tensor::count(want) > (1 << 18)) continue;
+            const auto in = memo::make_inputs(*m, {2, -2.0, 2.0});
+            for (auto* interp : {&model_dtype, &ground_truth}) {
+                const auto res = interp->run(*m, in);
+                ASSERT_TRUE(res.ok()) << L.name << ": " << res.message;
+                EXPECT_EQ(res.outputs.at(0).dims, want) << L.name;
+                EXPECT_FALSE(res.outputs.at(0).has_non_finite()) << L.name;
+            }
+            ++ran;
+        }
+        EXPECT_EQ(ran, 15) << L.name;
+    }
+    EXPECT_EQ(classes, 8);
+}
