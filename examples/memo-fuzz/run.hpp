@@ -85,7 +85,7 @@ inline const std::string execution_help =
 
 inline int run(const cli::args& a) {
     auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p",
-                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost"};
+                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     a.only(flags);
     if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
@@ -118,14 +118,23 @@ inline int run(const cli::args& a) {
     std::vector<memo::model> small;
     for (const auto& m : seeds) small.push_back(full ? m : memo::campaign::shrink(m, max_cost / 10));
     const bool isolate = !a.has("in-process");
-    auto xs = make_backends(backends, reg, limits_from(a), isolate);
+    const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
+    if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
-    memo::oracle::differential diff(raw(xs), truth, reg, oracle_from(a), inputs_from(a));
+    // Each lane has workers of its own, so several models are in flight at once.
+    std::vector<std::vector<std::unique_ptr<memo::executor>>> workers;
+    std::vector<std::unique_ptr<memo::oracle::differential>> diffs;
+    std::vector<memo::oracle::differential*> lane_ptrs;
+    for (std::uint64_t i = 0; i < lanes; ++i) {
+        workers.push_back(make_backends(backends, reg, limits_from(a), isolate));
+        diffs.push_back(std::make_unique<memo::oracle::differential>(raw(workers.back()), truth, reg, oracle_from(a), inputs_from(a)));
+        lane_ptrs.push_back(diffs.back().get());
+    }
     memo::campaign::execution_options eo;
     eo.minimise = !a.has("no-minimise");
     eo.max_cost = full ? 0 : max_cost;
     o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
-    memo::campaign::execution exec(diff, reg, o.out, eo);
+    memo::campaign::execution exec(lane_ptrs, reg, o.out, eo);
     const auto s = memo::campaign::generate(small, reg, o, &exec);
     const double secs = std::max(s.seconds, 1e-9);
     fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s); bugs: {} crash, {} nan, {} inconsistency\n", o.out,
@@ -164,9 +173,10 @@ inline cli::command run_command() {
             "  --max-cost C         generate and run only models costing at most C multiply-add equivalents\n"
             "                       per sample (default 20000000; see docs/execution.md); seeds are shrunk\n"
             "                       (inputs, filters, units) to a tenth of it\n"
-            "  --full-size          no shrinking and no cost limit\n" +
+            "  --full-size          no shrinking and no cost limit\n"
+            "  --lanes N            models in flight at once, each lane with workers of its own (default 2)\n" +
                 execution_help,
-            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "max-cost", "timeout-ms",
+            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "timeout-ms",
              "memory-mb", "samples", "input-range", "dmad-threshold"},
             run};
 }

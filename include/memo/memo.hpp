@@ -1,7 +1,14 @@
 #pragma once
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
 // libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3 and
-// nlohmann-json. Backends with heavy dependencies (libtorch, ONNX) have headers of their own.
+// nlohmann-json (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
+// ONNX) have headers of their own: <memo/backends/torch/backend.hpp>.
+#include "backends/backend.hpp"
+#include "backends/executor.hpp"
+#include "backends/isolate.hpp"
+#include "backends/reference/interpreter.hpp"
+#include "campaign/bugs.hpp"
+#include "campaign/execute.hpp"
 #include "campaign/generate.hpp"
 #include "campaign/seeds.hpp"
 #include "core/builder.hpp"
@@ -14,12 +21,17 @@
 #include "core/rng.hpp"
 #include "core/shape.hpp"
 #include "core/value.hpp"
+#include "exec/inputs.hpp"
+#include "exec/tensor.hpp"
+#include "exec/weights.hpp"
 #include "coverage/coverage.hpp"
 #include "coverage/universe.hpp"
 #include "io/json.hpp"
 #include "io/keras.hpp"
 #include "layers/all.hpp"
 #include "mutation/operators.hpp"
+#include "oracle/differential.hpp"
+#include "oracle/oracle.hpp"
 #include "reduce/reduce.hpp"
 #include "search/search.hpp"
 #include "zoo/zoo.hpp"

@@ -8,76 +8,28 @@
 
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
 // libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3 and
-// nlohmann-json. Backends with heavy dependencies (libtorch, ONNX) have headers of their own.
-// begin #include <memo/campaign/generate.hpp>
-// A generation campaign: the search over seed models with no execution, its live progress line,
-// and its directory: stats.json, coverage.csv (a row per second), queue/ (every model that raised
-// coverage, named by iteration) and seeds/ (the models it started from).
-#include <chrono>
-#include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <string>
-#include <vector>
-
-#include <fmt/core.h>
-
-// begin #include <memo/io/json.hpp>
-// Our model file: JSON that round-trips a model exactly.
+// nlohmann-json (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
+// ONNX) have headers of their own: <memo/backends/torch/backend.hpp>.
+// begin #include <memo/backends/backend.hpp>
+// The backend concept: a DL library (or our reference interpreter) that runs a model.
 //
-//   {"format": "memo.model", "version": 1, "seed": 7, "outputs": [3],
-//    "nodes": [{"name": "input", "layer": "InputLayer", "inputs": [], "dtype": "float32",
-//               "shape": [null, 28, 28, 1], "params": {"shape": [28, 28, 1], "dtype": "float32"}}, ...]}
-#include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-#include <string>
-
-#include <nlohmann/json.hpp>
-
-// begin #include <memo/core/model.hpp>
-// The model graph: nodes in topological order, each a layer with its parameter values, input
-// edges, inferred output shape and dtype; one or more inputs (Input nodes) and outputs; and a
-// weight seed, from which weights and inputs are drawn, so a model is a few hundred bytes.
+//   struct my_backend {
+//       std::string_view name() const;
+//       memo::expected<void> supports(const memo::model&) const;   // why not, per layer or dtype
+//       memo::run_result run(const memo::model&, std::span<const memo::tensor> inputs,
+//                            const memo::run_options&);
+//   };
+//
+// A backend that supports only some layers or dtypes says so in supports(); the oracle then
+// compares that model only among the backends that support it.
+#include <concepts>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-// begin #include <memo/core/dtype.hpp>
-// Element types a layer can run in.
-#include <array>
-#include <optional>
-#include <string_view>
-
-namespace memo {
-
-enum class dtype : unsigned char { float16, bfloat16, float32, float64 };
-
-inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32,
-                                                  dtype::float64};
-
-constexpr std::string_view name_of(dtype t) noexcept {
-    switch (t) {
-        case dtype::float16: return "float16";
-        case dtype::bfloat16: return "bfloat16";
-        case dtype::float32: return "float32";
-        case dtype::float64: return "float64";
-    }
-    return "?";
-}
-
-/// Parses a dtype name; accepts the aliases Keras and NumPy use ("half", "float", "double").
-constexpr std::optional<dtype> parse_dtype(std::string_view s) noexcept {
-    if (s == "float16" || s == "half") return dtype::float16;
-    if (s == "bfloat16") return dtype::bfloat16;
-    if (s == "float32" || s == "float") return dtype::float32;
-    if (s == "float64" || s == "double") return dtype::float64;
-    return std::nullopt;
-}
-
-}  // namespace memo
-// end #include <memo/core/dtype.hpp>
 // begin #include <memo/core/error.hpp>
 // Errors and expected values.
 //
@@ -152,6 +104,49 @@ private:
 
 }  // namespace memo
 // end #include <memo/core/error.hpp>
+// begin #include <memo/core/model.hpp>
+// The model graph: nodes in topological order, each a layer with its parameter values, input
+// edges, inferred output shape and dtype; one or more inputs (Input nodes) and outputs; and a
+// weight seed, from which weights and inputs are drawn, so a model is a few hundred bytes.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+// begin #include <memo/core/dtype.hpp>
+// Element types a layer can run in.
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace memo {
+
+enum class dtype : unsigned char { float16, bfloat16, float32, float64 };
+
+inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32,
+                                                  dtype::float64};
+
+constexpr std::string_view name_of(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return "float16";
+        case dtype::bfloat16: return "bfloat16";
+        case dtype::float32: return "float32";
+        case dtype::float64: return "float64";
+    }
+    return "?";
+}
+
+/// Parses a dtype name; accepts the aliases Keras and NumPy use ("half", "float", "double").
+constexpr std::optional<dtype> parse_dtype(std::string_view s) noexcept {
+    if (s == "float16" || s == "half") return dtype::float16;
+    if (s == "bfloat16") return dtype::bfloat16;
+    if (s == "float32" || s == "float") return dtype::float32;
+    if (s == "float64" || s == "double") return dtype::float64;
+    return std::nullopt;
+}
+
+}  // namespace memo
+// end #include <memo/core/dtype.hpp>
+// #include <memo/core/error.hpp> (already included)
 // begin #include <memo/core/hash.hpp>
 // Small, stable 64-bit hashing (the same on every platform and run), used for structural
 // model hashes and coverage keys.
@@ -1133,6 +1128,230 @@ inline node make_node(const layer_def& L, std::string name = {}) {
 
 }  // namespace memo
 // end #include <memo/core/model.hpp>
+// begin #include <memo/exec/tensor.hpp>
+// The tensor every backend hands in and out: concrete dimensions (batch included), row-major,
+// values held as double. A float32, float16 or bfloat16 run stores values its dtype can represent
+// exactly, so the oracle compares backends without a second copy per dtype.
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+// #include <memo/core/dtype.hpp> (already included)
+// #include <memo/core/shape.hpp> (already included)
+
+namespace memo {
+
+struct tensor {
+    std::vector<std::int64_t> dims;
+    std::vector<double> data;
+    dtype type = dtype::float32;
+
+    tensor() = default;
+    tensor(std::vector<std::int64_t> d, dtype t = dtype::float32) : dims(std::move(d)), data(count(dims)), type(t) {}
+
+    static std::int64_t count(const std::vector<std::int64_t>& d) {
+        return std::accumulate(d.begin(), d.end(), std::int64_t{1}, std::multiplies<>());
+    }
+    std::int64_t size() const noexcept { return static_cast<std::int64_t>(data.size()); }
+    int rank() const noexcept { return static_cast<int>(dims.size()); }
+    double& operator[](std::int64_t i) noexcept { return data[static_cast<std::size_t>(i)]; }
+    double operator[](std::int64_t i) const noexcept { return data[static_cast<std::size_t>(i)]; }
+
+    /// Whether any element is NaN or infinite.
+    bool has_non_finite() const noexcept {
+        for (double x : data)
+            if (!std::isfinite(x)) return true;
+        return false;
+    }
+    /// "2x8x8x3"
+    std::string dims_str() const {
+        std::string s;
+        for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+        return s.empty() ? "scalar" : s;
+    }
+    friend bool operator==(const tensor&, const tensor&) = default;
+};
+
+/// Rounds x to the nearest value of dtype t (Eigen's half and bfloat16 round to nearest even).
+inline double round_to(dtype t, double x) noexcept {
+    switch (t) {
+        case dtype::float16: return static_cast<double>(static_cast<float>(Eigen::half(static_cast<float>(x))));
+        case dtype::bfloat16: return static_cast<double>(static_cast<float>(Eigen::bfloat16(static_cast<float>(x))));
+        case dtype::float32: return static_cast<double>(static_cast<float>(x));
+        case dtype::float64: return x;
+    }
+    return x;
+}
+
+/// The concrete dimensions of a model shape for a batch of `batch` samples.
+inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
+    std::vector<std::int64_t> d(s.view().begin(), s.view().end());
+    if (!d.empty()) d[0] = batch;
+    for (auto& x : d)
+        if (x < 0) x = batch;
+    return d;
+}
+
+}  // namespace memo
+// end #include <memo/exec/tensor.hpp>
+
+namespace memo {
+
+/// What a run returns, besides the outputs.
+enum class run_status : unsigned char {
+    ok,           // outputs are valid
+    unsupported,  // the backend declined the model (a layer or dtype it lacks): not compared
+    error,        // the library raised an error (an exception, a status): a crash verdict if others ran
+    crash,        // the worker died (signal) or aborted
+    timeout,      // the worker passed its time limit and was killed
+    memory,       // the worker passed its memory limit and was killed
+};
+inline constexpr std::string_view run_status_names[] = {"ok", "unsupported", "error", "crash", "timeout", "memory"};
+constexpr std::string_view name_of(run_status s) noexcept { return run_status_names[static_cast<int>(s)]; }
+
+/// How to run.
+struct run_options {
+    /// Return every node's output (in node order), not only the model's outputs.
+    bool every_node = false;
+    /// Teacher forcing: when not empty (one tensor per node), each node reads its inputs from
+    /// these tensors instead of its own producers' outputs, so each node's output can be compared
+    /// on identical inputs. Implies every_node.
+    std::span<const tensor> forced{};
+    /// Compute every node in this dtype instead of the model's (the float64 ground truth).
+    std::optional<dtype> precision{};
+};
+
+struct run_result {
+    run_status status = run_status::ok;
+    std::vector<tensor> outputs;  // the model's outputs, or every node's with every_node/forced
+    std::string message;          // the error text, or how the worker died
+    int signal = 0;               // the signal that killed the worker, for crash
+    int node = -1;                // the node that failed, when the backend knows
+    double ms = 0.0;              // wall time of the run
+    std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
+
+    bool ok() const noexcept { return status == run_status::ok; }
+    static run_result failed(run_status s, std::string why) {
+        run_result r;
+        r.status = s;
+        r.message = std::move(why);
+        return r;
+    }
+};
+
+/// The backend concept.
+template <class B>
+concept backend = requires(B& b, const B& cb, const model& m, std::span<const tensor> in, const run_options& o) {
+    { cb.name() } -> std::convertible_to<std::string_view>;
+    { cb.supports(m) } -> std::same_as<expected<void>>;
+    { b.run(m, in, o) } -> std::same_as<run_result>;
+};
+
+}  // namespace memo
+// end #include <memo/backends/backend.hpp>
+// begin #include <memo/backends/executor.hpp>
+// A backend chosen at run time, in process or in its own worker: what a campaign holds. submit()
+// starts a run and returns at once when the backend runs in a worker, so the campaign generates
+// the next model while the libraries compute; collect() waits for the result.
+#include <memory>
+#include <string>
+#include <vector>
+
+// #include <memo/backends/backend.hpp> (already included)
+
+namespace memo {
+
+class executor {
+public:
+    virtual ~executor() = default;
+    virtual std::string_view name() const = 0;
+    virtual expected<void> supports(const model& m) const = 0;
+    virtual void submit(const model& m, std::span<const tensor> inputs, const run_options& o) = 0;
+    virtual run_result collect() = 0;
+    /// Whether collect() would return without waiting.
+    virtual bool ready() const { return true; }
+    /// Worker restarts after a death or a time-out (0 in process).
+    virtual std::uint64_t restarts() const { return 0; }
+
+    run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
+        submit(m, inputs, o);
+        return collect();
+    }
+};
+
+/// A backend run in the campaign's own process: fast, and trusted not to crash.
+template <backend B>
+class in_process final : public executor {
+public:
+    explicit in_process(B b) : b_(std::move(b)) {}
+    std::string_view name() const override { return b_.name(); }
+    expected<void> supports(const model& m) const override { return b_.supports(m); }
+    void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override { result_ = b_.run(m, inputs, o); }
+    run_result collect() override { return std::move(result_); }
+    B& get() noexcept { return b_; }
+
+private:
+    B b_;
+    run_result result_;
+};
+
+template <backend B>
+std::unique_ptr<executor> make_in_process(B b) {
+    return std::make_unique<in_process<B>>(std::move(b));
+}
+
+}  // namespace memo
+// end #include <memo/backends/executor.hpp>
+// begin #include <memo/backends/isolate.hpp>
+// A backend in its own worker process. The worker is forked once and serves runs over two pipes
+// until it dies; the campaign sees a death (its signal), a time-out or a runaway memory use as a
+// run result, and forks a fresh worker for the next run. Linux (fork, poll, /proc).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+
+// #include <memo/backends/executor.hpp> (already included)
+// begin #include <memo/backends/wire.hpp>
+// The pipe protocol between a campaign and its worker processes: length-prefixed frames holding a
+// run request (the model as JSON, the inputs, the options) or a run result. Little-endian, native
+// doubles: both ends are the same binary on the same machine.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// begin #include <memo/io/json.hpp>
+// Our model file: JSON that round-trips a model exactly.
+//
+//   {"format": "memo.model", "version": 1, "seed": 7, "outputs": [3],
+//    "nodes": [{"name": "input", "layer": "InputLayer", "inputs": [], "dtype": "float32",
+//               "shape": [null, 28, 28, 1], "params": {"shape": [28, 28, 1], "dtype": "float32"}}, ...]}
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+// #include <memo/core/model.hpp> (already included)
 
 namespace memo::io {
 
@@ -1291,21 +1510,3236 @@ inline model load_model(const std::string& path, const registry& reg) {
 
 }  // namespace memo::io
 // end #include <memo/io/json.hpp>
-// begin #include <memo/search/search.hpp>
-// The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
-// its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
-// the parent model in every seed that holds it (UpdateSeeds).
+// #include <memo/backends/backend.hpp> (already included)
+
+namespace memo::wire {
+
+class writer {
+public:
+    template <class T>
+    void pod(T x) {
+        const auto* p = reinterpret_cast<const char*>(&x);
+        buf_.append(p, sizeof x);
+    }
+    void str(std::string_view s) {
+        pod<std::uint64_t>(s.size());
+        buf_.append(s);
+    }
+    void tensors(std::span<const tensor> ts) {
+        pod<std::uint32_t>(static_cast<std::uint32_t>(ts.size()));
+        for (const auto& t : ts) {
+            pod<std::uint8_t>(static_cast<std::uint8_t>(t.type));
+            pod<std::uint32_t>(static_cast<std::uint32_t>(t.dims.size()));
+            for (auto d : t.dims) pod<std::int64_t>(d);
+            pod<std::uint64_t>(t.data.size());
+            buf_.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(double));
+        }
+    }
+    std::string& bytes() noexcept { return buf_; }
+
+private:
+    std::string buf_;
+};
+
+class reader {
+public:
+    explicit reader(std::string_view b) : b_(b) {}
+    template <class T>
+    T pod() {
+        T x{};
+        need(sizeof x);
+        std::memcpy(&x, b_.data() + at_, sizeof x);
+        at_ += sizeof x;
+        return x;
+    }
+    std::string str() {
+        const auto n = pod<std::uint64_t>();
+        need(n);
+        std::string s(b_.substr(at_, n));
+        at_ += n;
+        return s;
+    }
+    std::vector<tensor> tensors() {
+        std::vector<tensor> ts(pod<std::uint32_t>());
+        for (auto& t : ts) {
+            t.type = static_cast<dtype>(pod<std::uint8_t>());
+            t.dims.resize(pod<std::uint32_t>());
+            for (auto& d : t.dims) d = pod<std::int64_t>();
+            const auto n = pod<std::uint64_t>();
+            need(n * sizeof(double));
+            t.data.resize(n);
+            std::memcpy(t.data.data(), b_.data() + at_, n * sizeof(double));
+            at_ += n * sizeof(double);
+        }
+        return ts;
+    }
+
+private:
+    void need(std::size_t n) const {
+        if (at_ + n > b_.size()) throw error("truncated worker frame");
+    }
+    std::string_view b_;
+    std::size_t at_ = 0;
+};
+
+/// A run request, as the worker decodes it.
+struct request {
+    model m;
+    std::vector<tensor> inputs, forced;
+    run_options options;
+};
+
+inline std::string encode_request(const model& m, std::span<const tensor> inputs, const run_options& o) {
+    writer w;
+    w.pod<std::uint8_t>(o.every_node);
+    w.pod<std::int8_t>(o.precision ? static_cast<std::int8_t>(*o.precision) : std::int8_t{-1});
+    w.str(io::model_to_json(m).dump());
+    w.tensors(inputs);
+    w.tensors(o.forced);
+    return std::move(w.bytes());
+}
+
+inline request decode_request(std::string_view bytes, const registry& reg) {
+    reader r(bytes);
+    request q;
+    q.options.every_node = r.pod<std::uint8_t>() != 0;
+    if (const auto p = r.pod<std::int8_t>(); p >= 0) q.options.precision = static_cast<dtype>(p);
+    q.m = io::model_from_json(io::json::parse(r.str()), reg, "worker request");
+    q.inputs = r.tensors();
+    q.forced = r.tensors();
+    q.options.forced = q.forced;
+    return q;
+}
+
+inline std::string encode_result(const run_result& x) {
+    writer w;
+    w.pod<std::uint8_t>(static_cast<std::uint8_t>(x.status));
+    w.str(x.message);
+    w.pod<std::int32_t>(x.signal);
+    w.pod<std::int32_t>(x.node);
+    w.pod<double>(x.ms);
+    w.pod<std::int64_t>(x.peak_kb);
+    w.tensors(x.outputs);
+    return std::move(w.bytes());
+}
+
+inline run_result decode_result(std::string_view bytes) {
+    reader r(bytes);
+    run_result x;
+    x.status = static_cast<run_status>(r.pod<std::uint8_t>());
+    x.message = r.str();
+    x.signal = r.pod<std::int32_t>();
+    x.node = r.pod<std::int32_t>();
+    x.ms = r.pod<double>();
+    x.peak_kb = r.pod<std::int64_t>();
+    x.outputs = r.tensors();
+    return x;
+}
+
+}  // namespace memo::wire
+// end #include <memo/backends/wire.hpp>
+
+namespace memo {
+
+struct isolation_limits {
+    double timeout_ms = 10000;         // per run
+    std::int64_t memory_mb = 4096;     // resident memory of the worker
+};
+
+namespace detail::isolate {
+
+inline bool write_all(int fd, const char* p, std::size_t n) {
+    while (n) {
+        const ssize_t k = ::write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k;
+        n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+inline bool read_all(int fd, char* p, std::size_t n) {
+    while (n) {
+        const ssize_t k = ::read(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k;
+        n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+inline bool send_frame(int fd, const std::string& s) {
+    const std::uint64_t n = s.size();
+    return write_all(fd, reinterpret_cast<const char*>(&n), sizeof n) && write_all(fd, s.data(), s.size());
+}
+inline bool recv_frame(int fd, std::string& s) {
+    std::uint64_t n = 0;
+    if (!read_all(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
+    s.resize(n);
+    return read_all(fd, s.data(), n);
+}
+/// Resident memory of a process in KiB, from /proc/<pid>/statm.
+inline std::int64_t resident_kb(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/statm");
+    std::int64_t size = 0, resident = 0;
+    f >> size >> resident;
+    return resident * (::sysconf(_SC_PAGESIZE) / 1024);
+}
+/// This process's peak resident memory (VmHWM) in KiB.
+inline std::int64_t peak_kb() {
+    std::ifstream f("/proc/self/status");
+    std::string key;
+    std::int64_t v = 0;
+    while (f >> key) {
+        if (key == "VmHWM:") { f >> v; return v; }
+        f.ignore(256, '\n');
+    }
+    return 0;
+}
+/// Resets VmHWM to the current resident size, so the next reading is this run's peak.
+inline void reset_peak() {
+    if (std::FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+        std::fputs("5", f);
+        std::fclose(f);
+    }
+}
+inline std::string signal_text(int sig) {
+    const char* d = ::strsignal(sig);
+    return "worker killed by signal " + std::to_string(sig) + " (" + (d ? d : "?") + ")";
+}
+
+}  // namespace detail::isolate
+
+/// `isolated<B>`: runs backend B in a worker process. `make` builds the worker's backend after the
+/// fork (so a library's threads and state start in the worker); the campaign's own copy answers
+/// name() and supports().
+template <backend B>
+class isolated final : public executor {
+public:
+    isolated(std::function<B()> make, const registry& reg, isolation_limits lim = {})
+        : make_(std::move(make)), local_(make_()), reg_(&reg), lim_(lim) {
+        ::signal(SIGPIPE, SIG_IGN);  // a dead worker must be a result, not the campaign's death
+    }
+    ~isolated() override {
+        stop();
+        if (log_ >= 0) ::close(log_);
+    }
+    isolated(const isolated&) = delete;
+    isolated& operator=(const isolated&) = delete;
+
+    std::string_view name() const override { return local_.name(); }
+    expected<void> supports(const model& m) const override { return local_.supports(m); }
+    std::uint64_t restarts() const override { return restarts_; }
+    pid_t worker_pid() const noexcept { return pid_; }
+    bool ready() const override {
+        if (!pending_ || pid_ < 0 || !sent_) return true;
+        pollfd p{from_, POLLIN, 0};
+        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms);
+    }
+
+    void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
+        pending_ = true;
+        sent_ = false;
+        if (pid_ < 0 && !start()) return;
+        start_ = std::chrono::steady_clock::now();
+        sent_ = detail::isolate::send_frame(to_, wire::encode_request(m, inputs, o));
+    }
+
+    run_result collect() override {
+        using namespace detail::isolate;
+        if (!pending_) return run_result::failed(run_status::error, "collect() without submit()");
+        pending_ = false;
+        if (pid_ < 0) return run_result::failed(run_status::crash, "worker could not start");
+        if (!sent_) return died();
+        const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms);
+        for (;;) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= deadline) {
+                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
+                r.ms = lim_.timeout_ms;
+                return r;
+            }
+            pollfd p{from_, POLLIN, 0};
+            const int slice = static_cast<int>(std::min<double>(20.0, std::chrono::duration<double, std::milli>(deadline - now).count() + 1));
+            const int k = ::poll(&p, 1, slice);
+            if (k > 0) break;
+            if (k < 0 && errno != EINTR) return died();
+            if (const auto rss = resident_kb(pid_); rss > lim_.memory_mb * 1024) {
+                auto r = kill_worker(run_status::memory, "resident memory " + std::to_string(rss / 1024) + " MiB over the limit of " +
+                                                             std::to_string(lim_.memory_mb) + " MiB");
+                r.peak_kb = rss;
+                return r;
+            }
+        }
+        std::string frame;
+        if (!recv_frame(from_, frame)) return died();
+        try {
+            return wire::decode_result(frame);
+        } catch (const std::exception& e) {
+            return kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
+        }
+    }
+
+private:
+    bool start() {
+        // A fresh, empty stderr file per worker (in memory: nothing is left on disk).
+        if (log_ >= 0) ::close(log_);
+        log_ = ::memfd_create("memo-worker-stderr", 0);
+        int down[2], up[2];
+        if (::pipe(down) != 0) return false;
+        if (::pipe(up) != 0) { ::close(down[0]); ::close(down[1]); return false; }
+        std::fflush(nullptr);
+        const pid_t pid = ::fork();
+        if (pid < 0) { for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd); return false; }
+        if (pid == 0) serve(down[0], up[1]);  // never returns
+        ::close(down[0]);
+        ::close(up[1]);
+        pid_ = pid;
+        to_ = down[1];
+        from_ = up[0];
+        return true;
+    }
+
+    [[noreturn]] void serve(int in, int out) {
+        using namespace detail::isolate;
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
+        // Keep only our two pipe ends (as fds 3 and 4): another worker's pipe held open here would
+        // hide that worker's end-of-file from it.
+        ::dup2(in, 3);
+        ::dup2(out, 4);
+        if (log_ >= 0) {
+            ::dup2(log_, 5);
+            log_ = 5;
+        }
+        ::close_range(6, ~0U, 0);
+        // The library's own chatter goes to a file the campaign reads when the worker dies.
+        if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
+        if (log_ >= 0) ::dup2(log_, 2);
+        int code = 0;
+        try {
+            B b = make_();
+            std::string frame;
+            while (recv_frame(3, frame)) {
+                run_result r;
+                try {
+                    auto q = wire::decode_request(frame, *reg_);
+                    reset_peak();
+                    r = b.run(q.m, q.inputs, q.options);
+                    r.peak_kb = peak_kb();
+                } catch (const std::exception& e) {
+                    r = run_result::failed(run_status::error, e.what());
+                }
+                if (!send_frame(4, wire::encode_result(r))) break;
+            }
+        } catch (...) {
+            code = 3;
+        }
+        ::_exit(code);
+    }
+
+    /// The worker is gone: reap it and say how it ended.
+    run_result died() {
+        int status = 0;
+        ::close(to_);
+        ::close(from_);
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        ++restarts_;
+        auto r = run_result::failed(run_status::crash, "");
+        if (WIFSIGNALED(status)) {
+            r.signal = WTERMSIG(status);
+            r.message = detail::isolate::signal_text(r.signal);
+        } else {
+            r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
+        }
+        if (const auto tail = log_tail(); !tail.empty()) r.message += ": " + tail;
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+        return r;
+    }
+
+    /// The last line the worker wrote to stderr before it died.
+    std::string log_tail() const {
+        if (log_ < 0) return {};
+        char buf[2048];
+        const off_t end = ::lseek(log_, 0, SEEK_END);
+        const off_t from = end > static_cast<off_t>(sizeof buf) ? end - static_cast<off_t>(sizeof buf) : 0;
+        const ssize_t n = ::pread(log_, buf, sizeof buf, from);
+        if (n <= 0) return {};
+        std::string s(buf, static_cast<std::size_t>(n));
+        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+        if (const auto nl = s.rfind('\n'); nl != std::string::npos) s = s.substr(nl + 1);
+        return s;
+    }
+
+    run_result kill_worker(run_status s, std::string why) {
+        ::kill(pid_, SIGKILL);
+        auto r = died();
+        r.status = s;
+        r.message = std::move(why);
+        r.signal = 0;
+        return r;
+    }
+
+    void stop() {
+        if (pid_ < 0) return;
+        ::close(to_);  // the worker sees end-of-file and exits
+        ::close(from_);
+        int status = 0;
+        for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) ::usleep(10000);
+        if (::waitpid(pid_, &status, WNOHANG) == 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, &status, 0);
+        }
+        pid_ = -1;
+    }
+
+    std::function<B()> make_;
+    B local_;
+    const registry* reg_;
+    isolation_limits lim_;
+    pid_t pid_ = -1;
+    int to_ = -1, from_ = -1, log_ = -1;
+    bool pending_ = false, sent_ = false;
+    std::uint64_t restarts_ = 0;
+    std::chrono::steady_clock::time_point start_{};
+};
+
+template <backend B>
+std::unique_ptr<executor> make_isolated(std::function<B()> make, const registry& reg, isolation_limits lim = {}) {
+    return std::make_unique<isolated<B>>(std::move(make), reg, lim);
+}
+
+}  // namespace memo
+// end #include <memo/backends/isolate.hpp>
+// begin #include <memo/backends/reference/interpreter.hpp>
+// memo::reference: the embedded interpreter, Keras semantics for every layer of the registry, in
+// float16, bfloat16 (Eigen's half types), float32 and float64. With precision = float64 it is the
+// ground truth O of D_MAD. It also returns every node's output, and runs teacher-forced (each node
+// on given inputs) so that a disagreement can be pinned on one node.
+#include <chrono>
+#include <exception>
+#include <string>
+
+// #include <memo/backends/backend.hpp> (already included)
+// begin #include <memo/backends/reference/act.hpp>
+// Reference kernels: ReLU, Softmax, LeakyReLU, PReLU, ELU, ThresholdedReLU (Keras 2.8).
 //
-//   memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector>
-//       s(seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 7);
-//   for (int i = 0; i < 1000; ++i) s.step();
+// Scalar parameters are rounded to T before use, as TensorFlow converts a Python float to the
+// tensor's dtype (so a float16 ThresholdedReLU compares against half(theta)).
+// begin #include <memo/backends/reference/array.hpp>
+// What every reference kernel shares: a typed row-major array, the node's parameters by name,
+// Keras' activations, and the kernel table a family registers into.
 //
-// A user instantiates it with their own model, operator set, coverage metric and selector; the
-// operators receive a Context built from the coverage (memo::mutation::context by default).
+// Kernels are templates over the element type T (Eigen::half, Eigen::bfloat16, float, double).
+// Arithmetic on T goes through ADL (`using std::exp; exp(x)`), which finds Eigen's overloads for
+// its half types. Sums accumulate in acc_t<T> (float for the 16-bit types, as DL libraries do on
+// CPU) and round to T once.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
 #include <string_view>
-#include <utility>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
+
+#include <Eigen/Core>
+
+// #include <memo/core/error.hpp> (already included)
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/exec/tensor.hpp> (already included)
+// begin #include <memo/exec/weights.hpp>
+// Weights as pure functions of (model seed, node, slot): every backend materialises the same
+// numbers, in Keras' layouts (Conv2D kernel (kh, kw, in, filters), Dense kernel (in, units), LSTM
+// gates i, f, c, o; GRU z, r, h), drawn by each weight's Keras initializer with Keras' fan
+// arithmetic, then edited by the model's LEMON weight edits.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/core/rng.hpp> (already included)
+// begin #include <memo/layers/common.hpp>
+// What the Keras layer families share: the candidate lists of MEMO's parameter pool, parameter
+// builders, and Keras' output-length arithmetic.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// #include <memo/core/layer.hpp> (already included)
+
+namespace memo::layers {
+
+using std::int64_t;
+
+/// Keras activations (MEMO's pool).
+inline choice activations(bool with_none = false) {
+    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
+                           "exponential", "linear"});
+    if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
+    return c;
+}
+/// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
+inline choice initializers() {
+    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling",
+                       "Orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
+                       "lecun_uniform", "Identity"});
+}
+/// Regularizers and constraints: None (Keras' default) or MEMO's candidates.
+inline choice regularizers() { return element_of({none, "l1", "l2"}); }
+inline choice constraints() { return element_of({none, "Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm"}); }
+inline choice data_formats() { return element_of({"channels_last", "channels_first"}); }
+inline choice axes() { return element_of({-1, -2, -3, -4, -5}); }
+
+/// Parameter-list builders: each appends the parameters a family shares, in Keras' order.
+struct param_builder {
+    std::vector<param> ps;
+    param_builder& add(std::string_view name, any_domain d, role r, value fallback) {
+        ps.push_back(param{name, std::move(d), r, std::move(fallback)});
+        return *this;
+    }
+    /// activation, use_bias
+    param_builder& activation() {
+        add("activation", activations(), role::mode, "linear");
+        return add("use_bias", bools(), role::mode, true);
+    }
+    /// <w>_initializer for each weight w (the first gets glorot_uniform, a bias gets Zeros)
+    param_builder& initializers_for(std::initializer_list<std::string_view> weights) {
+        for (auto w : weights) add(init_name(w), memo::layers::initializers(), role::init, w == "bias" ? value{"Zeros"} : value{"glorot_uniform"});
+        return *this;
+    }
+    /// <w>_regularizer for each weight, then activity_regularizer, then <w>_constraint for each
+    param_builder& training_only(std::initializer_list<std::string_view> weights, bool activity = true) {
+        for (auto w : weights) add(intern(std::string(w) + "_regularizer"), regularizers(), role::inert, none);
+        if (activity) add("activity_regularizer", regularizers(), role::inert, none);
+        for (auto w : weights) add(intern(std::string(w) + "_constraint"), constraints(), role::inert, none);
+        return *this;
+    }
+    std::vector<param> done() { return std::move(ps); }
+
+    static std::string_view init_name(std::string_view w) { return intern(std::string(w) + "_initializer"); }
+    /// Parameter names must outlive the tables; built names are kept here for the program's life.
+    static std::string_view intern(std::string s) {
+        static std::vector<std::unique_ptr<std::string>> pool;
+        for (const auto& p : pool)
+            if (*p == s) return *p;
+        pool.push_back(std::make_unique<std::string>(std::move(s)));
+        return *pool.back();
+    }
+};
+
+/// The tensor layout of a channels_last or channels_first input: spatial sizes and channels.
+struct spatial {
+    int64_t batch = shape::unknown;
+    int64_t channels = 0;
+    int64_t sizes[4] = {0, 0, 0, 0};
+    int n = 0;
+    bool channels_first = false;
+
+    static spatial of(const shape& s, std::string_view data_format) {
+        spatial v;
+        v.batch = s[0];
+        v.n = s.rank() - 2;
+        v.channels_first = data_format == "channels_first";
+        v.channels = v.channels_first ? s[1] : s.back();
+        for (int i = 0; i < v.n && i < 4; ++i) v.sizes[i] = s[i + (v.channels_first ? 2 : 1)];
+        return v;
+    }
+    shape to_shape() const {
+        shape s;
+        s.push(batch);
+        if (channels_first) s.push(channels);
+        for (int i = 0; i < n; ++i) s.push(sizes[i]);
+        if (!channels_first) s.push(channels);
+        return s;
+    }
+};
+
+/// Keras' conv_utils.conv_output_length, or 0 when the window does not fit.
+inline int64_t conv_length(int64_t in, int64_t kernel, std::string_view padding, int64_t stride, int64_t dilation) {
+    const int64_t k = (kernel - 1) * dilation + 1;
+    int64_t len = in;
+    if (padding == "valid") len = in - k + 1;
+    else if (padding == "full") len = in + k - 1;
+    if (len <= 0) return 0;
+    return (len + stride - 1) / stride;
+}
+
+/// Keras' conv_utils.deconv_output_length.
+inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
+                             int64_t stride, int64_t dilation) {
+    const int64_t k = (kernel - 1) * dilation + 1;
+    if (is_none(output_padding)) {
+        if (padding == "valid") return in * stride + std::max<int64_t>(k - stride, 0);
+        if (padding == "full") return in * stride - (stride + k - 2);
+        return in * stride;
+    }
+    const int64_t pad = padding == "same" ? k / 2 : padding == "full" ? k - 1 : 0;
+    return (in - 1) * stride + k - 2 * pad + std::get<ints>(output_padding)[i];
+}
+
+inline std::string str_i(int64_t x) { return std::to_string(x); }
+
+/// Normalises a Keras axis (negative from the end) for a rank; -1 when out of range.
+inline int normal_axis(int64_t axis, int rank) {
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    return a >= 1 && a < rank ? static_cast<int>(a) : -1;
+}
+
+}  // namespace memo::layers
+// end #include <memo/layers/common.hpp>
+// #include <memo/exec/tensor.hpp> (already included)
+
+namespace memo {
+
+/// One weight of a node: its Keras name ("kernel", "bias", "forward_kernel", ...) and values.
+struct weight {
+    std::string name;
+    tensor value;
+};
+
+namespace detail::init {
+
+/// Keras' _compute_fans.
+inline void fans(const std::vector<std::int64_t>& d, double& fan_in, double& fan_out) {
+    if (d.empty()) { fan_in = fan_out = 1; return; }
+    if (d.size() == 1) { fan_in = fan_out = static_cast<double>(d[0]); return; }
+    if (d.size() == 2) { fan_in = static_cast<double>(d[0]); fan_out = static_cast<double>(d[1]); return; }
+    double receptive = 1;
+    for (std::size_t i = 0; i + 2 < d.size(); ++i) receptive *= static_cast<double>(d[i]);
+    fan_in = static_cast<double>(d[d.size() - 2]) * receptive;
+    fan_out = static_cast<double>(d.back()) * receptive;
+}
+
+inline double normal(rng& r) {
+    // Box-Muller on two uniform draws; deterministic across platforms (no std::normal_distribution).
+    const double u1 = 1.0 - r.unit(), u2 = r.unit();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+inline double truncated(rng& r) {
+    for (;;)
+        if (const double z = normal(r); std::abs(z) <= 2.0) return z;
+}
+
+/// Orthogonal: Q of the QR decomposition of a normal matrix (rows = prod(d[:-1]), cols = d[-1]),
+/// signs fixed by R's diagonal as Keras does; Gram-Schmidt on the smaller side.
+inline void orthogonal(rng& r, tensor& t) {
+    const std::int64_t cols = t.dims.empty() ? 1 : t.dims.back();
+    const std::int64_t rows = cols ? t.size() / cols : 0;
+    const bool tall = rows >= cols;
+    const std::int64_t n = tall ? rows : cols, k = tall ? cols : rows;  // k orthonormal vectors of length n
+    std::vector<double> v(static_cast<std::size_t>(n * k));
+    for (auto& x : v) x = normal(r);
+    for (std::int64_t j = 0; j < k; ++j) {
+        double* vj = &v[static_cast<std::size_t>(j * n)];
+        for (std::int64_t i = 0; i < j; ++i) {
+            const double* vi = &v[static_cast<std::size_t>(i * n)];
+            double dot = 0;
+            for (std::int64_t e = 0; e < n; ++e) dot += vi[e] * vj[e];
+            for (std::int64_t e = 0; e < n; ++e) vj[e] -= dot * vi[e];
+        }
+        double norm = 0;
+        for (std::int64_t e = 0; e < n; ++e) norm += vj[e] * vj[e];
+        norm = std::sqrt(norm);
+        for (std::int64_t e = 0; e < n; ++e) vj[e] = norm > 0 ? vj[e] / norm : 0.0;
+    }
+    for (std::int64_t a = 0; a < rows; ++a)
+        for (std::int64_t b = 0; b < cols; ++b)
+            t[a * cols + b] = tall ? v[static_cast<std::size_t>(b * n + a)] : v[static_cast<std::size_t>(a * n + b)];
+}
+
+}  // namespace detail::init
+
+/// Fills `t` by the Keras initializer `name` (its default arguments), drawing from `r`.
+inline void initialize(std::string_view name, tensor& t, rng& r) {
+    using namespace detail::init;
+    double fi = 1, fo = 1;
+    fans(t.dims, fi, fo);
+    auto each = [&](auto draw) {
+        for (auto& x : t.data) x = draw();
+    };
+    // Keras' truncated normal has std / 0.8796... so the truncated distribution keeps the variance.
+    constexpr double trunc_fix = 0.87962566103423978;
+    if (name == "Zeros" || name == "zeros" || name == "Constant") each([] { return 0.0; });  // Constant() is value=0
+    else if (name == "Ones" || name == "ones") each([] { return 1.0; });
+    else if (name == "RandomNormal") each([&] { return 0.05 * normal(r); });
+    else if (name == "RandomUniform") each([&] { return r.uniform_real(-0.05, 0.05); });
+    else if (name == "TruncatedNormal") each([&] { return 0.05 * truncated(r); });
+    else if (name == "VarianceScaling") each([&] { return std::sqrt(1.0 / std::max(1.0, fi)) / trunc_fix * truncated(r); });
+    else if (name == "glorot_normal") each([&] { return std::sqrt(2.0 / std::max(1.0, fi + fo)) / trunc_fix * truncated(r); });
+    else if (name == "he_normal") each([&] { return std::sqrt(2.0 / std::max(1.0, fi)) / trunc_fix * truncated(r); });
+    else if (name == "lecun_normal") each([&] { return std::sqrt(1.0 / std::max(1.0, fi)) / trunc_fix * truncated(r); });
+    else if (name == "he_uniform") { const double l = std::sqrt(6.0 / std::max(1.0, fi)); each([&] { return r.uniform_real(-l, l); }); }
+    else if (name == "lecun_uniform") { const double l = std::sqrt(3.0 / std::max(1.0, fi)); each([&] { return r.uniform_real(-l, l); }); }
+    else if (name == "Orthogonal") orthogonal(r, t);
+    else if (name == "Identity") {
+        // Keras' Identity takes 2-D shapes; higher ranks are viewed as (prod(d[:-1]), d[-1]).
+        const std::int64_t cols = t.dims.empty() ? 1 : t.dims.back();
+        for (std::int64_t i = 0; i < t.size(); ++i) t[i] = (i / cols) == (i % cols) ? 1.0 : 0.0;
+    } else {  // glorot_uniform, Keras' default
+        const double l = std::sqrt(6.0 / std::max(1.0, fi + fo));
+        each([&] { return r.uniform_real(-l, l); });
+    }
+}
+
+namespace detail::weights {
+
+inline std::uint64_t stream(std::uint64_t seed, std::uint64_t node, std::uint64_t slot) {
+    std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (node + 1)) ^ (0xc2b2ae3d27d4eb4fULL * (slot + 1));
+    splitmix64(x);
+    return splitmix64(x);
+}
+
+struct maker {
+    const model& m;
+    int index;
+    std::vector<weight> out;
+
+    const node& n() const { return m[index]; }
+    std::string_view init(std::string_view param, std::string_view fallback) const {
+        const int i = n().layer->param_index(param);
+        return i < 0 ? fallback : as_str(n().params[static_cast<std::size_t>(i)]);
+    }
+    void add(std::string name, std::vector<std::int64_t> dims, std::string_view initializer) {
+        weight w{std::move(name), tensor(std::move(dims), dtype::float64)};
+        rng r(stream(m.seed, static_cast<std::uint64_t>(index), out.size()));
+        initialize(initializer, w.value, r);
+        out.push_back(std::move(w));
+    }
+    /// LSTM's bias with unit_forget_bias: the forget gate's quarter is ones.
+    void forget_bias_ones(std::int64_t units) {
+        auto& b = out.back().value;
+        for (std::int64_t i = units; i < 2 * units; ++i) b[i] = 1.0;
+    }
+};
+
+inline bool flag(const node& n, std::string_view p, bool fallback) {
+    const int i = n.layer->param_index(p);
+    return i < 0 ? fallback : as_bool(n.params[static_cast<std::size_t>(i)]);
+}
+inline std::int64_t integer(const node& n, std::string_view p, std::int64_t fallback) {
+    const int i = n.layer->param_index(p);
+    return i < 0 ? fallback : as_int(n.params[static_cast<std::size_t>(i)]);
+}
+inline std::vector<std::int64_t> kernel(const node& n, int N) {
+    const auto k = as_ints(n.params[static_cast<std::size_t>(n.layer->param_index("kernel_size"))], N);
+    return std::vector<std::int64_t>(k.begin(), k.end());
+}
+inline std::vector<std::int64_t> cat(std::vector<std::int64_t> a, std::initializer_list<std::int64_t> b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/// A recurrent cell's kernel, recurrent kernel and bias, with `gates` gates.
+inline void cell(maker& mk, std::string prefix, std::int64_t gates, std::int64_t in, std::int64_t units, bool bias,
+                 bool forget_bias, bool reset_after) {
+    mk.add(prefix + "kernel", {in, gates * units}, mk.init("kernel_initializer", "glorot_uniform"));
+    mk.add(prefix + "recurrent_kernel", {units, gates * units}, mk.init("recurrent_initializer", "Orthogonal"));
+    if (!bias) return;
+    if (reset_after) mk.add(prefix + "bias", {2, gates * units}, mk.init("bias_initializer", "Zeros"));
+    else mk.add(prefix + "bias", {gates * units}, mk.init("bias_initializer", "Zeros"));
+    if (forget_bias) mk.forget_bias_ones(units);
+}
+
+/// Applies LEMON's weight edits to node `index`'s weights. A "neuron" is an output unit: the last
+/// axis of every weight, so its kernel column and its bias move together.
+inline void apply_edits(const model& m, int index, std::vector<weight>& ws) {
+    for (const auto& e : m.weight_edits) {
+        if (e.node != index || ws.empty()) continue;
+        rng r(e.seed);
+        const std::int64_t units = ws[0].value.dims.empty() ? 1 : ws[0].value.dims.back();
+        auto pick = [&](double fraction) {
+            std::vector<std::int64_t> chosen;
+            for (std::int64_t u = 0; u < units; ++u)
+                if (r.chance(fraction)) chosen.push_back(u);
+            if (chosen.empty() && units > 0) chosen.push_back(r.uniform(0, units - 1));
+            return chosen;
+        };
+        auto on_unit = [&](std::int64_t u, auto f) {
+            for (auto& w : ws) {
+                auto& t = w.value;
+                const std::int64_t last = t.dims.empty() ? 1 : t.dims.back();
+                if (last != units) continue;
+                for (std::int64_t i = u; i < t.size(); i += last) f(t[i]);
+            }
+        };
+        switch (e.what) {
+            case weight_edit::kind::gaussian_fuzz:
+                for (auto& w : ws) {
+                    double sum = 0, sq = 0;
+                    for (double x : w.value.data) sum += x, sq += x * x;
+                    const double mean = sum / static_cast<double>(std::max<std::int64_t>(1, w.value.size()));
+                    const double sd = std::sqrt(std::max(0.0, sq / static_cast<double>(std::max<std::int64_t>(1, w.value.size())) - mean * mean));
+                    for (auto& x : w.value.data) x += e.amount * sd * detail::init::normal(r);
+                }
+                break;
+            case weight_edit::kind::block_neurons:
+                for (auto u : pick(e.amount)) on_unit(u, [](double& x) { x = 0; });
+                break;
+            case weight_edit::kind::invert_activation:
+                for (auto u : pick(e.amount)) on_unit(u, [](double& x) { x = -x; });
+                break;
+            case weight_edit::kind::switch_neurons:
+                if (units >= 2) {
+                    const std::int64_t a = r.uniform(0, units - 1), b = (a + 1 + r.uniform(0, units - 2)) % units;
+                    for (auto& w : ws) {
+                        auto& t = w.value;
+                        const std::int64_t last = t.dims.empty() ? 1 : t.dims.back();
+                        if (last != units) continue;
+                        for (std::int64_t i = 0; i < t.size(); i += last) std::swap(t[i + a], t[i + b]);
+                    }
+                }
+                break;
+        }
+    }
+}
+
+}  // namespace detail::weights
+
+/// The weights of node `index` of `m`, in Keras' order and layouts; empty for weightless layers.
+/// The node's input shapes must be inferred. Layouts, by class:
+///   Conv{1,2,3}D         kernel (k..., in, filters), bias (filters)
+///   Conv{2,3}DTranspose  kernel (k..., filters, in), bias (filters)
+///   SeparableConv{1,2}D  depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in*dm, filters), bias
+///   DepthwiseConv{1,2}D  depthwise_kernel (k..., in, dm), bias (in*dm)
+///   Dense                kernel (in, units), bias (units)
+///   LocallyConnected1D   kernel (out_len, k*in, filters), bias (out_len, filters)
+///   LocallyConnected2D   kernel (oh*ow, kh*kw*in, filters), bias (oh, ow, filters)
+///   BatchNormalization   gamma, beta, moving_mean, moving_variance (c) (gamma/beta only if scale/center)
+///   LayerNormalization   gamma, beta (c)
+///   PReLU                alpha (input sample shape, shared axis set to 1)
+///   SimpleRNN/GRU/LSTM   kernel (in, g*u), recurrent_kernel (u, g*u), bias (g*u) or (2, 3u) for GRU reset_after
+///   Bidirectional        forward_ and backward_ LSTM weights (use_bias, unit_forget_bias, Keras' defaults)
+///   ConvLSTM{1,2,3}D     kernel (k..., in, 4f), recurrent_kernel (k..., f, 4f), bias (4f)
+inline std::vector<weight> weights_of(const model& m, int index) {
+    using namespace detail::weights;
+    const node& n = m[index];
+    if (n.inputs.empty()) return {};
+    maker mk{m, index, {}};
+    const shape& in = m[n.inputs[0]].out;
+    const std::string_view cls = n.layer->name;
+    const bool bias = flag(n, "use_bias", true);
+    const bool first = n.layer->param_index("data_format") >= 0 &&
+                       as_str(n.params[static_cast<std::size_t>(n.layer->param_index("data_format"))]) == "channels_first";
+    const std::int64_t channels = in.rank() >= 2 ? (first ? in[1] : in.back()) : 0;
+    const std::int64_t filters = integer(n, "filters", 0);
+    const std::string_view kinit = mk.init("kernel_initializer", "glorot_uniform"), binit = mk.init("bias_initializer", "Zeros");
+
+    if (cls == "Dense") {
+        const std::int64_t units = integer(n, "units", 1);
+        mk.add("kernel", {in.back(), units}, kinit);
+        if (bias) mk.add("bias", {units}, binit);
+    } else if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D") {
+        mk.add("kernel", cat(kernel(n, in.rank() - 2), {channels, filters}), kinit);
+        if (bias) mk.add("bias", {filters}, binit);
+    } else if (cls == "Conv2DTranspose" || cls == "Conv3DTranspose") {
+        mk.add("kernel", cat(kernel(n, in.rank() - 2), {filters, channels}), kinit);
+        if (bias) mk.add("bias", {filters}, binit);
+    } else if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
+        const int N = in.rank() - 2;
+        const std::int64_t dm = integer(n, "depth_multiplier", 1);
+        mk.add("depthwise_kernel", cat(kernel(n, N), {channels, dm}), mk.init("depthwise_initializer", "glorot_uniform"));
+        mk.add("pointwise_kernel", cat(std::vector<std::int64_t>(static_cast<std::size_t>(N), 1), {channels * dm, filters}),
+               mk.init("pointwise_initializer", "glorot_uniform"));
+        if (bias) mk.add("bias", {filters}, binit);
+    } else if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
+        const std::int64_t dm = integer(n, "depth_multiplier", 1);
+        mk.add("depthwise_kernel", cat(kernel(n, in.rank() - 2), {channels, dm}), mk.init("depthwise_initializer", "glorot_uniform"));
+        if (bias) mk.add("bias", {channels * dm}, binit);
+    } else if (cls == "LocallyConnected1D" || cls == "LocallyConnected2D") {
+        const int N = in.rank() - 2;
+        const auto out = layers::spatial::of(n.out, first ? "channels_first" : "channels_last");
+        std::int64_t positions = 1, volume = 1;
+        for (int k = 0; k < N; ++k) positions *= out.sizes[k];
+        for (auto k : kernel(n, N)) volume *= k;
+        mk.add("kernel", {positions, volume * channels, filters}, kinit);
+        if (bias) {
+            std::vector<std::int64_t> b;
+            for (int k = 0; k < N; ++k) b.push_back(out.sizes[k]);
+            b.push_back(filters);
+            mk.add("bias", b, binit);
+        }
+    } else if (cls == "BatchNormalization" || cls == "LayerNormalization") {
+        const int axis = layers::normal_axis(integer(n, "axis", -1), in.rank());
+        const std::int64_t c = axis < 0 ? 1 : in[axis];
+        if (flag(n, "scale", true)) mk.add("gamma", {c}, mk.init("gamma_initializer", "Ones"));
+        if (flag(n, "center", true)) mk.add("beta", {c}, mk.init("beta_initializer", "Zeros"));
+        if (cls == "BatchNormalization") {
+            mk.add("moving_mean", {c}, mk.init("moving_mean_initializer", "Zeros"));
+            mk.add("moving_variance", {c}, mk.init("moving_variance_initializer", "Ones"));
+        }
+    } else if (cls == "PReLU") {
+        auto dims = std::vector<std::int64_t>(in.sample().begin(), in.sample().end());
+        const int i = n.layer->param_index("shared_axes");
+        if (i >= 0 && !is_none(n.params[static_cast<std::size_t>(i)])) {
+            // Keras: param_shape[axis - 1] = 1, so shared_axes=-1 is the second-to-last sample axis.
+            const auto a = static_cast<std::int64_t>(dims.size()) + as_int(n.params[static_cast<std::size_t>(i)]) - 1;
+            if (a >= 0 && a < static_cast<std::int64_t>(dims.size())) dims[static_cast<std::size_t>(a)] = 1;
+        }
+        mk.add("alpha", dims, mk.init("alpha_initializer", "Zeros"));
+    } else if (cls == "SimpleRNN") {
+        cell(mk, "", 1, in.back(), integer(n, "units", 1), bias, false, false);
+    } else if (cls == "GRU") {
+        cell(mk, "", 3, in.back(), integer(n, "units", 1), bias, false, flag(n, "reset_after", true));
+    } else if (cls == "LSTM") {
+        cell(mk, "", 4, in.back(), integer(n, "units", 1), bias, flag(n, "unit_forget_bias", true), false);
+    } else if (cls == "Bidirectional") {
+        const std::int64_t u = integer(n, "units", 1);
+        cell(mk, "forward_", 4, in.back(), u, true, true, false);
+        cell(mk, "backward_", 4, in.back(), u, true, true, false);
+    } else if (cls.starts_with("ConvLSTM")) {
+        const int N = in.rank() - 3;
+        const std::int64_t c = first ? in[2] : in.back();
+        mk.add("kernel", cat(kernel(n, N), {c, 4 * filters}), kinit);
+        mk.add("recurrent_kernel", cat(kernel(n, N), {filters, 4 * filters}), mk.init("recurrent_initializer", "Orthogonal"));
+        if (bias) {
+            mk.add("bias", {4 * filters}, binit);
+            if (flag(n, "unit_forget_bias", true)) mk.forget_bias_ones(filters);
+        }
+    }
+    apply_edits(m, index, mk.out);
+    return std::move(mk.out);
+}
+
+}  // namespace memo
+// end #include <memo/exec/weights.hpp>
+
+namespace memo::reference {
+
+using std::int64_t;
+
+/// The accumulator type of T.
+template <class T>
+using acc_t = std::conditional_t<(sizeof(T) < 4), float, T>;
+
+/// A row-major array of T with concrete dimensions (batch included).
+template <class T>
+struct array {
+    std::vector<int64_t> dims;
+    std::vector<T> data;
+
+    array() = default;
+    explicit array(std::vector<int64_t> d) : dims(std::move(d)), data(static_cast<std::size_t>(tensor::count(dims)), T(0)) {}
+
+    int rank() const noexcept { return static_cast<int>(dims.size()); }
+    int64_t size() const noexcept { return static_cast<int64_t>(data.size()); }
+    int64_t dim(int i) const noexcept { return dims[static_cast<std::size_t>(i < 0 ? i + rank() : i)]; }
+    T& operator[](int64_t i) noexcept { return data[static_cast<std::size_t>(i)]; }
+    const T& operator[](int64_t i) const noexcept { return data[static_cast<std::size_t>(i)]; }
+    /// Row-major strides.
+    std::vector<int64_t> strides() const {
+        std::vector<int64_t> s(dims.size(), 1);
+        for (int i = rank() - 2; i >= 0; --i) s[static_cast<std::size_t>(i)] = s[static_cast<std::size_t>(i + 1)] * dims[static_cast<std::size_t>(i + 1)];
+        return s;
+    }
+};
+
+template <class T>
+array<T> from_tensor(const tensor& t) {
+    array<T> a;
+    a.dims = t.dims;
+    a.data.resize(t.data.size());
+    for (std::size_t i = 0; i < t.data.size(); ++i) a.data[i] = static_cast<T>(static_cast<acc_t<T>>(t.data[i]));
+    return a;
+}
+template <class T>
+tensor to_tensor(const array<T>& a, dtype type) {
+    tensor t;
+    t.dims = a.dims;
+    t.type = type;
+    t.data.resize(a.data.size());
+    for (std::size_t i = 0; i < a.data.size(); ++i) t.data[i] = static_cast<double>(static_cast<acc_t<T>>(a.data[i]));
+    return t;
+}
+
+/// A node's parameters by name.
+struct params {
+    const node& n;
+    const value& at(std::string_view name) const {
+        const int i = n.layer->param_index(name);
+        if (i < 0) throw error("layer " + std::string(n.layer->name) + " has no parameter '" + std::string(name) + "'");
+        return n.params[static_cast<std::size_t>(i)];
+    }
+    bool has(std::string_view name) const { return n.layer->param_index(name) >= 0; }
+    int64_t integer(std::string_view name) const { return as_int(at(name)); }
+    double real(std::string_view name) const { return as_real(at(name)); }
+    bool flag(std::string_view name) const { return as_bool(at(name)); }
+    std::string_view str(std::string_view name) const { return as_str(at(name)); }
+    bool is_none(std::string_view name) const { return memo::is_none(at(name)); }
+    /// A tuple parameter as `count` integers (a scalar is repeated).
+    std::vector<int64_t> ints(std::string_view name, int count) const {
+        const auto v = as_ints(at(name), count);
+        return std::vector<int64_t>(v.begin(), v.end());
+    }
+    bool channels_first() const { return has("data_format") && str("data_format") == "channels_first"; }
+};
+
+/// Keras' activation `name` applied to x, element-wise (softmax is done by apply_activation).
+template <class T>
+T activate(std::string_view name, T x) {
+    using std::exp, std::log, std::tanh, std::abs, std::log1p;
+    using A = acc_t<T>;
+    const A v = static_cast<A>(x);
+    A r = v;
+    if (name == "relu") r = v < A(0) ? A(0) : v;  // NaN passes through, as in TensorFlow
+    else if (name == "tanh") r = tanh(v);
+    else if (name == "sigmoid") r = A(1) / (A(1) + exp(-v));
+    else if (name == "hard_sigmoid") r = std::clamp(A(0.2) * v + A(0.5), A(0), A(1));
+    else if (name == "elu") r = v > A(0) ? v : exp(v) - A(1);
+    else if (name == "selu") r = A(1.0507009873554805) * (v > A(0) ? v : A(1.6732632423543772) * (exp(v) - A(1)));
+    else if (name == "softplus") r = v > A(0) ? v + log1p(exp(-v)) : log1p(exp(v));
+    else if (name == "softsign") r = v / (abs(v) + A(1));
+    else if (name == "exponential") r = exp(v);
+    return static_cast<T>(r);  // linear and unknown names: identity
+}
+
+/// Softmax over `axis` (Keras' default: the last).
+template <class T>
+void softmax(array<T>& a, int axis = -1) {
+    using std::exp;
+    using A = acc_t<T>;
+    if (axis < 0) axis += a.rank();
+    const int64_t len = a.dim(axis);
+    const int64_t inner = a.strides()[static_cast<std::size_t>(axis)];
+    const int64_t outer = a.size() / std::max<int64_t>(1, len * inner);
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+            const int64_t base = o * len * inner + in;
+            A mx = static_cast<A>(a[base]);
+            for (int64_t k = 1; k < len; ++k) mx = std::max(mx, static_cast<A>(a[base + k * inner]));
+            A sum = 0;
+            for (int64_t k = 0; k < len; ++k) sum += exp(static_cast<A>(a[base + k * inner]) - mx);
+            for (int64_t k = 0; k < len; ++k) a[base + k * inner] = static_cast<T>(exp(static_cast<A>(a[base + k * inner]) - mx) / sum);
+        }
+}
+
+/// Applies the activation `name` in place (softmax over the last axis).
+template <class T>
+void apply_activation(array<T>& a, std::string_view name) {
+    if (name == "linear" || name.empty()) return;
+    if (name == "softmax") return softmax(a);
+    for (auto& x : a.data) x = activate(name, x);
+}
+
+/// A kernel computes one node from its inputs and its weights (in Keras' layouts, converted to T).
+template <class T>
+using kernel = std::function<expected<array<T>>(const node&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
+
+/// Kernels by layer class name. Families register into it; users add their own layers' kernels.
+template <class T>
+struct kernel_table {
+    std::unordered_map<std::string_view, kernel<T>> by_name;
+    void set(std::string_view name, kernel<T> k) { by_name[name] = std::move(k); }
+    const kernel<T>* find(std::string_view name) const {
+        auto it = by_name.find(name);
+        return it == by_name.end() ? nullptr : &it->second;
+    }
+};
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/array.hpp>
+
+namespace memo::reference {
+
+namespace act_detail {
+
+/// The parameter `x` as TensorFlow sees it in a T computation, widened to the accumulator.
+template <class T>
+acc_t<T> rounded(double x) {
+    return static_cast<acc_t<T>>(static_cast<T>(static_cast<acc_t<T>>(x)));
+}
+
+/// x with f applied to every element, in the accumulator type.
+template <class T, class F>
+array<T> map(const array<T>& x, F f) {
+    array<T> out = x;
+    for (auto& v : out.data) v = static_cast<T>(f(static_cast<acc_t<T>>(v)));
+    return out;
+}
+
+/// max(x, 0), keeping NaN.
+template <class A>
+A relu(A x) {
+    return x < A(0) ? A(0) : x;
+}
+
+}  // namespace act_detail
+
+template <class T>
+void register_act(kernel_table<T>& t) {
+    using A = acc_t<T>;
+    using act_detail::rounded, act_detail::map;
+    using ins = std::span<const array<T>>;
+    // Keras' backend.relu(x, alpha, max_value, threshold): relu(x), or x * (x > threshold) for a
+    // threshold, clipped to [0, max_value], minus alpha * relu(threshold - x) for an alpha. Written
+    // as Keras computes it, so NaN propagates and x * 0 gives NaN for x = -inf as it does there.
+    t.set("ReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+        params p{n};
+        const A slope = rounded<T>(p.real("negative_slope")), threshold = rounded<T>(p.real("threshold"));
+        const bool clip = !p.is_none("max_value");
+        const A top = clip ? std::max(A(0), rounded<T>(p.real("max_value"))) : A(0);
+        return map(in[0], [&](A x) {
+            A y = threshold != A(0) ? x * A(x > threshold ? 1 : 0) : act_detail::relu(x);
+            if (clip) y = std::clamp(y, A(0), top);
+            return slope != A(0) ? y - slope * act_detail::relu(threshold - x) : y;
+        });
+    });
+    t.set("Softmax", [](const node& n, ins in, ins) -> expected<array<T>> {
+        array<T> out = in[0];
+        softmax(out, static_cast<int>(params{n}.integer("axis")));
+        return out;
+    });
+    t.set("LeakyReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+        const A alpha = rounded<T>(params{n}.real("alpha"));
+        return map(in[0], [&](A x) { return x < A(0) ? alpha * x : x; });
+    });
+    t.set("ELU", [](const node& n, ins in, ins) -> expected<array<T>> {
+        using std::expm1;
+        const A alpha = rounded<T>(params{n}.real("alpha"));
+        return map(in[0], [&](A x) { return x > A(0) ? x : alpha * expm1(x); });
+    });
+    // Keras: x * cast(x > theta).
+    t.set("ThresholdedReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+        const A theta = rounded<T>(params{n}.real("theta"));
+        return map(in[0], [&](A x) { return x * A(x > theta ? 1 : 0); });
+    });
+    // relu(x) - alpha * relu(-x), alpha of the sample shape with shared axes of size 1 (broadcast).
+    t.set("PReLU", [](const node&, ins in, ins w) -> expected<array<T>> {
+        if (w.size() != 1) return fail("PReLU takes one weight, alpha");
+        const array<T>&x = in[0], &alpha = w[0];
+        bool fits = alpha.rank() == x.rank() - 1;
+        for (int d = 1; fits && d < x.rank(); ++d) fits = alpha.dim(d - 1) == 1 || alpha.dim(d - 1) == x.dim(d);
+        if (!fits) return fail("PReLU alpha does not broadcast to the input sample shape");
+        const auto xs = x.strides(), as = alpha.strides();
+        array<T> out = x;
+        for (int64_t e = 0; e < x.size(); ++e) {
+            int64_t a = 0;  // alpha's element: x's index past the batch, 0 along shared axes
+            for (std::size_t k = 1; k < xs.size(); ++k)
+                if (alpha.dims[k - 1] != 1) a += (e % xs[k - 1]) / xs[k] * as[k - 1];
+            const A v = static_cast<A>(x[e]);
+            out[e] = static_cast<T>(v > A(0) ? v : static_cast<A>(alpha[a]) * v);
+        }
+        return out;
+    });
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/act.hpp>
+// #include <memo/backends/reference/array.hpp> (already included)
+// begin #include <memo/backends/reference/conv.hpp>
+// Reference kernels: Conv1D/2D/3D, SeparableConv1D/2D, DepthwiseConv1D/2D, Conv2D/3DTranspose and
+// LocallyConnected1D/2D (Keras 2.8, TensorFlow 2.9).
+//
+// One N-dimensional loop per kind: over output positions, and over the kernel taps that land
+// inside the input (padding contributes nothing, so it is never materialised). A channels_first
+// input is moved to channels_last and the result moved back, so every loop sees
+// (batch, spatial..., channels). Output sizes are the node's inferred shape.
+#include <array>
+
+// #include <memo/layers/common.hpp> (already included)
+// #include <memo/backends/reference/array.hpp> (already included)
+
+namespace memo::reference {
+
+namespace conv_detail {
+
+inline constexpr int max_axes = 3;
+using axes = std::array<int64_t, max_axes>;
+
+/// Padding before the data on one axis, as TensorFlow computes it: "same" pads
+/// (out - 1) * stride + reach - in in total with the odd one after; "causal" pads reach - 1 before.
+inline int64_t pad_before(std::string_view padding, int64_t in, int64_t out, int64_t reach, int64_t stride) {
+    if (padding == "causal") return reach - 1;
+    if (padding != "same") return 0;
+    return std::max<int64_t>((out - 1) * stride + reach - in, 0) / 2;
+}
+
+/// A sliding window over the spatial axes: input position = out * stride + tap * dilation - pad.
+struct window {
+    int n = 0;
+    axes in{}, out{}, kernel{}, stride{}, dilation{}, pad{};
+
+    static int64_t volume(const axes& a, int n) {
+        int64_t v = 1;
+        for (int i = 0; i < n; ++i) v *= a[static_cast<std::size_t>(i)];
+        return v;
+    }
+    int64_t in_volume() const { return volume(in, n); }
+    int64_t out_volume() const { return volume(out, n); }
+    int64_t taps() const { return volume(kernel, n); }
+
+    /// Calls f(flat, multi_index) for every output position, in row-major order.
+    template <class F>
+    void positions(F&& f) const {
+        axes o{};
+        const int64_t total = out_volume();
+        for (int64_t flat = 0; flat < total; ++flat) {
+            f(flat, o);
+            for (int a = n - 1; a >= 0 && ++o[static_cast<std::size_t>(a)] == out[static_cast<std::size_t>(a)]; --a)
+                o[static_cast<std::size_t>(a)] = 0;
+        }
+    }
+
+    /// Calls f(tap, pos) for each kernel tap of output position `o` that lands inside the input;
+    /// tap and pos are flat row-major indices over the kernel and the input's spatial grid.
+    template <class F>
+    void taps_of(const axes& o, F&& f) const {
+        axes base{}, lo{}, hi{}, t{};
+        for (std::size_t a = 0; a < static_cast<std::size_t>(n); ++a) {
+            base[a] = o[a] * stride[a] - pad[a];
+            // Taps with 0 <= base + t * dilation < in.
+            lo[a] = base[a] >= 0 ? 0 : (-base[a] + dilation[a] - 1) / dilation[a];
+            hi[a] = base[a] >= in[a] ? -1 : std::min(kernel[a] - 1, (in[a] - 1 - base[a]) / dilation[a]);
+            if (lo[a] > hi[a]) return;
+            t[a] = lo[a];
+        }
+        for (;;) {
+            int64_t tap = 0, pos = 0;
+            for (std::size_t a = 0; a < static_cast<std::size_t>(n); ++a) {
+                tap = tap * kernel[a] + t[a];
+                pos = pos * in[a] + base[a] + t[a] * dilation[a];
+            }
+            f(tap, pos);
+            int a = n - 1;
+            for (; a >= 0; --a) {
+                const auto i = static_cast<std::size_t>(a);
+                if (++t[i] <= hi[i]) break;
+                t[i] = lo[i];
+            }
+            if (a < 0) return;
+        }
+    }
+};
+
+/// Moves the channel axis: (batch, channels, spatial...) to (batch, spatial..., channels), or back.
+template <class T>
+array<T> move_channels(const array<T>& x, bool to_last) {
+    const int64_t batch = x.dims[0], channels = to_last ? x.dims[1] : x.dims.back();
+    const int64_t inner = x.size() / std::max<int64_t>(1, batch * channels);
+    std::vector<int64_t> dims{batch};
+    if (!to_last) dims.push_back(channels);
+    for (int d = to_last ? 2 : 1; d < (to_last ? x.rank() : x.rank() - 1); ++d) dims.push_back(x.dims[static_cast<std::size_t>(d)]);
+    if (to_last) dims.push_back(channels);
+    array<T> out(dims);
+    for (int64_t b = 0; b < batch; ++b)
+        for (int64_t c = 0; c < channels; ++c)
+            for (int64_t s = 0; s < inner; ++s) {
+                const int64_t first = (b * channels + c) * inner + s, last = (b * inner + s) * channels + c;
+                out[to_last ? last : first] = x[to_last ? first : last];
+            }
+    return out;
+}
+
+/// A windowed node's input in channels_last, its window and its output dimensions.
+template <class T>
+struct windowed {
+    array<T> x;                     // (batch, spatial..., channels)
+    window w;                       // the forward window; a transposed conv scatters through it
+    std::vector<int64_t> out_dims;  // (batch, spatial..., channels), from the node's shape
+    int64_t batch = 0, channels = 0, out_channels = 0;
+    bool channels_first = false;
+};
+
+/// The window of node `n` over `input`. `kernel_param` names the window size ("kernel_size",
+/// "pool_size"); strides None means strides = window size; no dilation_rate means 1. For a
+/// transposed conv the window is the forward conv's, from this node's output to its input.
+template <class T>
+windowed<T> prepare(const node& n, const array<T>& input, std::string_view kernel_param, bool transposed = false) {
+    params p{n};
+    windowed<T> g;
+    g.channels_first = p.channels_first();
+    g.x = g.channels_first ? move_channels(input, true) : input;
+    const int N = g.x.rank() - 2;
+    if (N < 1 || N > max_axes) throw error(std::string(n.layer->name) + ": input of rank " + std::to_string(input.rank()));
+    g.batch = g.x.dims[0];
+    g.channels = g.x.dims.back();
+    const auto out = layers::spatial::of(n.out, g.channels_first ? "channels_first" : "channels_last");
+    g.out_channels = out.channels;
+    g.out_dims = {g.batch};
+    const auto kernel = p.ints(kernel_param, N);
+    const auto stride = p.has("strides") && !p.is_none("strides") ? p.ints("strides", N) : kernel;
+    const auto dilation = p.has("dilation_rate") ? p.ints("dilation_rate", N) : std::vector<int64_t>(static_cast<std::size_t>(N), 1);
+    const auto padding = p.has("padding") ? p.str("padding") : std::string_view("valid");
+    window& w = g.w;
+    w.n = N;
+    for (std::size_t a = 0; a < static_cast<std::size_t>(N); ++a) {
+        const int64_t in_size = g.x.dims[a + 1], out_size = out.sizes[a];
+        g.out_dims.push_back(out_size);
+        w.in[a] = transposed ? out_size : in_size;
+        w.out[a] = transposed ? in_size : out_size;
+        w.kernel[a] = kernel[a];
+        w.stride[a] = stride[a];
+        w.dilation[a] = dilation[a];
+        w.pad[a] = pad_before(padding, w.in[a], w.out[a], (kernel[a] - 1) * dilation[a] + 1, stride[a]);
+    }
+    g.out_dims.push_back(out.channels);
+    return g;
+}
+
+/// Moves a channels_last result back to the node's layout, then applies its activation.
+template <class T>
+array<T> finish(array<T> out, const windowed<T>& g, const node& n) {
+    if (g.channels_first) out = move_channels(out, false);
+    if (params p{n}; p.has("activation")) apply_activation(out, p.str("activation"));
+    return out;
+}
+
+/// Fails unless weight `i` exists and holds `count` elements.
+template <class T>
+expected<void> expect_weight(const node& n, std::span<const array<T>> w, std::size_t i, int64_t count, std::string_view what) {
+    if (i < w.size() && w[i].size() == count) return {};
+    return fail(std::string(n.layer->name) + ": " + std::string(what) + " should hold " + std::to_string(count) + " values");
+}
+
+/// The depthwise stage: out[b, o, c * dm + m] = sum over taps of x[b, o * s + t * d - pad, c] *
+/// kernel[t, c, m] (+ bias[c * dm + m]), channels_last, no activation.
+template <class T>
+array<T> depthwise(const windowed<T>& g, const array<T>& kernel, int64_t dm, const array<T>* bias) {
+    using A = acc_t<T>;
+    const int64_t C = g.channels, CM = C * dm, in_volume = g.w.in_volume(), out_volume = g.w.out_volume();
+    std::vector<int64_t> dims = g.out_dims;
+    dims.back() = CM;
+    array<T> out(dims);
+    std::vector<A> acc(static_cast<std::size_t>(CM));
+    for (int64_t b = 0; b < g.batch; ++b)
+        g.w.positions([&](int64_t o, const axes& at) {
+            for (int64_t k = 0; k < CM; ++k) acc[static_cast<std::size_t>(k)] = bias ? static_cast<A>((*bias)[k]) : A(0);
+            g.w.taps_of(at, [&](int64_t tap, int64_t pos) {
+                const T* xs = &g.x[(b * in_volume + pos) * C];
+                const T* ks = &kernel[tap * CM];
+                for (int64_t k = 0; k < CM; ++k) acc[static_cast<std::size_t>(k)] += static_cast<A>(xs[k / dm]) * static_cast<A>(ks[k]);
+            });
+            T* ys = &out[(b * out_volume + o) * CM];
+            for (int64_t k = 0; k < CM; ++k) ys[k] = static_cast<T>(acc[static_cast<std::size_t>(k)]);
+        });
+    return out;
+}
+
+}  // namespace conv_detail
+
+/// Conv{1,2,3}D: out[b, o, f] = bias[f] + sum over taps t and channels c of
+/// x[b, o * s + t * d - pad, c] * kernel[t, c, f]. "causal" pads (k - 1) * d before.
+template <class T>
+expected<array<T>> conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    using A = acc_t<T>;
+    using namespace conv_detail;
+    params p{n};
+    const auto g = prepare(n, in[0], "kernel_size");
+    const int64_t C = g.channels, F = g.out_channels, in_volume = g.w.in_volume(), out_volume = g.w.out_volume();
+    const bool bias = p.flag("use_bias");
+    if (auto ok = expect_weight(n, w, 0, g.w.taps() * C * F, "kernel"); !ok) return ok.error();
+    if (bias)
+        if (auto ok = expect_weight(n, w, 1, F, "bias"); !ok) return ok.error();
+    array<T> out(g.out_dims);
+    std::vector<A> acc(static_cast<std::size_t>(F));
+    for (int64_t b = 0; b < g.batch; ++b)
+        g.w.positions([&](int64_t o, const axes& at) {
+            for (int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] = bias ? static_cast<A>(w[1][f]) : A(0);
+            g.w.taps_of(at, [&](int64_t tap, int64_t pos) {
+                const T* xs = &g.x[(b * in_volume + pos) * C];
+                const T* ks = &w[0][tap * C * F];
+                for (int64_t c = 0; c < C; ++c) {
+                    const A v = static_cast<A>(xs[c]);
+                    for (int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] += v * static_cast<A>(ks[c * F + f]);
+                }
+            });
+            T* ys = &out[(b * out_volume + o) * F];
+            for (int64_t f = 0; f < F; ++f) ys[f] = static_cast<T>(acc[static_cast<std::size_t>(f)]);
+        });
+    return finish(std::move(out), g, n);
+}
+
+/// DepthwiseConv{1,2}D: each input channel c convolved with its own dm filters; output channel c * dm + m.
+template <class T>
+expected<array<T>> depthwise_conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    using namespace conv_detail;
+    params p{n};
+    const auto g = prepare(n, in[0], "kernel_size");
+    const int64_t dm = p.integer("depth_multiplier");
+    const bool bias = p.flag("use_bias");
+    if (auto ok = expect_weight(n, w, 0, g.w.taps() * g.channels * dm, "depthwise_kernel"); !ok) return ok.error();
+    if (bias)
+        if (auto ok = expect_weight(n, w, 1, g.channels * dm, "bias"); !ok) return ok.error();
+    return finish(depthwise(g, w[0], dm, bias ? &w[1] : nullptr), g, n);
+}
+
+/// SeparableConv{1,2}D: the depthwise stage (stride, padding, dilation; rounded to T, as TensorFlow
+/// materialises it), then a pointwise (1x1) conv with the bias and activation.
+template <class T>
+expected<array<T>> separable_conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    using A = acc_t<T>;
+    using namespace conv_detail;
+    params p{n};
+    const auto g = prepare(n, in[0], "kernel_size");
+    const int64_t dm = p.integer("depth_multiplier"), CM = g.channels * dm, F = g.out_channels;
+    const bool bias = p.flag("use_bias");
+    if (auto ok = expect_weight(n, w, 0, g.w.taps() * CM, "depthwise_kernel"); !ok) return ok.error();
+    if (auto ok = expect_weight(n, w, 1, CM * F, "pointwise_kernel"); !ok) return ok.error();
+    if (bias)
+        if (auto ok = expect_weight(n, w, 2, F, "bias"); !ok) return ok.error();
+    const array<T> mid = depthwise<T>(g, w[0], dm, nullptr);
+    array<T> out(g.out_dims);
+    const int64_t rows = mid.size() / std::max<int64_t>(1, CM);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t f = 0; f < F; ++f) {
+            A s = bias ? static_cast<A>(w[2][f]) : A(0);
+            for (int64_t k = 0; k < CM; ++k) s += static_cast<A>(mid[r * CM + k]) * static_cast<A>(w[1][k * F + f]);
+            out[r * F + f] = static_cast<T>(s);
+        }
+    return finish(std::move(out), g, n);
+}
+
+/// Conv{2,3}DTranspose: the gradient of the forward conv (same kernel, strides, padding, dilation)
+/// from this node's output size to its input size, i.e. out[b, i * s + t * d - pad, f] +=
+/// x[b, i, c] * kernel[t, f, c]. The forward conv's padding is computed from the actual sizes, so
+/// output_padding just lengthens the output (Keras' deconv_output_length).
+template <class T>
+expected<array<T>> conv_transpose_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    using A = acc_t<T>;
+    using namespace conv_detail;
+    params p{n};
+    const auto g = prepare(n, in[0], "kernel_size", true);
+    const int64_t C = g.channels, F = g.out_channels, in_volume = g.w.out_volume(), out_volume = g.w.in_volume();
+    const bool bias = p.flag("use_bias");
+    if (auto ok = expect_weight(n, w, 0, g.w.taps() * F * C, "kernel"); !ok) return ok.error();
+    if (bias)
+        if (auto ok = expect_weight(n, w, 1, F, "bias"); !ok) return ok.error();
+    std::vector<A> acc(static_cast<std::size_t>(g.batch * out_volume * F));
+    for (std::size_t e = 0; e < acc.size(); ++e) acc[e] = bias ? static_cast<A>(w[1][static_cast<int64_t>(e) % F]) : A(0);
+    for (int64_t b = 0; b < g.batch; ++b)
+        g.w.positions([&](int64_t i, const axes& at) {  // the forward conv's outputs are this node's inputs
+            const T* xs = &g.x[(b * in_volume + i) * C];
+            g.w.taps_of(at, [&](int64_t tap, int64_t pos) {
+                A* ys = &acc[static_cast<std::size_t>((b * out_volume + pos) * F)];
+                const T* ks = &w[0][tap * F * C];
+                for (int64_t f = 0; f < F; ++f)
+                    for (int64_t c = 0; c < C; ++c) ys[f] += static_cast<A>(xs[c]) * static_cast<A>(ks[f * C + c]);
+            });
+        });
+    array<T> out(g.out_dims);
+    for (int64_t e = 0; e < out.size(); ++e) out[e] = static_cast<T>(acc[static_cast<std::size_t>(e)]);
+    return finish(std::move(out), g, n);
+}
+
+/// LocallyConnected{1,2}D (Keras' implementation=1, backend.local_conv): a valid conv with a kernel
+/// per output position o, kernel (positions, taps * channels, filters). The feature axis follows
+/// the input's layout: tap-major for channels_last, channel-major for channels_first. The bias
+/// (spatial..., filters) is reshaped, not transposed, to the output's layout (backend.bias_add),
+/// so for channels_first its flat element e lands on the output's flat element e.
+template <class T>
+expected<array<T>> locally_connected_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    using A = acc_t<T>;
+    using namespace conv_detail;
+    params p{n};
+    const auto g = prepare(n, in[0], "kernel_size");
+    const int64_t C = g.channels, F = g.out_channels, V = g.w.taps(), P = g.w.out_volume(), in_volume = g.w.in_volume();
+    const bool bias = p.flag("use_bias"), first = g.channels_first;
+    if (auto ok = expect_weight(n, w, 0, P * V * C * F, "kernel"); !ok) return ok.error();
+    if (bias)
+        if (auto ok = expect_weight(n, w, 1, P * F, "bias"); !ok) return ok.error();
+    array<T> out(g.out_dims);
+    std::vector<A> acc(static_cast<std::size_t>(F));
+    for (int64_t b = 0; b < g.batch; ++b)
+        g.w.positions([&](int64_t o, const axes& at) {
+            for (int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] = bias ? static_cast<A>(w[1][first ? f * P + o : o * F + f]) : A(0);
+            const T* ks = &w[0][o * V * C * F];
+            g.w.taps_of(at, [&](int64_t tap, int64_t pos) {
+                const T* xs = &g.x[(b * in_volume + pos) * C];
+                for (int64_t c = 0; c < C; ++c) {
+                    const A v = static_cast<A>(xs[c]);
+                    const T* kr = ks + (first ? c * V + tap : tap * C + c) * F;
+                    for (int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] += v * static_cast<A>(kr[f]);
+                }
+            });
+            T* ys = &out[(b * P + o) * F];
+            for (int64_t f = 0; f < F; ++f) ys[f] = static_cast<T>(acc[static_cast<std::size_t>(f)]);
+        });
+    return finish(std::move(out), g, n);
+}
+
+template <class T>
+void register_conv(kernel_table<T>& t) {
+    for (auto name : {"Conv1D", "Conv2D", "Conv3D"}) t.set(name, conv_nd<T>);
+    for (auto name : {"DepthwiseConv1D", "DepthwiseConv2D"}) t.set(name, depthwise_conv_nd<T>);
+    for (auto name : {"SeparableConv1D", "SeparableConv2D"}) t.set(name, separable_conv_nd<T>);
+    for (auto name : {"Conv2DTranspose", "Conv3DTranspose"}) t.set(name, conv_transpose_nd<T>);
+    for (auto name : {"LocallyConnected1D", "LocallyConnected2D"}) t.set(name, locally_connected_nd<T>);
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/conv.hpp>
+// begin #include <memo/backends/reference/core.hpp>
+// Reference kernels: Dense, Activation, CustomScaleLayer, the regularisation layers (identity at
+// inference) and the adapters (Reshape, expand, drop-dim, pad, crop, cast, inject).
+#include <limits>
+
+// #include <memo/backends/reference/array.hpp> (already included)
+
+namespace memo::reference {
+
+/// out[..., u] = act(sum_k in[..., k] * kernel[k, u] + bias[u]) over the last axis.
+template <class T>
+expected<array<T>> dense(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    params p{n};
+    const array<T>& x = in[0];
+    const int64_t k = x.dim(-1), units = p.integer("units"), rows = x.size() / std::max<int64_t>(1, k);
+    auto dims = x.dims;
+    dims.back() = units;
+    array<T> out(dims);
+    const bool bias = p.flag("use_bias");
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t u = 0; u < units; ++u) {
+            acc_t<T> s = bias ? static_cast<acc_t<T>>(w[1][u]) : acc_t<T>(0);
+            for (int64_t j = 0; j < k; ++j) s += static_cast<acc_t<T>>(x[r * k + j]) * static_cast<acc_t<T>>(w[0][j * units + u]);
+            out[r * units + u] = static_cast<T>(s);
+        }
+    apply_activation(out, p.str("activation"));
+    return out;
+}
+
+template <class T>
+void register_core(kernel_table<T>& t) {
+    auto identity = [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return in[0]; };
+    for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D",
+                      "SpatialDropout2D", "SpatialDropout3D", "CustomCastLayer"})
+        t.set(name, identity);  // the interpreter rounds a cast's output to its dtype
+    t.set("Dense", dense<T>);
+    t.set("Activation", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        array<T> out = in[0];
+        apply_activation(out, params{n}.str("activation"));
+        return out;
+    });
+    t.set("CustomScaleLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        using A = acc_t<T>;
+        const A scale = static_cast<A>(params{n}.real("scale"));
+        array<T> out = in[0];
+        for (int64_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(static_cast<A>(in[0][i]) + static_cast<A>(in[1][i]) * scale);
+        return out;
+    });
+    // Shape-only adapters: the same elements in a new shape (taken from the node's inferred shape).
+    auto reshaped = [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        array<T> out = in[0];
+        out.dims = concrete(n.out, in[0].dims[0]);
+        return out;
+    };
+    t.set("Reshape", reshaped);
+    t.set("CustomExpandLayer", reshaped);
+    t.set("CustomDropDimLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        const int axis = static_cast<int>(params{n}.integer("axis"));
+        const array<T>& x = in[0];
+        const int64_t len = x.dim(axis), inner = x.strides()[static_cast<std::size_t>(axis)], outer = x.size() / (len * inner);
+        array<T> out(concrete(n.out, x.dims[0]));
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) out[o * inner + i] = x[o * len * inner + i];  // index 0 along axis
+        return out;
+    });
+    // Pad and crop: copy the overlap of input and output at an offset per axis.
+    auto border = [](const node& n, std::span<const array<T>> in, int sign) -> array<T> {
+        params p{n};
+        const auto& amounts = std::get<ints>(p.at(sign > 0 ? "padding" : "cropping"));
+        const array<T>& x = in[0];
+        array<T> out(concrete(n.out, x.dims[0]));
+        if (sign > 0) std::fill(out.data.begin(), out.data.end(), static_cast<T>(static_cast<acc_t<T>>(p.real("constant_values"))));
+        const auto xs = x.strides(), os = out.strides();
+        std::vector<int64_t> idx(static_cast<std::size_t>(x.rank()), 0);
+        for (int64_t e = 0; e < x.size(); ++e) {
+            int64_t rem = e, dst = 0;
+            bool inside = true;
+            for (int d = 0; d < x.rank(); ++d) {
+                const int64_t i = rem / xs[static_cast<std::size_t>(d)];
+                rem %= xs[static_cast<std::size_t>(d)];
+                const int64_t shift = d == 0 ? 0 : amounts[2 * (d - 1)];
+                const int64_t j = sign > 0 ? i + shift : i - shift;
+                if (j < 0 || j >= out.dims[static_cast<std::size_t>(d)]) { inside = false; break; }
+                dst += j * os[static_cast<std::size_t>(d)];
+            }
+            if (inside) out[dst] = x[e];
+        }
+        return out;
+    };
+    t.set("CustomPadLayer", [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, +1); });
+    t.set("CustomCropLayer", [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, -1); });
+    t.set("CustomInjectLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        params p{n};
+        const auto v = p.str("value");
+        const double x = v == "nan" ? std::numeric_limits<double>::quiet_NaN() : v == "inf" ? std::numeric_limits<double>::infinity()
+                                                                                            : -std::numeric_limits<double>::infinity();
+        array<T> out = in[0];
+        const int64_t stride = std::max<int64_t>(1, p.integer("stride"));
+        for (int64_t i = 0; i < out.size(); i += stride) out[i] = static_cast<T>(static_cast<acc_t<T>>(x));
+        return out;
+    });
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/core.hpp>
+// begin #include <memo/backends/reference/merge.hpp>
+// Reference kernels: Concatenate, Average, Maximum, Minimum, Add, Subtract, Multiply and Dot
+// (Keras 2.8). Element-wise merges accumulate in acc_t<T> and round once.
+// #include <memo/backends/reference/array.hpp> (already included)
+
+namespace memo::reference {
+
+namespace merge_detail {
+
+/// Folds the inputs element-wise: r = first(x0), r = step(r, xi) for the rest, out = last(r, count).
+template <class T, class Step, class Last>
+expected<array<T>> fold(std::span<const array<T>> in, Step step, Last last) {
+    using A = acc_t<T>;
+    for (const auto& x : in)
+        if (x.dims != in[0].dims) return fail("merged inputs have different shapes");
+    array<T> out(in[0].dims);
+    for (int64_t e = 0; e < out.size(); ++e) {
+        A r = static_cast<A>(in[0][e]);
+        for (std::size_t k = 1; k < in.size(); ++k) r = step(r, static_cast<A>(in[k][e]));
+        out[e] = static_cast<T>(last(r, static_cast<A>(in.size())));
+    }
+    return out;
+}
+
+/// Rows of the last axis, each divided by its L2 norm (tf.math.l2_normalize, epsilon 1e-12).
+template <class T>
+std::vector<acc_t<T>> l2_rows(const array<T>& x, bool normalize) {
+    using A = acc_t<T>;
+    using std::sqrt;
+    const int64_t k = x.dim(-1);
+    std::vector<A> r(x.data.size());
+    for (int64_t row = 0; row < x.size() / std::max<int64_t>(1, k); ++row) {
+        A sq = 0;
+        for (int64_t j = 0; j < k; ++j) sq += static_cast<A>(x[row * k + j]) * static_cast<A>(x[row * k + j]);
+        const A inv = normalize ? A(1) / sqrt(std::max(sq, A(1e-12))) : A(1);
+        for (int64_t j = 0; j < k; ++j) r[static_cast<std::size_t>(row * k + j)] = static_cast<A>(x[row * k + j]) * inv;
+    }
+    return r;
+}
+
+}  // namespace merge_detail
+
+template <class T>
+void register_merge(kernel_table<T>& t) {
+    using A = acc_t<T>;
+    using ins = std::span<const array<T>>;
+    using merge_detail::fold;
+    auto as_is = [](A r, A) { return r; };
+    t.set("Add", [as_is](const node&, ins in, ins) { return fold(in, std::plus<A>(), as_is); });
+    t.set("Subtract", [as_is](const node&, ins in, ins) { return fold(in, std::minus<A>(), as_is); });
+    t.set("Multiply", [as_is](const node&, ins in, ins) { return fold(in, std::multiplies<A>(), as_is); });
+    t.set("Average", [](const node&, ins in, ins) { return fold(in, std::plus<A>(), [](A r, A count) { return r / count; }); });
+    // NaN wins either way round.
+    t.set("Maximum", [as_is](const node&, ins in, ins) { return fold(in, [](A a, A b) { return a < b || b != b ? b : a; }, as_is); });
+    t.set("Minimum", [as_is](const node&, ins in, ins) { return fold(in, [](A a, A b) { return b < a || b != b ? b : a; }, as_is); });
+    // Inputs one after another along `axis`: each contributes a block of len_i * inner per outer index.
+    t.set("Concatenate", [](const node& n, ins in, ins) -> expected<array<T>> {
+        array<T> out(concrete(n.out, in[0].dims[0]));
+        int axis = static_cast<int>(params{n}.integer("axis"));
+        if (axis < 0) axis += out.rank();
+        int64_t len = 0;
+        for (const auto& x : in) {
+            bool fits = x.rank() == out.rank();
+            for (int d = 0; fits && d < x.rank(); ++d) fits = d == axis || x.dims[static_cast<std::size_t>(d)] == out.dims[static_cast<std::size_t>(d)];
+            if (!fits) return fail("Concatenate inputs differ off the concatenation axis");
+            len += x.dim(axis);
+        }
+        if (len != out.dim(axis)) return fail("Concatenate inputs do not add up to the inferred shape");
+        const int64_t inner = out.strides()[static_cast<std::size_t>(axis)];
+        const int64_t outer = out.size() / std::max<int64_t>(1, out.dim(axis) * inner);
+        int64_t at = 0;
+        for (int64_t o = 0; o < outer; ++o)
+            for (const auto& x : in) {
+                const int64_t block = x.dim(axis) * inner;
+                std::copy_n(x.data.begin() + o * block, block, out.data.begin() + at);
+                at += block;
+            }
+        return out;
+    });
+    // Keras' Dot with axes=-1: batch dot over the last axes, (b, k).(b, k) -> (b, 1) and
+    // (b, n, k).(b, m, k) -> (b, n, m); normalize l2-normalises both along that axis first.
+    t.set("Dot", [](const node& n, ins in, ins) -> expected<array<T>> {
+        const bool normalize = params{n}.flag("normalize");
+        const array<T>&x = in[0], &y = in[1];
+        if (x.rank() != y.rank() || x.dims[0] != y.dims[0] || x.dim(-1) != y.dim(-1)) return fail("Dot inputs differ in rank, batch or last axis");
+        const auto a = merge_detail::l2_rows(x, normalize), b = merge_detail::l2_rows(y, normalize);
+        const int64_t batch = x.dims[0], k = x.dim(-1);
+        const int64_t rows = x.rank() == 3 ? x.dims[1] : 1, cols = y.rank() == 3 ? y.dims[1] : 1;
+        array<T> out(concrete(n.out, batch));
+        if (out.size() != batch * rows * cols) return fail("Dot inputs do not match the inferred shape");
+        for (int64_t s = 0; s < batch; ++s)
+            for (int64_t i = 0; i < rows; ++i)
+                for (int64_t j = 0; j < cols; ++j) {
+                    A sum = 0;
+                    for (int64_t c = 0; c < k; ++c)
+                        sum += a[static_cast<std::size_t>((s * rows + i) * k + c)] * b[static_cast<std::size_t>((s * cols + j) * k + c)];
+                    out[(s * rows + i) * cols + j] = static_cast<T>(sum);
+                }
+        return out;
+    });
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/merge.hpp>
+// begin #include <memo/backends/reference/norm.hpp>
+// Reference kernels: BatchNormalization (inference: moving statistics) and LayerNormalization
+// (statistics of each sample over its one axis), both as Keras 2.8 computes them.
+// #include <memo/backends/reference/array.hpp> (already included)
+
+namespace memo::reference {
+
+namespace norm_detail {
+
+/// The input viewed as (outer, len, inner) around `axis` (Keras' axis, made non-negative).
+struct around_axis {
+    int axis;
+    int64_t outer, len, inner;
+    template <class T>
+    static around_axis of(const array<T>& x, int64_t keras_axis) {
+        const int axis = static_cast<int>(keras_axis < 0 ? keras_axis + x.rank() : keras_axis);
+        const int64_t len = x.dim(axis), inner = x.strides()[static_cast<std::size_t>(axis)];
+        return {axis, x.size() / std::max<int64_t>(1, len * inner), len, inner};
+    }
+    int64_t at(int64_t o, int64_t k, int64_t i) const noexcept { return (o * len + k) * inner + i; }
+};
+
+/// gamma and beta of a normalisation (each present only when scale or center), widened.
+template <class T>
+struct affine {
+    std::vector<acc_t<T>> gamma, beta;
+    std::size_t used = 0;  // weights consumed
+    bool ok = true;        // every weight present, of the axis' size
+    affine(const params& p, std::span<const array<T>> w, int64_t len) : gamma(static_cast<std::size_t>(len), 1), beta(static_cast<std::size_t>(len), 0) {
+        auto take = [&](std::vector<acc_t<T>>& into) {
+            if (!(ok = ok && used < w.size() && w[used].size() == len)) return;
+            for (int64_t c = 0; c < len; ++c) into[static_cast<std::size_t>(c)] = static_cast<acc_t<T>>(w[used][c]);
+            ++used;
+        };
+        if (p.flag("scale")) take(gamma);
+        if (p.flag("center")) take(beta);
+    }
+};
+
+}  // namespace norm_detail
+
+template <class T>
+void register_norm(kernel_table<T>& t) {
+    using A = acc_t<T>;
+    using ins = std::span<const array<T>>;
+    // gamma * (x - moving_mean) / sqrt(moving_variance + epsilon) + beta, per entry of `axis`;
+    // weights in the order gamma, beta, moving_mean, moving_variance, skipping the absent ones.
+    t.set("BatchNormalization", [](const node& n, ins in, ins w) -> expected<array<T>> {
+        using std::sqrt;
+        params p{n};
+        const array<T>& x = in[0];
+        const auto v = norm_detail::around_axis::of(x, p.integer("axis"));
+        // Keras takes TF's fused kernel for the channel axis of a 4-D (1 or 3) or 5-D (1 or 4) input
+        // unless the model computes in float64, and that kernel raises epsilon to at least 1.001e-5.
+        // It depends on the model's dtype, not on the precision this kernel runs in.
+        const int rank = x.rank(), a = v.axis;
+        const bool fused = n.type != dtype::float64 && ((rank == 4 && (a == 1 || a == 3)) || (rank == 5 && (a == 1 || a == 4)));
+        const A eps = static_cast<A>(fused ? std::max(p.real("epsilon"), 1.001e-5) : p.real("epsilon"));
+        const norm_detail::affine<T> ab(p, w, v.len);
+        if (!ab.ok || w.size() != ab.used + 2 || w[ab.used].size() != v.len || w[ab.used + 1].size() != v.len)
+            return fail("BatchNormalization's weights do not match its axis and its scale and center flags");
+        const array<T>&mean = w[ab.used], &variance = w[ab.used + 1];
+        array<T> out(x.dims);
+        for (int64_t k = 0; k < v.len; ++k) {
+            const auto c = static_cast<std::size_t>(k);
+            const A scale = ab.gamma[c] / sqrt(static_cast<A>(variance[k]) + eps), mu = static_cast<A>(mean[k]);
+            for (int64_t o = 0; o < v.outer; ++o)
+                for (int64_t i = 0; i < v.inner; ++i) {
+                    const int64_t e = v.at(o, k, i);
+                    out[e] = static_cast<T>((static_cast<A>(x[e]) - mu) * scale + ab.beta[c]);
+                }
+        }
+        return out;
+    });
+    // Mean and (biased) variance over `axis` within each sample, then gamma and beta of that axis.
+    t.set("LayerNormalization", [](const node& n, ins in, ins w) -> expected<array<T>> {
+        using std::sqrt;
+        params p{n};
+        const array<T>& x = in[0];
+        const auto v = norm_detail::around_axis::of(x, p.integer("axis"));
+        const norm_detail::affine<T> ab(p, w, v.len);
+        if (!ab.ok || w.size() != ab.used) return fail("LayerNormalization's weights do not match its axis and its scale and center flags");
+        const A eps = static_cast<A>(p.real("epsilon"));
+        array<T> out(x.dims);
+        for (int64_t o = 0; o < v.outer; ++o)
+            for (int64_t i = 0; i < v.inner; ++i) {
+                A mean = 0, var = 0;
+                for (int64_t k = 0; k < v.len; ++k) mean += static_cast<A>(x[v.at(o, k, i)]);
+                mean /= static_cast<A>(v.len);
+                for (int64_t k = 0; k < v.len; ++k) {
+                    const A d = static_cast<A>(x[v.at(o, k, i)]) - mean;
+                    var += d * d;
+                }
+                const A inv = A(1) / sqrt(var / static_cast<A>(v.len) + eps);
+                for (int64_t k = 0; k < v.len; ++k) {
+                    const auto c = static_cast<std::size_t>(k);
+                    const int64_t e = v.at(o, k, i);
+                    out[e] = static_cast<T>((static_cast<A>(x[e]) - mean) * inv * ab.gamma[c] + ab.beta[c]);
+                }
+            }
+        return out;
+    });
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/norm.hpp>
+// begin #include <memo/backends/reference/pool.hpp>
+// Reference kernels: MaxPooling1D/2D/3D, AveragePooling1D/2D/3D and their Global forms (Keras 2.8).
+//
+// Pooling slides the conv family's window (conv.hpp) with dilation 1; padded positions are never
+// visited, so "same" max pooling ignores the padding and "same" average pooling divides by the
+// count of real elements in the window, as TensorFlow does. A NaN in a window makes its max NaN.
+#include <limits>
+
+// #include <memo/backends/reference/conv.hpp> (already included)
+
+namespace memo::reference {
+
+namespace pool_detail {
+/// The running max with v folded in; the first NaN sticks.
+template <class A>
+A fold_max(A max, A v) {
+    using std::isnan;
+    return isnan(max) || !(isnan(v) || v > max) ? max : v;
+}
+}  // namespace pool_detail
+
+/// {Max,Average}Pooling{1,2,3}D: strides None means strides = pool_size.
+template <class T, bool Max>
+expected<array<T>> pool_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>>) {
+    using A = acc_t<T>;
+    using namespace conv_detail;
+    const auto g = prepare(n, in[0], "pool_size");
+    const int64_t C = g.channels, in_volume = g.w.in_volume(), out_volume = g.w.out_volume();
+    if (C != g.out_channels) return fail("input has " + std::to_string(C) + " channels, the node's shape " + n.out.str());
+    array<T> out(g.out_dims);
+    std::vector<A> acc(static_cast<std::size_t>(C));
+    for (int64_t b = 0; b < g.batch; ++b)
+        g.w.positions([&](int64_t o, const axes& at) {
+            std::fill(acc.begin(), acc.end(), Max ? -std::numeric_limits<A>::infinity() : A(0));
+            int64_t count = 0;
+            g.w.taps_of(at, [&](int64_t, int64_t pos) {
+                const T* xs = &g.x[(b * in_volume + pos) * C];
+                for (int64_t c = 0; c < C; ++c) {
+                    const A v = static_cast<A>(xs[c]);
+                    A& a = acc[static_cast<std::size_t>(c)];
+                    if constexpr (Max) a = pool_detail::fold_max(a, v);
+                    else a += v;
+                }
+                ++count;
+            });
+            T* ys = &out[(b * out_volume + o) * C];
+            for (int64_t c = 0; c < C; ++c) {
+                const A a = acc[static_cast<std::size_t>(c)];
+                ys[c] = static_cast<T>(Max ? a : a / static_cast<A>(std::max<int64_t>(1, count)));
+            }
+        });
+    return finish(std::move(out), g, n);
+}
+
+/// Global{Max,Average}Pooling{1,2,3}D: the max or mean over all spatial positions per channel.
+/// (batch, channels), (batch, 1..., channels) and (batch, channels, 1...) share one element order.
+template <class T, bool Max>
+expected<array<T>> global_pool_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>>) {
+    using A = acc_t<T>;
+    const bool first = params{n}.channels_first();
+    const array<T> x = first ? conv_detail::move_channels(in[0], true) : in[0];
+    const int64_t batch = x.dims[0], C = x.dims.back(), S = x.size() / std::max<int64_t>(1, batch * C);
+    array<T> out(concrete(n.out, batch));
+    if (out.size() != batch * C) return fail("input has " + std::to_string(C) + " channels, the node's shape " + n.out.str());
+    for (int64_t b = 0; b < batch; ++b)
+        for (int64_t c = 0; c < C; ++c) {
+            A a = Max ? -std::numeric_limits<A>::infinity() : A(0);
+            for (int64_t s = 0; s < S; ++s) {
+                const A v = static_cast<A>(x[(b * S + s) * C + c]);
+                if constexpr (Max) a = pool_detail::fold_max(a, v);
+                else a += v;
+            }
+            out[b * C + c] = static_cast<T>(Max ? a : a / static_cast<A>(std::max<int64_t>(1, S)));
+        }
+    return out;
+}
+
+template <class T>
+void register_pool(kernel_table<T>& t) {
+    for (auto name : {"MaxPooling1D", "MaxPooling2D", "MaxPooling3D"}) t.set(name, pool_nd<T, true>);
+    for (auto name : {"AveragePooling1D", "AveragePooling2D", "AveragePooling3D"}) t.set(name, pool_nd<T, false>);
+    for (auto name : {"GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"}) t.set(name, global_pool_nd<T, true>);
+    for (auto name : {"GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"})
+        t.set(name, global_pool_nd<T, false>);
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/pool.hpp>
+// begin #include <memo/backends/reference/reshape.hpp>
+// Reference kernels: Flatten, RepeatVector, Permute, Cropping1D/2D/3D, UpSampling1D/2D/3D and
+// ZeroPadding1D/2D/3D (Keras 2.8). Output dimensions come from the node's inferred shape.
+#include <utility>
+
+// #include <memo/backends/reference/array.hpp> (already included)
+
+namespace memo::reference {
+
+namespace reshape_detail {
+
+/// Calls f(index, linear) for every multi-index of `dims` in row-major order.
+template <class F>
+void each_index(const std::vector<int64_t>& dims, F f) {
+    const int64_t total = tensor::count(dims);
+    std::vector<int64_t> idx(dims.size(), 0);
+    for (int64_t e = 0; e < total; ++e) {
+        f(std::as_const(idx), e);
+        for (auto d = dims.size(); d-- > 0;) {
+            if (++idx[d] < dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/// out[i] = x[src(i)] for every index i of `out_dims`, or 0 where src returns false or an index
+/// outside x (an input of another shape than inferred reads no further than its own end).
+template <class T, class Source>
+array<T> gather(const array<T>& x, std::vector<int64_t> out_dims, Source src) {
+    array<T> out(std::move(out_dims));
+    const auto xs = x.strides();
+    std::vector<int64_t> from(xs.size());
+    each_index(out.dims, [&](const std::vector<int64_t>& idx, int64_t e) {
+        if (!src(idx, from) || from.size() != xs.size()) return;
+        int64_t at = 0;
+        for (std::size_t d = 0; d < from.size(); ++d) {
+            if (from[d] < 0 || from[d] >= x.dims[d]) return;
+            at += from[d] * xs[d];
+        }
+        out[e] = x[at];
+    });
+    return out;
+}
+
+/// x with its axes reordered: out axis k is x's axis perm[k].
+template <class T>
+array<T> transpose(const array<T>& x, const std::vector<std::size_t>& perm) {
+    std::vector<int64_t> dims;
+    for (auto a : perm) dims.push_back(x.dims[a]);
+    return gather(x, dims, [&](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
+        for (std::size_t k = 0; k < perm.size(); ++k) from[perm[k]] = idx[k];
+        return true;
+    });
+}
+
+/// The first spatial axis: 2 for channels_first, else 1.
+inline std::size_t first_spatial(const params& p) { return p.channels_first() ? 2 : 1; }
+
+/// Cropping (sign -1) and ZeroPadding (sign +1): out index = in index + sign * before, per spatial axis.
+template <class T>
+array<T> border(const node& n, const array<T>& x, int sign) {
+    params p{n};
+    const int spatial = x.rank() - 2;
+    const auto amounts = p.ints(sign < 0 ? "cropping" : "padding", 2 * spatial);
+    const std::size_t first = first_spatial(p);
+    return gather(x, concrete(n.out, x.dims[0]), [&](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
+        from = idx;
+        for (int s = 0; s < spatial; ++s) {
+            const std::size_t d = first + static_cast<std::size_t>(s);
+            from[d] = idx[d] - sign * amounts[static_cast<std::size_t>(2 * s)];  // outside x: padding
+        }
+        return true;
+    });
+}
+
+/// Nearest-neighbour upsampling by integer factors: out index i reads in index i / size.
+template <class T>
+array<T> repeat(const node& n, const array<T>& x) {
+    params p{n};
+    const int spatial = x.rank() - 2;
+    const auto size = p.ints("size", spatial);
+    const std::size_t first = first_spatial(p);
+    return gather(x, concrete(n.out, x.dims[0]), [&](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
+        from = idx;
+        for (int s = 0; s < spatial; ++s) from[first + static_cast<std::size_t>(s)] /= size[static_cast<std::size_t>(s)];
+        return true;
+    });
+}
+
+/// One output coordinate of TF2's bilinear resize (half_pixel_centers, no align_corners).
+struct lerp_at {
+    int64_t lower, upper;
+    double weight;
+    static lerp_at of(int64_t out, int64_t in_size, int64_t out_size) {
+        const double in = (static_cast<double>(out) + 0.5) * static_cast<double>(in_size) / static_cast<double>(out_size) - 0.5;
+        const double floor_in = std::floor(in);
+        return {std::max<int64_t>(static_cast<int64_t>(floor_in), 0), std::min<int64_t>(static_cast<int64_t>(std::ceil(in)), in_size - 1),
+                in - floor_in};
+    }
+};
+
+/// UpSampling2D with interpolation="bilinear": Keras calls tf.image.resize(method=BILINEAR).
+template <class T>
+array<T> bilinear(const node& n, const array<T>& x) {
+    using A = acc_t<T>;
+    const std::size_t ry = first_spatial(params{n}), rx = ry + 1;
+    array<T> out(concrete(n.out, x.dims[0]));
+    const auto xs = x.strides();
+    each_index(out.dims, [&](const std::vector<int64_t>& idx, int64_t e) {
+        const auto y = lerp_at::of(idx[ry], x.dims[ry], out.dims[ry]), h = lerp_at::of(idx[rx], x.dims[rx], out.dims[rx]);
+        int64_t base = 0;
+        for (std::size_t d = 0; d < idx.size(); ++d)
+            if (d != ry && d != rx) base += idx[d] * xs[d];
+        auto at = [&](int64_t r, int64_t c) { return static_cast<A>(x[base + r * xs[ry] + c * xs[rx]]); };
+        const A wx = static_cast<A>(h.weight), wy = static_cast<A>(y.weight);
+        const A top = at(y.lower, h.lower) + (at(y.lower, h.upper) - at(y.lower, h.lower)) * wx;
+        const A bottom = at(y.upper, h.lower) + (at(y.upper, h.upper) - at(y.upper, h.lower)) * wx;
+        out[e] = static_cast<T>(top + (bottom - top) * wy);
+    });
+    return out;
+}
+
+}  // namespace reshape_detail
+
+template <class T>
+void register_reshape(kernel_table<T>& t) {
+    using ins = std::span<const array<T>>;
+    namespace rd = reshape_detail;
+    // channels_first: Keras moves the channels last before flattening (for rank > 2).
+    t.set("Flatten", [](const node& n, ins in, ins) -> expected<array<T>> {
+        const array<T>& x = in[0];
+        array<T> out = x;
+        if (params{n}.channels_first() && x.rank() > 2) {
+            std::vector<std::size_t> perm{0};
+            for (std::size_t d = 2; d < x.dims.size(); ++d) perm.push_back(d);
+            perm.push_back(1);
+            out = rd::transpose(x, perm);
+        }
+        out.dims = concrete(n.out, x.dims[0]);
+        if (tensor::count(out.dims) != x.size()) return fail("Flatten input does not match the inferred shape");
+        return out;
+    });
+    t.set("RepeatVector", [](const node& n, ins in, ins) -> expected<array<T>> {
+        return rd::gather(in[0], concrete(n.out, in[0].dims[0]), [](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
+            from = {idx[0], idx[2]};
+            return true;
+        });
+    });
+    // dims are 1-based over the sample axes: out axis k is input axis dims[k - 1].
+    t.set("Permute", [](const node& n, ins in, ins) -> expected<array<T>> {
+        const auto& dims = std::get<ints>(params{n}.at("dims"));
+        std::vector<std::size_t> perm{0};
+        for (auto d : dims) perm.push_back(static_cast<std::size_t>(d));
+        auto sorted = perm;
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t k = 0; k < sorted.size(); ++k)
+            if (sorted[k] != k || sorted.size() != in[0].dims.size()) return fail("Permute dims are not a permutation of the input's sample axes");
+        return rd::transpose(in[0], perm);
+    });
+    for (auto name : {"Cropping1D", "Cropping2D", "Cropping3D"})
+        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::border(n, in[0], -1); });
+    for (auto name : {"ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D"})
+        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::border(n, in[0], +1); });
+    for (auto name : {"UpSampling1D", "UpSampling3D"})
+        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::repeat(n, in[0]); });
+    t.set("UpSampling2D", [](const node& n, ins in, ins) -> expected<array<T>> {
+        const auto how = params{n}.str("interpolation");
+        if (how == "bilinear") return rd::bilinear(n, in[0]);
+        if (how != "nearest") return fail("UpSampling2D interpolation '" + std::string(how) + "' has no reference kernel");
+        return rd::repeat(n, in[0]);
+    });
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/reshape.hpp>
+// begin #include <memo/backends/reference/rnn.hpp>
+// Reference kernels: SimpleRNN, GRU, LSTM, Bidirectional(LSTM), TimeDistributed(ReLU) and
+// ConvLSTM1D/2D/3D, with Keras' cell equations (gates i, f, c, o for LSTM; z, r, h for GRU) from a
+// zero initial state. go_backwards reads the sequence reversed and returns outputs in processing
+// order; return_state, stateful and unroll do not change the single output of one call.
+// #include <memo/backends/reference/array.hpp> (already included)
+
+namespace memo::reference {
+namespace detail::rnn {
+
+/// An activation parameter, None read as linear (LSTM accepts None).
+inline std::string_view act_of(const params& p, std::string_view name) { return p.is_none(name) ? "linear" : p.str(name); }
+
+/// Keras' activation on one gate tensor, viewed as (outer, len, inner): softmax runs over `len`,
+/// the axis Keras' softmax(axis=-1) sees; every other activation is element-wise.
+template <class T>
+void activate_gate(std::string_view name, std::span<T> v, int64_t len, int64_t inner) {
+    if (name != "softmax") {
+        for (auto& x : v) x = activate(name, x);
+        return;
+    }
+    array<T> a;
+    a.dims = {static_cast<int64_t>(v.size()) / (len * inner), len, inner};
+    a.data.assign(v.begin(), v.end());
+    softmax(a, 1);
+    std::copy(a.data.begin(), a.data.end(), v.begin());
+}
+
+/// z[j] += sum_k v[k] * w[k, col0 + j] over the rows of the row-major matrix w.
+template <class T>
+void add_product(std::vector<acc_t<T>>& z, const T* v, int64_t rows, const array<T>& w, int64_t col0 = 0) {
+    using A = acc_t<T>;
+    const int64_t cols = w.dim(-1);
+    for (int64_t k = 0; k < rows; ++k) {
+        const A x = static_cast<A>(v[k]);
+        const T* row = &w.data[static_cast<std::size_t>(k * cols + col0)];
+        for (std::size_t j = 0; j < z.size(); ++j) z[j] += x * static_cast<A>(row[j]);
+    }
+}
+
+/// z[j] += b[offset + j].
+template <class T>
+void add_bias(std::vector<acc_t<T>>& z, const array<T>& b, int64_t offset = 0) {
+    for (std::size_t j = 0; j < z.size(); ++j) z[j] += static_cast<acc_t<T>>(b[offset + static_cast<int64_t>(j)]);
+}
+
+/// The accumulated values rounded to T, once.
+template <class T>
+std::vector<T> rounded(const std::vector<acc_t<T>>& z) {
+    std::vector<T> out(z.size());
+    for (std::size_t j = 0; j < z.size(); ++j) out[j] = static_cast<T>(z[j]);
+    return out;
+}
+
+/// One LSTM update from pre-activations z (gate-major: i, f, c, o blocks of h.size()).
+/// `len`/`inner` place softmax's axis inside a block (see activate_gate).
+template <class T>
+void lstm_update(std::vector<T> z, std::vector<T>& h, std::vector<T>& c, std::string_view act, std::string_view ract, int64_t len,
+                 int64_t inner) {
+    using A = acc_t<T>;
+    const std::size_t n = h.size();
+    auto block = [&](std::size_t g) { return std::span<T>(z).subspan(g * n, n); };
+    activate_gate(ract, block(0), len, inner);
+    activate_gate(ract, block(1), len, inner);
+    activate_gate(act, block(2), len, inner);
+    activate_gate(ract, block(3), len, inner);
+    for (std::size_t j = 0; j < n; ++j)
+        c[j] = static_cast<T>(static_cast<A>(z[n + j]) * static_cast<A>(c[j]) + static_cast<A>(z[j]) * static_cast<A>(z[2 * n + j]));
+    std::vector<T> ac = c;
+    activate_gate(act, std::span<T>(ac), len, inner);
+    for (std::size_t j = 0; j < n; ++j) h[j] = static_cast<T>(static_cast<A>(z[3 * n + j]) * static_cast<A>(ac[j]));
+}
+
+/// Runs a cell over x (batch, time, features) from zero state. `step(x_t, h, c)` updates the state
+/// of one sample; the output is h per step (processing order) or the last h.
+template <class T, class Step>
+array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences, Step&& step) {
+    const int64_t batch = x.dim(0), steps = x.dim(1), features = x.dim(2);
+    array<T> out(sequences ? std::vector<int64_t>{batch, steps, units} : std::vector<int64_t>{batch, units});
+    for (int64_t b = 0; b < batch; ++b) {
+        std::vector<T> h(static_cast<std::size_t>(units), T(0)), c = h;
+        for (int64_t s = 0; s < steps; ++s) {
+            const int64_t t = backwards ? steps - 1 - s : s;
+            step(&x[(b * steps + t) * features], h, c);
+            if (sequences) std::copy(h.begin(), h.end(), out.data.begin() + (b * steps + s) * units);
+        }
+        if (!sequences) std::copy(h.begin(), h.end(), out.data.begin() + b * units);
+    }
+    return out;
+}
+
+/// LSTM over x with weights w[0] kernel (in, 4u), w[1] recurrent (u, 4u), w[2] bias (4u) when present.
+template <class T>
+array<T> lstm(const array<T>& x, std::span<const array<T>> w, int64_t units, std::string_view act, std::string_view ract,
+              bool backwards, bool sequences) {
+    const int64_t features = x.dim(2);
+    return unroll(x, units, backwards, sequences, [&](const T* xt, std::vector<T>& h, std::vector<T>& c) {
+        std::vector<acc_t<T>> z(static_cast<std::size_t>(4 * units), acc_t<T>(0));
+        if (w.size() > 2) add_bias(z, w[2]);
+        add_product(z, xt, features, w[0]);
+        add_product(z, h.data(), units, w[1]);
+        lstm_update(rounded<T>(z), h, c, act, ract, units, 1);
+    });
+}
+
+template <class T>
+expected<array<T>> simple_rnn(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    params p{n};
+    const int64_t units = p.integer("units"), features = in[0].dim(2);
+    const auto act = act_of(p, "activation");
+    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
+        std::vector<acc_t<T>> z(static_cast<std::size_t>(units), acc_t<T>(0));
+        if (w.size() > 2) add_bias(z, w[2]);
+        add_product(z, xt, features, w[0]);
+        add_product(z, h.data(), units, w[1]);
+        h = rounded<T>(z);
+        activate_gate(act, std::span<T>(h), units, 1);
+    });
+}
+
+/// GRU, Keras' implementation 2. reset_after: bias (2, 3u), rows input and recurrent, and
+/// h~ = act(x W_h + b_h + r * (h U_h + rb_h)); otherwise bias (3u) and h~ = act(x W_h + (r * h) U_h + b_h).
+/// Then h = z * h + (1 - z) * h~.
+template <class T>
+expected<array<T>> gru(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    using A = acc_t<T>;
+    params p{n};
+    const int64_t units = p.integer("units"), features = in[0].dim(2);
+    const auto act = act_of(p, "activation"), ract = act_of(p, "recurrent_activation");
+    const bool after = p.flag("reset_after"), bias = w.size() > 2;
+    const auto u = static_cast<std::size_t>(units);
+    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
+        std::vector<A> zx(3 * u, A(0)), zh(after ? 3 * u : 2 * u, A(0));
+        if (bias) add_bias(zx, w[2]);
+        if (bias && after) add_bias(zh, w[2], 3 * units);
+        add_product(zx, xt, features, w[0]);
+        add_product(zh, h.data(), units, w[1]);
+        std::vector<T> z(u), r(u), hh(u);
+        for (std::size_t j = 0; j < u; ++j) {
+            z[j] = static_cast<T>(zx[j] + zh[j]);
+            r[j] = static_cast<T>(zx[u + j] + zh[u + j]);
+        }
+        activate_gate(ract, std::span<T>(z), units, 1);
+        activate_gate(ract, std::span<T>(r), units, 1);
+        if (after) {
+            for (std::size_t j = 0; j < u; ++j)
+                hh[j] = static_cast<T>(zx[2 * u + j] + static_cast<A>(r[j]) * static_cast<A>(static_cast<T>(zh[2 * u + j])));
+        } else {
+            std::vector<T> rh(u);
+            for (std::size_t j = 0; j < u; ++j) rh[j] = static_cast<T>(static_cast<A>(r[j]) * static_cast<A>(h[j]));
+            std::vector<A> rec(u, A(0));
+            add_product(rec, rh.data(), units, w[1], 2 * units);
+            for (std::size_t j = 0; j < u; ++j) hh[j] = static_cast<T>(zx[2 * u + j] + static_cast<A>(static_cast<T>(rec[j])));
+        }
+        activate_gate(act, std::span<T>(hh), units, 1);
+        for (std::size_t j = 0; j < u; ++j) {
+            const A zj = static_cast<A>(z[j]);
+            h[j] = static_cast<T>(zj * static_cast<A>(h[j]) + (A(1) - zj) * static_cast<A>(hh[j]));
+        }
+    });
+}
+
+/// Bidirectional(LSTM) with Keras' defaults (tanh, sigmoid, bias). The backward LSTM reads the
+/// reversed sequence; with return_sequences its outputs are reversed back to input time order.
+template <class T>
+expected<array<T>> bidirectional(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    using A = acc_t<T>;
+    params p{n};
+    const int64_t units = p.integer("units");
+    const bool sequences = p.flag("return_sequences");
+    array<T> fwd = lstm(in[0], w.subspan(0, 3), units, "tanh", "sigmoid", false, sequences);
+    if (p.is_none("merge_mode")) return fwd;
+    array<T> bwd = lstm(in[0], w.subspan(3, 3), units, "tanh", "sigmoid", true, sequences);
+    const int64_t batch = in[0].dim(0), steps = sequences ? in[0].dim(1) : 1;
+    if (sequences)  // row (b, s) of bwd belongs to time steps - 1 - s
+        for (int64_t b = 0; b < batch; ++b)
+            for (int64_t s = 0; s < steps / 2; ++s)
+                std::swap_ranges(bwd.data.begin() + (b * steps + s) * units, bwd.data.begin() + (b * steps + s + 1) * units,
+                                 bwd.data.begin() + (b * steps + steps - 1 - s) * units);
+    const auto mode = p.str("merge_mode");
+    if (mode == "concat") {
+        auto dims = fwd.dims;
+        dims.back() = 2 * units;
+        array<T> out(dims);
+        for (int64_t r = 0; r < batch * steps; ++r) {
+            std::copy_n(fwd.data.begin() + r * units, units, out.data.begin() + r * 2 * units);
+            std::copy_n(bwd.data.begin() + r * units, units, out.data.begin() + r * 2 * units + units);
+        }
+        return out;
+    }
+    for (int64_t i = 0; i < fwd.size(); ++i) {
+        const A a = static_cast<A>(fwd[i]), b = static_cast<A>(bwd[i]);
+        fwd[i] = static_cast<T>(mode == "sum" ? a + b : mode == "mul" ? a * b : (a + b) / A(2));
+    }
+    return fwd;
+}
+
+/// The geometry of one N-d convolution over channels-last frames.
+struct grid {
+    std::vector<int64_t> in, out, kernel, stride, dilation, pad_before;
+    static int64_t volume(const std::vector<int64_t>& d) { return tensor::count(d); }
+};
+
+/// z (out positions, cout) += conv(x (in positions, cin), w (kernel..., cin, cout)), cross-correlation
+/// with zero padding, as TF computes it.
+template <class T>
+void add_conv(std::vector<acc_t<T>>& z, const T* x, int64_t cin, const array<T>& w, const grid& g) {
+    using A = acc_t<T>;
+    const int64_t cout = w.dim(-1), positions = grid::volume(g.out), taps = grid::volume(g.kernel);
+    const std::size_t N = g.in.size();
+    std::vector<int64_t> o(N), k(N);
+    for (int64_t pos = 0; pos < positions; ++pos) {
+        int64_t rest = pos;
+        for (std::size_t d = N; d-- > 0;) {
+            o[d] = rest % g.out[d];
+            rest /= g.out[d];
+        }
+        A* zp = &z[static_cast<std::size_t>(pos * cout)];
+        for (int64_t tap = 0; tap < taps; ++tap) {
+            int64_t rem = tap, src = 0;
+            bool inside = true;
+            for (std::size_t d = N; d-- > 0;) {
+                k[d] = rem % g.kernel[d];
+                rem /= g.kernel[d];
+            }
+            for (std::size_t d = 0; d < N && inside; ++d) {
+                const int64_t i = o[d] * g.stride[d] + k[d] * g.dilation[d] - g.pad_before[d];
+                inside = i >= 0 && i < g.in[d];
+                src = src * g.in[d] + i;
+            }
+            if (!inside) continue;
+            const T* xp = x + src * cin;
+            const T* wp = &w.data[static_cast<std::size_t>(tap * cin * cout)];
+            for (int64_t ci = 0; ci < cin; ++ci) {
+                const A xv = static_cast<A>(xp[ci]);
+                for (int64_t co = 0; co < cout; ++co) zp[co] += xv * static_cast<A>(wp[ci * cout + co]);
+            }
+        }
+    }
+}
+
+/// ConvLSTM{1,2,3}D (Keras' ConvLSTMCell): the input conv has the layer's strides, padding and
+/// dilation; the recurrent conv has stride 1 and "same" padding. Frames are gathered channels-last;
+/// channels_first only changes the layout, and the axis softmax sees (the last spatial one).
+template <class T>
+expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
+    params p{n};
+    const array<T>& x = in[0];
+    const int N = x.rank() - 3;
+    const bool first = p.channels_first(), sequences = p.flag("return_sequences"), backwards = p.flag("go_backwards");
+    const int64_t batch = x.dim(0), steps = x.dim(1), channels = first ? x.dim(2) : x.dim(-1), filters = p.integer("filters");
+    const auto ks = p.ints("kernel_size", N), st = p.ints("strides", N), dl = p.ints("dilation_rate", N);
+    const bool same = p.str("padding") == "same";
+    grid input, recurrent;
+    for (int d = 0; d < N; ++d) {
+        const int64_t len = x.dim(first ? 3 + d : 2 + d), extent = (ks[d] - 1) * dl[d] + 1;
+        const int64_t out = same ? (len + st[d] - 1) / st[d] : (len - extent) / st[d] + 1;
+        if (out <= 0) return fail("kernel does not fit the input frame");
+        input.in.push_back(len);
+        input.out.push_back(out);
+        input.pad_before.push_back(same ? std::max<int64_t>((out - 1) * st[d] + extent - len, 0) / 2 : 0);
+        recurrent.in.push_back(out);
+        recurrent.out.push_back(out);
+        recurrent.pad_before.push_back((ks[d] - 1) / 2);
+    }
+    input.kernel = recurrent.kernel = ks;
+    input.stride = st;
+    input.dilation = dl;
+    recurrent.stride = recurrent.dilation = std::vector<int64_t>(static_cast<std::size_t>(N), 1);
+    const int64_t in_pos = grid::volume(input.in), out_pos = grid::volume(input.out), frame = out_pos * filters;
+    const int64_t softmax_len = first ? input.out.back() : filters, softmax_inner = first ? filters : 1;
+    const auto act = act_of(p, "activation"), ract = act_of(p, "recurrent_activation");
+
+    std::vector<int64_t> dims{batch};
+    if (sequences) dims.push_back(steps);
+    if (first) dims.push_back(filters);
+    dims.insert(dims.end(), input.out.begin(), input.out.end());
+    if (!first) dims.push_back(filters);
+    array<T> out(dims);
+    // Writes h (positions, filters) to output frame `slot` in the data format's layout.
+    auto emit = [&](const std::vector<T>& h, int64_t slot) {
+        T* dst = &out.data[static_cast<std::size_t>(slot * frame)];
+        for (int64_t q = 0; q < out_pos; ++q)
+            for (int64_t f = 0; f < filters; ++f) dst[first ? f * out_pos + q : q * filters + f] = h[static_cast<std::size_t>(q * filters + f)];
+    };
+    std::vector<T> xt(static_cast<std::size_t>(in_pos * channels));
+    for (int64_t b = 0; b < batch; ++b) {
+        std::vector<T> h(static_cast<std::size_t>(frame), T(0)), c = h, z(static_cast<std::size_t>(4 * frame));
+        for (int64_t s = 0; s < steps; ++s) {
+            const int64_t t = backwards ? steps - 1 - s : s;
+            const T* src = &x.data[static_cast<std::size_t>((b * steps + t) * in_pos * channels)];
+            for (int64_t q = 0; q < in_pos; ++q)
+                for (int64_t ch = 0; ch < channels; ++ch)
+                    xt[static_cast<std::size_t>(q * channels + ch)] = src[first ? ch * in_pos + q : q * channels + ch];
+            std::vector<acc_t<T>> zc(static_cast<std::size_t>(4 * frame), acc_t<T>(0));
+            if (w.size() > 2)
+                for (int64_t q = 0; q < out_pos; ++q)
+                    for (int64_t g = 0; g < 4 * filters; ++g) zc[static_cast<std::size_t>(q * 4 * filters + g)] = static_cast<acc_t<T>>(w[2][g]);
+            add_conv(zc, xt.data(), channels, w[0], input);
+            add_conv(zc, h.data(), filters, w[1], recurrent);
+            // (positions, 4 filters) to gate-major (4, positions, filters) for lstm_update.
+            for (int64_t q = 0; q < out_pos; ++q)
+                for (int64_t g = 0; g < 4; ++g)
+                    for (int64_t f = 0; f < filters; ++f)
+                        z[static_cast<std::size_t>((g * out_pos + q) * filters + f)] =
+                            static_cast<T>(zc[static_cast<std::size_t>((q * 4 + g) * filters + f)]);
+            lstm_update(z, h, c, act, ract, softmax_len, softmax_inner);
+            if (sequences) emit(h, b * steps + s);
+        }
+        if (!sequences) emit(h, b);
+    }
+    return out;
+}
+
+}  // namespace detail::rnn
+
+template <class T>
+void register_rnn(kernel_table<T>& t) {
+    t.set("SimpleRNN", detail::rnn::simple_rnn<T>);
+    t.set("GRU", detail::rnn::gru<T>);
+    t.set("LSTM", [](const node& n, std::span<const array<T>> in, std::span<const array<T>> w) -> expected<array<T>> {
+        params p{n};
+        return detail::rnn::lstm(in[0], w, p.integer("units"), detail::rnn::act_of(p, "activation"),
+                                 detail::rnn::act_of(p, "recurrent_activation"), p.flag("go_backwards"), p.flag("return_sequences"));
+    });
+    t.set("Bidirectional", detail::rnn::bidirectional<T>);
+    t.set("TimeDistributed", [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        array<T> out = in[0];
+        for (auto& x : out.data) x = activate("relu", x);
+        return out;
+    });
+    for (auto name : {"ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"}) t.set(name, detail::rnn::conv_lstm<T>);
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/rnn.hpp>
+
+namespace memo::reference {
+
+/// All kernels of one element type: the built-in families, then whatever the user adds.
+template <class T>
+kernel_table<T> builtin_kernels() {
+    kernel_table<T> t;
+    register_core(t);
+    register_act(t);
+    register_conv(t);
+    register_pool(t);
+    register_norm(t);
+    register_reshape(t);
+    register_merge(t);
+    register_rnn(t);
+    return t;
+}
+
+/// The reference interpreter as a backend.
+class interpreter {
+public:
+    /// `precision`: compute every node in this dtype instead of the model's (float64: ground truth).
+    explicit interpreter(std::optional<dtype> precision = std::nullopt, std::string name = {})
+        : precision_(precision), name_(name.empty() ? (precision ? "reference-" + std::string(name_of(*precision)) : "reference") : std::move(name)) {}
+
+    std::string_view name() const noexcept { return name_; }
+
+    /// Tables a user extends with kernels of their own layers: `interp.kernels<float>().set(...)`.
+    template <class T>
+    kernel_table<T>& kernels() {
+        if constexpr (std::is_same_v<T, Eigen::half>) return f16_;
+        else if constexpr (std::is_same_v<T, Eigen::bfloat16>) return bf16_;
+        else if constexpr (std::is_same_v<T, float>) return f32_;
+        else return f64_;
+    }
+
+    expected<void> supports(const model& m) const {
+        for (const auto& n : m.nodes)
+            if (n.layer->arity.max != 0 && !f32_.find(n.layer->name)) return fail("no reference kernel for " + std::string(n.layer->name));
+        return {};
+    }
+
+    run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
+        const auto start = std::chrono::steady_clock::now();
+        run_result r;
+        try {
+            r = evaluate(m, inputs, o);
+        } catch (const std::exception& e) {
+            r = run_result::failed(run_status::error, e.what());
+        }
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        return r;
+    }
+
+private:
+    run_result evaluate(const model& m, std::span<const tensor> inputs, const run_options& o) {
+        const bool forced = !o.forced.empty();
+        if (forced && o.forced.size() != m.size()) return run_result::failed(run_status::error, "forced run needs one tensor per node");
+        const auto precision = o.precision ? o.precision : precision_;
+        std::vector<tensor> values(m.size());
+        std::size_t next_input = 0;
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            const node& n = m.nodes[i];
+            const dtype t = precision.value_or(n.type);
+            if (n.layer->arity.max == 0) {
+                if (next_input >= inputs.size()) return run_result::failed(run_status::error, "missing input for node " + std::to_string(i));
+                values[i] = inputs[next_input++];
+                if (values[i].dims != concrete(n.out, values[i].dims.empty() ? 1 : values[i].dims[0]))
+                    return run_result::failed(run_status::error, "input " + std::to_string(i) + " is " + values[i].dims_str() + ", the model expects " + n.out.str());
+                values[i].type = t;
+                for (auto& x : values[i].data) x = round_to(t, x);
+                continue;
+            }
+            std::vector<const tensor*> in;
+            for (int src : n.inputs) {
+                const tensor* x = forced ? &o.forced[static_cast<std::size_t>(src)] : &values[static_cast<std::size_t>(src)];
+                // Kernels trust the inferred shapes: a tensor of another shape is refused here.
+                if (x->dims != concrete(m[src].out, x->dims.empty() ? 1 : x->dims[0]))
+                    return run_result::failed(run_status::error, "node " + std::to_string(i) + " got a " + x->dims_str() + " input, expected " + m[src].out.str());
+                in.push_back(x);
+            }
+            auto out = node_in(t, m, static_cast<int>(i), in);
+            if (!out) {
+                auto r = run_result::failed(run_status::error, std::string(n.layer->name) + ": " + out.reason());
+                r.node = static_cast<int>(i);
+                return r;
+            }
+            values[i] = std::move(*out);
+        }
+        run_result r;
+        if (forced || o.every_node) r.outputs = std::move(values);
+        else
+            for (int out : m.outputs) r.outputs.push_back(values[static_cast<std::size_t>(out)]);
+        return r;
+    }
+
+    expected<tensor> node_in(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
+        switch (t) {
+            case dtype::float16: return node_as<Eigen::half>(t, m, i, in);
+            case dtype::bfloat16: return node_as<Eigen::bfloat16>(t, m, i, in);
+            case dtype::float32: return node_as<float>(t, m, i, in);
+            case dtype::float64: return node_as<double>(t, m, i, in);
+        }
+        return fail("unknown dtype");
+    }
+
+    template <class T>
+    expected<tensor> node_as(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
+        const node& n = m[i];
+        const kernel<T>* k = kernels<T>().find(n.layer->name);
+        if (!k) return fail("no reference kernel");
+        std::vector<array<T>> xs, ws;
+        for (const tensor* x : in) xs.push_back(from_tensor<T>(*x));
+        for (auto& w : weights_of(m, i)) ws.push_back(from_tensor<T>(w.value));
+        auto out = (*k)(n, xs, ws);
+        if (!out) return out.error();
+        return to_tensor(*out, t);
+    }
+
+    std::optional<dtype> precision_;
+    std::string name_;
+    kernel_table<Eigen::half> f16_ = builtin_kernels<Eigen::half>();
+    kernel_table<Eigen::bfloat16> bf16_ = builtin_kernels<Eigen::bfloat16>();
+    kernel_table<float> f32_ = builtin_kernels<float>();
+    kernel_table<double> f64_ = builtin_kernels<double>();
+};
+
+static_assert(backend<interpreter>);
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/interpreter.hpp>
+// begin #include <memo/campaign/bugs.hpp>
+// The bug store: DIR/bugs/<kind>/<signature>/ per distinct bug, written atomically (a temporary
+// directory renamed into place) before the campaign goes on, so a kill loses nothing stored.
+//   model.json    the model that first showed the bug
+//   minimal.json  the smallest model that still shows it
+//   bug.json      verdict, culprits, localisation, each backend's status, error text, time, memory
+//                 and output summary, the inputs' options, sizes, first seen, count, reproduction
+//   repro.sh      the one-line reproduction: memo-fuzz replay <this directory>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+// #include <memo/io/json.hpp> (already included)
+// begin #include <memo/oracle/differential.hpp>
+// Differential testing of one model on several backends: run, judge, localise, minimise.
+//
+// Localisation finds the first node where the backends part: for a crash the failing node (or,
+// when the worker just died, the shortest failing prefix of the model); for NaN the first node
+// whose own output turns non-finite on one backend only; for an inconsistency the first node
+// whose output differs beyond its dtype's tolerance when every backend is fed the float64
+// reference's values for that node's inputs (teacher forcing). An inconsistency that localises to
+// no node is error accumulated through a deep model, not a bug, and is dropped.
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+// #include <memo/backends/executor.hpp> (already included)
+// #include <memo/core/hash.hpp> (already included)
+// begin #include <memo/exec/inputs.hpp>
+// Model inputs as pure functions of the model's seed: one tensor per Input node, `samples` samples
+// in the batch, uniform in [lo, hi) as MEMO draws them ([0, 1) by default), rounded to the input's
+// dtype.
+#include <cstdint>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/core/rng.hpp> (already included)
+// #include <memo/exec/tensor.hpp> (already included)
+
+namespace memo {
+
+struct input_options {
+    std::int64_t samples = 2;
+    double lo = 0.0, hi = 1.0;
+    friend bool operator==(const input_options&, const input_options&) = default;
+};
+
+/// The inputs of `m`, in the order of m.input_nodes().
+inline std::vector<tensor> make_inputs(const model& m, const input_options& o = {}) {
+    std::vector<tensor> out;
+    for (int i : m.input_nodes()) {
+        std::uint64_t s = m.seed ^ 0x1f83d9abfb41bd6bULL ^ (static_cast<std::uint64_t>(i) * 0x5be0cd19137e2179ULL);
+        rng r(splitmix64(s));
+        tensor t(concrete(m[i].out, o.samples), m[i].type);
+        for (auto& x : t.data) x = round_to(t.type, r.uniform_real(o.lo, o.hi));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+}  // namespace memo
+// end #include <memo/exec/inputs.hpp>
+// begin #include <memo/oracle/oracle.hpp>
+// The differential oracle: from the results of several backends on one model, a verdict.
+//   crash          some backends fail (error, death, time-out, memory) where others succeed
+//   nan            some produce NaN or Inf where others do not
+//   inconsistency  outputs differ beyond the dtype's tolerance and D_MAD (CRADLE) against the
+//                  float64 reference O exceeds a threshold; confirmed only once localised to a
+//                  node that differs on identical inputs (see differential.hpp)
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+// #include <memo/backends/backend.hpp> (already included)
+
+namespace memo::oracle {
+
+enum class kind : unsigned char { none, crash, nan, inconsistency };
+inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency"};
+constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
+
+struct options {
+    double dmad_threshold = 0.5;  // D_MAD above which two backends disagree in their closeness to O
+    double tolerance_scale = 1.0; // multiplies every dtype's tolerance
+};
+
+/// The normwise relative difference a dtype's rounding explains for one layer: max |a - b| over
+/// max(|a|, |b|, 1e-6)... beyond this, two results of the same layer on the same inputs differ.
+inline double tolerance(dtype t, const options& o = {}) {
+    double base = 1e-4;
+    switch (t) {
+        case dtype::float16: base = 2e-2; break;
+        case dtype::bfloat16: base = 1e-1; break;
+        case dtype::float32: base = 1e-4; break;
+        case dtype::float64: base = 1e-9; break;
+    }
+    return base * o.tolerance_scale;
+}
+
+/// One backend's result, named.
+struct observation {
+    std::string backend;
+    run_result result;
+};
+
+/// How two results compare: max absolute difference, normwise relative difference (max |a - b|
+/// over the largest magnitude), and, given O, each one's mean absolute deviation from O.
+struct difference {
+    double max_abs = 0, max_rel = 0;
+    bool shapes_differ = false;
+};
+
+inline difference compare(const std::vector<tensor>& a, const std::vector<tensor>& b) {
+    difference d;
+    if (a.size() != b.size()) { d.shapes_differ = true; d.max_rel = d.max_abs = INFINITY; return d; }
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        if (a[k].dims != b[k].dims) { d.shapes_differ = true; d.max_rel = d.max_abs = INFINITY; return d; }
+        double diff = 0, scale = 0;
+        for (std::int64_t i = 0; i < a[k].size(); ++i) {
+            const double x = a[k][i], y = b[k][i];
+            if (!std::isfinite(x) || !std::isfinite(y)) continue;  // the nan verdict's business
+            diff = std::max(diff, std::abs(x - y));
+            scale = std::max({scale, std::abs(x), std::abs(y)});
+        }
+        d.max_abs = std::max(d.max_abs, diff);
+        d.max_rel = std::max(d.max_rel, diff / std::max(scale, 1e-6));
+    }
+    return d;
+}
+
+/// Mean absolute deviation of o from O over all output elements (CRADLE's delta).
+inline double mad(const std::vector<tensor>& o, const std::vector<tensor>& truth) {
+    double sum = 0;
+    std::int64_t n = 0;
+    for (std::size_t k = 0; k < std::min(o.size(), truth.size()); ++k)
+        for (std::int64_t i = 0; i < std::min(o[k].size(), truth[k].size()); ++i) {
+            if (!std::isfinite(o[k][i]) || !std::isfinite(truth[k][i])) continue;
+            sum += std::abs(o[k][i] - truth[k][i]);
+            ++n;
+        }
+    return n ? sum / static_cast<double>(n) : 0.0;
+}
+
+/// CRADLE's D_MAD = |delta_a - delta_b| / (delta_a + delta_b), 0 when both are exact.
+inline double dmad(double delta_a, double delta_b) {
+    const double s = delta_a + delta_b;
+    return s > 0 ? std::abs(delta_a - delta_b) / s : 0.0;
+}
+
+inline bool failed(run_status s) noexcept {
+    return s == run_status::error || s == run_status::crash || s == run_status::timeout || s == run_status::memory;
+}
+inline bool has_non_finite(const std::vector<tensor>& ts) {
+    return std::any_of(ts.begin(), ts.end(), [](const tensor& t) { return t.has_non_finite(); });
+}
+/// The coarsest dtype among tensors (its tolerance applies to the comparison).
+inline dtype coarsest(const std::vector<tensor>& ts) {
+    dtype c = dtype::float64;
+    auto rank = [](dtype t) { return t == dtype::bfloat16 ? 0 : t == dtype::float16 ? 1 : t == dtype::float32 ? 2 : 3; };
+    for (const auto& t : ts)
+        if (rank(t.type) < rank(c)) c = t.type;
+    return c;
+}
+
+struct verdict {
+    kind what = kind::none;
+    std::vector<std::string> culprits;  // backends that fail, produce NaN, or deviate from O
+    std::vector<std::string> peers;     // backends they were compared with
+    std::string message;                // a culprit's error text or how it died
+    run_status status = run_status::ok; // the culprit's status (crash verdicts)
+    double dmad = 0, max_abs = 0, max_rel = 0;
+    int node = -1;                      // the localised node, -1 when not localised
+    std::string layer;                  // its class
+    std::string producer;               // the class of its first input's producer (the pair)
+    bool all_failed = false;            // every backend that ran failed: a model no library takes
+
+    explicit operator bool() const noexcept { return what != kind::none; }
+};
+
+/// Judges one model's results. `truth` computes the float64 reference outputs on demand (only
+/// when two backends disagree beyond tolerance).
+inline verdict judge(const std::vector<observation>& obs, const std::function<std::vector<tensor>()>& truth, const options& o = {}) {
+    verdict v;
+    std::vector<const observation*> ok, bad;
+    for (const auto& x : obs) {
+        if (x.result.ok()) ok.push_back(&x);
+        else if (failed(x.result.status)) bad.push_back(&x);
+    }
+    if (ok.empty()) {
+        v.all_failed = !bad.empty();
+        return v;
+    }
+    if (!bad.empty()) {
+        v.what = kind::crash;
+        for (auto* x : bad) v.culprits.push_back(x->backend);
+        for (auto* x : ok) v.peers.push_back(x->backend);
+        v.message = bad.front()->result.message;
+        v.status = bad.front()->result.status;
+        v.node = bad.front()->result.node;
+        return v;
+    }
+    std::vector<const observation*> nan, finite;
+    for (auto* x : ok) (has_non_finite(x->result.outputs) ? nan : finite).push_back(x);
+    if (!nan.empty() && !finite.empty()) {
+        v.what = kind::nan;
+        for (auto* x : nan) v.culprits.push_back(x->backend);
+        for (auto* x : finite) v.peers.push_back(x->backend);
+        return v;
+    }
+    // Inconsistency: the pair that differs most, judged against O.
+    const observation *a = nullptr, *b = nullptr;
+    difference worst;
+    for (std::size_t i = 0; i < ok.size(); ++i)
+        for (std::size_t j = i + 1; j < ok.size(); ++j) {
+            const auto d = compare(ok[i]->result.outputs, ok[j]->result.outputs);
+            if (d.max_rel > worst.max_rel) {
+                worst = d;
+                a = ok[i];
+                b = ok[j];
+            }
+        }
+    // A tenth of the layer tolerance: worth a look; the localisation decides (differential.hpp).
+    if (!a || worst.max_rel <= 0.1 * tolerance(coarsest(a->result.outputs), o)) return v;
+    const auto O = truth();
+    const double da = mad(a->result.outputs, O), db = mad(b->result.outputs, O);
+    v.dmad = dmad(da, db);
+    v.max_abs = worst.max_abs;
+    v.max_rel = worst.max_rel;
+    if (!worst.shapes_differ && v.dmad <= o.dmad_threshold) return v;
+    v.what = kind::inconsistency;
+    v.culprits = {da >= db ? a->backend : b->backend};
+    v.peers = {da >= db ? b->backend : a->backend};
+    return v;
+}
+
+}  // namespace memo::oracle
+// end #include <memo/oracle/oracle.hpp>
+
+namespace memo::oracle {
+
+/// The first `k + 1` nodes of m, with node k as the only output.
+inline model prefix(const model& m, int k) {
+    model p = m;
+    p.nodes.resize(static_cast<std::size_t>(k) + 1);
+    p.outputs = {k};
+    std::erase_if(p.weight_edits, [&](const weight_edit& w) { return w.node > k; });
+    return p;
+}
+
+/// Appends an Input node with the shape and dtype of m's node src to s; returns its index.
+inline int add_input(model& s, const model& m, int src, const registry& reg) {
+    node in = make_node(reg.at("InputLayer"), "input_" + std::to_string(s.size()));
+    ints dims;
+    for (auto d : m[src].out.sample()) dims.push(d);
+    in.set("shape", dims);
+    in.set("dtype", std::string(name_of(m[src].type)));
+    s.nodes.push_back(std::move(in));
+    return static_cast<int>(s.size()) - 1;
+}
+
+/// Node k of m alone, fed by fresh inputs of its inputs' shapes and dtypes.
+inline expected<model> isolate_node(const model& m, int k, const registry& reg) {
+    model s;
+    s.seed = m.seed;
+    node copy = m[k];
+    for (int& e : copy.inputs) e = add_input(s, m, e, reg);
+    s.nodes.push_back(std::move(copy));
+    s.outputs = {static_cast<int>(s.size()) - 1};
+    if (auto r = infer_shapes(s); !r) return r.error();
+    return s;
+}
+
+/// A stable name for a bug: kind, culprits, the localised layer, its mode parameters that differ
+/// from Keras' defaults, its dtype and the error text with numbers blanked. "Conv2DTranspose-1a2b3c4d".
+inline std::string signature(const verdict& v, const model& m) {
+    hasher h;
+    h.mix(name_of(v.what));
+    auto culprits = v.culprits;
+    std::sort(culprits.begin(), culprits.end());
+    for (const auto& c : culprits) h.mix(c);
+    h.mix(name_of(v.status));
+    std::string layer = v.layer.empty() ? "unlocalised" : v.layer;
+    h.mix(layer);
+    if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
+        const node& n = m[v.node];
+        for (std::size_t i = 0; i < n.params.size(); ++i)
+            if (n.layer->params[i].what == role::mode && !(n.params[i] == n.layer->params[i].fallback)) {
+                h.mix(n.layer->params[i].name);
+                hash_value(h, n.params[i]);
+            }
+        h.mix(name_of(n.type));
+    }
+    std::string msg;
+    for (char c : v.message.substr(0, 120)) msg += (c >= '0' && c <= '9') ? '#' : c;
+    h.mix(msg);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
+    return layer + "-" + hex;
+}
+
+class differential {
+public:
+    /// `participants` are compared; `truth` computes the float64 reference (O of D_MAD).
+    differential(std::vector<executor*> participants, executor& truth, const registry& reg, options o = {}, input_options in = {})
+        : xs_(std::move(participants)), truth_(&truth), reg_(&reg), o_(o), in_(in) {}
+
+    const input_options& inputs() const noexcept { return in_; }
+    const options& oracle_options() const noexcept { return o_; }
+    std::span<executor* const> participants() const noexcept { return xs_; }
+
+    /// Starts running m on every participant that supports it (workers run while the caller goes on).
+    /// Models fewer than two participants take are not run (nothing to compare them with), unless
+    /// there is only one participant.
+    void begin(const model& m) {
+        current_ = m;
+        inputs_ = make_inputs(m, in_);
+        obs_.clear();
+        running_.clear();
+        std::vector<std::size_t> runnable;
+        for (std::size_t k = 0; k < xs_.size(); ++k) {
+            observation ob{std::string(xs_[k]->name()), {}};
+            if (auto s = supported(k, m); !s) ob.result = run_result::failed(run_status::unsupported, s.reason());
+            else runnable.push_back(k);
+            obs_.push_back(std::move(ob));
+        }
+        skipped_ = xs_.size() >= 2 && runnable.size() < 2;
+        if (skipped_) return;
+        for (std::size_t k : runnable) {
+            xs_[k]->submit(m, inputs_, {});
+            running_.push_back(k);
+        }
+    }
+
+    /// Whether the last model was left unrun because fewer than two participants take it.
+    bool last_skipped() const noexcept { return skipped_; }
+
+    /// Waits for the runs begun last and judges them; a verdict that holds is localised.
+    verdict finish() {
+        for (std::size_t k : running_) {
+            obs_[k].result = xs_[k]->collect();
+            // A layer and dtype a backend declined once, it declines again: learn it.
+            if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
+                declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
+        }
+        running_.clear();
+        if (skipped_) return {};
+        truth_cache_.clear();
+        verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
+        suppressed_ = false;
+        if (v && !localise(v)) {
+            v = verdict{};
+            suppressed_ = true;
+        }
+        return v;
+    }
+
+    /// Whether finish() would return without waiting for a worker.
+    bool ready() const {
+        for (std::size_t k : running_)
+            if (!xs_[k]->ready()) return false;
+        return true;
+    }
+
+    verdict check(const model& m) {
+        begin(m);
+        return finish();
+    }
+
+    /// The observations of the last run.
+    const std::vector<observation>& observations() const noexcept { return obs_; }
+    const std::vector<tensor>& last_inputs() const noexcept { return inputs_; }
+    /// Whether the last run's outputs differed but no single node was to blame (rounding).
+    bool last_suppressed() const noexcept { return suppressed_; }
+
+    /// The smallest model found (within `budget` re-runs) that gives the same kind of verdict on
+    /// the same culprits, localised to the same layer class: the node alone, the node with its
+    /// producer, the prefix up to it; then smaller inputs and parameters.
+    struct minimised {
+        model m;
+        verdict v;
+        int checks = 0;
+    };
+    minimised minimise(const model& m, const verdict& v, int budget = 40) {
+        minimised best{m, v, 0};
+        if (v.node < 0 || v.status == run_status::timeout || v.status == run_status::memory) return best;
+        auto holds = [&](const model& cand, verdict& out) {
+            if (best.checks >= budget) return false;
+            ++best.checks;
+            out = check(cand);
+            return out.what == v.what && out.culprits == v.culprits && out.layer == v.layer;
+        };
+        verdict got;
+        bool structural = false;
+        if (auto single = isolate_node(m, v.node, *reg_); single && holds(*single, got)) {
+            best.m = *single, best.v = got, structural = true;
+        }
+        if (!structural && !m[v.node].inputs.empty()) {
+            const int producer = m[v.node].inputs[0];
+            if (m[producer].layer->arity.max != 0)
+                if (auto pair = pair_model(m, producer, v.node); pair && holds(*pair, got)) best.m = *pair, best.v = got, structural = true;
+        }
+        if (!structural && static_cast<std::size_t>(v.node) + 1 < m.size())
+            if (model p = prefix(m, v.node); holds(p, got)) best.m = p, best.v = got;
+        shrink(best, holds);
+        return best;
+    }
+
+private:
+    expected<void> supported(std::size_t k, const model& m) const {
+        if (auto s = xs_[k]->supports(m); !s) return s;
+        if (const auto it = declined_.find(k); it != declined_.end())
+            for (const auto& n : m.nodes)
+                if (it->second.count({n.layer->name, n.type}))
+                    return fail("declined " + std::string(n.layer->name) + " in " + std::string(name_of(n.type)) + " before");
+        return {};
+    }
+
+    executor* by_name(std::string_view n) const {
+        for (auto* x : xs_)
+            if (x->name() == n) return x;
+        return nullptr;
+    }
+
+    std::vector<tensor> truth_outputs() {
+        if (truth_cache_.empty()) truth_cache_ = truth_->run(current_, inputs_, {true, {}, dtype::float64}).outputs;
+        std::vector<tensor> outs;
+        for (int o : current_.outputs)
+            if (static_cast<std::size_t>(o) < truth_cache_.size()) outs.push_back(truth_cache_[static_cast<std::size_t>(o)]);
+        return outs;
+    }
+
+    bool localise(verdict& v) {
+        const model& m = current_;
+        executor* culprit = by_name(v.culprits.front());
+        executor* peer = v.peers.empty() ? nullptr : by_name(v.peers.front());
+        if (v.what == kind::crash) {
+            if (v.node < 0 && v.status != run_status::timeout && v.status != run_status::memory) v.node = failing_prefix(*culprit);
+        } else if (v.what == kind::nan && peer) {
+            const auto a = culprit->run(m, inputs_, {true, {}, {}}), b = peer->run(m, inputs_, {true, {}, {}});
+            if (a.ok() && b.ok())
+                for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
+                    if (a.outputs[i].has_non_finite() && !b.outputs[i].has_non_finite()) { v.node = static_cast<int>(i); break; }
+        } else if (v.what == kind::inconsistency && peer) {
+            // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
+            // the very same numbers and only the node's own rounding remains.
+            truth_outputs();
+            auto fed = truth_cache_;
+            for (std::size_t i = 0; i < fed.size() && i < m.size(); ++i)
+                for (auto& x : fed[i].data) x = round_to(m.nodes[i].type, x);
+            const run_options forced{true, fed, {}};
+            const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
+            if (!a.ok() || !b.ok()) return false;
+            for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
+                if (m.nodes[i].layer->arity.max == 0) continue;
+                const auto d = compare({a.outputs[i]}, {b.outputs[i]});
+                if (d.max_rel > tolerance(m.nodes[i].type, o_)) { v.node = static_cast<int>(i); break; }
+            }
+            if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
+        }
+        if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
+            const node& n = m[v.node];
+            v.layer = std::string(n.layer->name);
+            if (!n.inputs.empty()) v.producer = std::string(m[n.inputs[0]].layer->name);
+        }
+        return true;
+    }
+
+    /// The shortest prefix on which the culprit still fails (binary search over the last node).
+    int failing_prefix(executor& x) {
+        int lo = 0, hi = static_cast<int>(current_.size()) - 1, found = -1;
+        while (lo <= hi) {
+            const int mid = (lo + hi) / 2;
+            const model p = prefix(current_, mid);
+            const auto in = make_inputs(p, in_);
+            if (failed(x.run(p, in, {}).status)) found = mid, hi = mid - 1;
+            else lo = mid + 1;
+        }
+        return found;
+    }
+
+    /// The producer and node k, fed by fresh inputs (all inputs first, so the order stays topological).
+    expected<model> pair_model(const model& m, int producer, int k) const {
+        model s;
+        s.seed = m.seed;
+        node first = m[producer], second = m[k];
+        for (int& e : first.inputs) e = add_input(s, m, e, *reg_);
+        for (int& e : second.inputs) e = e == producer ? -1 : add_input(s, m, e, *reg_);
+        s.nodes.push_back(std::move(first));
+        for (int& e : second.inputs) if (e < 0) e = static_cast<int>(s.size()) - 1;
+        s.nodes.push_back(std::move(second));
+        s.outputs = {static_cast<int>(s.size()) - 1};
+        if (auto r = infer_shapes(s); !r) return r.error();
+        return s;
+    }
+
+    /// Smaller inputs (halve each input dimension) and smaller shape parameters, one move at a time.
+    template <class Holds>
+    void shrink(minimised& best, Holds& holds) {
+        static constexpr std::string_view smaller[] = {"filters", "units", "depth_multiplier", "n"};
+        bool progress = true;
+        while (progress && best.checks < 40) {
+            progress = false;
+            std::vector<model> moves;
+            for (std::size_t i = 0; i < best.m.size(); ++i) {
+                const node& n = best.m.nodes[i];
+                if (n.layer->arity.max == 0) {
+                    const auto& dims = std::get<ints>(n.param("shape"));
+                    for (int d = 0; d < dims.n; ++d)
+                        if (dims[d] > 1) {
+                            model c = best.m;
+                            auto nd = dims;
+                            nd[d] = (dims[d] + 1) / 2;
+                            c.nodes[i].set("shape", nd);
+                            moves.push_back(std::move(c));
+                        }
+                    continue;
+                }
+                // Mode parameters back to Keras' defaults: what stays non-default is what matters.
+                for (std::size_t k = 0; k < n.params.size(); ++k)
+                    if (n.layer->params[k].what == role::mode && !(n.params[k] == n.layer->params[k].fallback)) {
+                        model c = best.m;
+                        c.nodes[i].params[k] = n.layer->params[k].fallback;
+                        moves.push_back(std::move(c));
+                    }
+                for (auto p : smaller)
+                    if (n.layer->param_index(p) >= 0 && as_int(n.param(p)) > 1) {
+                        model c = best.m;
+                        c.nodes[i].set(p, std::int64_t{as_int(n.param(p)) / 2});
+                        moves.push_back(std::move(c));
+                    }
+            }
+            for (auto& c : moves) {
+                if (!infer_shapes(c)) continue;
+                verdict got;
+                if (holds(c, got)) {
+                    best.m = std::move(c);
+                    best.v = got;
+                    progress = true;
+                    break;
+                }
+            }
+        }
+    }
+
+    std::vector<executor*> xs_;
+    executor* truth_;
+    const registry* reg_;
+    options o_;
+    input_options in_;
+    model current_;
+    std::vector<tensor> inputs_, truth_cache_;
+    std::vector<observation> obs_;
+    std::vector<std::size_t> running_;
+    bool suppressed_ = false, skipped_ = false;
+    std::map<std::size_t, std::set<std::pair<std::string_view, dtype>>> declined_;
+};
+
+}  // namespace memo::oracle
+// end #include <memo/oracle/differential.hpp>
+
+namespace memo::campaign {
+
+struct bug_report {
+    oracle::verdict v;  // localised on the minimal model
+    std::string signature;
+    model original, minimal;
+    std::vector<oracle::observation> observations;  // of the original model
+    input_options inputs;
+    std::uint64_t iteration = 0;
+    double seconds = 0;
+    int minimise_checks = 0;
+};
+
+inline io::json summary_json(const tensor& t) {
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    std::int64_t bad = 0, n = 0;
+    for (double x : t.data) {
+        if (!std::isfinite(x)) { ++bad; continue; }
+        lo = std::min(lo, x), hi = std::max(hi, x), sum += x, ++n;
+    }
+    return {{"dims", t.dims}, {"dtype", std::string(name_of(t.type))}, {"min", n ? lo : 0.0}, {"max", n ? hi : 0.0},
+            {"mean", n ? sum / static_cast<double>(n) : 0.0}, {"non_finite", bad}};
+}
+
+inline io::json observation_json(const oracle::observation& o) {
+    io::json outs = io::json::array();
+    for (const auto& t : o.result.outputs) outs.push_back(summary_json(t));
+    io::json j = {{"backend", o.backend}, {"status", std::string(name_of(o.result.status))}, {"ms", o.result.ms},
+                  {"peak_kb", o.result.peak_kb}, {"outputs", outs}};
+    if (!o.result.message.empty()) j["message"] = o.result.message;
+    if (o.result.signal) j["signal"] = o.result.signal;
+    if (o.result.node >= 0) j["node"] = o.result.node;
+    return j;
+}
+
+inline io::json verdict_json(const oracle::verdict& v, const model& m) {
+    io::json j = {{"kind", std::string(oracle::name_of(v.what))}, {"culprits", v.culprits}, {"peers", v.peers},
+                  {"status", std::string(name_of(v.status))}, {"dmad", v.dmad}, {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
+                  {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0}, {"message", v.message}};
+    io::json where = {{"node", v.node}, {"layer", v.layer}, {"producer", v.producer}};
+    if (!v.producer.empty()) where["pair"] = v.producer + " -> " + v.layer;
+    if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
+        io::json ps = io::json::object();
+        const node& n = m[v.node];
+        for (std::size_t i = 0; i < n.params.size(); ++i)
+            if (n.layer->params[i].what != role::inert) ps[std::string(n.layer->params[i].name)] = io::to_json(n.params[i]);
+        where["params"] = ps;
+        where["dtype"] = std::string(name_of(n.type));
+    }
+    j["localisation"] = where;
+    return j;
+}
+
+class bug_store {
+public:
+    explicit bug_store(std::filesystem::path dir) : dir_(std::move(dir) / "bugs") { load(); }
+
+    /// Stores a bug; returns true when its signature is new (a duplicate only bumps the count).
+    bool record(const bug_report& b, const std::vector<std::string>& backends) {
+        namespace fs = std::filesystem;
+        const std::string kind(oracle::name_of(b.v.what));
+        const std::string key = kind + "/" + b.signature;
+        if (seen_.count(key)) {
+            count(b.v.what, b.signature);
+            return false;
+        }
+        const fs::path final_dir = dir_ / key;
+        // Written beside, then renamed into place: a stored bug is always complete.
+        const fs::path tmp = dir_ / ".tmp" / (kind + "-" + b.signature + "-" + std::to_string(::getpid()));
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        fs::create_directories(final_dir.parent_path());
+        io::json j = verdict_json(b.v, b.minimal);
+        io::json obs = io::json::array();
+        for (const auto& o : b.observations) obs.push_back(observation_json(o));
+        j["signature"] = b.signature;
+        j["backends"] = backends;
+        j["observations"] = obs;
+        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}};
+        j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()},
+                      {"minimise_checks", b.minimise_checks}};
+        j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
+        j["count"] = 1;
+        j["reproduce"] = "memo-fuzz replay " + final_dir.string();
+        io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
+        io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
+        io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
+        io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
+        fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+        fs::rename(tmp, final_dir);
+        seen_.emplace(key, std::move(j));
+        ++unique_[kind];
+        return true;
+    }
+
+    /// One more sighting of a stored bug (its bug.json's count).
+    void count(oracle::kind k, const std::string& signature) {
+        const std::string key = std::string(oracle::name_of(k)) + "/" + signature;
+        auto it = seen_.find(key);
+        if (it == seen_.end()) return;
+        it->second["count"] = it->second.value("count", 1) + 1;
+        io::write_file((dir_ / key / "bug.json").string(), it->second.dump(2) + "\n");
+    }
+
+    /// Whether this signature is stored (then record() only counts it).
+    bool has(oracle::kind k, const std::string& signature) const {
+        return seen_.count(std::string(oracle::name_of(k)) + "/" + signature) != 0;
+    }
+
+    /// Distinct bugs of a kind ("crash", "nan", "inconsistency"), and in all.
+    std::size_t unique(std::string_view kind) const {
+        auto it = unique_.find(std::string(kind));
+        return it == unique_.end() ? 0 : it->second;
+    }
+    std::size_t unique() const { return seen_.size(); }
+
+private:
+    void load() {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (!fs::is_directory(dir_, ec)) return;
+        for (const auto& k : fs::directory_iterator(dir_)) {
+            if (!k.is_directory() || k.path().filename() == ".tmp") continue;  // unfinished writes
+            for (const auto& b : fs::directory_iterator(k.path()))
+                if (b.is_directory() && fs::exists(b.path() / "bug.json")) {
+                    seen_.emplace(k.path().filename().string() + "/" + b.path().filename().string(), io::parse_json_file((b.path() / "bug.json").string()));
+                    ++unique_[k.path().filename().string()];
+                }
+        }
+    }
+    std::filesystem::path dir_;
+    std::map<std::string, io::json> seen_;
+    std::map<std::string, std::size_t> unique_;
+};
+
+}  // namespace memo::campaign
+// end #include <memo/campaign/bugs.hpp>
+// begin #include <memo/campaign/execute.hpp>
+// The execution stage of a campaign: the models the search generates run on the backends under
+// test (each in its worker), the oracle judges them, and every bug is localised, minimised,
+// deduplicated and stored before the campaign goes on. Models that raised coverage run first;
+// when none waits, the newest valid model runs, so the workers never idle. Several lanes (each a
+// differential tester with workers of its own) keep several models in flight.
+#include <deque>
+#include <map>
+
+#include <fmt/core.h>
 
 // begin #include <memo/coverage/coverage.hpp>
 // Coverage metrics. One concept; a metric per criterion, and memo_coverage, which tracks all of
@@ -1722,6 +5156,536 @@ static_assert(coverage_metric<criterion_coverage, model>);
 
 }  // namespace memo
 // end #include <memo/coverage/coverage.hpp>
+// begin #include <memo/reduce/cost.hpp>
+// What a model costs: its weights (Keras' count_params) and its multiply-adds per sample.
+//
+//   std::int64_t w = memo::count_weights(m);   // trainable and non-trainable, as Keras counts
+//   std::int64_t f = memo::count_flops(m);     // multiply-adds for one sample
+//
+// Weights are the zoo's count (memo::zoo::count_weights, zoo/weights.hpp): per layer as Keras
+// builds it, BatchNormalization's moving mean and variance included.
+//
+// Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
+// channels, dm the depth multiplier and P the output positions (spatial elements of the output):
+//   Conv1D/2D/3D, LocallyConnected1D/2D  P * k * c_in * filters
+//   SeparableConv1D/2D                   P * (k * c_in * dm + c_in * dm * filters)
+//   DepthwiseConv1D/2D                   P * k * c_in * dm
+//   Conv2D/3DTranspose                   input positions * k * c_in * filters
+//   LSTM, GRU, SimpleRNN                 steps * gates * units * (features + units); gates 4, 3, 1
+//   Bidirectional(LSTM)                  twice the LSTM
+//   ConvLSTM1D/2D/3D                     steps * P * 4 * k * (c_in + filters) * filters
+//   Dense                                output elements * input features
+//   BatchNormalization, LayerNormalization, CustomScaleLayer   one per element
+//   pooling                              window size per output element (global: per input element)
+//   Add, Average, Maximum, Minimum, Multiply, Subtract          one per element per extra input
+//   Dot                                  its products
+// Activations, dropout and noise, reshaping, padding, cropping, Concatenate, InputLayer and the
+// adapters count nothing.
+#include <cstdint>
+#include <string_view>
+
+// #include <memo/core/model.hpp> (already included)
+// begin #include <memo/zoo/weights.hpp>
+// The number of weights of a model as Keras' count_params() reports it: trainable and
+// non-trainable alike (BatchNormalization's moving mean and variance count), per layer from the
+// node's parameters and its input and output shapes.
+#include <cstdint>
+#include <string_view>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/layers/common.hpp> (already included)
+
+namespace memo::zoo {
+
+namespace detail::weights {
+
+inline const value* param_of(const node& n, std::string_view name) {
+    const int i = n.layer->param_index(name);
+    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
+}
+inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback = 0) {
+    const value* v = param_of(n, name);
+    return v ? as_int(*v) : fallback;
+}
+inline bool bool_param(const node& n, std::string_view name, bool fallback) {
+    const value* v = param_of(n, name);
+    return v ? as_bool(*v) : fallback;
+}
+inline std::string_view str_param(const node& n, std::string_view name, std::string_view fallback) {
+    const value* v = param_of(n, name);
+    return v ? as_str(*v) : fallback;
+}
+/// The product of the `count` kernel sizes.
+inline std::int64_t kernel_volume(const node& n, int count) {
+    const value* v = param_of(n, "kernel_size");
+    if (!v) return 1;
+    std::int64_t p = 1;
+    for (auto k : as_ints(*v, count)) p *= k;
+    return p;
+}
+/// Channels of a channels_last / channels_first input.
+inline std::int64_t channels(const node& n, const shape& in) {
+    return layers::spatial::of(in, str_param(n, "data_format", "channels_last")).channels;
+}
+/// Weights of a recurrent cell with `gates` gates from `in` features to `units` units.
+inline std::int64_t rnn_cell(std::int64_t gates, std::int64_t in, std::int64_t units, bool bias, std::int64_t bias_rows = 1) {
+    return gates * (units * (in + units) + (bias ? bias_rows * units : 0));
+}
+
+}  // namespace detail::weights
+
+/// The weights (trainable and not) of node `i` of `m`.
+inline std::int64_t count_weights(const model& m, std::size_t i) {
+    using namespace detail::weights;
+    const node& n = m.nodes[i];
+    if (n.inputs.empty()) return 0;
+    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
+    const std::string_view cls = n.layer->name;
+    const bool bias = bool_param(n, "use_bias", true);
+
+    if (cls == "Dense") {
+        const std::int64_t units = int_param(n, "units");
+        return in.back() * units + (bias ? units : 0);
+    }
+    if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D" || cls == "Conv2DTranspose" || cls == "Conv3DTranspose") {
+        const int N = in.rank() - 2;
+        const std::int64_t filters = int_param(n, "filters");
+        return kernel_volume(n, N) * channels(n, in) * filters + (bias ? filters : 0);
+    }
+    if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
+        const int N = in.rank() - 2;
+        const std::int64_t c = channels(n, in), dm = int_param(n, "depth_multiplier", 1), filters = int_param(n, "filters");
+        return kernel_volume(n, N) * c * dm + c * dm * filters + (bias ? filters : 0);
+    }
+    if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
+        const int N = in.rank() - 2;
+        const std::int64_t c = channels(n, in), dm = int_param(n, "depth_multiplier", 1);
+        return kernel_volume(n, N) * c * dm + (bias ? c * dm : 0);
+    }
+    if (cls == "LocallyConnected1D" || cls == "LocallyConnected2D") {
+        const int N = in.rank() - 2;
+        const std::int64_t filters = int_param(n, "filters");
+        const auto out = layers::spatial::of(n.out, str_param(n, "data_format", "channels_last"));
+        std::int64_t positions = 1;
+        for (int k = 0; k < out.n; ++k) positions *= out.sizes[k];
+        return positions * kernel_volume(n, N) * channels(n, in) * filters + (bias ? positions * filters : 0);
+    }
+    if (cls == "BatchNormalization" || cls == "LayerNormalization") {
+        const int axis = layers::normal_axis(int_param(n, "axis", -1), in.rank());
+        const std::int64_t c = axis < 0 ? 0 : in[axis];
+        const std::int64_t affine = (bool_param(n, "center", true) ? 1 : 0) + (bool_param(n, "scale", true) ? 1 : 0);
+        return c * (affine + (cls == "BatchNormalization" ? 2 : 0));
+    }
+    if (cls == "LSTM") return rnn_cell(4, in.back(), int_param(n, "units"), bias);
+    if (cls == "GRU") return rnn_cell(3, in.back(), int_param(n, "units"), bias, bool_param(n, "reset_after", true) ? 2 : 1);
+    if (cls == "SimpleRNN") return rnn_cell(1, in.back(), int_param(n, "units"), bias);
+    if (cls == "Bidirectional") return 2 * rnn_cell(4, in.back(), int_param(n, "units"), true);
+    if (cls.starts_with("ConvLSTM")) {
+        const int N = in.rank() - 3;
+        const std::int64_t filters = int_param(n, "filters");
+        const std::int64_t c = str_param(n, "data_format", "channels_last") == "channels_first" ? in[2] : in.back();
+        const std::int64_t k = kernel_volume(n, N);
+        return 4 * (k * c * filters + k * filters * filters + (bias ? filters : 0));
+    }
+    if (cls == "PReLU") {
+        // alpha has the input's per-sample shape, with the shared axis (param_shape[axis - 1]) set to 1.
+        auto dims = in.sample();
+        std::int64_t p = 1;
+        const value* shared = param_of(n, "shared_axes");
+        const std::int64_t skip = shared && !is_none(*shared) ? static_cast<std::int64_t>(dims.size()) + as_int(*shared) - 1 : -1;
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            if (static_cast<std::int64_t>(d) != skip) p *= dims[d];
+        return p;
+    }
+    return 0;
+}
+
+/// The weights of `m`, as Keras' model.count_params() reports them.
+inline std::int64_t count_weights(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
+    return total;
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/weights.hpp>
+
+namespace memo {
+
+namespace cost_detail {
+
+inline const value* param_of(const node& n, std::string_view name) {
+    const int i = n.layer->param_index(name);
+    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
+}
+inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback) {
+    const value* v = param_of(n, name);
+    return v && !is_none(*v) ? as_int(*v) : fallback;
+}
+inline bool bool_param(const node& n, std::string_view name, bool fallback) {
+    const value* v = param_of(n, name);
+    return v ? as_bool(*v) : fallback;
+}
+inline bool channels_first(const node& n) {
+    const value* v = param_of(n, "data_format");
+    return v && as_str(*v) == "channels_first";
+}
+/// The product of the `count` entries of a size parameter (kernel_size, pool_size).
+inline std::int64_t volume(const node& n, std::string_view name, int count) {
+    const value* v = param_of(n, name);
+    if (!v || is_none(*v)) return 1;
+    std::int64_t p = 1;
+    for (auto k : as_ints(*v, count)) p *= k;
+    return p;
+}
+inline std::int64_t channels(const node& n, const shape& s) {
+    if (s.rank() < 2) return 1;
+    return channels_first(n) ? s[1] : s.back();
+}
+/// Spatial positions of a shape: its elements over its channels, `skip` axes after the batch
+/// left out (the time axis of ConvLSTM).
+inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
+    std::int64_t p = 1;
+    const bool first = channels_first(n);
+    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
+    return p;
+}
+
+/// Multiply-adds of node i for one sample.
+inline std::int64_t node_flops(const model& m, std::size_t i) {
+    const node& n = m.nodes[i];
+    if (n.inputs.empty()) return 0;
+    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
+    const std::string_view c = n.layer->name;
+    const int rank = in.rank();
+    const std::int64_t cin = channels(n, in);
+    const std::int64_t filters = int_param(n, "filters", 1);
+
+    if (c == "Conv1D" || c == "Conv2D" || c == "Conv3D" || c == "LocallyConnected1D" || c == "LocallyConnected2D")
+        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * filters;
+    if (c == "SeparableConv1D" || c == "SeparableConv2D") {
+        const std::int64_t dm = int_param(n, "depth_multiplier", 1);
+        return positions(n, n.out) * (volume(n, "kernel_size", rank - 2) * cin * dm + cin * dm * filters);
+    }
+    if (c == "DepthwiseConv1D" || c == "DepthwiseConv2D")
+        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * int_param(n, "depth_multiplier", 1);
+    if (c == "Conv2DTranspose" || c == "Conv3DTranspose") return positions(n, in) * volume(n, "kernel_size", rank - 2) * cin * filters;
+    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN" || c == "Bidirectional") {
+        const std::int64_t u = int_param(n, "units", 1), steps = rank >= 3 ? in[1] : 1;
+        const std::int64_t gates = c == "GRU" ? 3 : c == "SimpleRNN" ? 1 : 4;
+        return (c == "Bidirectional" ? 2 : 1) * steps * gates * u * (in.back() + u);
+    }
+    if (c.substr(0, 8) == "ConvLSTM") {
+        const std::int64_t k = volume(n, "kernel_size", rank - 3);
+        const std::int64_t c_in = channels_first(n) ? in[2] : in.back();
+        const bool seq = bool_param(n, "return_sequences", false);
+        return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
+    }
+    if (c == "Dense") return n.out.elements() * in.back();
+    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer") return in.elements();
+    if (n.layer->fam == family::pool) {
+        if (c.substr(0, 6) == "Global") return in.elements();
+        return n.out.elements() * volume(n, "pool_size", rank - 2);
+    }
+    if (c == "Dot") return in.back() * n.out.elements();
+    if (n.layer->is_merge() && c != "Concatenate") return static_cast<std::int64_t>(n.inputs.size() - 1) * n.out.elements();
+    return 0;
+}
+
+}  // namespace cost_detail
+
+/// Weights of a model as Keras' count_params() counts them (non-trainable ones included).
+inline std::int64_t count_weights(const model& m) { return zoo::count_weights(m); }
+
+/// Multiply-adds for one sample (see the top of this file for what each layer counts).
+inline std::int64_t count_flops(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
+    return total;
+}
+
+/// What running a model costs, per sample, in multiply-add equivalents: its multiply-adds, every
+/// element it writes (at 32: moving, indexing and converting an element costs tens of times a
+/// multiply-add), and a fixed price per recurrent step (a library runs steps one after the other,
+/// so a long sequence is slow however small its units). Campaigns skip models above a budget.
+inline std::int64_t execution_cost(const model& m) {
+    constexpr std::int64_t per_element = 32, per_step = 2000;
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const node& n = m.nodes[i];
+        total += cost_detail::node_flops(m, i) + per_element * n.out.elements();
+        if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
+            n.layer->name != "TimeDistributed")
+            total += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
+    }
+    return total;
+}
+
+}  // namespace memo
+// end #include <memo/reduce/cost.hpp>
+// #include <memo/campaign/bugs.hpp> (already included)
+// begin #include <memo/campaign/stage.hpp>
+// What a campaign does with the models its search generates, beyond coverage: the generation
+// loop offers valid models to a stage and drives it without blocking, so that backends run in
+// their workers while the search goes on.
+#include <cstdint>
+#include <string>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/io/json.hpp> (already included)
+
+namespace memo::campaign {
+
+class stage {
+public:
+    virtual ~stage() = default;
+    /// Whether the stage would take a model that raised no coverage now (it is idle).
+    virtual bool wants_any() const = 0;
+    /// Offers a valid model (diverse: it raised coverage). The stage copies what it keeps.
+    virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
+    /// Drives the stage; returns true when the loop should wait for it rather than generate more.
+    virtual bool poll(double seconds) = 0;
+    /// Blocks until the stage has room again (the loop's back-pressure).
+    virtual void wait(double seconds) = 0;
+    /// Finishes what runs, at the end of the campaign.
+    virtual void drain(double seconds) = 0;
+    /// The stage's part of the progress line.
+    virtual std::string progress(double seconds) const = 0;
+    /// Adds the stage's figures to stats.json.
+    virtual void write_stats(io::json& stats) const = 0;
+};
+
+}  // namespace memo::campaign
+// end #include <memo/campaign/stage.hpp>
+
+namespace memo::campaign {
+
+struct execution_options {
+    std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
+    bool minimise = true;
+    std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
+};
+
+class execution final : public stage {
+public:
+    /// `lanes`: differential testers over the same backends (their own workers each).
+    execution(std::vector<oracle::differential*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : store_(dir), cov_(reg), o_(o) {
+        if (lanes.empty()) throw error("an execution needs at least one lane");
+        for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
+        for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
+    }
+    execution(oracle::differential& diff, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : execution(std::vector<oracle::differential*>{&diff}, reg, std::move(dir), o) {}
+
+    bool wants_any() const override { return queue_.empty() && idle() != nullptr; }
+
+    void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
+        if (!diverse && !wants_any()) return;
+        if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
+            ++too_costly_;
+            return;
+        }
+        queue_.push_back({m, iteration});
+    }
+
+    bool poll(double t) override {
+        for (auto& l : lanes_)
+            if (l.running && l.diff->ready()) complete(l, t);
+        start_idle();
+        return queue_.size() >= o_.queue_limit;
+    }
+
+    /// Waits for the lane that started first, then refills the idle lanes.
+    void wait(double t) override {
+        lane* oldest = nullptr;
+        for (auto& l : lanes_)
+            if (l.running && (!oldest || l.ticket < oldest->ticket)) oldest = &l;
+        if (oldest) complete(*oldest, t);
+        start_idle();
+    }
+
+    void drain(double t) override {
+        for (auto& l : lanes_)
+            if (l.running) complete(l, t);
+    }
+
+    std::string progress(double t) const override {
+        return fmt::format(" | exec {} ({:.0f}/s) bugs {} crash {} nan {} incons", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           store_.unique("crash"), store_.unique("nan"), store_.unique("inconsistency"));
+    }
+
+    void write_stats(io::json& s) const override {
+        s["backends"] = names_;
+        s["models_executed"] = executed_;
+        s["models_over_cost"] = too_costly_;
+        s["models_single_backend"] = single_backend_;
+        s["max_cost"] = o_.max_cost;
+        s["bugs"] = {{"crash", found_.count("crash") ? found_.at("crash") : 0},
+                     {"nan", found_.count("nan") ? found_.at("nan") : 0},
+                     {"inconsistency", found_.count("inconsistency") ? found_.at("inconsistency") : 0},
+                     {"unique", store_.unique()},
+                     {"unique_crash", store_.unique("crash")},
+                     {"unique_nan", store_.unique("nan")},
+                     {"unique_inconsistency", store_.unique("inconsistency")},
+                     {"suppressed_rounding", suppressed_},
+                     {"all_backends_failed", all_failed_}};
+        io::json per = io::json::object();
+        for (const auto& [name, c0] : per_backend_) {
+            auto c = c0;
+            c.restarts = 0;
+            for (const auto& l : lanes_)
+                for (auto* x : l.diff->participants())
+                    if (x->name() == name) c.restarts += x->restarts();
+            io::json st = io::json::object();
+            for (std::size_t k = 0; k < c.status.size(); ++k)
+                if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
+            per[name] = {{"runs", c.runs}, {"status", st}, {"ms_total", c.ms}, {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
+                         {"peak_kb_max", c.peak_kb}, {"restarts", c.restarts}};
+        }
+        s["executions"] = per;
+        io::json cov = io::json::object();
+        for (auto k : all_criteria) cov[std::string(name_of(k))] = {{"covered", cov_.covered(k)}, {"total", cov_.total(k)}};
+        s["coverage_executed"] = cov;
+    }
+
+    std::uint64_t executed() const noexcept { return executed_; }
+    const bug_store& store() const noexcept { return store_; }
+
+private:
+    struct pending {
+        model m;
+        std::uint64_t iteration = 0;
+    };
+    struct counters {
+        std::uint64_t runs = 0, restarts = 0;
+        std::array<std::uint64_t, 6> status{};
+        double ms = 0;
+        std::int64_t peak_kb = 0;
+    };
+
+    struct lane {
+        oracle::differential* diff;
+        pending current;
+        bool running;
+        std::uint64_t ticket;  // order of starting, for wait()
+    };
+
+    const lane* idle() const {
+        for (const auto& l : lanes_)
+            if (!l.running) return &l;
+        return nullptr;
+    }
+
+    void start_idle() {
+        for (auto& l : lanes_) {
+            if (queue_.empty()) return;
+            if (l.running) continue;
+            l.current = std::move(queue_.front());
+            queue_.pop_front();
+            l.diff->begin(l.current.m);
+            l.running = true;
+            l.ticket = ++tickets_;
+        }
+    }
+
+    void complete(lane& l, double t) {
+        l.running = false;
+        oracle::differential& diff = *l.diff;
+        const pending& cur = l.current;
+        oracle::verdict v = diff.finish();
+        if (diff.last_skipped()) {
+            ++single_backend_;
+            return;
+        }
+        ++executed_;
+        cov_.add(cur.m);
+        const auto obs = diff.observations();
+        for (std::size_t i = 0; i < obs.size(); ++i) {
+            auto& c = per_backend_[obs[i].backend];
+            ++c.runs;
+            ++c.status[static_cast<std::size_t>(obs[i].result.status)];
+            c.ms += obs[i].result.ms;
+            c.peak_kb = std::max(c.peak_kb, obs[i].result.peak_kb);
+        }
+        if (v.all_failed) ++all_failed_;
+        if (!v) {
+            if (diff.last_suppressed()) ++suppressed_;
+            return;
+        }
+        bug_report b;
+        b.original = cur.m;
+        b.observations = obs;
+        b.inputs = diff.inputs();
+        b.iteration = cur.iteration;
+        b.seconds = t;
+        b.v = v;
+        b.minimal = cur.m;
+        // A bug seen before (same first sighting signature) is counted, not minimised again.
+        const std::string first = oracle::signature(v, cur.m);
+        ++found_[std::string(oracle::name_of(v.what))];
+        if (const auto it = known_.find(first); it != known_.end()) {
+            store_.count(v.what, it->second);
+            return;
+        }
+        if (o_.minimise) {
+            auto small = diff.minimise(cur.m, v);
+            b.minimal = std::move(small.m);
+            b.v = small.v;
+            b.minimise_checks = small.checks;
+        }
+        // The stored signature is the minimal model's: its non-default parameters are those that matter.
+        b.signature = oracle::signature(b.v, b.minimal);
+        known_.emplace(first, b.signature);
+        store_.record(b, names_);
+    }
+
+    std::vector<lane> lanes_;
+    std::uint64_t tickets_ = 0;
+    bug_store store_;
+    memo_coverage cov_;
+    execution_options o_;
+    std::vector<std::string> names_;
+    std::deque<pending> queue_;
+    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
+    std::map<std::string, std::uint64_t> found_;
+    std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
+    std::map<std::string, counters> per_backend_;
+};
+
+}  // namespace memo::campaign
+// end #include <memo/campaign/execute.hpp>
+// begin #include <memo/campaign/generate.hpp>
+// A generation campaign: the search over seed models with no execution, its live progress line,
+// and its directory: stats.json, coverage.csv (a row per second), queue/ (every model that raised
+// coverage, named by iteration) and seeds/ (the models it started from).
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+// #include <memo/io/json.hpp> (already included)
+// begin #include <memo/search/search.hpp>
+// The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
+// its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
+// the parent model in every seed that holds it (UpdateSeeds).
+//
+//   memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector>
+//       s(seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 7);
+//   for (int i = 0; i < 1000; ++i) s.step();
+//
+// A user instantiates it with their own model, operator set, coverage metric and selector; the
+// operators receive a Context built from the coverage (memo::mutation::context by default).
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// #include <memo/coverage/coverage.hpp> (already included)
 // begin #include <memo/mutation/operators.hpp>
 // The operator sets a search draws from.
 #include <tuple>
@@ -1739,6 +5703,7 @@ static_assert(coverage_metric<criterion_coverage, model>);
 #include <algorithm>
 #include <vector>
 
+// #include <memo/reduce/cost.hpp> (already included)
 // begin #include <memo/mutation/context.hpp>
 // What a mutation operator sees besides the model: the registry, the coverage reached so far (so
 // it can prefer what is not yet covered), the adapters, and the size limit.
@@ -1922,6 +5887,7 @@ struct context {
     const memo_coverage& cov;
     adapters ad;
     std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
+    std::int64_t max_cost = 0;     // a mutant costlier to run than this (reduce/cost.hpp) is rejected; 0: no limit
     bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
     std::vector<const layer_def*> singles;   // universe classes with one input
     std::vector<const layer_def*> merges;    // universe merge classes
@@ -2115,6 +6081,7 @@ inline std::vector<int> universe_nodes(const model& m, const context& ctx, bool 
 
 inline expected<model> within_limits(model m, const context& ctx) {
     if (m.nodes.size() > ctx.max_nodes) return fail("mutant has " + std::to_string(m.nodes.size()) + " nodes, over the limit");
+    if (ctx.max_cost > 0 && execution_cost(m) > ctx.max_cost) return fail("mutant costs more to run than the limit");
     return m;
 }
 
@@ -2777,39 +6744,7 @@ private:
 
 }  // namespace memo::campaign
 // end #include <memo/campaign/progress.hpp>
-// begin #include <memo/campaign/stage.hpp>
-// What a campaign does with the models its search generates, beyond coverage: the generation
-// loop offers valid models to a stage and drives it without blocking, so that backends run in
-// their workers while the search goes on.
-#include <cstdint>
-#include <string>
-
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/io/json.hpp> (already included)
-
-namespace memo::campaign {
-
-class stage {
-public:
-    virtual ~stage() = default;
-    /// Whether the stage would take a model that raised no coverage now (it is idle).
-    virtual bool wants_any() const = 0;
-    /// Offers a valid model (diverse: it raised coverage). The stage copies what it keeps.
-    virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
-    /// Drives the stage; returns true when the loop should wait for it rather than generate more.
-    virtual bool poll(double seconds) = 0;
-    /// Blocks until the stage has room again (the loop's back-pressure).
-    virtual void wait(double seconds) = 0;
-    /// Finishes what runs, at the end of the campaign.
-    virtual void drain(double seconds) = 0;
-    /// The stage's part of the progress line.
-    virtual std::string progress(double seconds) const = 0;
-    /// Adds the stage's figures to stats.json.
-    virtual void write_stats(io::json& stats) const = 0;
-};
-
-}  // namespace memo::campaign
-// end #include <memo/campaign/stage.hpp>
+// #include <memo/campaign/stage.hpp> (already included)
 
 namespace memo::campaign {
 
@@ -2823,6 +6758,7 @@ struct generation_options {
     double p = 0.05;                   // Metropolis-Hastings parameter
     std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
     bool quiet = false;                // no progress line
+    std::int64_t max_cost = 0;         // mutants costlier to run (reduce/cost.hpp) are rejected; 0: no limit
 };
 
 struct generation_summary {
@@ -2948,6 +6884,7 @@ template <class Ops, class Selector>
 generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec) {
     search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
+    s.context().max_cost = o.max_cost;
     return run(s, seeds, o, exec);
 }
 
@@ -3389,6 +7326,7 @@ inline void save_keras(const model& m, const std::string& path) {
 
 }  // namespace memo::io
 // end #include <memo/io/keras.hpp>
+// #include <memo/reduce/cost.hpp> (already included)
 // begin #include <memo/reduce/reduce.hpp>
 // Seed reduction (MEMO's Algorithm 1): a small model that covers exactly the items of a large one.
 //
@@ -3439,137 +7377,7 @@ inline void save_keras(const model& m, const std::string& path) {
 // The default registry: MEMO's 67 Keras classes, Dense and Input, and the adapters.
 // begin #include <memo/layers/act.hpp>
 // LAct: ReLU, Softmax, LeakyReLU, PReLU, ELU, ThresholdedReLU (shape unchanged).
-// begin #include <memo/layers/common.hpp>
-// What the Keras layer families share: the candidate lists of MEMO's parameter pool, parameter
-// builders, and Keras' output-length arithmetic.
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <string_view>
-#include <vector>
-
-// #include <memo/core/layer.hpp> (already included)
-
-namespace memo::layers {
-
-using std::int64_t;
-
-/// Keras activations (MEMO's pool).
-inline choice activations(bool with_none = false) {
-    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
-                           "exponential", "linear"});
-    if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
-    return c;
-}
-/// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
-inline choice initializers() {
-    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling",
-                       "Orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
-                       "lecun_uniform", "Identity"});
-}
-/// Regularizers and constraints: None (Keras' default) or MEMO's candidates.
-inline choice regularizers() { return element_of({none, "l1", "l2"}); }
-inline choice constraints() { return element_of({none, "Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm"}); }
-inline choice data_formats() { return element_of({"channels_last", "channels_first"}); }
-inline choice axes() { return element_of({-1, -2, -3, -4, -5}); }
-
-/// Parameter-list builders: each appends the parameters a family shares, in Keras' order.
-struct param_builder {
-    std::vector<param> ps;
-    param_builder& add(std::string_view name, any_domain d, role r, value fallback) {
-        ps.push_back(param{name, std::move(d), r, std::move(fallback)});
-        return *this;
-    }
-    /// activation, use_bias
-    param_builder& activation() {
-        add("activation", activations(), role::mode, "linear");
-        return add("use_bias", bools(), role::mode, true);
-    }
-    /// <w>_initializer for each weight w (the first gets glorot_uniform, a bias gets Zeros)
-    param_builder& initializers_for(std::initializer_list<std::string_view> weights) {
-        for (auto w : weights) add(init_name(w), memo::layers::initializers(), role::init, w == "bias" ? value{"Zeros"} : value{"glorot_uniform"});
-        return *this;
-    }
-    /// <w>_regularizer for each weight, then activity_regularizer, then <w>_constraint for each
-    param_builder& training_only(std::initializer_list<std::string_view> weights, bool activity = true) {
-        for (auto w : weights) add(intern(std::string(w) + "_regularizer"), regularizers(), role::inert, none);
-        if (activity) add("activity_regularizer", regularizers(), role::inert, none);
-        for (auto w : weights) add(intern(std::string(w) + "_constraint"), constraints(), role::inert, none);
-        return *this;
-    }
-    std::vector<param> done() { return std::move(ps); }
-
-    static std::string_view init_name(std::string_view w) { return intern(std::string(w) + "_initializer"); }
-    /// Parameter names must outlive the tables; built names are kept here for the program's life.
-    static std::string_view intern(std::string s) {
-        static std::vector<std::unique_ptr<std::string>> pool;
-        for (const auto& p : pool)
-            if (*p == s) return *p;
-        pool.push_back(std::make_unique<std::string>(std::move(s)));
-        return *pool.back();
-    }
-};
-
-/// The tensor layout of a channels_last or channels_first input: spatial sizes and channels.
-struct spatial {
-    int64_t batch = shape::unknown;
-    int64_t channels = 0;
-    int64_t sizes[4] = {0, 0, 0, 0};
-    int n = 0;
-    bool channels_first = false;
-
-    static spatial of(const shape& s, std::string_view data_format) {
-        spatial v;
-        v.batch = s[0];
-        v.n = s.rank() - 2;
-        v.channels_first = data_format == "channels_first";
-        v.channels = v.channels_first ? s[1] : s.back();
-        for (int i = 0; i < v.n && i < 4; ++i) v.sizes[i] = s[i + (v.channels_first ? 2 : 1)];
-        return v;
-    }
-    shape to_shape() const {
-        shape s;
-        s.push(batch);
-        if (channels_first) s.push(channels);
-        for (int i = 0; i < n; ++i) s.push(sizes[i]);
-        if (!channels_first) s.push(channels);
-        return s;
-    }
-};
-
-/// Keras' conv_utils.conv_output_length, or 0 when the window does not fit.
-inline int64_t conv_length(int64_t in, int64_t kernel, std::string_view padding, int64_t stride, int64_t dilation) {
-    const int64_t k = (kernel - 1) * dilation + 1;
-    int64_t len = in;
-    if (padding == "valid") len = in - k + 1;
-    else if (padding == "full") len = in + k - 1;
-    if (len <= 0) return 0;
-    return (len + stride - 1) / stride;
-}
-
-/// Keras' conv_utils.deconv_output_length.
-inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
-                             int64_t stride, int64_t dilation) {
-    const int64_t k = (kernel - 1) * dilation + 1;
-    if (is_none(output_padding)) {
-        if (padding == "valid") return in * stride + std::max<int64_t>(k - stride, 0);
-        if (padding == "full") return in * stride - (stride + k - 2);
-        return in * stride;
-    }
-    const int64_t pad = padding == "same" ? k / 2 : padding == "full" ? k - 1 : 0;
-    return (in - 1) * stride + k - 2 * pad + std::get<ints>(output_padding)[i];
-}
-
-inline std::string str_i(int64_t x) { return std::to_string(x); }
-
-/// Normalises a Keras axis (negative from the end) for a rank; -1 when out of range.
-inline int normal_axis(int64_t axis, int rank) {
-    const int64_t a = axis < 0 ? axis + rank : axis;
-    return a >= 1 && a < rank ? static_cast<int>(a) : -1;
-}
-
-}  // namespace memo::layers
-// end #include <memo/layers/common.hpp>
+// #include <memo/layers/common.hpp> (already included)
 
 namespace memo::layers {
 
@@ -4642,256 +8450,7 @@ inline const registry& default_registry() { return registry_of<default_layers>()
 
 }  // namespace memo
 // end #include <memo/layers/all.hpp>
-// begin #include <memo/reduce/cost.hpp>
-// What a model costs: its weights (Keras' count_params) and its multiply-adds per sample.
-//
-//   std::int64_t w = memo::count_weights(m);   // trainable and non-trainable, as Keras counts
-//   std::int64_t f = memo::count_flops(m);     // multiply-adds for one sample
-//
-// Weights are the zoo's count (memo::zoo::count_weights, zoo/weights.hpp): per layer as Keras
-// builds it, BatchNormalization's moving mean and variance included.
-//
-// Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
-// channels, dm the depth multiplier and P the output positions (spatial elements of the output):
-//   Conv1D/2D/3D, LocallyConnected1D/2D  P * k * c_in * filters
-//   SeparableConv1D/2D                   P * (k * c_in * dm + c_in * dm * filters)
-//   DepthwiseConv1D/2D                   P * k * c_in * dm
-//   Conv2D/3DTranspose                   input positions * k * c_in * filters
-//   LSTM, GRU, SimpleRNN                 steps * gates * units * (features + units); gates 4, 3, 1
-//   Bidirectional(LSTM)                  twice the LSTM
-//   ConvLSTM1D/2D/3D                     steps * P * 4 * k * (c_in + filters) * filters
-//   Dense                                output elements * input features
-//   BatchNormalization, LayerNormalization, CustomScaleLayer   one per element
-//   pooling                              window size per output element (global: per input element)
-//   Add, Average, Maximum, Minimum, Multiply, Subtract          one per element per extra input
-//   Dot                                  its products
-// Activations, dropout and noise, reshaping, padding, cropping, Concatenate, InputLayer and the
-// adapters count nothing.
-#include <cstdint>
-#include <string_view>
-
-// #include <memo/core/model.hpp> (already included)
-// begin #include <memo/zoo/weights.hpp>
-// The number of weights of a model as Keras' count_params() reports it: trainable and
-// non-trainable alike (BatchNormalization's moving mean and variance count), per layer from the
-// node's parameters and its input and output shapes.
-#include <cstdint>
-#include <string_view>
-
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/layers/common.hpp> (already included)
-
-namespace memo::zoo {
-
-namespace detail::weights {
-
-inline const value* param_of(const node& n, std::string_view name) {
-    const int i = n.layer->param_index(name);
-    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
-}
-inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback = 0) {
-    const value* v = param_of(n, name);
-    return v ? as_int(*v) : fallback;
-}
-inline bool bool_param(const node& n, std::string_view name, bool fallback) {
-    const value* v = param_of(n, name);
-    return v ? as_bool(*v) : fallback;
-}
-inline std::string_view str_param(const node& n, std::string_view name, std::string_view fallback) {
-    const value* v = param_of(n, name);
-    return v ? as_str(*v) : fallback;
-}
-/// The product of the `count` kernel sizes.
-inline std::int64_t kernel_volume(const node& n, int count) {
-    const value* v = param_of(n, "kernel_size");
-    if (!v) return 1;
-    std::int64_t p = 1;
-    for (auto k : as_ints(*v, count)) p *= k;
-    return p;
-}
-/// Channels of a channels_last / channels_first input.
-inline std::int64_t channels(const node& n, const shape& in) {
-    return layers::spatial::of(in, str_param(n, "data_format", "channels_last")).channels;
-}
-/// Weights of a recurrent cell with `gates` gates from `in` features to `units` units.
-inline std::int64_t rnn_cell(std::int64_t gates, std::int64_t in, std::int64_t units, bool bias, std::int64_t bias_rows = 1) {
-    return gates * (units * (in + units) + (bias ? bias_rows * units : 0));
-}
-
-}  // namespace detail::weights
-
-/// The weights (trainable and not) of node `i` of `m`.
-inline std::int64_t count_weights(const model& m, std::size_t i) {
-    using namespace detail::weights;
-    const node& n = m.nodes[i];
-    if (n.inputs.empty()) return 0;
-    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
-    const std::string_view cls = n.layer->name;
-    const bool bias = bool_param(n, "use_bias", true);
-
-    if (cls == "Dense") {
-        const std::int64_t units = int_param(n, "units");
-        return in.back() * units + (bias ? units : 0);
-    }
-    if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D" || cls == "Conv2DTranspose" || cls == "Conv3DTranspose") {
-        const int N = in.rank() - 2;
-        const std::int64_t filters = int_param(n, "filters");
-        return kernel_volume(n, N) * channels(n, in) * filters + (bias ? filters : 0);
-    }
-    if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
-        const int N = in.rank() - 2;
-        const std::int64_t c = channels(n, in), dm = int_param(n, "depth_multiplier", 1), filters = int_param(n, "filters");
-        return kernel_volume(n, N) * c * dm + c * dm * filters + (bias ? filters : 0);
-    }
-    if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
-        const int N = in.rank() - 2;
-        const std::int64_t c = channels(n, in), dm = int_param(n, "depth_multiplier", 1);
-        return kernel_volume(n, N) * c * dm + (bias ? c * dm : 0);
-    }
-    if (cls == "LocallyConnected1D" || cls == "LocallyConnected2D") {
-        const int N = in.rank() - 2;
-        const std::int64_t filters = int_param(n, "filters");
-        const auto out = layers::spatial::of(n.out, str_param(n, "data_format", "channels_last"));
-        std::int64_t positions = 1;
-        for (int k = 0; k < out.n; ++k) positions *= out.sizes[k];
-        return positions * kernel_volume(n, N) * channels(n, in) * filters + (bias ? positions * filters : 0);
-    }
-    if (cls == "BatchNormalization" || cls == "LayerNormalization") {
-        const int axis = layers::normal_axis(int_param(n, "axis", -1), in.rank());
-        const std::int64_t c = axis < 0 ? 0 : in[axis];
-        const std::int64_t affine = (bool_param(n, "center", true) ? 1 : 0) + (bool_param(n, "scale", true) ? 1 : 0);
-        return c * (affine + (cls == "BatchNormalization" ? 2 : 0));
-    }
-    if (cls == "LSTM") return rnn_cell(4, in.back(), int_param(n, "units"), bias);
-    if (cls == "GRU") return rnn_cell(3, in.back(), int_param(n, "units"), bias, bool_param(n, "reset_after", true) ? 2 : 1);
-    if (cls == "SimpleRNN") return rnn_cell(1, in.back(), int_param(n, "units"), bias);
-    if (cls == "Bidirectional") return 2 * rnn_cell(4, in.back(), int_param(n, "units"), true);
-    if (cls.starts_with("ConvLSTM")) {
-        const int N = in.rank() - 3;
-        const std::int64_t filters = int_param(n, "filters");
-        const std::int64_t c = str_param(n, "data_format", "channels_last") == "channels_first" ? in[2] : in.back();
-        const std::int64_t k = kernel_volume(n, N);
-        return 4 * (k * c * filters + k * filters * filters + (bias ? filters : 0));
-    }
-    if (cls == "PReLU") {
-        // alpha has the input's per-sample shape, with the shared axis (param_shape[axis - 1]) set to 1.
-        auto dims = in.sample();
-        std::int64_t p = 1;
-        const value* shared = param_of(n, "shared_axes");
-        const std::int64_t skip = shared && !is_none(*shared) ? static_cast<std::int64_t>(dims.size()) + as_int(*shared) - 1 : -1;
-        for (std::size_t d = 0; d < dims.size(); ++d)
-            if (static_cast<std::int64_t>(d) != skip) p *= dims[d];
-        return p;
-    }
-    return 0;
-}
-
-/// The weights of `m`, as Keras' model.count_params() reports them.
-inline std::int64_t count_weights(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
-    return total;
-}
-
-}  // namespace memo::zoo
-// end #include <memo/zoo/weights.hpp>
-
-namespace memo {
-
-namespace cost_detail {
-
-inline const value* param_of(const node& n, std::string_view name) {
-    const int i = n.layer->param_index(name);
-    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
-}
-inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback) {
-    const value* v = param_of(n, name);
-    return v && !is_none(*v) ? as_int(*v) : fallback;
-}
-inline bool bool_param(const node& n, std::string_view name, bool fallback) {
-    const value* v = param_of(n, name);
-    return v ? as_bool(*v) : fallback;
-}
-inline bool channels_first(const node& n) {
-    const value* v = param_of(n, "data_format");
-    return v && as_str(*v) == "channels_first";
-}
-/// The product of the `count` entries of a size parameter (kernel_size, pool_size).
-inline std::int64_t volume(const node& n, std::string_view name, int count) {
-    const value* v = param_of(n, name);
-    if (!v || is_none(*v)) return 1;
-    std::int64_t p = 1;
-    for (auto k : as_ints(*v, count)) p *= k;
-    return p;
-}
-inline std::int64_t channels(const node& n, const shape& s) {
-    if (s.rank() < 2) return 1;
-    return channels_first(n) ? s[1] : s.back();
-}
-/// Spatial positions of a shape: its elements over its channels, `skip` axes after the batch
-/// left out (the time axis of ConvLSTM).
-inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
-    std::int64_t p = 1;
-    const bool first = channels_first(n);
-    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
-    return p;
-}
-
-/// Multiply-adds of node i for one sample.
-inline std::int64_t node_flops(const model& m, std::size_t i) {
-    const node& n = m.nodes[i];
-    if (n.inputs.empty()) return 0;
-    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
-    const std::string_view c = n.layer->name;
-    const int rank = in.rank();
-    const std::int64_t cin = channels(n, in);
-    const std::int64_t filters = int_param(n, "filters", 1);
-
-    if (c == "Conv1D" || c == "Conv2D" || c == "Conv3D" || c == "LocallyConnected1D" || c == "LocallyConnected2D")
-        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * filters;
-    if (c == "SeparableConv1D" || c == "SeparableConv2D") {
-        const std::int64_t dm = int_param(n, "depth_multiplier", 1);
-        return positions(n, n.out) * (volume(n, "kernel_size", rank - 2) * cin * dm + cin * dm * filters);
-    }
-    if (c == "DepthwiseConv1D" || c == "DepthwiseConv2D")
-        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * int_param(n, "depth_multiplier", 1);
-    if (c == "Conv2DTranspose" || c == "Conv3DTranspose") return positions(n, in) * volume(n, "kernel_size", rank - 2) * cin * filters;
-    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN" || c == "Bidirectional") {
-        const std::int64_t u = int_param(n, "units", 1), steps = rank >= 3 ? in[1] : 1;
-        const std::int64_t gates = c == "GRU" ? 3 : c == "SimpleRNN" ? 1 : 4;
-        return (c == "Bidirectional" ? 2 : 1) * steps * gates * u * (in.back() + u);
-    }
-    if (c.substr(0, 8) == "ConvLSTM") {
-        const std::int64_t k = volume(n, "kernel_size", rank - 3);
-        const std::int64_t c_in = channels_first(n) ? in[2] : in.back();
-        const bool seq = bool_param(n, "return_sequences", false);
-        return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
-    }
-    if (c == "Dense") return n.out.elements() * in.back();
-    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer") return in.elements();
-    if (n.layer->fam == family::pool) {
-        if (c.substr(0, 6) == "Global") return in.elements();
-        return n.out.elements() * volume(n, "pool_size", rank - 2);
-    }
-    if (c == "Dot") return in.back() * n.out.elements();
-    if (n.layer->is_merge() && c != "Concatenate") return static_cast<std::int64_t>(n.inputs.size() - 1) * n.out.elements();
-    return 0;
-}
-
-}  // namespace cost_detail
-
-/// Weights of a model as Keras' count_params() counts them (non-trainable ones included).
-inline std::int64_t count_weights(const model& m) { return zoo::count_weights(m); }
-
-/// Multiply-adds for one sample (see the top of this file for what each layer counts).
-inline std::int64_t count_flops(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
-    return total;
-}
-
-}  // namespace memo
-// end #include <memo/reduce/cost.hpp>
+// #include <memo/reduce/cost.hpp> (already included)
 
 namespace memo {
 
@@ -7256,29 +10815,30 @@ inline model load_any(const std::string& path, const registry& reg) {
     return io::load_keras(path, reg);
 }
 
-/// The model with smaller tensors, for fast execution: while some node holds more than
-/// `max_elements` per sample, halve the filters or units of the largest node (above 8), else the
-/// largest dimension of an input that shape inference still accepts. Structure, layers and
-/// parameter values other than those stay as they were.
-inline model shrink(model m, std::int64_t max_elements) {
-    for (int guard = 0; guard < 200; ++guard) {
-        std::size_t big = 0;
-        for (std::size_t i = 1; i < m.size(); ++i)
-            if (m.nodes[i].out.elements() > m.nodes[big].out.elements()) big = i;
-        if (m.nodes[big].out.elements() <= max_elements) break;
+/// The model made cheap to run: while its execution cost (reduce/cost.hpp) is above `max_cost`,
+/// halve the filters or units of its costliest layer (while above 8), else the largest dimension
+/// of an input, taking the first change that shape inference accepts. Structure, layers and the
+/// other parameter values stay as they were.
+inline model shrink(model m, std::int64_t max_cost) {
+    for (int guard = 0; guard < 200 && execution_cost(m) > max_cost; ++guard) {
+        std::vector<std::size_t> order(m.size());
+        for (std::size_t i = 0; i < m.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return cost_detail::node_flops(m, a) > cost_detail::node_flops(m, b); });
         std::vector<model> moves;
-        for (std::string_view p : {"filters", "units"})
-            if (m.nodes[big].layer->param_index(p) >= 0 && as_int(m.nodes[big].param(p)) > 8) {
-                model c = m;
-                c.nodes[big].set(p, std::int64_t{as_int(m.nodes[big].param(p)) / 2});
-                moves.push_back(std::move(c));
-            }
+        for (std::size_t i : order)
+            for (std::string_view p : {"filters", "units"})
+                if (m.nodes[i].layer->param_index(p) >= 0 && as_int(m.nodes[i].param(p)) > 8) {
+                    model c = m;
+                    c.nodes[i].set(p, std::int64_t{as_int(m.nodes[i].param(p)) / 2});
+                    moves.push_back(std::move(c));
+                }
         for (int i : m.input_nodes()) {
             const auto dims = std::get<ints>(m[i].param("shape"));
-            std::vector<int> order;
-            for (int d = 0; d < dims.n; ++d) order.push_back(d);
-            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return dims[a] > dims[b]; });
-            for (int d : order)
+            std::vector<int> axes;
+            for (int d = 0; d < dims.n; ++d) axes.push_back(d);
+            std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return dims[a] > dims[b]; });
+            for (int d : axes)
                 if (dims[d] > 1) {
                     model c = m;
                     auto nd = dims;
@@ -7289,7 +10849,7 @@ inline model shrink(model m, std::int64_t max_elements) {
         }
         bool changed = false;
         for (auto& c : moves)
-            if (infer_shapes(c)) {
+            if (infer_shapes(c) && execution_cost(c) < execution_cost(m)) {
                 m = std::move(c);
                 changed = true;
                 break;
@@ -7330,12 +10890,17 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
 // #include <memo/core/rng.hpp> (already included)
 // #include <memo/core/shape.hpp> (already included)
 // #include <memo/core/value.hpp> (already included)
+// #include <memo/exec/inputs.hpp> (already included)
+// #include <memo/exec/tensor.hpp> (already included)
+// #include <memo/exec/weights.hpp> (already included)
 // #include <memo/coverage/coverage.hpp> (already included)
 // #include <memo/coverage/universe.hpp> (already included)
 // #include <memo/io/json.hpp> (already included)
 // #include <memo/io/keras.hpp> (already included)
 // #include <memo/layers/all.hpp> (already included)
 // #include <memo/mutation/operators.hpp> (already included)
+// #include <memo/oracle/differential.hpp> (already included)
+// #include <memo/oracle/oracle.hpp> (already included)
 // #include <memo/reduce/reduce.hpp> (already included)
 // #include <memo/search/search.hpp> (already included)
 // #include <memo/zoo/zoo.hpp> (already included)

@@ -2,7 +2,8 @@
 // The execution stage of a campaign: the models the search generates run on the backends under
 // test (each in its worker), the oracle judges them, and every bug is localised, minimised,
 // deduplicated and stored before the campaign goes on. Models that raised coverage run first;
-// when none waits, the newest valid model runs, so the workers never idle.
+// when none waits, the newest valid model runs, so the workers never idle. Several lanes (each a
+// differential tester with workers of its own) keep several models in flight.
 #include <deque>
 #include <map>
 
@@ -16,22 +17,27 @@
 namespace memo::campaign {
 
 struct execution_options {
-    std::size_t queue_limit = 64;      // models that raised coverage, waiting to run; beyond it the search waits
+    std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
 };
 
 class execution final : public stage {
 public:
-    execution(oracle::differential& diff, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : diff_(&diff), store_(dir), cov_(reg), o_(o) {
-        for (auto* x : diff.participants()) names_.emplace_back(x->name());
+    /// `lanes`: differential testers over the same backends (their own workers each).
+    execution(std::vector<oracle::differential*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : store_(dir), cov_(reg), o_(o) {
+        if (lanes.empty()) throw error("an execution needs at least one lane");
+        for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
+        for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
     }
+    execution(oracle::differential& diff, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : execution(std::vector<oracle::differential*>{&diff}, reg, std::move(dir), o) {}
 
-    bool wants_any() const override { return !running_ && queue_.empty(); }
+    bool wants_any() const override { return queue_.empty() && idle() != nullptr; }
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
-        if (!diverse && (running_ || !queue_.empty())) return;
+        if (!diverse && !wants_any()) return;
         if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
             ++too_costly_;
             return;
@@ -40,18 +46,24 @@ public:
     }
 
     bool poll(double t) override {
-        if (running_ && diff_->ready()) complete(t);
-        if (!running_ && !queue_.empty()) start();
+        for (auto& l : lanes_)
+            if (l.running && l.diff->ready()) complete(l, t);
+        start_idle();
         return queue_.size() >= o_.queue_limit;
     }
 
+    /// Waits for the lane that started first, then refills the idle lanes.
     void wait(double t) override {
-        if (running_) complete(t);
-        if (!queue_.empty()) start();
+        lane* oldest = nullptr;
+        for (auto& l : lanes_)
+            if (l.running && (!oldest || l.ticket < oldest->ticket)) oldest = &l;
+        if (oldest) complete(*oldest, t);
+        start_idle();
     }
 
     void drain(double t) override {
-        if (running_) complete(t);
+        for (auto& l : lanes_)
+            if (l.running) complete(l, t);
     }
 
     std::string progress(double t) const override {
@@ -75,7 +87,12 @@ public:
                      {"suppressed_rounding", suppressed_},
                      {"all_backends_failed", all_failed_}};
         io::json per = io::json::object();
-        for (const auto& [name, c] : per_backend_) {
+        for (const auto& [name, c0] : per_backend_) {
+            auto c = c0;
+            c.restarts = 0;
+            for (const auto& l : lanes_)
+                for (auto* x : l.diff->participants())
+                    if (x->name() == name) c.restarts += x->restarts();
             io::json st = io::json::object();
             for (std::size_t k = 0; k < c.status.size(); ++k)
                 if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
@@ -94,7 +111,7 @@ public:
 private:
     struct pending {
         model m;
-        std::uint64_t iteration;
+        std::uint64_t iteration = 0;
     };
     struct counters {
         std::uint64_t runs = 0, restarts = 0;
@@ -103,53 +120,72 @@ private:
         std::int64_t peak_kb = 0;
     };
 
-    void start() {
-        current_ = std::move(queue_.front());
-        queue_.pop_front();
-        diff_->begin(current_.m);
-        running_ = true;
+    struct lane {
+        oracle::differential* diff;
+        pending current;
+        bool running;
+        std::uint64_t ticket;  // order of starting, for wait()
+    };
+
+    const lane* idle() const {
+        for (const auto& l : lanes_)
+            if (!l.running) return &l;
+        return nullptr;
     }
 
-    void complete(double t) {
-        running_ = false;
-        oracle::verdict v = diff_->finish();
-        if (diff_->last_skipped()) {
+    void start_idle() {
+        for (auto& l : lanes_) {
+            if (queue_.empty()) return;
+            if (l.running) continue;
+            l.current = std::move(queue_.front());
+            queue_.pop_front();
+            l.diff->begin(l.current.m);
+            l.running = true;
+            l.ticket = ++tickets_;
+        }
+    }
+
+    void complete(lane& l, double t) {
+        l.running = false;
+        oracle::differential& diff = *l.diff;
+        const pending& cur = l.current;
+        oracle::verdict v = diff.finish();
+        if (diff.last_skipped()) {
             ++single_backend_;
             return;
         }
         ++executed_;
-        cov_.add(current_.m);
-        const auto obs = diff_->observations();
+        cov_.add(cur.m);
+        const auto obs = diff.observations();
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];
             ++c.runs;
             ++c.status[static_cast<std::size_t>(obs[i].result.status)];
             c.ms += obs[i].result.ms;
             c.peak_kb = std::max(c.peak_kb, obs[i].result.peak_kb);
-            c.restarts = diff_->participants()[i]->restarts();
         }
         if (v.all_failed) ++all_failed_;
         if (!v) {
-            if (diff_->last_suppressed()) ++suppressed_;
+            if (diff.last_suppressed()) ++suppressed_;
             return;
         }
         bug_report b;
-        b.original = current_.m;
+        b.original = cur.m;
         b.observations = obs;
-        b.inputs = diff_->inputs();
-        b.iteration = current_.iteration;
+        b.inputs = diff.inputs();
+        b.iteration = cur.iteration;
         b.seconds = t;
         b.v = v;
-        b.minimal = current_.m;
+        b.minimal = cur.m;
         // A bug seen before (same first sighting signature) is counted, not minimised again.
-        const std::string first = oracle::signature(v, current_.m);
+        const std::string first = oracle::signature(v, cur.m);
         ++found_[std::string(oracle::name_of(v.what))];
         if (const auto it = known_.find(first); it != known_.end()) {
             store_.count(v.what, it->second);
             return;
         }
         if (o_.minimise) {
-            auto small = diff_->minimise(current_.m, v);
+            auto small = diff.minimise(cur.m, v);
             b.minimal = std::move(small.m);
             b.v = small.v;
             b.minimise_checks = small.checks;
@@ -160,14 +196,13 @@ private:
         store_.record(b, names_);
     }
 
-    oracle::differential* diff_;
+    std::vector<lane> lanes_;
+    std::uint64_t tickets_ = 0;
     bug_store store_;
     memo_coverage cov_;
     execution_options o_;
     std::vector<std::string> names_;
     std::deque<pending> queue_;
-    pending current_;
-    bool running_ = false;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
