@@ -234,10 +234,12 @@ private:
             const run_options forced{true, fed, {}};
             const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
             if (!a.ok() || !b.ok()) return false;
+            const auto slack = rounding_slack(m, fed);
+            if (slack.empty()) return false;
             for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
                 if (m.nodes[i].layer->arity.max == 0) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
-                if (d.max_rel > tolerance(m.nodes[i].type, o_)) { v.node = static_cast<int>(i); break; }
+                if (d.max_abs > tolerance(m.nodes[i].type, o_) * d.scale + slack[i]) { v.node = static_cast<int>(i); break; }
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
         }
@@ -247,6 +249,53 @@ private:
             if (!n.inputs.empty()) v.producer = std::string(m[n.inputs[0]].layer->name);
         }
         return true;
+    }
+
+    /// How much each node's output may move from rounding alone: the float64 reference run on the
+    /// fed inputs, and again on inputs perturbed by 8 units in the last place of their dtype (random
+    /// signs); 4 times the largest change. An ill-conditioned node (a LayerNormalization of nearly
+    /// constant values, a long recurrence, values near a dtype's smallest normal) earns a wide
+    /// slack; a well-conditioned one almost none. Empty when the reference fails.
+    std::vector<double> rounding_slack(const model& m, const std::vector<tensor>& fed) {
+        auto unit = [](dtype t) {
+            switch (t) {
+                case dtype::float16: return 0x1p-11;
+                case dtype::bfloat16: return 0x1p-8;
+                case dtype::float32: return 0x1p-24;
+                case dtype::float64: return 0x1p-53;
+            }
+            return 0x1p-24;
+        };
+        auto shaken = fed;
+        rng r(m.seed ^ 0x5ca1ab1eULL);
+        for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
+            // Small values and zeros move too (at least 8 units of a thousandth of the tensor's
+            // scale, or of 1e-3): a node fed zeros still rounds its own state, as a recurrence does.
+            const dtype t = m.nodes[i].type;
+            double scale = 0;
+            for (double x : shaken[i].data) scale = std::max(scale, std::isfinite(x) ? std::abs(x) : 0.0);
+            for (auto& x : shaken[i].data) x += 8.0 * unit(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
+        }
+        const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
+        const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
+        if (!base.ok() || !moved.ok()) return {};
+        std::vector<double> slack(m.size(), 0.0);
+        for (std::size_t i = 0; i < m.size() && i < base.outputs.size() && i < moved.outputs.size(); ++i) {
+            // The node's own dtype rounds its output too: half a unit of the output's scale.
+            const auto d = compare({base.outputs[i]}, {moved.outputs[i]});
+            slack[i] = 4.0 * d.max_abs + unit(m.nodes[i].type) * d.scale + min_normal(m.nodes[i].type);
+        }
+        return slack;
+    }
+
+    static double min_normal(dtype t) {
+        switch (t) {
+            case dtype::float16: return 0x1p-14;
+            case dtype::bfloat16: return 0x1p-126;
+            case dtype::float32: return 0x1p-126;
+            case dtype::float64: return 0x1p-1022;
+        }
+        return 0.0;
     }
 
     /// The shortest prefix on which the culprit still fails (binary search over the last node).

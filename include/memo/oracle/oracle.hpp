@@ -48,6 +48,7 @@ struct observation {
 /// over the largest magnitude), and, given O, each one's mean absolute deviation from O.
 struct difference {
     double max_abs = 0, max_rel = 0;
+    double scale = 0;  // the largest finite magnitude in either
     bool shapes_differ = false;
 };
 
@@ -64,6 +65,7 @@ inline difference compare(const std::vector<tensor>& a, const std::vector<tensor
             scale = std::max({scale, std::abs(x), std::abs(y)});
         }
         d.max_abs = std::max(d.max_abs, diff);
+        d.scale = std::max(d.scale, scale);
         d.max_rel = std::max(d.max_rel, diff / std::max(scale, 1e-6));
     }
     return d;

@@ -4,8 +4,9 @@
 //
 // Kernels are templates over the element type T (Eigen::half, Eigen::bfloat16, float, double).
 // Arithmetic on T goes through ADL (`using std::exp; exp(x)`), which finds Eigen's overloads for
-// its half types. Sums accumulate in acc_t<T> (float for the 16-bit types, as DL libraries do on
-// CPU) and round to T once.
+// its half types. Sums and element-wise functions work in acc_t<T> (float for the 16-bit types, as
+// DL libraries do on CPU; double for float, so that a float32 run differs from the exact result
+// only by each node's rounding of its inputs and output) and round to T once.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -30,7 +31,7 @@ using std::int64_t;
 
 /// The accumulator type of T.
 template <class T>
-using acc_t = std::conditional_t<(sizeof(T) < 4), float, T>;
+using acc_t = std::conditional_t<(sizeof(T) < 4), float, double>;
 
 /// A row-major array of T with concrete dimensions (batch included).
 template <class T>
@@ -97,7 +98,7 @@ struct params {
 /// Keras' activation `name` applied to x, element-wise (softmax is done by apply_activation).
 template <class T>
 T activate(std::string_view name, T x) {
-    using std::exp, std::log, std::tanh, std::abs, std::log1p;
+    using std::exp, std::expm1, std::log, std::tanh, std::abs, std::log1p;
     using A = acc_t<T>;
     const A v = static_cast<A>(x);
     A r = v;
@@ -105,8 +106,8 @@ T activate(std::string_view name, T x) {
     else if (name == "tanh") r = tanh(v);
     else if (name == "sigmoid") r = A(1) / (A(1) + exp(-v));
     else if (name == "hard_sigmoid") r = std::clamp(A(0.2) * v + A(0.5), A(0), A(1));
-    else if (name == "elu") r = v > A(0) ? v : exp(v) - A(1);
-    else if (name == "selu") r = A(1.0507009873554805) * (v > A(0) ? v : A(1.6732632423543772) * (exp(v) - A(1)));
+    else if (name == "elu") r = v > A(0) ? v : expm1(v);  // exp(v) - 1 would cancel near 0
+    else if (name == "selu") r = A(1.0507009873554805) * (v > A(0) ? v : A(1.6732632423543772) * expm1(v));
     else if (name == "softplus") r = v > A(0) ? v + log1p(exp(-v)) : log1p(exp(v));
     else if (name == "softsign") r = v / (abs(v) + A(1));
     else if (name == "exponential") r = exp(v);
