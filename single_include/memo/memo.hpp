@@ -1932,8 +1932,9 @@ std::unique_ptr<executor> make_isolated(std::function<B()> make, const registry&
 //
 // Kernels are templates over the element type T (Eigen::half, Eigen::bfloat16, float, double).
 // Arithmetic on T goes through ADL (`using std::exp; exp(x)`), which finds Eigen's overloads for
-// its half types. Sums accumulate in acc_t<T> (float for the 16-bit types, as DL libraries do on
-// CPU) and round to T once.
+// its half types. Sums and element-wise functions work in acc_t<T> (float for the 16-bit types, as
+// DL libraries do on CPU; double for float, so that a float32 run differs from the exact result
+// only by each node's rounding of its inputs and output) and round to T once.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -2417,7 +2418,11 @@ using std::int64_t;
 
 /// The accumulator type of T.
 template <class T>
-using acc_t = std::conditional_t<(sizeof(T) < 4), float, T>;
+using acc_t = std::conditional_t<(sizeof(T) < 4), float, double>;
+/// The type element-wise functions (exp, tanh, ...) compute in: float for float, so that they
+/// overflow where a float32 library's do.
+template <class T>
+using fn_t = std::conditional_t<(sizeof(T) <= 4), float, double>;
 
 /// A row-major array of T with concrete dimensions (batch included).
 template <class T>
@@ -2484,16 +2489,16 @@ struct params {
 /// Keras' activation `name` applied to x, element-wise (softmax is done by apply_activation).
 template <class T>
 T activate(std::string_view name, T x) {
-    using std::exp, std::log, std::tanh, std::abs, std::log1p;
-    using A = acc_t<T>;
+    using std::exp, std::expm1, std::log, std::tanh, std::abs, std::log1p;
+    using A = fn_t<T>;
     const A v = static_cast<A>(x);
     A r = v;
     if (name == "relu") r = v < A(0) ? A(0) : v;  // NaN passes through, as in TensorFlow
     else if (name == "tanh") r = tanh(v);
     else if (name == "sigmoid") r = A(1) / (A(1) + exp(-v));
     else if (name == "hard_sigmoid") r = std::clamp(A(0.2) * v + A(0.5), A(0), A(1));
-    else if (name == "elu") r = v > A(0) ? v : exp(v) - A(1);
-    else if (name == "selu") r = A(1.0507009873554805) * (v > A(0) ? v : A(1.6732632423543772) * (exp(v) - A(1)));
+    else if (name == "elu") r = v > A(0) ? v : expm1(v);  // exp(v) - 1 would cancel near 0
+    else if (name == "selu") r = A(1.0507009873554805) * (v > A(0) ? v : A(1.6732632423543772) * expm1(v));
     else if (name == "softplus") r = v > A(0) ? v + log1p(exp(-v)) : log1p(exp(v));
     else if (name == "softsign") r = v / (abs(v) + A(1));
     else if (name == "exponential") r = exp(v);
@@ -2504,19 +2509,21 @@ T activate(std::string_view name, T x) {
 template <class T>
 void softmax(array<T>& a, int axis = -1) {
     using std::exp;
+    using F = fn_t<T>;
     using A = acc_t<T>;
     if (axis < 0) axis += a.rank();
     const int64_t len = a.dim(axis);
     const int64_t inner = a.strides()[static_cast<std::size_t>(axis)];
     const int64_t outer = a.size() / std::max<int64_t>(1, len * inner);
+    std::vector<F> e(static_cast<std::size_t>(len));
     for (int64_t o = 0; o < outer; ++o)
         for (int64_t in = 0; in < inner; ++in) {
             const int64_t base = o * len * inner + in;
-            A mx = static_cast<A>(a[base]);
-            for (int64_t k = 1; k < len; ++k) mx = std::max(mx, static_cast<A>(a[base + k * inner]));
-            A sum = 0;
-            for (int64_t k = 0; k < len; ++k) sum += exp(static_cast<A>(a[base + k * inner]) - mx);
-            for (int64_t k = 0; k < len; ++k) a[base + k * inner] = static_cast<T>(exp(static_cast<A>(a[base + k * inner]) - mx) / sum);
+            F mx = static_cast<F>(a[base]);
+            for (int64_t k = 1; k < len; ++k) mx = std::max(mx, static_cast<F>(a[base + k * inner]));
+            A sum = 0;  // exponentials in the element type, their sum in the accumulator
+            for (int64_t k = 0; k < len; ++k) sum += e[static_cast<std::size_t>(k)] = exp(static_cast<F>(a[base + k * inner]) - mx);
+            for (int64_t k = 0; k < len; ++k) a[base + k * inner] = static_cast<T>(static_cast<A>(e[static_cast<std::size_t>(k)]) / sum);
         }
 }
 
@@ -4142,6 +4149,7 @@ struct observation {
 /// over the largest magnitude), and, given O, each one's mean absolute deviation from O.
 struct difference {
     double max_abs = 0, max_rel = 0;
+    double scale = 0;  // the largest finite magnitude in either
     bool shapes_differ = false;
 };
 
@@ -4158,6 +4166,7 @@ inline difference compare(const std::vector<tensor>& a, const std::vector<tensor
             scale = std::max({scale, std::abs(x), std::abs(y)});
         }
         d.max_abs = std::max(d.max_abs, diff);
+        d.scale = std::max(d.scale, scale);
         d.max_rel = std::max(d.max_rel, diff / std::max(scale, 1e-6));
     }
     return d;
@@ -4485,10 +4494,12 @@ private:
             const run_options forced{true, fed, {}};
             const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
             if (!a.ok() || !b.ok()) return false;
+            const auto slack = rounding_slack(m, fed);
+            if (slack.empty()) return false;
             for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
                 if (m.nodes[i].layer->arity.max == 0) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
-                if (d.max_rel > tolerance(m.nodes[i].type, o_)) { v.node = static_cast<int>(i); break; }
+                if (d.max_abs > tolerance(m.nodes[i].type, o_) * d.scale + slack[i]) { v.node = static_cast<int>(i); break; }
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
         }
@@ -4498,6 +4509,53 @@ private:
             if (!n.inputs.empty()) v.producer = std::string(m[n.inputs[0]].layer->name);
         }
         return true;
+    }
+
+    /// How much each node's output may move from rounding alone: the float64 reference run on the
+    /// fed inputs, and again on inputs perturbed by 8 units in the last place of their dtype (random
+    /// signs); 4 times the largest change. An ill-conditioned node (a LayerNormalization of nearly
+    /// constant values, a long recurrence, values near a dtype's smallest normal) earns a wide
+    /// slack; a well-conditioned one almost none. Empty when the reference fails.
+    std::vector<double> rounding_slack(const model& m, const std::vector<tensor>& fed) {
+        auto unit = [](dtype t) {
+            switch (t) {
+                case dtype::float16: return 0x1p-11;
+                case dtype::bfloat16: return 0x1p-8;
+                case dtype::float32: return 0x1p-24;
+                case dtype::float64: return 0x1p-53;
+            }
+            return 0x1p-24;
+        };
+        auto shaken = fed;
+        rng r(m.seed ^ 0x5ca1ab1eULL);
+        for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
+            // Small values and zeros move too (at least 8 units of a thousandth of the tensor's
+            // scale, or of 1e-3): a node fed zeros still rounds its own state, as a recurrence does.
+            const dtype t = m.nodes[i].type;
+            double scale = 0;
+            for (double x : shaken[i].data) scale = std::max(scale, std::isfinite(x) ? std::abs(x) : 0.0);
+            for (auto& x : shaken[i].data) x += 8.0 * unit(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
+        }
+        const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
+        const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
+        if (!base.ok() || !moved.ok()) return {};
+        std::vector<double> slack(m.size(), 0.0);
+        for (std::size_t i = 0; i < m.size() && i < base.outputs.size() && i < moved.outputs.size(); ++i) {
+            // The node's own dtype rounds its output too: half a unit of the output's scale.
+            const auto d = compare({base.outputs[i]}, {moved.outputs[i]});
+            slack[i] = 4.0 * d.max_abs + unit(m.nodes[i].type) * d.scale + min_normal(m.nodes[i].type);
+        }
+        return slack;
+    }
+
+    static double min_normal(dtype t) {
+        switch (t) {
+            case dtype::float16: return 0x1p-14;
+            case dtype::bfloat16: return 0x1p-126;
+            case dtype::float32: return 0x1p-126;
+            case dtype::float64: return 0x1p-1022;
+        }
+        return 0.0;
     }
 
     /// The shortest prefix on which the culprit still fails (binary search over the last node).

@@ -32,6 +32,10 @@ using std::int64_t;
 /// The accumulator type of T.
 template <class T>
 using acc_t = std::conditional_t<(sizeof(T) < 4), float, double>;
+/// The type element-wise functions (exp, tanh, ...) compute in: float for float, so that they
+/// overflow where a float32 library's do.
+template <class T>
+using fn_t = std::conditional_t<(sizeof(T) <= 4), float, double>;
 
 /// A row-major array of T with concrete dimensions (batch included).
 template <class T>
@@ -99,7 +103,7 @@ struct params {
 template <class T>
 T activate(std::string_view name, T x) {
     using std::exp, std::expm1, std::log, std::tanh, std::abs, std::log1p;
-    using A = acc_t<T>;
+    using A = fn_t<T>;
     const A v = static_cast<A>(x);
     A r = v;
     if (name == "relu") r = v < A(0) ? A(0) : v;  // NaN passes through, as in TensorFlow
@@ -118,19 +122,21 @@ T activate(std::string_view name, T x) {
 template <class T>
 void softmax(array<T>& a, int axis = -1) {
     using std::exp;
+    using F = fn_t<T>;
     using A = acc_t<T>;
     if (axis < 0) axis += a.rank();
     const int64_t len = a.dim(axis);
     const int64_t inner = a.strides()[static_cast<std::size_t>(axis)];
     const int64_t outer = a.size() / std::max<int64_t>(1, len * inner);
+    std::vector<F> e(static_cast<std::size_t>(len));
     for (int64_t o = 0; o < outer; ++o)
         for (int64_t in = 0; in < inner; ++in) {
             const int64_t base = o * len * inner + in;
-            A mx = static_cast<A>(a[base]);
-            for (int64_t k = 1; k < len; ++k) mx = std::max(mx, static_cast<A>(a[base + k * inner]));
-            A sum = 0;
-            for (int64_t k = 0; k < len; ++k) sum += exp(static_cast<A>(a[base + k * inner]) - mx);
-            for (int64_t k = 0; k < len; ++k) a[base + k * inner] = static_cast<T>(exp(static_cast<A>(a[base + k * inner]) - mx) / sum);
+            F mx = static_cast<F>(a[base]);
+            for (int64_t k = 1; k < len; ++k) mx = std::max(mx, static_cast<F>(a[base + k * inner]));
+            A sum = 0;  // exponentials in the element type, their sum in the accumulator
+            for (int64_t k = 0; k < len; ++k) sum += e[static_cast<std::size_t>(k)] = exp(static_cast<F>(a[base + k * inner]) - mx);
+            for (int64_t k = 0; k < len; ++k) a[base + k * inner] = static_cast<T>(static_cast<A>(e[static_cast<std::size_t>(k)]) / sum);
         }
 }
 
