@@ -3,44 +3,13 @@
 #include <array>
 #include <cmath>
 
-#include <memo/backends/reference/interpreter.hpp>
-#include <memo/exec/inputs.hpp>
-
-#include "../support.hpp"
+#include "kernels.hpp"
 
 namespace {
 
+using namespace test::kernels;
 using memo::dtype;
 using memo::tensor;
-
-tensor make(std::vector<std::int64_t> dims, std::vector<double> values) {
-    tensor t(std::move(dims));
-    t.data = std::move(values);
-    return t;
-}
-
-/// One layer of class `cls` on an input of per-sample shape `sample`.
-memo::model one_layer(std::string_view cls, std::initializer_list<std::int64_t> sample,
-                      std::initializer_list<std::pair<std::string_view, memo::value>> params, dtype type = dtype::float32) {
-    memo::builder b(test::reg());
-    b.add(cls, {b.input(sample, type)}, params);
-    return b.finish();
-}
-
-/// The model's output on `x`, computed in `precision` (the model's own dtype when none).
-tensor run(const memo::model& m, const tensor& x, std::optional<dtype> precision = std::nullopt) {
-    memo::reference::interpreter interp(precision);
-    const std::vector<tensor> in{x};
-    auto r = interp.run(m, in);
-    EXPECT_TRUE(r.ok()) << r.message;
-    return r.ok() ? r.outputs.at(0) : tensor{};
-}
-
-void expect_values(const tensor& got, const std::vector<std::int64_t>& dims, const std::vector<double>& want, double tol = 1e-6) {
-    ASSERT_EQ(got.dims, dims);
-    ASSERT_EQ(got.data.size(), want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.data[i], want[i], tol) << "element " << i;
-}
 
 // One 1x2x3 input shared by most tests.
 const tensor mixed = make({1, 2, 3}, {-2, -0.5, 0, 0.5, 1, 3});
@@ -145,28 +114,5 @@ TEST(ReferenceAct, Float64KeepsTinyNegativesExact) {
 }
 
 TEST(ReferenceAct, RandomSingleLayerModelsRunWithInferredShapes) {
-    memo::rng r(20240611);
-    memo::reference::interpreter model_dtype, ground_truth(dtype::float64);
-    int classes = 0;
-    for (const auto& L : test::reg()) {
-        if (L.fam != memo::family::act) continue;
-        ++classes;
-        int ran = 0;
-        for (int attempt = 0; attempt < 100 && ran < 15; ++attempt) {
-            const auto m = test::random_single_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            const auto want = memo::concrete(m->nodes.back().out, 2);
-            if (tensor::count(want) > (1 << 18)) continue;
-            const auto in = memo::make_inputs(*m, {2, -2.0, 2.0});
-            for (auto* interp : {&model_dtype, &ground_truth}) {
-                const auto res = interp->run(*m, in);
-                ASSERT_TRUE(res.ok()) << L.name << ": " << res.message;
-                EXPECT_EQ(res.outputs.at(0).dims, want) << L.name;
-                EXPECT_FALSE(res.outputs.at(0).has_non_finite()) << L.name;
-            }
-            ++ran;
-        }
-        EXPECT_EQ(ran, 15) << L.name;
-    }
-    EXPECT_EQ(classes, 6);
+    sweep_family(memo::family::act, 20240611, 15, 100, 6);
 }

@@ -2,21 +2,13 @@
 // single-layer models of every merge class.
 #include <cmath>
 
-#include <memo/backends/reference/interpreter.hpp>
-#include <memo/exec/inputs.hpp>
-
-#include "../support.hpp"
+#include "kernels.hpp"
 
 namespace {
 
+using namespace test::kernels;
 using memo::dtype;
 using memo::tensor;
-
-tensor make(std::vector<std::int64_t> dims, std::vector<double> values) {
-    tensor t(std::move(dims));
-    t.data = std::move(values);
-    return t;
-}
 
 /// A merge of class `cls` over inputs of these per-sample shapes.
 memo::model merge_of(std::string_view cls, std::vector<std::vector<std::int64_t>> samples,
@@ -30,19 +22,6 @@ memo::model merge_of(std::string_view cls, std::vector<std::vector<std::int64_t>
     }
     b.add(cls, ins, params);
     return b.finish();
-}
-
-tensor run(const memo::model& m, const std::vector<tensor>& in, std::optional<dtype> precision = std::nullopt) {
-    memo::reference::interpreter interp(precision);
-    auto r = interp.run(m, in);
-    EXPECT_TRUE(r.ok()) << r.message;
-    return r.ok() ? r.outputs.at(0) : tensor{};
-}
-
-void expect_values(const tensor& got, const std::vector<std::int64_t>& dims, const std::vector<double>& want, double tol = 1e-6) {
-    ASSERT_EQ(got.dims, dims);
-    ASSERT_EQ(got.data.size(), want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.data[i], want[i], tol) << "element " << i;
 }
 
 // Three 1x2 inputs shared by the element-wise tests.
@@ -117,28 +96,5 @@ TEST(ReferenceMerge, Float64KeepsWhatFloat32Loses) {
 }
 
 TEST(ReferenceMerge, RandomSingleLayerModelsRunWithInferredShapes) {
-    memo::rng r(31337);
-    memo::reference::interpreter model_dtype, ground_truth(dtype::float64);
-    int classes = 0;
-    for (const auto& L : test::reg()) {
-        if (L.fam != memo::family::merge) continue;
-        ++classes;
-        int ran = 0;
-        for (int attempt = 0; attempt < 100 && ran < 15; ++attempt) {
-            const auto m = test::random_single_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            const auto want = memo::concrete(m->nodes.back().out, 2);
-            if (tensor::count(want) > (1 << 18)) continue;
-            const auto in = memo::make_inputs(*m, {2, -2.0, 2.0});
-            for (auto* interp : {&model_dtype, &ground_truth}) {
-                const auto res = interp->run(*m, in);
-                ASSERT_TRUE(res.ok()) << L.name << ": " << res.message;
-                EXPECT_EQ(res.outputs.at(0).dims, want) << L.name;
-                EXPECT_FALSE(res.outputs.at(0).has_non_finite()) << L.name;
-            }
-            ++ran;
-        }
-        EXPECT_EQ(ran, 15) << L.name;
-    }
-    EXPECT_EQ(classes, 8);
+    sweep_family(memo::family::merge, 31337, 15, 100, 8);
 }

@@ -3,36 +3,13 @@
 // single-layer models.
 #include <cmath>
 
-#include <memo/backends/reference/interpreter.hpp>
-#include <memo/exec/inputs.hpp>
-
-#include "../support.hpp"
+#include "kernels.hpp"
 
 namespace {
 
+using namespace test::kernels;
 using memo::dtype;
 using memo::tensor;
-
-tensor make(std::vector<std::int64_t> dims, std::vector<double> values) {
-    tensor t(std::move(dims));
-    t.data = std::move(values);
-    return t;
-}
-
-memo::model one_layer(std::string_view cls, std::initializer_list<std::int64_t> sample,
-                      std::initializer_list<std::pair<std::string_view, memo::value>> params, dtype type = dtype::float32) {
-    memo::builder b(test::reg());
-    b.add(cls, {b.input(sample, type)}, params);
-    return b.finish();
-}
-
-tensor run(const memo::model& m, const tensor& x, std::optional<dtype> precision = std::nullopt) {
-    memo::reference::interpreter interp(precision);
-    const std::vector<tensor> in{x};
-    auto r = interp.run(m, in);
-    EXPECT_TRUE(r.ok()) << r.message;
-    return r.ok() ? r.outputs.at(0) : tensor{};
-}
 
 /// The float64 kernel of m's layer on x with these weights instead of the initializers' draws.
 tensor with_weights(const memo::model& m, const tensor& x, const std::vector<std::vector<double>>& weights) {
@@ -48,12 +25,6 @@ tensor with_weights(const memo::model& m, const tensor& x, const std::vector<std
     auto out = (*k)(m[1], in, ws);
     EXPECT_TRUE(out) << out.reason();
     return out ? memo::reference::to_tensor(*out, dtype::float64) : tensor{};
-}
-
-void expect_values(const tensor& got, const std::vector<std::int64_t>& dims, const std::vector<double>& want, double tol = 1e-6) {
-    ASSERT_EQ(got.dims, dims);
-    ASSERT_EQ(got.data.size(), want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.data[i], want[i], tol) << "element " << i;
 }
 
 }  // namespace
@@ -151,38 +122,15 @@ TEST(ReferenceNorm, LayerNormalizationInFloat64) {
 }
 
 TEST(ReferenceNorm, RandomSingleLayerModelsRunWithInferredShapes) {
-    memo::rng r(77031);
-    memo::reference::interpreter model_dtype, ground_truth(dtype::float64);
-    int classes = 0;
-    for (const auto& L : test::reg()) {
-        if (L.fam != memo::family::norm) continue;
-        ++classes;
-        int ran = 0;
-        for (int attempt = 0; attempt < 100 && ran < 20; ++attempt) {
-            const auto m = test::random_single_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            const auto want = memo::concrete(m->nodes.back().out, 2);
-            if (tensor::count(want) > (1 << 18)) continue;
-            // Finite where every denominator sqrt(variance + epsilon) is well away from 0.
-            const int last = static_cast<int>(m->size()) - 1;
-            double smallest = memo::as_real((*m)[last].param("epsilon"));
-            if (L.name == "BatchNormalization") {
-                const auto ws = memo::weights_of(*m, last);
-                const auto& variance = ws.back().value.data;
-                smallest += *std::min_element(variance.begin(), variance.end());
-            }
-            const auto in = memo::make_inputs(*m, {2, -2.0, 2.0});
-            for (auto* interp : {&model_dtype, &ground_truth}) {
-                const auto res = interp->run(*m, in);
-                ASSERT_TRUE(res.ok()) << L.name << ": " << res.message;
-                EXPECT_EQ(res.outputs.at(0).dims, want) << L.name;
-                if (smallest >= 1e-3) {
-                    EXPECT_FALSE(res.outputs.at(0).has_non_finite()) << L.name;
-                }
-            }
-            ++ran;
+    // Finite where every denominator sqrt(variance + epsilon) is well away from 0.
+    sweep_family(memo::family::norm, 77031, 20, 100, 2, [](const memo::model& m) {
+        const int last = static_cast<int>(m.size()) - 1;
+        double smallest = memo::as_real(m[last].param("epsilon"));
+        if (m[last].layer->name == "BatchNormalization") {
+            const auto ws = memo::weights_of(m, last);
+            const auto& variance = ws.back().value.data;
+            smallest += *std::min_element(variance.begin(), variance.end());
         }
-        EXPECT_EQ(ran, 20) << L.name;
-    }
-    EXPECT_EQ(classes, 2);
+        return smallest >= 1e-3;
+    });
 }

@@ -1,48 +1,19 @@
 // Reference kernels of the reshaping layers against values worked out by hand, in both data
 // formats, and a sweep of random single-layer models of every reshaping class.
-#include <memo/backends/reference/interpreter.hpp>
-#include <memo/exec/inputs.hpp>
-
-#include "../support.hpp"
+#include "kernels.hpp"
 
 namespace {
 
+using namespace test::kernels;
 using memo::dtype;
 using memo::ints;
 using memo::tensor;
-
-tensor make(std::vector<std::int64_t> dims, std::vector<double> values) {
-    tensor t(std::move(dims));
-    t.data = std::move(values);
-    return t;
-}
 
 /// 1, 2, ..., n in a tensor of these dimensions.
 tensor counting(std::vector<std::int64_t> dims) {
     tensor t(std::move(dims));
     for (std::int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<double>(i + 1);
     return t;
-}
-
-memo::model one_layer(std::string_view cls, std::initializer_list<std::int64_t> sample,
-                      std::initializer_list<std::pair<std::string_view, memo::value>> params, dtype type = dtype::float32) {
-    memo::builder b(test::reg());
-    b.add(cls, {b.input(sample, type)}, params);
-    return b.finish();
-}
-
-tensor run(const memo::model& m, const tensor& x, std::optional<dtype> precision = std::nullopt) {
-    memo::reference::interpreter interp(precision);
-    const std::vector<tensor> in{x};
-    auto r = interp.run(m, in);
-    EXPECT_TRUE(r.ok()) << r.message;
-    return r.ok() ? r.outputs.at(0) : tensor{};
-}
-
-void expect_values(const tensor& got, const std::vector<std::int64_t>& dims, const std::vector<double>& want, double tol = 1e-6) {
-    ASSERT_EQ(got.dims, dims);
-    ASSERT_EQ(got.data.size(), want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.data[i], want[i], tol) << "element " << i;
 }
 
 }  // namespace
@@ -150,28 +121,5 @@ TEST(ReferenceReshape, BilinearRoundsToFloat16AndIsExactInFloat64) {
 }
 
 TEST(ReferenceReshape, RandomSingleLayerModelsRunWithInferredShapes) {
-    memo::rng r(5150);
-    memo::reference::interpreter model_dtype, ground_truth(dtype::float64);
-    int classes = 0;
-    for (const auto& L : test::reg()) {
-        if (L.fam != memo::family::reshape) continue;
-        ++classes;
-        int ran = 0;
-        for (int attempt = 0; attempt < 200 && ran < 12; ++attempt) {
-            const auto m = test::random_single_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            const auto want = memo::concrete(m->nodes.back().out, 2);
-            if (tensor::count(want) > (1 << 18)) continue;  // UpSampling3D by up to 64^3
-            const auto in = memo::make_inputs(*m, {2, -2.0, 2.0});
-            for (auto* interp : {&model_dtype, &ground_truth}) {
-                const auto res = interp->run(*m, in);
-                ASSERT_TRUE(res.ok()) << L.name << ": " << res.message;
-                EXPECT_EQ(res.outputs.at(0).dims, want) << L.name;
-                EXPECT_FALSE(res.outputs.at(0).has_non_finite()) << L.name;
-            }
-            ++ran;
-        }
-        EXPECT_EQ(ran, 12) << L.name;
-    }
-    EXPECT_EQ(classes, 12);
+    sweep_family(memo::family::reshape, 5150, 12, 200, 12);
 }
