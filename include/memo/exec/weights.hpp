@@ -23,6 +23,15 @@ struct weight {
     tensor value;
 };
 
+/// What a weight is before it is drawn: its name, its dimensions in Keras' layout, its
+/// initializer, and (an LSTM bias with unit_forget_bias) how many forget-gate units start at one.
+struct weight_spec {
+    std::string name;
+    std::vector<std::int64_t> dims;
+    std::string_view initializer;
+    std::int64_t forget_bias_units = 0;
+};
+
 namespace detail::init {
 
 /// Keras' _compute_fans.
@@ -118,7 +127,7 @@ inline std::uint64_t stream(std::uint64_t seed, std::uint64_t node, std::uint64_
 struct maker {
     const model& m;
     int index;
-    std::vector<weight> out;
+    std::vector<weight_spec> out;
 
     const node& n() const { return m[index]; }
     std::string_view init(std::string_view param, std::string_view fallback) const {
@@ -126,16 +135,10 @@ struct maker {
         return i < 0 ? fallback : as_str(n().params[static_cast<std::size_t>(i)]);
     }
     void add(std::string name, std::vector<std::int64_t> dims, std::string_view initializer) {
-        weight w{std::move(name), tensor(std::move(dims), dtype::float64)};
-        rng r(stream(m.seed, static_cast<std::uint64_t>(index), out.size()));
-        initialize(initializer, w.value, r);
-        out.push_back(std::move(w));
+        out.push_back({std::move(name), std::move(dims), initializer, 0});
     }
     /// LSTM's bias with unit_forget_bias: the forget gate's quarter is ones.
-    void forget_bias_ones(std::int64_t units) {
-        auto& b = out.back().value;
-        for (std::int64_t i = units; i < 2 * units; ++i) b[i] = 1.0;
-    }
+    void forget_bias_ones(std::int64_t units) { out.back().forget_bias_units = units; }
 };
 
 inline bool flag(const node& n, std::string_view p, bool fallback) {
@@ -221,8 +224,8 @@ inline void apply_edits(const model& m, int index, std::vector<weight>& ws) {
 
 }  // namespace detail::weights
 
-/// The weights of node `index` of `m`, in Keras' order and layouts; empty for weightless layers.
-/// The node's input shapes must be inferred. Layouts, by class:
+/// The weights of node `index` of `m`, undrawn, in Keras' order and layouts; empty for weightless
+/// layers. The node's input shapes must be inferred. Layouts, by class:
 ///   Conv{1,2,3}D         kernel (k..., in, filters), bias (filters)
 ///   Conv{2,3}DTranspose  kernel (k..., filters, in), bias (filters)
 ///   SeparableConv{1,2}D  depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in*dm, filters), bias
@@ -236,7 +239,7 @@ inline void apply_edits(const model& m, int index, std::vector<weight>& ws) {
 ///   SimpleRNN/GRU/LSTM   kernel (in, g*u), recurrent_kernel (u, g*u), bias (g*u) or (2, 3u) for GRU reset_after
 ///   Bidirectional        forward_ and backward_ LSTM weights (use_bias, unit_forget_bias, Keras' defaults)
 ///   ConvLSTM{1,2,3}D     kernel (k..., in, 4f), recurrent_kernel (k..., f, 4f), bias (4f)
-inline std::vector<weight> weights_of(const model& m, int index) {
+inline std::vector<weight_spec> weight_specs(const model& m, int index) {
     using namespace detail::weights;
     const node& n = m[index];
     if (n.inputs.empty()) return {};
@@ -322,8 +325,22 @@ inline std::vector<weight> weights_of(const model& m, int index) {
             if (flag(n, "unit_forget_bias", true)) mk.forget_bias_ones(filters);
         }
     }
-    apply_edits(m, index, mk.out);
     return std::move(mk.out);
+}
+
+/// The weights of node `index` of `m` (see weight_specs), each drawn by its initializer from the
+/// stream of (model seed, node, slot), then edited by the model's weight edits.
+inline std::vector<weight> weights_of(const model& m, int index) {
+    std::vector<weight> ws;
+    for (auto& s : weight_specs(m, index)) {
+        weight w{std::move(s.name), tensor(std::move(s.dims), dtype::float64)};
+        rng r(detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size()));
+        initialize(s.initializer, w.value, r);
+        for (std::int64_t i = s.forget_bias_units; i < 2 * s.forget_bias_units; ++i) w.value[i] = 1.0;
+        ws.push_back(std::move(w));
+    }
+    detail::weights::apply_edits(m, index, ws);
+    return ws;
 }
 
 }  // namespace memo
