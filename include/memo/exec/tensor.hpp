@@ -57,6 +57,28 @@ inline double round_to(dtype t, double x) noexcept {
     return x;
 }
 
+/// The unit roundoff of dtype t: half the gap between 1 and the next value.
+constexpr double unit_roundoff(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return 0x1p-11;
+        case dtype::bfloat16: return 0x1p-8;
+        case dtype::float32: return 0x1p-24;
+        case dtype::float64: return 0x1p-53;
+    }
+    return 0x1p-24;
+}
+
+/// The smallest positive normal value of dtype t.
+constexpr double min_normal(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return 0x1p-14;
+        case dtype::bfloat16:
+        case dtype::float32: return 0x1p-126;
+        case dtype::float64: return 0x1p-1022;
+    }
+    return 0x1p-126;
+}
+
 /// The concrete dimensions of a model shape for a batch of `batch` samples.
 inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
     std::vector<std::int64_t> d(s.view().begin(), s.view().end());

@@ -258,15 +258,6 @@ private:
     /// long recurrence, values near a dtype's smallest normal) earns a wide slack; a
     /// well-conditioned one almost none. Empty when the reference fails.
     std::vector<double> rounding_slack(const model& m, const std::vector<tensor>& fed) {
-        auto unit = [](dtype t) {
-            switch (t) {
-                case dtype::float16: return 0x1p-11;
-                case dtype::bfloat16: return 0x1p-8;
-                case dtype::float32: return 0x1p-24;
-                case dtype::float64: return 0x1p-53;
-            }
-            return 0x1p-24;
-        };
         auto shaken = fed;
         rng r(m.seed ^ 0x5ca1ab1eULL);
         for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
@@ -275,7 +266,7 @@ private:
             const dtype t = m.nodes[i].type;
             double scale = 0;
             for (double x : shaken[i].data) scale = std::max(scale, std::isfinite(x) ? std::abs(x) : 0.0);
-            for (auto& x : shaken[i].data) x += 8.0 * unit(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
+            for (auto& x : shaken[i].data) x += 8.0 * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
         const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
@@ -284,19 +275,9 @@ private:
         for (std::size_t i = 0; i < m.size() && i < base.outputs.size() && i < moved.outputs.size(); ++i) {
             // The node's own dtype rounds its output too: half a unit of the output's scale.
             const auto d = compare({base.outputs[i]}, {moved.outputs[i]});
-            slack[i] = 16.0 * d.max_abs + unit(m.nodes[i].type) * d.scale + min_normal(m.nodes[i].type);
+            slack[i] = 16.0 * d.max_abs + unit_roundoff(m.nodes[i].type) * d.scale + min_normal(m.nodes[i].type);
         }
         return slack;
-    }
-
-    static double min_normal(dtype t) {
-        switch (t) {
-            case dtype::float16: return 0x1p-14;
-            case dtype::bfloat16: return 0x1p-126;
-            case dtype::float32: return 0x1p-126;
-            case dtype::float64: return 0x1p-1022;
-        }
-        return 0.0;
     }
 
     /// The shortest prefix on which the culprit still fails (binary search over the last node).
