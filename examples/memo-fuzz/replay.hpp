@@ -40,9 +40,8 @@ inline int run_model(const cli::args& a) {
     const auto& reg = memo::default_registry();
     auto m = memo::campaign::load_any(a.positional()[0], reg);
     if (a.has("seed")) m.seed = to_u64(*a.get("seed"), "seed");
-    auto xs = make_backends(a.get_or("backends", default_backends()), reg, limits_from(a), !a.has("in-process"));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
-    memo::oracle::differential diff(raw(xs), truth, reg, oracle_from(a), inputs_from(a));
+    testers t(a, a.get_or("backends", default_backends()), reg, inputs_from(a));
+    auto& diff = t.first();
     const auto v = diff.check(m);
     fmt::print("{}: {} layers, seed {}\n", a.positional()[0], m.layer_count(), m.seed);
     print_verdict(diff, v, m);
@@ -67,9 +66,8 @@ inline int replay(const cli::args& a) {
     memo::input_options in = inputs_from(a);
     if (!a.has("samples")) in.samples = bug.at("inputs").value("samples", std::int64_t{2});
     if (!a.has("input-range")) in.lo = bug.at("inputs").value("lo", 0.0), in.hi = bug.at("inputs").value("hi", 1.0);
-    auto xs = make_backends(backends, reg, limits_from(a), !a.has("in-process"));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
-    memo::oracle::differential diff(raw(xs), truth, reg, oracle_from(a), in);
+    testers t(a, backends, reg, in);
+    auto& diff = t.first();
     const auto v = diff.check(m);
     fmt::print("{}: {} layers on {}\n", file.string(), m.layer_count(), backends);
     print_verdict(diff, v, m);

@@ -67,11 +67,35 @@ inline memo::oracle::options oracle_from(const cli::args& a) {
     o.dmad_threshold = to_double(a.get_or("dmad-threshold", "0.5"), "dmad-threshold");
     return o;
 }
-inline std::vector<memo::executor*> raw(const std::vector<std::unique_ptr<memo::executor>>& xs) {
-    std::vector<memo::executor*> r;
-    for (const auto& x : xs) r.push_back(x.get());
-    return r;
-}
+/// The differential testers a command runs models with: `lanes` of them over the same backends,
+/// each with workers of its own (so several models are in flight at once), sharing one in-process
+/// float64 reference for the ground truth.
+class testers {
+public:
+    testers(const cli::args& a, const std::string& backends, const memo::registry& reg, const memo::input_options& in,
+            std::size_t lanes = 1) {
+        for (std::size_t i = 0; i < lanes; ++i) {
+            workers_.push_back(make_backends(backends, reg, limits_from(a), !a.has("in-process")));
+            std::vector<memo::executor*> xs;
+            for (const auto& x : workers_.back()) xs.push_back(x.get());
+            lanes_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oracle_from(a), in));
+        }
+    }
+    testers(const testers&) = delete;  // the lanes refer to truth_
+    testers& operator=(const testers&) = delete;
+
+    memo::oracle::differential& first() { return *lanes_.front(); }
+    std::vector<memo::oracle::differential*> lanes() const {
+        std::vector<memo::oracle::differential*> r;
+        for (const auto& l : lanes_) r.push_back(l.get());
+        return r;
+    }
+
+private:
+    memo::in_process<memo::reference::interpreter> truth_{memo::reference::interpreter(memo::dtype::float64)};
+    std::vector<std::vector<std::unique_ptr<memo::executor>>> workers_;
+    std::vector<std::unique_ptr<memo::oracle::differential>> lanes_;
+};
 
 /// The help text of the execution options.
 inline const std::string execution_help =
@@ -117,24 +141,14 @@ inline int run(const cli::args& a) {
     const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", "20000000"), "max-cost"));
     std::vector<memo::model> small;
     for (const auto& m : seeds) small.push_back(full ? m : memo::campaign::shrink(m, max_cost / 10));
-    const bool isolate = !a.has("in-process");
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
-    // Each lane has workers of its own, so several models are in flight at once.
-    std::vector<std::vector<std::unique_ptr<memo::executor>>> workers;
-    std::vector<std::unique_ptr<memo::oracle::differential>> diffs;
-    std::vector<memo::oracle::differential*> lane_ptrs;
-    for (std::uint64_t i = 0; i < lanes; ++i) {
-        workers.push_back(make_backends(backends, reg, limits_from(a), isolate));
-        diffs.push_back(std::make_unique<memo::oracle::differential>(raw(workers.back()), truth, reg, oracle_from(a), inputs_from(a)));
-        lane_ptrs.push_back(diffs.back().get());
-    }
+    testers t(a, backends, reg, inputs_from(a), lanes);
     memo::campaign::execution_options eo;
     eo.minimise = !a.has("no-minimise");
     eo.max_cost = full ? 0 : max_cost;
     o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
-    memo::campaign::execution exec(lane_ptrs, reg, o.out, eo);
+    memo::campaign::execution exec(t.lanes(), reg, o.out, eo);
     const auto s = memo::campaign::generate(small, reg, o, &exec);
     const double secs = std::max(s.seconds, 1e-9);
     fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s); bugs: {} crash, {} nan, {} inconsistency\n", o.out,
