@@ -1187,6 +1187,28 @@ inline double round_to(dtype t, double x) noexcept {
     return x;
 }
 
+/// The unit roundoff of dtype t: half the gap between 1 and the next value.
+constexpr double unit_roundoff(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return 0x1p-11;
+        case dtype::bfloat16: return 0x1p-8;
+        case dtype::float32: return 0x1p-24;
+        case dtype::float64: return 0x1p-53;
+    }
+    return 0x1p-24;
+}
+
+/// The smallest positive normal value of dtype t.
+constexpr double min_normal(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return 0x1p-14;
+        case dtype::bfloat16:
+        case dtype::float32: return 0x1p-126;
+        case dtype::float64: return 0x1p-1022;
+    }
+    return 0x1p-126;
+}
+
 /// The concrete dimensions of a model shape for a batch of `batch` samples.
 inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
     std::vector<std::int64_t> d(s.view().begin(), s.view().end());
@@ -2106,6 +2128,15 @@ struct weight {
     tensor value;
 };
 
+/// What a weight is before it is drawn: its name, its dimensions in Keras' layout, its
+/// initializer, and (an LSTM bias with unit_forget_bias) how many forget-gate units start at one.
+struct weight_spec {
+    std::string name;
+    std::vector<std::int64_t> dims;
+    std::string_view initializer;
+    std::int64_t forget_bias_units = 0;
+};
+
 namespace detail::init {
 
 /// Keras' _compute_fans.
@@ -2201,7 +2232,7 @@ inline std::uint64_t stream(std::uint64_t seed, std::uint64_t node, std::uint64_
 struct maker {
     const model& m;
     int index;
-    std::vector<weight> out;
+    std::vector<weight_spec> out;
 
     const node& n() const { return m[index]; }
     std::string_view init(std::string_view param, std::string_view fallback) const {
@@ -2209,16 +2240,10 @@ struct maker {
         return i < 0 ? fallback : as_str(n().params[static_cast<std::size_t>(i)]);
     }
     void add(std::string name, std::vector<std::int64_t> dims, std::string_view initializer) {
-        weight w{std::move(name), tensor(std::move(dims), dtype::float64)};
-        rng r(stream(m.seed, static_cast<std::uint64_t>(index), out.size()));
-        initialize(initializer, w.value, r);
-        out.push_back(std::move(w));
+        out.push_back({std::move(name), std::move(dims), initializer, 0});
     }
     /// LSTM's bias with unit_forget_bias: the forget gate's quarter is ones.
-    void forget_bias_ones(std::int64_t units) {
-        auto& b = out.back().value;
-        for (std::int64_t i = units; i < 2 * units; ++i) b[i] = 1.0;
-    }
+    void forget_bias_ones(std::int64_t units) { out.back().forget_bias_units = units; }
 };
 
 inline bool flag(const node& n, std::string_view p, bool fallback) {
@@ -2304,8 +2329,8 @@ inline void apply_edits(const model& m, int index, std::vector<weight>& ws) {
 
 }  // namespace detail::weights
 
-/// The weights of node `index` of `m`, in Keras' order and layouts; empty for weightless layers.
-/// The node's input shapes must be inferred. Layouts, by class:
+/// The weights of node `index` of `m`, undrawn, in Keras' order and layouts; empty for weightless
+/// layers. The node's input shapes must be inferred. Layouts, by class:
 ///   Conv{1,2,3}D         kernel (k..., in, filters), bias (filters)
 ///   Conv{2,3}DTranspose  kernel (k..., filters, in), bias (filters)
 ///   SeparableConv{1,2}D  depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in*dm, filters), bias
@@ -2319,7 +2344,7 @@ inline void apply_edits(const model& m, int index, std::vector<weight>& ws) {
 ///   SimpleRNN/GRU/LSTM   kernel (in, g*u), recurrent_kernel (u, g*u), bias (g*u) or (2, 3u) for GRU reset_after
 ///   Bidirectional        forward_ and backward_ LSTM weights (use_bias, unit_forget_bias, Keras' defaults)
 ///   ConvLSTM{1,2,3}D     kernel (k..., in, 4f), recurrent_kernel (k..., f, 4f), bias (4f)
-inline std::vector<weight> weights_of(const model& m, int index) {
+inline std::vector<weight_spec> weight_specs(const model& m, int index) {
     using namespace detail::weights;
     const node& n = m[index];
     if (n.inputs.empty()) return {};
@@ -2405,8 +2430,22 @@ inline std::vector<weight> weights_of(const model& m, int index) {
             if (flag(n, "unit_forget_bias", true)) mk.forget_bias_ones(filters);
         }
     }
-    apply_edits(m, index, mk.out);
     return std::move(mk.out);
+}
+
+/// The weights of node `index` of `m` (see weight_specs), each drawn by its initializer from the
+/// stream of (model seed, node, slot), then edited by the model's weight edits.
+inline std::vector<weight> weights_of(const model& m, int index) {
+    std::vector<weight> ws;
+    for (auto& s : weight_specs(m, index)) {
+        weight w{std::move(s.name), tensor(std::move(s.dims), dtype::float64)};
+        rng r(detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size()));
+        initialize(s.initializer, w.value, r);
+        for (std::int64_t i = s.forget_bias_units; i < 2 * s.forget_bias_units; ++i) w.value[i] = 1.0;
+        ws.push_back(std::move(w));
+    }
+    detail::weights::apply_edits(m, index, ws);
+    return ws;
 }
 
 }  // namespace memo
@@ -4518,15 +4557,6 @@ private:
     /// long recurrence, values near a dtype's smallest normal) earns a wide slack; a
     /// well-conditioned one almost none. Empty when the reference fails.
     std::vector<double> rounding_slack(const model& m, const std::vector<tensor>& fed) {
-        auto unit = [](dtype t) {
-            switch (t) {
-                case dtype::float16: return 0x1p-11;
-                case dtype::bfloat16: return 0x1p-8;
-                case dtype::float32: return 0x1p-24;
-                case dtype::float64: return 0x1p-53;
-            }
-            return 0x1p-24;
-        };
         auto shaken = fed;
         rng r(m.seed ^ 0x5ca1ab1eULL);
         for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
@@ -4535,7 +4565,7 @@ private:
             const dtype t = m.nodes[i].type;
             double scale = 0;
             for (double x : shaken[i].data) scale = std::max(scale, std::isfinite(x) ? std::abs(x) : 0.0);
-            for (auto& x : shaken[i].data) x += 8.0 * unit(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
+            for (auto& x : shaken[i].data) x += 8.0 * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
         const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
@@ -4544,19 +4574,9 @@ private:
         for (std::size_t i = 0; i < m.size() && i < base.outputs.size() && i < moved.outputs.size(); ++i) {
             // The node's own dtype rounds its output too: half a unit of the output's scale.
             const auto d = compare({base.outputs[i]}, {moved.outputs[i]});
-            slack[i] = 16.0 * d.max_abs + unit(m.nodes[i].type) * d.scale + min_normal(m.nodes[i].type);
+            slack[i] = 16.0 * d.max_abs + unit_roundoff(m.nodes[i].type) * d.scale + min_normal(m.nodes[i].type);
         }
         return slack;
-    }
-
-    static double min_normal(dtype t) {
-        switch (t) {
-            case dtype::float16: return 0x1p-14;
-            case dtype::bfloat16: return 0x1p-126;
-            case dtype::float32: return 0x1p-126;
-            case dtype::float64: return 0x1p-1022;
-        }
-        return 0.0;
     }
 
     /// The shortest prefix on which the culprit still fails (binary search over the last node).
@@ -5246,117 +5266,20 @@ static_assert(coverage_metric<criterion_coverage, model>);
 // #include <memo/core/model.hpp> (already included)
 // begin #include <memo/zoo/weights.hpp>
 // The number of weights of a model as Keras' count_params() reports it: trainable and
-// non-trainable alike (BatchNormalization's moving mean and variance count), per layer from the
-// node's parameters and its input and output shapes.
+// non-trainable alike (BatchNormalization's moving mean and variance count), from the same
+// layouts the backends draw weights in (exec/weights.hpp).
 #include <cstdint>
-#include <string_view>
 
 // #include <memo/core/model.hpp> (already included)
-// #include <memo/layers/common.hpp> (already included)
+// #include <memo/exec/weights.hpp> (already included)
 
 namespace memo::zoo {
 
-namespace detail::weights {
-
-inline const value* param_of(const node& n, std::string_view name) {
-    const int i = n.layer->param_index(name);
-    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
-}
-inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback = 0) {
-    const value* v = param_of(n, name);
-    return v ? as_int(*v) : fallback;
-}
-inline bool bool_param(const node& n, std::string_view name, bool fallback) {
-    const value* v = param_of(n, name);
-    return v ? as_bool(*v) : fallback;
-}
-inline std::string_view str_param(const node& n, std::string_view name, std::string_view fallback) {
-    const value* v = param_of(n, name);
-    return v ? as_str(*v) : fallback;
-}
-/// The product of the `count` kernel sizes.
-inline std::int64_t kernel_volume(const node& n, int count) {
-    const value* v = param_of(n, "kernel_size");
-    if (!v) return 1;
-    std::int64_t p = 1;
-    for (auto k : as_ints(*v, count)) p *= k;
-    return p;
-}
-/// Channels of a channels_last / channels_first input.
-inline std::int64_t channels(const node& n, const shape& in) {
-    return layers::spatial::of(in, str_param(n, "data_format", "channels_last")).channels;
-}
-/// Weights of a recurrent cell with `gates` gates from `in` features to `units` units.
-inline std::int64_t rnn_cell(std::int64_t gates, std::int64_t in, std::int64_t units, bool bias, std::int64_t bias_rows = 1) {
-    return gates * (units * (in + units) + (bias ? bias_rows * units : 0));
-}
-
-}  // namespace detail::weights
-
 /// The weights (trainable and not) of node `i` of `m`.
 inline std::int64_t count_weights(const model& m, std::size_t i) {
-    using namespace detail::weights;
-    const node& n = m.nodes[i];
-    if (n.inputs.empty()) return 0;
-    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
-    const std::string_view cls = n.layer->name;
-    const bool bias = bool_param(n, "use_bias", true);
-
-    if (cls == "Dense") {
-        const std::int64_t units = int_param(n, "units");
-        return in.back() * units + (bias ? units : 0);
-    }
-    if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D" || cls == "Conv2DTranspose" || cls == "Conv3DTranspose") {
-        const int N = in.rank() - 2;
-        const std::int64_t filters = int_param(n, "filters");
-        return kernel_volume(n, N) * channels(n, in) * filters + (bias ? filters : 0);
-    }
-    if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
-        const int N = in.rank() - 2;
-        const std::int64_t c = channels(n, in), dm = int_param(n, "depth_multiplier", 1), filters = int_param(n, "filters");
-        return kernel_volume(n, N) * c * dm + c * dm * filters + (bias ? filters : 0);
-    }
-    if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
-        const int N = in.rank() - 2;
-        const std::int64_t c = channels(n, in), dm = int_param(n, "depth_multiplier", 1);
-        return kernel_volume(n, N) * c * dm + (bias ? c * dm : 0);
-    }
-    if (cls == "LocallyConnected1D" || cls == "LocallyConnected2D") {
-        const int N = in.rank() - 2;
-        const std::int64_t filters = int_param(n, "filters");
-        const auto out = layers::spatial::of(n.out, str_param(n, "data_format", "channels_last"));
-        std::int64_t positions = 1;
-        for (int k = 0; k < out.n; ++k) positions *= out.sizes[k];
-        return positions * kernel_volume(n, N) * channels(n, in) * filters + (bias ? positions * filters : 0);
-    }
-    if (cls == "BatchNormalization" || cls == "LayerNormalization") {
-        const int axis = layers::normal_axis(int_param(n, "axis", -1), in.rank());
-        const std::int64_t c = axis < 0 ? 0 : in[axis];
-        const std::int64_t affine = (bool_param(n, "center", true) ? 1 : 0) + (bool_param(n, "scale", true) ? 1 : 0);
-        return c * (affine + (cls == "BatchNormalization" ? 2 : 0));
-    }
-    if (cls == "LSTM") return rnn_cell(4, in.back(), int_param(n, "units"), bias);
-    if (cls == "GRU") return rnn_cell(3, in.back(), int_param(n, "units"), bias, bool_param(n, "reset_after", true) ? 2 : 1);
-    if (cls == "SimpleRNN") return rnn_cell(1, in.back(), int_param(n, "units"), bias);
-    if (cls == "Bidirectional") return 2 * rnn_cell(4, in.back(), int_param(n, "units"), true);
-    if (cls.starts_with("ConvLSTM")) {
-        const int N = in.rank() - 3;
-        const std::int64_t filters = int_param(n, "filters");
-        const std::int64_t c = str_param(n, "data_format", "channels_last") == "channels_first" ? in[2] : in.back();
-        const std::int64_t k = kernel_volume(n, N);
-        return 4 * (k * c * filters + k * filters * filters + (bias ? filters : 0));
-    }
-    if (cls == "PReLU") {
-        // alpha has the input's per-sample shape, with the shared axis (param_shape[axis - 1]) set to 1.
-        auto dims = in.sample();
-        std::int64_t p = 1;
-        const value* shared = param_of(n, "shared_axes");
-        const std::int64_t skip = shared && !is_none(*shared) ? static_cast<std::int64_t>(dims.size()) + as_int(*shared) - 1 : -1;
-        for (std::size_t d = 0; d < dims.size(); ++d)
-            if (static_cast<std::int64_t>(d) != skip) p *= dims[d];
-        return p;
-    }
-    return 0;
+    std::int64_t total = 0;
+    for (const auto& w : weight_specs(m, static_cast<int>(i))) total += tensor::count(w.dims);
+    return total;
 }
 
 /// The weights of `m`, as Keras' model.count_params() reports them.
