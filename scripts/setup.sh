@@ -19,6 +19,9 @@ DEBIAN_PACKAGES=(
   libgtest-dev
   libbenchmark-dev
   libtorch-dev
+  libonnx-dev
+  libprotobuf-dev
+  python3-onnx
 )
 
 if [[ "${MEMO_SKIP_SETUP:-0}" == "1" ]]; then
@@ -39,11 +42,15 @@ missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do
   installed "$package" || missing+=("$package")
 done
-if ((${#missing[@]} == 0)); then
-  exit 0
+# Node.js and npm run the ONNX Runtime worker. Any node and npm on the PATH will do (a machine may
+# have them from elsewhere than Debian); Debian's are installed only when there are none.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
 fi
 
-if [[ "$(id -u)" == "0" ]]; then
+if ((${#missing[@]} == 0)); then
+  as_root=(env)
+elif [[ "$(id -u)" == "0" ]]; then
   as_root=(env)
 elif command -v sudo >/dev/null 2>&1; then
   as_root=(sudo env)
@@ -63,8 +70,23 @@ apt() {
   fi
 }
 
-apt update -q
-for package in "${missing[@]}"; do
-  echo "setup.sh: installing $package"
-done
-apt install -y -q --no-install-recommends "${missing[@]}"
+if ((${#missing[@]} > 0)); then
+  apt update -q
+  for package in "${missing[@]}"; do
+    echo "setup.sh: installing $package"
+  done
+  apt install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The ONNX Runtime worker's one npm package, onnxruntime-node (pinned in tools/ort-worker). Its
+# install script would download a GPU build; ONNXRUNTIME_NODE_INSTALL=skip keeps the CPU library
+# that ships inside the package.
+ort_dir="$(cd "$(dirname "$0")/../tools/ort-worker" && pwd)"
+if [[ ! -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]]; then
+  echo "setup.sh: installing onnxruntime-node in tools/ort-worker"
+  if ! (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --loglevel=error >>"$log" 2>&1); then
+    echo "setup.sh: npm install in $ort_dir failed:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  fi
+fi

@@ -3,6 +3,7 @@
 
 #include "cli.hpp"
 #include "inspect.hpp"
+#include "onnx.hpp"
 #include "reduce.hpp"
 #include "replay.hpp"
 #include "run.hpp"
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
     cmds.push_back(commands::run_command());
     cmds.push_back(commands::reduce_command());
     for (auto& c : commands::execution_commands()) cmds.push_back(std::move(c));
+    for (auto& c : commands::onnx_commands()) cmds.push_back(std::move(c));
     return cli::dispatch(cmds, argc, argv, "memo-fuzz",
                          "generate diverse, valid deep-learning models and test DL libraries with them");
 }

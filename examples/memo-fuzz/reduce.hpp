@@ -11,6 +11,7 @@
 #include <memo/reduce/reduce.hpp>
 #include <memo/zoo/zoo.hpp>
 
+#include "backends.hpp"
 #include "cli.hpp"
 
 namespace commands {
@@ -22,21 +23,10 @@ struct named_model {
     memo::model m;
 };
 
-/// A model file: ours ({"format": "memo.model", ...}) or Keras' model.to_json().
-inline memo::model load_any(const std::string& path, const memo::registry& reg) {
-    const auto j = memo::io::parse_json_file(path);
-    try {
-        if (j.is_object() && j.contains("format")) return memo::io::model_from_json(j, reg, path);
-        return memo::io::keras_from_json(j, reg, path);
-    } catch (const memo::io::json::exception& e) {
-        throw memo::error(path + ": " + e.what());
-    }
-}
-
-/// The name a file's model goes by: its file name without .json (and without .keras).
+/// The name a file's model goes by: its file name without .json (and .keras) or .onnx.
 inline std::string stem_of(const std::string& path) {
     std::string s = std::filesystem::path(path).filename().string();
-    for (const char* ext : {".json", ".keras"})
+    for (const char* ext : {".json", ".keras", ".onnx"})
         if (s.size() > std::string(ext).size() && s.ends_with(ext)) s.resize(s.size() - std::string(ext).size());
     return s;
 }
@@ -61,7 +51,7 @@ inline std::vector<named_model> inputs(const cli::args& a, const memo::registry&
             if (!taken) break;
             name = stem_of(path) + "_" + std::to_string(k);
         }
-        out.push_back({name, load_any(path, reg)});
+        out.push_back({name, memo::campaign::load_any(path, reg, model_readers())});
     }
     return out;
 }
@@ -140,7 +130,7 @@ inline cli::command reduce_command() {
             "reduced model is valid with exactly the original's items. See docs/reduction.md.\n\n"
             "  --zoo NAME    a seed model of the zoo (lenet5-mnist, resnet50-imagenet, ...); --zoo all: the ten\n"
             "  FILE...       model files instead: memo's model JSON (\"format\": \"memo.model\") or Keras'\n"
-            "                model.to_json(); a model is named after its file (without .json)\n"
+            "                model.to_json(), or ONNX (.onnx); a model is named after its file (without .json)\n"
             "  --json        an array of {\"name\", \"layers_before\", \"layers_after\", \"weights_before\",\n"
             "                \"weights_after\", \"flops_before\", \"flops_after\", \"ms\", \"coverage_preserved\"}\n"
             "                (default: a table with those columns and an average row)\n"

@@ -36,9 +36,9 @@ inline int run_model(const cli::args& a) {
     auto flags = std::vector<std::string>{"backends", "seed"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     a.only(flags);
-    if (a.positional().size() != 1) throw memo::error("run-model needs one MODEL file (.json: memo or Keras)");
+    if (a.positional().size() != 1) throw memo::error("run-model needs one MODEL file (.json: memo or Keras; .onnx)");
     const auto& reg = memo::default_registry();
-    auto m = memo::campaign::load_any(a.positional()[0], reg);
+    auto m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
     if (a.has("seed")) m.seed = to_u64(*a.get("seed"), "seed");
     testers t(a, a.get_or("backends", default_backends()), reg, inputs_from(a));
     auto& diff = t.first();
@@ -82,10 +82,11 @@ inline int replay(const cli::args& a) {
 inline std::vector<cli::command> execution_commands() {
     return {
         {"run-model",
-         "run-model MODEL.json [--backends LIST] [--seed N] [execution options]",
-         "Runs one model (memo JSON or Keras JSON) on the backends and prints each backend's status, time,\n"
+         "run-model MODEL [--backends LIST] [--seed N] [execution options]",
+         "Runs one model (memo JSON, Keras JSON or ONNX) on the backends and prints each backend's status, time,\n"
          "peak memory and outputs, then the oracle's verdict with its localisation and signature.\n\n"
-         "  --backends LIST      comma-separated: reference, reference-float64, torch (default: all built in)\n"
+         "  --backends LIST      comma-separated: reference, reference-float64, torch, ort, ort-opt\n"
+         "                       (default: reference and every library installed)\n"
          "  --seed N             the model's weight and input seed (default: the file's)\n" +
              execution_help,
          {"backends", "seed", "timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold"},

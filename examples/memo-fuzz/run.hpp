@@ -128,7 +128,7 @@ inline int run(const cli::args& a) {
     o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "160"), "max-seed-nodes");
     o.quiet = a.has("quiet");
     const auto& reg = memo::default_registry();
-    const auto seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg);
+    const auto seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg, model_readers());
     if (backends == "none") {
         const auto s = memo::campaign::generate(seeds, reg, o);
         fmt::print("{}: {} models in {:.1f} s ({:.0f}/s), {} valid, {} raised coverage; see stats.json, coverage.csv, queue/\n", o.out,
@@ -146,14 +146,16 @@ inline int run(const cli::args& a) {
     testers t(a, backends, reg, inputs_from(a), lanes);
     memo::campaign::execution_options eo;
     eo.minimise = !a.has("no-minimise");
+    eo.attach = bug_files();
     eo.max_cost = full ? 0 : max_cost;
     o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
     memo::campaign::execution exec(t.lanes(), reg, o.out, eo);
     const auto s = memo::campaign::generate(small, reg, o, &exec);
     const double secs = std::max(s.seconds, 1e-9);
-    fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s); bugs: {} crash, {} nan, {} inconsistency\n", o.out,
-               s.generated, static_cast<double>(s.generated) / secs, exec.executed(), backends, static_cast<double>(exec.executed()) / secs,
-               exec.store().unique("crash"), exec.store().unique("nan"), exec.store().unique("inconsistency"));
+    fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s); bugs: {} crash, {} nan, {} inconsistency, {} shape\n",
+               o.out, s.generated, static_cast<double>(s.generated) / secs, exec.executed(), backends,
+               static_cast<double>(exec.executed()) / secs, exec.store().unique("crash"), exec.store().unique("nan"),
+               exec.store().unique("inconsistency"), exec.store().unique("shape"));
     for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
     if (exec.store().unique()) fmt::print("bugs are in {}/bugs/<kind>/<signature>/; each replays with memo-fuzz replay <that directory>\n", o.out);
     return 0;
@@ -165,22 +167,23 @@ inline cli::command run_command() {
             "[--operators memo|lemon] [--seeds zoo|DIR] [execution options]",
             "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
             "the generated models run on the backends under test (each in its own worker process) and judged\n"
-            "by the differential oracle (crash, nan, inconsistency). Models that raised coverage run first.\n"
+            "by the differential oracle (crash, nan, inconsistency; shape when ONNX's checks disagree). Models\n"
+            "that raised coverage run first. "
             "Stops at whichever of the time or iteration limit comes first. Writes DIR/stats.json,\n"
             "DIR/coverage.csv (a row per second), DIR/queue/ (each model that raised coverage, named by\n"
             "iteration), DIR/seeds/ and DIR/bugs/<kind>/<signature>/ (one directory per distinct bug, with\n"
             "its model, minimal model, verdict, localisation and a replay command). The same --seed and\n"
             "--iterations give the same models.\n\n"
             "  --out DIR            the campaign directory (must not hold a campaign already)\n"
-            "  --backends LIST      comma-separated: reference, reference-float64, torch (default: reference,torch\n"
-            "                       when built with libtorch); none: generation only, no execution\n"
+            "  --backends LIST      comma-separated: reference, reference-float64, torch, ort, ort-opt (default:\n"
+            "                       reference and every library installed: torch, ort); none: generation only\n"
             "  --seconds S          time limit (default 60)\n"
             "  --iterations N       iteration limit (default: none)\n"
             "  --seed N             random seed (default 0)\n"
             "  --selector mh|random Metropolis-Hastings (MEMO) or uniform (MEMO_r); default mh\n"
             "  --p P                the Metropolis-Hastings parameter (default 0.05)\n"
             "  --operators memo|lemon   MEMO's operators, or LEMON's (MEMO_o); default memo\n"
-            "  --seeds zoo|DIR      the ten reduced architectures (default), or a directory of .json models\n"
+            "  --seeds zoo|DIR      the ten reduced architectures (default), or a directory of .json and .onnx models\n"
             "  --max-seed-nodes N   larger diverse mutants stay results, not seeds (default 160)\n"
             "  --quiet              no progress line\n"
             "  --no-minimise        store bugs without shrinking their models\n"

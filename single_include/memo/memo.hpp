@@ -23,6 +23,7 @@
 // A backend that supports only some layers or dtypes says so in supports(); the oracle then
 // compares that model only among the backends that support it.
 #include <concepts>
+#include <iterator>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -1231,8 +1232,11 @@ enum class run_status : unsigned char {
     crash,        // the worker died (signal) or aborted
     timeout,      // the worker passed its time limit and was killed
     memory,       // the worker passed its memory limit and was killed
+    invalid,      // the library's own model checks (ONNX's checker, its shape inference) reject the
+                  // model, or infer other shapes than the model's: a shape verdict
 };
-inline constexpr std::string_view run_status_names[] = {"ok", "unsupported", "error", "crash", "timeout", "memory"};
+inline constexpr std::string_view run_status_names[] = {"ok", "unsupported", "error", "crash", "timeout", "memory", "invalid"};
+inline constexpr std::size_t run_status_count = std::size(run_status_names);
 constexpr std::string_view name_of(run_status s) noexcept { return run_status_names[static_cast<int>(s)]; }
 
 /// How to run.
@@ -1331,7 +1335,19 @@ std::unique_ptr<executor> make_in_process(B b) {
 // begin #include <memo/backends/isolate.hpp>
 // A backend in its own worker process. The worker is forked once and serves runs over two pipes
 // until it dies; the campaign sees a death (its signal), a time-out or a runaway memory use as a
-// run result, and forks a fresh worker for the next run. Linux (fork, poll, /proc).
+// run result, and forks a fresh worker for the next run (process.hpp).
+#include <functional>
+#include <memory>
+#include <string>
+
+// #include <memo/backends/executor.hpp> (already included)
+// begin #include <memo/backends/process.hpp>
+// A worker process that speaks length-prefixed frames over two pipes (fd 3 in, fd 4 out in the
+// worker), under a time limit per request and a resident-memory limit. A death (its signal and
+// the last line it wrote to stderr), a time-out or a runaway memory use becomes a run result, and
+// the next request starts a fresh worker. What runs in the worker is the caller's: a forked copy of
+// the campaign serving a backend (isolate.hpp), or another program (the ONNX Runtime worker).
+// Linux (fork, poll, memfd, /proc).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -1346,9 +1362,263 @@ std::unique_ptr<executor> make_in_process(B b) {
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 
-// #include <memo/backends/executor.hpp> (already included)
+// #include <memo/backends/backend.hpp> (already included)
+
+namespace memo {
+
+struct isolation_limits {
+    double timeout_ms = 10000;         // per run
+    std::int64_t memory_mb = 4096;     // resident memory of the worker
+};
+
+namespace detail::isolate {
+
+inline bool write_all(int fd, const char* p, std::size_t n) {
+    while (n) {
+        const ssize_t k = ::write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k;
+        n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+inline bool read_all(int fd, char* p, std::size_t n) {
+    while (n) {
+        const ssize_t k = ::read(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k;
+        n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+inline bool send_frame(int fd, const std::string& s) {
+    const std::uint64_t n = s.size();
+    return write_all(fd, reinterpret_cast<const char*>(&n), sizeof n) && write_all(fd, s.data(), s.size());
+}
+inline bool recv_frame(int fd, std::string& s) {
+    std::uint64_t n = 0;
+    if (!read_all(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
+    s.resize(n);
+    return read_all(fd, s.data(), n);
+}
+/// Resident memory of a process in KiB, from /proc/<pid>/statm.
+inline std::int64_t resident_kb(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/statm");
+    std::int64_t size = 0, resident = 0;
+    f >> size >> resident;
+    return resident * (::sysconf(_SC_PAGESIZE) / 1024);
+}
+/// This process's peak resident memory (VmHWM) in KiB.
+inline std::int64_t peak_kb() {
+    std::ifstream f("/proc/self/status");
+    std::string key;
+    std::int64_t v = 0;
+    while (f >> key) {
+        if (key == "VmHWM:") { f >> v; return v; }
+        f.ignore(256, '\n');
+    }
+    return 0;
+}
+/// Resets VmHWM to the current resident size, so the next reading is this run's peak.
+inline void reset_peak() {
+    if (std::FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+        std::fputs("5", f);
+        std::fclose(f);
+    }
+}
+inline std::string signal_text(int sig) {
+    const char* d = ::strsignal(sig);
+    return "worker killed by signal " + std::to_string(sig) + " (" + (d ? d : "?") + ")";
+}
+
+}  // namespace detail::isolate
+
+/// One worker process at a time, started on demand.
+class worker_process {
+public:
+    /// `body` runs in the forked child with its request pipe on fd 3, its result pipe on fd 4,
+    /// stdout on /dev/null and stderr in a log the parent reads when the child dies. It should not
+    /// return (exec or _exit); if it does, the child exits with status 0.
+    worker_process(std::function<void()> body, isolation_limits lim) : body_(std::move(body)), lim_(lim) {
+        ::signal(SIGPIPE, SIG_IGN);  // a dead worker must be a result, not the campaign's death
+    }
+    ~worker_process() {
+        stop();
+        if (log_ >= 0) ::close(log_);
+    }
+    worker_process(const worker_process&) = delete;
+    worker_process& operator=(const worker_process&) = delete;
+
+    const isolation_limits& limits() const noexcept { return lim_; }
+    std::uint64_t restarts() const noexcept { return restarts_; }
+    pid_t pid() const noexcept { return pid_; }
+
+    /// Sends one request, starting a worker first when none runs. False: the worker could not
+    /// start or died before it read the request (receive() then says how).
+    bool send(const std::string& frame) {
+        pending_ = true;
+        sent_ = false;
+        started_ = true;
+        if (pid_ < 0 && !start()) {
+            started_ = false;
+            return false;
+        }
+        start_ = std::chrono::steady_clock::now();
+        sent_ = detail::isolate::send_frame(to_, frame);
+        return sent_;
+    }
+
+    /// Whether receive() would return without waiting.
+    bool ready() const {
+        if (!pending_ || pid_ < 0 || !sent_) return true;
+        pollfd p{from_, POLLIN, 0};
+        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms);
+    }
+
+    /// Waits for the answer to the last request: nothing (and `frame` holds it), or the run result
+    /// that says why there is none (crash, timeout, memory).
+    std::optional<run_result> receive(std::string& frame) {
+        using namespace detail::isolate;
+        if (!pending_) return run_result::failed(run_status::error, "receive() without send()");
+        pending_ = false;
+        if (!started_) return run_result::failed(run_status::crash, "worker could not start");
+        if (!sent_) return died();
+        const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms);
+        for (;;) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= deadline) {
+                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
+                r.ms = lim_.timeout_ms;
+                return r;
+            }
+            pollfd p{from_, POLLIN, 0};
+            const int slice = static_cast<int>(std::min<double>(20.0, std::chrono::duration<double, std::milli>(deadline - now).count() + 1));
+            const int k = ::poll(&p, 1, slice);
+            if (k > 0) break;
+            if (k < 0 && errno != EINTR) return died();
+            if (const auto rss = resident_kb(pid_); rss > lim_.memory_mb * 1024) {
+                auto r = kill_worker(run_status::memory, "resident memory " + std::to_string(rss / 1024) + " MiB over the limit of " +
+                                                             std::to_string(lim_.memory_mb) + " MiB");
+                r.peak_kb = rss;
+                return r;
+            }
+        }
+        if (!recv_frame(from_, frame)) return died();
+        return std::nullopt;
+    }
+
+    /// Kills the worker after an unreadable answer; the result says so.
+    run_result kill_worker(run_status s, std::string why) {
+        ::kill(pid_, SIGKILL);
+        auto r = died();
+        r.status = s;
+        r.message = std::move(why);
+        r.signal = 0;
+        return r;
+    }
+
+    /// Ends the worker: it sees end-of-file on its requests and should exit; killed if it lingers.
+    void stop() {
+        if (pid_ < 0) return;
+        ::close(to_);
+        ::close(from_);
+        int status = 0;
+        for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) ::usleep(10000);
+        if (::waitpid(pid_, &status, WNOHANG) == 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, &status, 0);
+        }
+        pid_ = -1;
+    }
+
+private:
+    bool start() {
+        // A fresh, empty stderr file per worker (in memory: nothing is left on disk).
+        if (log_ >= 0) ::close(log_);
+        log_ = ::memfd_create("memo-worker-stderr", 0);
+        int down[2], up[2];
+        if (::pipe(down) != 0) return false;
+        if (::pipe(up) != 0) {
+            ::close(down[0]);
+            ::close(down[1]);
+            return false;
+        }
+        std::fflush(nullptr);
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd);
+            return false;
+        }
+        if (pid == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
+            // Keep only our two pipe ends (as fds 3 and 4): another worker's pipe held open here
+            // would hide that worker's end-of-file from it.
+            ::dup2(down[0], 3);
+            ::dup2(up[1], 4);
+            if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
+            if (log_ >= 0) ::dup2(log_, 2);  // the library's own chatter, read when the worker dies
+            ::close_range(5, ~0U, 0);
+            body_();
+            ::_exit(0);
+        }
+        ::close(down[0]);
+        ::close(up[1]);
+        pid_ = pid;
+        to_ = down[1];
+        from_ = up[0];
+        return true;
+    }
+
+    /// The worker is gone: reap it and say how it ended.
+    run_result died() {
+        int status = 0;
+        ::close(to_);
+        ::close(from_);
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        ++restarts_;
+        auto r = run_result::failed(run_status::crash, "");
+        if (WIFSIGNALED(status)) {
+            r.signal = WTERMSIG(status);
+            r.message = detail::isolate::signal_text(r.signal);
+        } else {
+            r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
+        }
+        if (const auto tail = log_tail(); !tail.empty()) r.message += ": " + tail;
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+        return r;
+    }
+
+    /// The last line the worker wrote to stderr before it died.
+    std::string log_tail() const {
+        if (log_ < 0) return {};
+        char buf[2048];
+        const off_t end = ::lseek(log_, 0, SEEK_END);
+        const off_t from = end > static_cast<off_t>(sizeof buf) ? end - static_cast<off_t>(sizeof buf) : 0;
+        const ssize_t n = ::pread(log_, buf, sizeof buf, from);
+        if (n <= 0) return {};
+        std::string s(buf, static_cast<std::size_t>(n));
+        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+        if (const auto nl = s.rfind('\n'); nl != std::string::npos) s = s.substr(nl + 1);
+        return s;
+    }
+
+    std::function<void()> body_;
+    isolation_limits lim_;
+    pid_t pid_ = -1;
+    int to_ = -1, from_ = -1, log_ = -1;
+    bool pending_ = false, sent_ = false, started_ = false;
+    std::uint64_t restarts_ = 0;
+    std::chrono::steady_clock::time_point start_{};
+};
+
+}  // namespace memo
+// end #include <memo/backends/process.hpp>
 // begin #include <memo/backends/wire.hpp>
 // The pipe protocol between a campaign and its worker processes: length-prefixed frames holding a
 // run request (the model as JSON, the inputs, the options) or a run result. Little-endian, native
@@ -1663,75 +1933,6 @@ inline run_result decode_result(std::string_view bytes) {
 
 namespace memo {
 
-struct isolation_limits {
-    double timeout_ms = 10000;         // per run
-    std::int64_t memory_mb = 4096;     // resident memory of the worker
-};
-
-namespace detail::isolate {
-
-inline bool write_all(int fd, const char* p, std::size_t n) {
-    while (n) {
-        const ssize_t k = ::write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
-inline bool read_all(int fd, char* p, std::size_t n) {
-    while (n) {
-        const ssize_t k = ::read(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
-inline bool send_frame(int fd, const std::string& s) {
-    const std::uint64_t n = s.size();
-    return write_all(fd, reinterpret_cast<const char*>(&n), sizeof n) && write_all(fd, s.data(), s.size());
-}
-inline bool recv_frame(int fd, std::string& s) {
-    std::uint64_t n = 0;
-    if (!read_all(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
-    s.resize(n);
-    return read_all(fd, s.data(), n);
-}
-/// Resident memory of a process in KiB, from /proc/<pid>/statm.
-inline std::int64_t resident_kb(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/statm");
-    std::int64_t size = 0, resident = 0;
-    f >> size >> resident;
-    return resident * (::sysconf(_SC_PAGESIZE) / 1024);
-}
-/// This process's peak resident memory (VmHWM) in KiB.
-inline std::int64_t peak_kb() {
-    std::ifstream f("/proc/self/status");
-    std::string key;
-    std::int64_t v = 0;
-    while (f >> key) {
-        if (key == "VmHWM:") { f >> v; return v; }
-        f.ignore(256, '\n');
-    }
-    return 0;
-}
-/// Resets VmHWM to the current resident size, so the next reading is this run's peak.
-inline void reset_peak() {
-    if (std::FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
-        std::fputs("5", f);
-        std::fclose(f);
-    }
-}
-inline std::string signal_text(int sig) {
-    const char* d = ::strsignal(sig);
-    return "worker killed by signal " + std::to_string(sig) + " (" + (d ? d : "?") + ")";
-}
-
-}  // namespace detail::isolate
-
 /// `isolated<B>`: runs backend B in a worker process. `make` builds the worker's backend after the
 /// fork (so a library's threads and state start in the worker); the campaign's own copy answers
 /// name() and supports().
@@ -1739,104 +1940,32 @@ template <backend B>
 class isolated final : public executor {
 public:
     isolated(std::function<B()> make, const registry& reg, isolation_limits lim = {})
-        : make_(std::move(make)), local_(make_()), reg_(&reg), lim_(lim) {
-        ::signal(SIGPIPE, SIG_IGN);  // a dead worker must be a result, not the campaign's death
-    }
-    ~isolated() override {
-        stop();
-        if (log_ >= 0) ::close(log_);
-    }
-    isolated(const isolated&) = delete;
-    isolated& operator=(const isolated&) = delete;
+        : make_(std::move(make)), local_(make_()), reg_(&reg), worker_([this] { serve(); }, lim) {}
 
     std::string_view name() const override { return local_.name(); }
     expected<void> supports(const model& m) const override { return local_.supports(m); }
-    std::uint64_t restarts() const override { return restarts_; }
-    pid_t worker_pid() const noexcept { return pid_; }
-    bool ready() const override {
-        if (!pending_ || pid_ < 0 || !sent_) return true;
-        pollfd p{from_, POLLIN, 0};
-        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms);
-    }
+    std::uint64_t restarts() const override { return worker_.restarts(); }
+    pid_t worker_pid() const noexcept { return worker_.pid(); }
+    bool ready() const override { return worker_.ready(); }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
-        pending_ = true;
-        sent_ = false;
-        if (pid_ < 0 && !start()) return;
-        start_ = std::chrono::steady_clock::now();
-        sent_ = detail::isolate::send_frame(to_, wire::encode_request(m, inputs, o));
+        worker_.send(wire::encode_request(m, inputs, o));
     }
 
     run_result collect() override {
-        using namespace detail::isolate;
-        if (!pending_) return run_result::failed(run_status::error, "collect() without submit()");
-        pending_ = false;
-        if (pid_ < 0) return run_result::failed(run_status::crash, "worker could not start");
-        if (!sent_) return died();
-        const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms);
-        for (;;) {
-            const auto now = std::chrono::steady_clock::now();
-            if (now >= deadline) {
-                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
-                r.ms = lim_.timeout_ms;
-                return r;
-            }
-            pollfd p{from_, POLLIN, 0};
-            const int slice = static_cast<int>(std::min<double>(20.0, std::chrono::duration<double, std::milli>(deadline - now).count() + 1));
-            const int k = ::poll(&p, 1, slice);
-            if (k > 0) break;
-            if (k < 0 && errno != EINTR) return died();
-            if (const auto rss = resident_kb(pid_); rss > lim_.memory_mb * 1024) {
-                auto r = kill_worker(run_status::memory, "resident memory " + std::to_string(rss / 1024) + " MiB over the limit of " +
-                                                             std::to_string(lim_.memory_mb) + " MiB");
-                r.peak_kb = rss;
-                return r;
-            }
-        }
         std::string frame;
-        if (!recv_frame(from_, frame)) return died();
+        if (auto failed = worker_.receive(frame)) return std::move(*failed);
         try {
             return wire::decode_result(frame);
         } catch (const std::exception& e) {
-            return kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
+            return worker_.kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
         }
     }
 
 private:
-    bool start() {
-        // A fresh, empty stderr file per worker (in memory: nothing is left on disk).
-        if (log_ >= 0) ::close(log_);
-        log_ = ::memfd_create("memo-worker-stderr", 0);
-        int down[2], up[2];
-        if (::pipe(down) != 0) return false;
-        if (::pipe(up) != 0) { ::close(down[0]); ::close(down[1]); return false; }
-        std::fflush(nullptr);
-        const pid_t pid = ::fork();
-        if (pid < 0) { for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd); return false; }
-        if (pid == 0) serve(down[0], up[1]);  // never returns
-        ::close(down[0]);
-        ::close(up[1]);
-        pid_ = pid;
-        to_ = down[1];
-        from_ = up[0];
-        return true;
-    }
-
-    [[noreturn]] void serve(int in, int out) {
+    /// The worker's loop: decode a request, run it, answer, until the campaign closes the pipe.
+    [[noreturn]] void serve() {
         using namespace detail::isolate;
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
-        // Keep only our two pipe ends (as fds 3 and 4): another worker's pipe held open here would
-        // hide that worker's end-of-file from it.
-        ::dup2(in, 3);
-        ::dup2(out, 4);
-        if (log_ >= 0) {
-            ::dup2(log_, 5);
-            log_ = 5;
-        }
-        ::close_range(6, ~0U, 0);
-        // The library's own chatter goes to a file the campaign reads when the worker dies.
-        if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
-        if (log_ >= 0) ::dup2(log_, 2);
         int code = 0;
         try {
             B b = make_();
@@ -1859,71 +1988,10 @@ private:
         ::_exit(code);
     }
 
-    /// The worker is gone: reap it and say how it ended.
-    run_result died() {
-        int status = 0;
-        ::close(to_);
-        ::close(from_);
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        ++restarts_;
-        auto r = run_result::failed(run_status::crash, "");
-        if (WIFSIGNALED(status)) {
-            r.signal = WTERMSIG(status);
-            r.message = detail::isolate::signal_text(r.signal);
-        } else {
-            r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
-        }
-        if (const auto tail = log_tail(); !tail.empty()) r.message += ": " + tail;
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-        return r;
-    }
-
-    /// The last line the worker wrote to stderr before it died.
-    std::string log_tail() const {
-        if (log_ < 0) return {};
-        char buf[2048];
-        const off_t end = ::lseek(log_, 0, SEEK_END);
-        const off_t from = end > static_cast<off_t>(sizeof buf) ? end - static_cast<off_t>(sizeof buf) : 0;
-        const ssize_t n = ::pread(log_, buf, sizeof buf, from);
-        if (n <= 0) return {};
-        std::string s(buf, static_cast<std::size_t>(n));
-        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-        if (const auto nl = s.rfind('\n'); nl != std::string::npos) s = s.substr(nl + 1);
-        return s;
-    }
-
-    run_result kill_worker(run_status s, std::string why) {
-        ::kill(pid_, SIGKILL);
-        auto r = died();
-        r.status = s;
-        r.message = std::move(why);
-        r.signal = 0;
-        return r;
-    }
-
-    void stop() {
-        if (pid_ < 0) return;
-        ::close(to_);  // the worker sees end-of-file and exits
-        ::close(from_);
-        int status = 0;
-        for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) ::usleep(10000);
-        if (::waitpid(pid_, &status, WNOHANG) == 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, &status, 0);
-        }
-        pid_ = -1;
-    }
-
     std::function<B()> make_;
     B local_;
     const registry* reg_;
-    isolation_limits lim_;
-    pid_t pid_ = -1;
-    int to_ = -1, from_ = -1, log_ = -1;
-    bool pending_ = false, sent_ = false;
-    std::uint64_t restarts_ = 0;
-    std::chrono::steady_clock::time_point start_{};
+    worker_process worker_;
 };
 
 template <backend B>
@@ -4078,6 +4146,7 @@ static_assert(backend<interpreter>);
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -4142,6 +4211,8 @@ inline std::vector<tensor> make_inputs(const model& m, const input_options& o = 
 // The differential oracle: from the results of several backends on one model, a verdict.
 //   crash          some backends fail (error, death, time-out, memory) where others succeed
 //   nan            some produce NaN or Inf where others do not
+//   shape          a library's own model checks (ONNX's checker and shape inference) reject a
+//                  model memo holds valid, or infer other shapes: a bug in one of the two
 //   inconsistency  outputs differ beyond the dtype's tolerance and D_MAD (CRADLE) against the
 //                  float64 reference O exceeds a threshold; confirmed only once localised to a
 //                  node that differs on identical inputs (see differential.hpp)
@@ -4156,8 +4227,8 @@ inline std::vector<tensor> make_inputs(const model& m, const input_options& o = 
 
 namespace memo::oracle {
 
-enum class kind : unsigned char { none, crash, nan, inconsistency };
-inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency"};
+enum class kind : unsigned char { none, crash, nan, inconsistency, shape };
+inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape"};
 constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
 
 struct options {
@@ -4264,10 +4335,20 @@ struct verdict {
 /// when two backends disagree beyond tolerance).
 inline verdict judge(const std::vector<observation>& obs, const std::function<std::vector<tensor>()>& truth, const options& o = {}) {
     verdict v;
-    std::vector<const observation*> ok, bad;
+    std::vector<const observation*> ok, bad, invalid;
     for (const auto& x : obs) {
         if (x.result.ok()) ok.push_back(&x);
         else if (failed(x.result.status)) bad.push_back(&x);
+        else if (x.result.status == run_status::invalid) invalid.push_back(&x);
+    }
+    if (!invalid.empty()) {  // needs no peer: the model's own shapes are the other side
+        v.what = kind::shape;
+        for (auto* x : invalid) v.culprits.push_back(x->backend);
+        for (auto* x : ok) v.peers.push_back(x->backend);
+        v.message = invalid.front()->result.message;
+        v.status = run_status::invalid;
+        v.node = invalid.front()->result.node;
+        return v;
     }
     if (ok.empty()) {
         v.all_failed = !bad.empty();
@@ -4725,9 +4806,13 @@ inline io::json verdict_json(const oracle::verdict& v, const model& m) {
     return j;
 }
 
+/// Writes more files of a bug into its directory (before it is renamed into place), from its
+/// original and minimal models: an exporter's own formats, say.
+using bug_files = std::function<void(const model& original, const model& minimal, const std::filesystem::path& dir)>;
+
 class bug_store {
 public:
-    explicit bug_store(std::filesystem::path dir) : dir_(std::move(dir) / "bugs") { load(); }
+    explicit bug_store(std::filesystem::path dir, bug_files attach = {}) : dir_(std::move(dir) / "bugs"), attach_(std::move(attach)) { load(); }
 
     /// Stores a bug; returns true when its signature is new (a duplicate only bumps the count).
     bool record(const bug_report& b, const std::vector<std::string>& backends) {
@@ -4761,6 +4846,13 @@ public:
         io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
         io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
         fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+        if (attach_) {
+            try {
+                attach_(b.original, b.minimal, tmp);
+            } catch (const std::exception&) {
+                // An extra file that cannot be written must not cost the bug itself.
+            }
+        }
         fs::rename(tmp, final_dir);
         seen_.emplace(key, std::move(j));
         ++unique_[kind];
@@ -4803,6 +4895,7 @@ private:
         }
     }
     std::filesystem::path dir_;
+    bug_files attach_;
     std::map<std::string, io::json> seen_;
     std::map<std::string, std::size_t> unique_;
 };
@@ -5446,13 +5539,14 @@ struct execution_options {
     std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
+    bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
 };
 
 class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
     execution(std::vector<oracle::differential*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : store_(dir), cov_(reg), o_(o) {
+        : store_(dir, o.attach), cov_(reg), o_(o) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
@@ -5510,6 +5604,7 @@ public:
                      {"unique_crash", store_.unique("crash")},
                      {"unique_nan", store_.unique("nan")},
                      {"unique_inconsistency", store_.unique("inconsistency")},
+                     {"unique_shape", store_.unique("shape")},
                      {"suppressed_rounding", suppressed_},
                      {"all_backends_failed", all_failed_}};
         io::json per = io::json::object();
@@ -5541,7 +5636,7 @@ private:
     };
     struct counters {
         std::uint64_t runs = 0, restarts = 0;
-        std::array<std::uint64_t, 6> status{};
+        std::array<std::uint64_t, run_status_count> status{};
         double ms = 0;
         std::int64_t peak_kb = 0;
     };
@@ -6890,9 +6985,11 @@ inline generation_summary generate(const std::vector<model>& seeds, const regist
 // end #include <memo/campaign/generate.hpp>
 // begin #include <memo/campaign/seeds.hpp>
 // Where a campaign's seed models come from: the paper's ten architectures, reduced ("zoo"), or
-// a directory of model files (memo's JSON or Keras JSON).
+// a directory of model files (memo's JSON, Keras JSON, and formats the caller adds: ONNX).
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10841,9 +10938,21 @@ inline model shrink(model m, std::int64_t max_cost) {
     return m;
 }
 
+/// Readers of model files by extension (".onnx" -> memo::onnx::load_onnx, say), for formats whose
+/// libraries the core does not link. ".json" (memo's or Keras' JSON) is always read.
+using model_readers = std::map<std::string, std::function<model(const std::string& path, const registry&)>, std::less<>>;
+
+/// A model file in any format `readers` knows, or JSON.
+inline model load_any(const std::string& path, const registry& reg, const model_readers& readers) {
+    const auto ext = std::filesystem::path(path).extension().string();
+    if (const auto it = readers.find(ext); it != readers.end()) return it->second(path, reg);
+    return load_any(path, reg);
+}
+
 /// "zoo": the ten seed architectures, each reduced (Algorithm 1); otherwise a directory whose
-/// .json files are loaded in name order. Throws memo::error naming the file and the cause.
-inline std::vector<model> load_seeds(const std::string& spec, const registry& reg) {
+/// model files (.json, and the extensions of `readers`) are loaded in name order. Throws
+/// memo::error naming the file and the cause.
+inline std::vector<model> load_seeds(const std::string& spec, const registry& reg, const model_readers& readers = {}) {
     std::vector<model> seeds;
     if (spec == "zoo") {
         for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg)).reduced);
@@ -10851,12 +10960,14 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
     }
     namespace fs = std::filesystem;
     if (!fs::is_directory(spec)) throw error(spec + ": not a directory (give --seeds zoo or a directory of model files)");
+    std::string known = ".json";
+    for (const auto& [ext, read] : readers) known += ", " + ext;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(spec))
-        if (e.path().extension() == ".json") files.push_back(e.path());
+        if (const auto ext = e.path().extension().string(); ext == ".json" || readers.count(ext)) files.push_back(e.path());
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) seeds.push_back(load_any(f.string(), reg));
-    if (seeds.empty()) throw error(spec + ": no .json model files");
+    for (const auto& f : files) seeds.push_back(load_any(f.string(), reg, readers));
+    if (seeds.empty()) throw error(spec + ": no model files (" + known + ")");
     return seeds;
 }
 

@@ -63,4 +63,33 @@ inline std::optional<memo::model> random_single_layer_model(const memo::layer_de
     return std::nullopt;
 }
 
+/// A random single-layer model of class L; the adapters whose lists random_single_layer_model
+/// leaves empty (Reshape, CustomPadLayer, CustomCropLayer) get amounts that fit the drawn input.
+inline std::optional<memo::model> random_layer_model(const memo::layer_def& L, memo::rng& r) {
+    const bool listed = L.name == "Reshape" || L.name == "CustomPadLayer" || L.name == "CustomCropLayer";
+    if (!listed) return random_single_layer_model(L, r);
+    memo::builder b(reg());
+    memo::ints dims;
+    const int rank = static_cast<int>(r.uniform(2, 5));
+    for (int d = 1; d < rank; ++d) dims.push(r.uniform(1, 6));
+    const int x = b.add("InputLayer", {}, {{"shape", dims}, {"dtype", r.chance(0.5) ? "float32" : "float64"}});
+    memo::ints amounts;
+    if (L.name == "Reshape") {
+        for (int d = dims.size() - 1; d >= 0; --d) amounts.push(dims[d]);
+        b.add("Reshape", {x}, {{"target_shape", amounts}});
+    } else if (L.name == "CustomPadLayer") {
+        for (int d = 0; d < 2 * dims.size(); ++d) amounts.push(r.uniform(0, 2));
+        b.add("CustomPadLayer", {x}, {{"padding", amounts}, {"constant_values", r.uniform_real(-2, 2)}});
+    } else {
+        for (int d = 0; d < dims.size(); ++d) {
+            const auto before = r.uniform(0, (dims[d] - 1) / 2);
+            amounts.push(before);
+            amounts.push(r.uniform(0, dims[d] - 1 - before));
+        }
+        b.add("CustomCropLayer", {x}, {{"cropping", amounts}});
+    }
+    b.seed(r());
+    return b.finish();
+}
+
 }  // namespace test

@@ -11,6 +11,7 @@
 // A backend that supports only some layers or dtypes says so in supports(); the oracle then
 // compares that model only among the backends that support it.
 #include <concepts>
+#include <iterator>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -32,8 +33,11 @@ enum class run_status : unsigned char {
     crash,        // the worker died (signal) or aborted
     timeout,      // the worker passed its time limit and was killed
     memory,       // the worker passed its memory limit and was killed
+    invalid,      // the library's own model checks (ONNX's checker, its shape inference) reject the
+                  // model, or infer other shapes than the model's: a shape verdict
 };
-inline constexpr std::string_view run_status_names[] = {"ok", "unsupported", "error", "crash", "timeout", "memory"};
+inline constexpr std::string_view run_status_names[] = {"ok", "unsupported", "error", "crash", "timeout", "memory", "invalid"};
+inline constexpr std::size_t run_status_count = std::size(run_status_names);
 constexpr std::string_view name_of(run_status s) noexcept { return run_status_names[static_cast<int>(s)]; }
 
 /// How to run.

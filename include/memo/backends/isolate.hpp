@@ -1,96 +1,16 @@
 #pragma once
 // A backend in its own worker process. The worker is forked once and serves runs over two pipes
 // until it dies; the campaign sees a death (its signal), a time-out or a runaway memory use as a
-// run result, and forks a fresh worker for the next run. Linux (fork, poll, /proc).
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
+// run result, and forks a fresh worker for the next run (process.hpp).
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "executor.hpp"
+#include "process.hpp"
 #include "wire.hpp"
 
 namespace memo {
-
-struct isolation_limits {
-    double timeout_ms = 10000;         // per run
-    std::int64_t memory_mb = 4096;     // resident memory of the worker
-};
-
-namespace detail::isolate {
-
-inline bool write_all(int fd, const char* p, std::size_t n) {
-    while (n) {
-        const ssize_t k = ::write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
-inline bool read_all(int fd, char* p, std::size_t n) {
-    while (n) {
-        const ssize_t k = ::read(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
-inline bool send_frame(int fd, const std::string& s) {
-    const std::uint64_t n = s.size();
-    return write_all(fd, reinterpret_cast<const char*>(&n), sizeof n) && write_all(fd, s.data(), s.size());
-}
-inline bool recv_frame(int fd, std::string& s) {
-    std::uint64_t n = 0;
-    if (!read_all(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
-    s.resize(n);
-    return read_all(fd, s.data(), n);
-}
-/// Resident memory of a process in KiB, from /proc/<pid>/statm.
-inline std::int64_t resident_kb(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/statm");
-    std::int64_t size = 0, resident = 0;
-    f >> size >> resident;
-    return resident * (::sysconf(_SC_PAGESIZE) / 1024);
-}
-/// This process's peak resident memory (VmHWM) in KiB.
-inline std::int64_t peak_kb() {
-    std::ifstream f("/proc/self/status");
-    std::string key;
-    std::int64_t v = 0;
-    while (f >> key) {
-        if (key == "VmHWM:") { f >> v; return v; }
-        f.ignore(256, '\n');
-    }
-    return 0;
-}
-/// Resets VmHWM to the current resident size, so the next reading is this run's peak.
-inline void reset_peak() {
-    if (std::FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
-        std::fputs("5", f);
-        std::fclose(f);
-    }
-}
-inline std::string signal_text(int sig) {
-    const char* d = ::strsignal(sig);
-    return "worker killed by signal " + std::to_string(sig) + " (" + (d ? d : "?") + ")";
-}
-
-}  // namespace detail::isolate
 
 /// `isolated<B>`: runs backend B in a worker process. `make` builds the worker's backend after the
 /// fork (so a library's threads and state start in the worker); the campaign's own copy answers
@@ -99,104 +19,32 @@ template <backend B>
 class isolated final : public executor {
 public:
     isolated(std::function<B()> make, const registry& reg, isolation_limits lim = {})
-        : make_(std::move(make)), local_(make_()), reg_(&reg), lim_(lim) {
-        ::signal(SIGPIPE, SIG_IGN);  // a dead worker must be a result, not the campaign's death
-    }
-    ~isolated() override {
-        stop();
-        if (log_ >= 0) ::close(log_);
-    }
-    isolated(const isolated&) = delete;
-    isolated& operator=(const isolated&) = delete;
+        : make_(std::move(make)), local_(make_()), reg_(&reg), worker_([this] { serve(); }, lim) {}
 
     std::string_view name() const override { return local_.name(); }
     expected<void> supports(const model& m) const override { return local_.supports(m); }
-    std::uint64_t restarts() const override { return restarts_; }
-    pid_t worker_pid() const noexcept { return pid_; }
-    bool ready() const override {
-        if (!pending_ || pid_ < 0 || !sent_) return true;
-        pollfd p{from_, POLLIN, 0};
-        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms);
-    }
+    std::uint64_t restarts() const override { return worker_.restarts(); }
+    pid_t worker_pid() const noexcept { return worker_.pid(); }
+    bool ready() const override { return worker_.ready(); }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
-        pending_ = true;
-        sent_ = false;
-        if (pid_ < 0 && !start()) return;
-        start_ = std::chrono::steady_clock::now();
-        sent_ = detail::isolate::send_frame(to_, wire::encode_request(m, inputs, o));
+        worker_.send(wire::encode_request(m, inputs, o));
     }
 
     run_result collect() override {
-        using namespace detail::isolate;
-        if (!pending_) return run_result::failed(run_status::error, "collect() without submit()");
-        pending_ = false;
-        if (pid_ < 0) return run_result::failed(run_status::crash, "worker could not start");
-        if (!sent_) return died();
-        const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms);
-        for (;;) {
-            const auto now = std::chrono::steady_clock::now();
-            if (now >= deadline) {
-                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
-                r.ms = lim_.timeout_ms;
-                return r;
-            }
-            pollfd p{from_, POLLIN, 0};
-            const int slice = static_cast<int>(std::min<double>(20.0, std::chrono::duration<double, std::milli>(deadline - now).count() + 1));
-            const int k = ::poll(&p, 1, slice);
-            if (k > 0) break;
-            if (k < 0 && errno != EINTR) return died();
-            if (const auto rss = resident_kb(pid_); rss > lim_.memory_mb * 1024) {
-                auto r = kill_worker(run_status::memory, "resident memory " + std::to_string(rss / 1024) + " MiB over the limit of " +
-                                                             std::to_string(lim_.memory_mb) + " MiB");
-                r.peak_kb = rss;
-                return r;
-            }
-        }
         std::string frame;
-        if (!recv_frame(from_, frame)) return died();
+        if (auto failed = worker_.receive(frame)) return std::move(*failed);
         try {
             return wire::decode_result(frame);
         } catch (const std::exception& e) {
-            return kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
+            return worker_.kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
         }
     }
 
 private:
-    bool start() {
-        // A fresh, empty stderr file per worker (in memory: nothing is left on disk).
-        if (log_ >= 0) ::close(log_);
-        log_ = ::memfd_create("memo-worker-stderr", 0);
-        int down[2], up[2];
-        if (::pipe(down) != 0) return false;
-        if (::pipe(up) != 0) { ::close(down[0]); ::close(down[1]); return false; }
-        std::fflush(nullptr);
-        const pid_t pid = ::fork();
-        if (pid < 0) { for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd); return false; }
-        if (pid == 0) serve(down[0], up[1]);  // never returns
-        ::close(down[0]);
-        ::close(up[1]);
-        pid_ = pid;
-        to_ = down[1];
-        from_ = up[0];
-        return true;
-    }
-
-    [[noreturn]] void serve(int in, int out) {
+    /// The worker's loop: decode a request, run it, answer, until the campaign closes the pipe.
+    [[noreturn]] void serve() {
         using namespace detail::isolate;
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
-        // Keep only our two pipe ends (as fds 3 and 4): another worker's pipe held open here would
-        // hide that worker's end-of-file from it.
-        ::dup2(in, 3);
-        ::dup2(out, 4);
-        if (log_ >= 0) {
-            ::dup2(log_, 5);
-            log_ = 5;
-        }
-        ::close_range(6, ~0U, 0);
-        // The library's own chatter goes to a file the campaign reads when the worker dies.
-        if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
-        if (log_ >= 0) ::dup2(log_, 2);
         int code = 0;
         try {
             B b = make_();
@@ -219,71 +67,10 @@ private:
         ::_exit(code);
     }
 
-    /// The worker is gone: reap it and say how it ended.
-    run_result died() {
-        int status = 0;
-        ::close(to_);
-        ::close(from_);
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        ++restarts_;
-        auto r = run_result::failed(run_status::crash, "");
-        if (WIFSIGNALED(status)) {
-            r.signal = WTERMSIG(status);
-            r.message = detail::isolate::signal_text(r.signal);
-        } else {
-            r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
-        }
-        if (const auto tail = log_tail(); !tail.empty()) r.message += ": " + tail;
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-        return r;
-    }
-
-    /// The last line the worker wrote to stderr before it died.
-    std::string log_tail() const {
-        if (log_ < 0) return {};
-        char buf[2048];
-        const off_t end = ::lseek(log_, 0, SEEK_END);
-        const off_t from = end > static_cast<off_t>(sizeof buf) ? end - static_cast<off_t>(sizeof buf) : 0;
-        const ssize_t n = ::pread(log_, buf, sizeof buf, from);
-        if (n <= 0) return {};
-        std::string s(buf, static_cast<std::size_t>(n));
-        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-        if (const auto nl = s.rfind('\n'); nl != std::string::npos) s = s.substr(nl + 1);
-        return s;
-    }
-
-    run_result kill_worker(run_status s, std::string why) {
-        ::kill(pid_, SIGKILL);
-        auto r = died();
-        r.status = s;
-        r.message = std::move(why);
-        r.signal = 0;
-        return r;
-    }
-
-    void stop() {
-        if (pid_ < 0) return;
-        ::close(to_);  // the worker sees end-of-file and exits
-        ::close(from_);
-        int status = 0;
-        for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) ::usleep(10000);
-        if (::waitpid(pid_, &status, WNOHANG) == 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, &status, 0);
-        }
-        pid_ = -1;
-    }
-
     std::function<B()> make_;
     B local_;
     const registry* reg_;
-    isolation_limits lim_;
-    pid_t pid_ = -1;
-    int to_ = -1, from_ = -1, log_ = -1;
-    bool pending_ = false, sent_ = false;
-    std::uint64_t restarts_ = 0;
-    std::chrono::steady_clock::time_point start_{};
+    worker_process worker_;
 };
 
 template <backend B>

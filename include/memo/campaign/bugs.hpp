@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -72,9 +73,13 @@ inline io::json verdict_json(const oracle::verdict& v, const model& m) {
     return j;
 }
 
+/// Writes more files of a bug into its directory (before it is renamed into place), from its
+/// original and minimal models: an exporter's own formats, say.
+using bug_files = std::function<void(const model& original, const model& minimal, const std::filesystem::path& dir)>;
+
 class bug_store {
 public:
-    explicit bug_store(std::filesystem::path dir) : dir_(std::move(dir) / "bugs") { load(); }
+    explicit bug_store(std::filesystem::path dir, bug_files attach = {}) : dir_(std::move(dir) / "bugs"), attach_(std::move(attach)) { load(); }
 
     /// Stores a bug; returns true when its signature is new (a duplicate only bumps the count).
     bool record(const bug_report& b, const std::vector<std::string>& backends) {
@@ -108,6 +113,13 @@ public:
         io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
         io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
         fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+        if (attach_) {
+            try {
+                attach_(b.original, b.minimal, tmp);
+            } catch (const std::exception&) {
+                // An extra file that cannot be written must not cost the bug itself.
+            }
+        }
         fs::rename(tmp, final_dir);
         seen_.emplace(key, std::move(j));
         ++unique_[kind];
@@ -150,6 +162,7 @@ private:
         }
     }
     std::filesystem::path dir_;
+    bug_files attach_;
     std::map<std::string, io::json> seen_;
     std::map<std::string, std::size_t> unique_;
 };

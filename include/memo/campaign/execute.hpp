@@ -20,13 +20,14 @@ struct execution_options {
     std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
+    bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
 };
 
 class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
     execution(std::vector<oracle::differential*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : store_(dir), cov_(reg), o_(o) {
+        : store_(dir, o.attach), cov_(reg), o_(o) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
@@ -84,6 +85,7 @@ public:
                      {"unique_crash", store_.unique("crash")},
                      {"unique_nan", store_.unique("nan")},
                      {"unique_inconsistency", store_.unique("inconsistency")},
+                     {"unique_shape", store_.unique("shape")},
                      {"suppressed_rounding", suppressed_},
                      {"all_backends_failed", all_failed_}};
         io::json per = io::json::object();
@@ -115,7 +117,7 @@ private:
     };
     struct counters {
         std::uint64_t runs = 0, restarts = 0;
-        std::array<std::uint64_t, 6> status{};
+        std::array<std::uint64_t, run_status_count> status{};
         double ms = 0;
         std::int64_t peak_kb = 0;
     };

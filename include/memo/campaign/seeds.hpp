@@ -1,8 +1,10 @@
 #pragma once
 // Where a campaign's seed models come from: the paper's ten architectures, reduced ("zoo"), or
-// a directory of model files (memo's JSON or Keras JSON).
+// a directory of model files (memo's JSON, Keras JSON, and formats the caller adds: ONNX).
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -65,9 +67,21 @@ inline model shrink(model m, std::int64_t max_cost) {
     return m;
 }
 
+/// Readers of model files by extension (".onnx" -> memo::onnx::load_onnx, say), for formats whose
+/// libraries the core does not link. ".json" (memo's or Keras' JSON) is always read.
+using model_readers = std::map<std::string, std::function<model(const std::string& path, const registry&)>, std::less<>>;
+
+/// A model file in any format `readers` knows, or JSON.
+inline model load_any(const std::string& path, const registry& reg, const model_readers& readers) {
+    const auto ext = std::filesystem::path(path).extension().string();
+    if (const auto it = readers.find(ext); it != readers.end()) return it->second(path, reg);
+    return load_any(path, reg);
+}
+
 /// "zoo": the ten seed architectures, each reduced (Algorithm 1); otherwise a directory whose
-/// .json files are loaded in name order. Throws memo::error naming the file and the cause.
-inline std::vector<model> load_seeds(const std::string& spec, const registry& reg) {
+/// model files (.json, and the extensions of `readers`) are loaded in name order. Throws
+/// memo::error naming the file and the cause.
+inline std::vector<model> load_seeds(const std::string& spec, const registry& reg, const model_readers& readers = {}) {
     std::vector<model> seeds;
     if (spec == "zoo") {
         for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg)).reduced);
@@ -75,12 +89,14 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
     }
     namespace fs = std::filesystem;
     if (!fs::is_directory(spec)) throw error(spec + ": not a directory (give --seeds zoo or a directory of model files)");
+    std::string known = ".json";
+    for (const auto& [ext, read] : readers) known += ", " + ext;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(spec))
-        if (e.path().extension() == ".json") files.push_back(e.path());
+        if (const auto ext = e.path().extension().string(); ext == ".json" || readers.count(ext)) files.push_back(e.path());
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) seeds.push_back(load_any(f.string(), reg));
-    if (seeds.empty()) throw error(spec + ": no .json model files");
+    for (const auto& f : files) seeds.push_back(load_any(f.string(), reg, readers));
+    if (seeds.empty()) throw error(spec + ": no model files (" + known + ")");
     return seeds;
 }
 

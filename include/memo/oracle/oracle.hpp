@@ -2,6 +2,8 @@
 // The differential oracle: from the results of several backends on one model, a verdict.
 //   crash          some backends fail (error, death, time-out, memory) where others succeed
 //   nan            some produce NaN or Inf where others do not
+//   shape          a library's own model checks (ONNX's checker and shape inference) reject a
+//                  model memo holds valid, or infer other shapes: a bug in one of the two
 //   inconsistency  outputs differ beyond the dtype's tolerance and D_MAD (CRADLE) against the
 //                  float64 reference O exceeds a threshold; confirmed only once localised to a
 //                  node that differs on identical inputs (see differential.hpp)
@@ -16,8 +18,8 @@
 
 namespace memo::oracle {
 
-enum class kind : unsigned char { none, crash, nan, inconsistency };
-inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency"};
+enum class kind : unsigned char { none, crash, nan, inconsistency, shape };
+inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape"};
 constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
 
 struct options {
@@ -124,10 +126,20 @@ struct verdict {
 /// when two backends disagree beyond tolerance).
 inline verdict judge(const std::vector<observation>& obs, const std::function<std::vector<tensor>()>& truth, const options& o = {}) {
     verdict v;
-    std::vector<const observation*> ok, bad;
+    std::vector<const observation*> ok, bad, invalid;
     for (const auto& x : obs) {
         if (x.result.ok()) ok.push_back(&x);
         else if (failed(x.result.status)) bad.push_back(&x);
+        else if (x.result.status == run_status::invalid) invalid.push_back(&x);
+    }
+    if (!invalid.empty()) {  // needs no peer: the model's own shapes are the other side
+        v.what = kind::shape;
+        for (auto* x : invalid) v.culprits.push_back(x->backend);
+        for (auto* x : ok) v.peers.push_back(x->backend);
+        v.message = invalid.front()->result.message;
+        v.status = run_status::invalid;
+        v.node = invalid.front()->result.node;
+        return v;
     }
     if (ok.empty()) {
         v.all_failed = !bad.empty();

@@ -1,0 +1,116 @@
+// The translation unit of memo-fuzz that includes ONNX: the ONNX Runtime backends, .onnx model
+// files for --seeds and the commands that load models, model.onnx in every bug directory, and the
+// export-onnx and import-onnx commands.
+#include <memo/backends/onnxruntime/backend.hpp>
+#include <memo/onnx/import.hpp>
+
+#include <cstdlib>
+
+#include <fmt/core.h>
+
+#include "../backends.hpp"
+#include "../onnx.hpp"
+#include "../run.hpp"
+
+namespace commands {
+
+std::string ort_worker() {
+    if (const char* env = std::getenv("MEMO_ORT_WORKER"); env && *env) return env;
+    return MEMO_SOURCE_DIR "/tools/ort-worker/worker.js";
+}
+
+bool have_ort() { return memo::ort::installed(ort_worker()); }
+
+std::unique_ptr<memo::executor> make_ort(const std::string& name, memo::isolation_limits lim) {
+    memo::ort::options o;
+    o.worker = ort_worker();
+    o.name = name;
+    o.optimize = name == "ort-opt" ? "all" : "disabled";
+    o.limits = lim;
+    return std::make_unique<memo::ort::runtime>(std::move(o));
+}
+
+memo::campaign::model_readers model_readers() {
+    return {{".onnx", [](const std::string& path, const memo::registry& reg) { return memo::onnx::load_onnx(path, reg); }}};
+}
+
+memo::campaign::bug_files bug_files() {
+    return [](const memo::model& original, const memo::model& minimal, const std::filesystem::path& dir) {
+        const memo::onnx::exporter ex;
+        memo::onnx::save(ex.to_onnx(original).proto, (dir / "model.onnx").string());
+        memo::onnx::save(ex.to_onnx(minimal).proto, (dir / "minimal.onnx").string());
+    };
+}
+
+namespace {
+
+int export_onnx(const cli::args& a) {
+    a.only({"batch", "no-check"});
+    if (a.positional().size() != 2) throw memo::error("export-onnx needs MODEL and OUT.onnx (see --help)");
+    const auto& reg = memo::default_registry();
+    const auto& in = a.positional()[0];
+    const auto& out = a.positional()[1];
+    const auto m = memo::campaign::load_any(in, reg, model_readers());
+    memo::onnx::export_options o;
+    o.batch = static_cast<std::int64_t>(to_u64(a.get_or("batch", "2"), "batch"));
+    if (o.batch < 1) throw memo::error("--batch must be at least 1");
+    memo::onnx::exporter ex;
+    auto x = ex.to_onnx(m, o);
+    if (!a.has("no-check")) {
+        if (const auto c = memo::onnx::check(x, m); !c.ok()) throw memo::error(in + ": " + c.message);
+    }
+    memo::onnx::save(x.proto, out);
+    fmt::print("{}: {} nodes as {} ONNX nodes (opset {}), {} initializers, batch {}{}\n", out, m.size(), x.proto.graph().node_size(),
+               memo::onnx::opset, x.proto.graph().initializer_size(), o.batch,
+               a.has("no-check") ? "" : "; ONNX's checker and shape inference agree with memo's shapes");
+    return 0;
+}
+
+int import_onnx(const cli::args& a) {
+    a.only({"json", "out"});
+    if (a.positional().size() != 1) throw memo::error("import-onnx needs one FILE.onnx (see --help)");
+    const auto& reg = memo::default_registry();
+    const auto m = memo::onnx::load_onnx(a.positional()[0], reg);
+    const auto text = memo::io::model_to_json(m).dump(1) + "\n";
+    if (const auto out = a.get("out")) {
+        memo::io::write_file(*out, text);
+        fmt::print("{}: {} nodes, written to {}\n", a.positional()[0], m.size(), *out);
+    } else if (a.has("json")) {
+        fmt::print("{}", text);
+    } else {
+        fmt::print("{}: {} nodes, {} layers\n", a.positional()[0], m.size(), m.layer_count());
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            const auto& n = m.nodes[i];
+            std::string ins;
+            for (int k : n.inputs) ins += (ins.empty() ? "" : ",") + std::to_string(k);
+            fmt::print("  {:>3} {:<26} {:<12} {:<8} <- {}\n", i, n.layer->name, n.out.str(), memo::name_of(n.type), ins);
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::vector<cli::command> onnx_commands() {
+    return {
+        {"export-onnx", "export-onnx MODEL OUT.onnx [--batch N] [--no-check]",
+         "Writes a model (memo JSON, Keras JSON or ONNX) as an ONNX model (opset 17): every layer lowered to\n"
+         "standard ONNX operators, its weights (drawn from the model's seed) as initializers. The file is\n"
+         "first checked by ONNX's checker and strict shape inference, whose shapes must equal memo's; a\n"
+         "disagreement is an error naming the node.\n\n"
+         "  --batch N     the batch dimension of the graph's inputs and outputs (default 2)\n"
+         "  --no-check    write the file without ONNX's checks",
+         {"batch"}, export_onnx},
+        {"import-onnx", "import-onnx FILE.onnx [--json | --out MODEL.json]",
+         "Reads an ONNX model as a memo model: NCHW graphs become channels_last layers (Conv, ConvTranspose,\n"
+         "Gemm/MatMul, BatchNormalization, activations, pooling, Concat, element-wise merges, Reshape/Flatten,\n"
+         "Transpose, Pad, Resize, Dropout, Softmax, LSTM, GRU, RNN). Weights are not imported: a memo model's\n"
+         "weights come from its seed. An operator or attribute that cannot be mapped is an error naming the\n"
+         "node. Prints the nodes, or the model as memo JSON.\n\n"
+         "  --json        print the model as memo JSON\n"
+         "  --out FILE    write the model as memo JSON to FILE",
+         {"out"}, import_onnx},
+    };
+}
+
+}  // namespace commands

@@ -1,0 +1,210 @@
+#pragma once
+// memo::ort::runtime: ONNX Runtime as a library under test. Each model is exported to ONNX here
+// (memo::onnx), checked by ONNX's checker and strict shape inference, and sent with its inputs to
+// a persistent Node.js worker (tools/ort-worker/worker.js, onnxruntime-node) over a pipe; the
+// worker answers with the outputs or ONNX Runtime's error text. The worker is a worker_process:
+// its death, a time-out or a runaway memory use is a run result, and a fresh worker serves the
+// next model.
+//
+//   memo::ort::runtime ort({.worker = "tools/ort-worker/worker.js"});           // "ort": optimisations off
+//   memo::ort::runtime opt({.worker = ..., .optimize = "all", .name = "ort-opt"});  // all graph optimisations
+//
+// Needs memo::onnx (libonnx) for the export and Node.js with onnxruntime-node for the worker.
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../../onnx/export.hpp"
+#include "../executor.hpp"
+#include "../process.hpp"
+#include "../wire.hpp"
+
+namespace memo::ort {
+
+struct options {
+    std::string worker;                 // path of worker.js (its folder holds node_modules)
+    std::string node = "node";          // the Node.js executable, looked up on PATH
+    std::string optimize = "disabled";  // ONNX Runtime's graph optimisation level: disabled, basic, extended, all
+    std::string name = "ort";           // the backend's name in verdicts
+    isolation_limits limits{};
+};
+
+/// Whether the worker script and its onnxruntime-node package are installed at `worker`.
+inline bool installed(const std::string& worker) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path script(worker);
+    return fs::is_regular_file(script, ec) && fs::is_regular_file(script.parent_path() / "node_modules" / "onnxruntime-node" / "package.json", ec);
+}
+
+namespace detail {
+
+/// The request frame of worker.js: ONNX bytes, named float32/float64 inputs, output names.
+struct feed {
+    std::string name;
+    const tensor* value;
+    dtype type;  // the dtype of the node it stands for
+};
+
+inline std::string encode(const std::string& onnx_bytes, const std::vector<feed>& inputs, const std::vector<std::string>& outputs) {
+    wire::writer w;
+    w.pod<std::uint64_t>(onnx_bytes.size());
+    w.bytes().append(onnx_bytes);
+    auto str = [&](const std::string& s) {
+        w.pod<std::uint32_t>(static_cast<std::uint32_t>(s.size()));
+        w.bytes().append(s);
+    };
+    w.pod<std::uint32_t>(static_cast<std::uint32_t>(inputs.size()));
+    for (const auto& [name, t, type] : inputs) {
+        str(name);
+        const bool f64 = onnx::io_type(type) == dtype::float64;
+        w.pod<std::uint8_t>(f64 ? 1 : 0);
+        w.pod<std::uint32_t>(static_cast<std::uint32_t>(t->dims.size()));
+        for (auto d : t->dims) w.pod<std::int64_t>(d);
+        for (double x : t->data) {
+            if (f64) w.pod<double>(x);
+            else w.pod<float>(static_cast<float>(x));
+        }
+    }
+    w.pod<std::uint32_t>(static_cast<std::uint32_t>(outputs.size()));
+    for (const auto& o : outputs) str(o);
+    return std::move(w.bytes());
+}
+
+/// The result frame: status, the worker's own time, message, float64 outputs (given the dtypes
+/// they stand for).
+inline run_result decode(std::string_view frame, const std::vector<dtype>& types) {
+    wire::reader r(frame);
+    run_result x;
+    const auto status = r.pod<std::uint8_t>();
+    const double ms = r.pod<double>();
+    const auto len = r.pod<std::uint32_t>();
+    std::string message;
+    for (std::uint32_t i = 0; i < len; ++i) message.push_back(static_cast<char>(r.pod<std::uint8_t>()));
+    const auto n = r.pod<std::uint32_t>();
+    for (std::uint32_t k = 0; k < n; ++k) {
+        tensor t;
+        t.dims.resize(r.pod<std::uint32_t>());
+        for (auto& d : t.dims) d = r.pod<std::int64_t>();
+        t.data.resize(static_cast<std::size_t>(tensor::count(t.dims)));
+        for (auto& v : t.data) v = r.pod<double>();
+        t.type = k < types.size() ? types[k] : dtype::float32;
+        x.outputs.push_back(std::move(t));
+    }
+    if (status != 0) {
+        // A kernel ONNX Runtime lacks for an operator and dtype is a model it declines.
+        const bool missing = message.find("Could not find an implementation") != std::string::npos ||
+                             message.find("NOT_IMPLEMENTED") != std::string::npos ||
+                             (message.find("does not support") != std::string::npos && message.find(" yet") != std::string::npos);
+        x = run_result::failed(missing ? run_status::unsupported : run_status::error, message.substr(0, message.find('\n')));
+    }
+    x.ms = ms;
+    return x;
+}
+
+}  // namespace detail
+
+/// ONNX Runtime behind a Node.js worker process, as a campaign executor.
+class runtime final : public executor {
+public:
+    explicit runtime(options o)
+        : o_(std::move(o)),
+          worker_(
+              [script = o_.worker, node = o_.node, level = o_.optimize] {
+                  const char* argv[] = {node.c_str(), script.c_str(), "--optimize", level.c_str(), nullptr};
+                  ::execvp(node.c_str(), const_cast<char* const*>(argv));
+                  std::fprintf(stderr, "cannot start %s: %s\n", node.c_str(), std::strerror(errno));
+                  ::_exit(127);
+              },
+              o_.limits) {}
+
+    std::string_view name() const override { return o_.name; }
+    expected<void> supports(const model& m) const override { return exporter_.supports(m); }
+    std::uint64_t restarts() const override { return worker_.restarts(); }
+    bool ready() const override { return result_.has_value() || worker_.ready(); }
+    onnx::exporter& exporter() noexcept { return exporter_; }
+
+    void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
+        result_.reset();
+        types_.clear();
+        start_ = std::chrono::steady_clock::now();
+        if (o.precision) return settle(run_result::failed(run_status::unsupported, "ONNX Runtime runs a model in its own dtypes"));
+        onnx::export_options eo;
+        eo.batch = inputs.empty() || inputs[0].dims.empty() ? 1 : inputs[0].dims[0];
+        eo.every_node = o.every_node;
+        eo.forced = !o.forced.empty();
+        if (eo.forced && o.forced.size() != m.size()) return settle(run_result::failed(run_status::error, "forced run needs one tensor per node"));
+        onnx::exported x;
+        try {
+            x = exporter_.to_onnx(m, eo);
+        } catch (const std::exception& e) {
+            return settle(run_result::failed(run_status::unsupported, e.what()));
+        }
+        // ONNX's own checks first: a model they reject never reaches the runtime.
+        if (const auto c = onnx::check(x, m); !c.ok()) {
+            auto r = run_result::failed(run_status::invalid, c.message);
+            r.node = c.node;
+            return settle(std::move(r));
+        }
+        std::vector<detail::feed> feeds;
+        std::size_t next = 0;
+        for (std::size_t i = 0; i < m.size(); ++i)
+            if (m.nodes[i].layer->arity.max == 0) {
+                if (next >= inputs.size()) return settle(run_result::failed(run_status::error, "missing input for node " + std::to_string(i)));
+                feeds.push_back({"in" + std::to_string(i), &inputs[next++], m.nodes[i].type});
+            }
+        if (eo.forced) {
+            for (const auto& v : x.proto.graph().input())
+                if (v.name().rfind('f', 0) == 0) {
+                    const auto p = std::stoul(v.name().substr(1));
+                    feeds.push_back({v.name(), &o.forced[p], m.nodes[p].type});
+                }
+        }
+        std::vector<std::string> names;
+        for (const auto& v : x.proto.graph().output()) names.push_back(v.name());
+        if (eo.every_node || eo.forced)
+            for (const auto& n : m.nodes) types_.push_back(n.type);
+        else
+            for (int k : m.outputs) types_.push_back(m[k].type);
+        worker_.send(detail::encode(x.bytes(), feeds, names));
+    }
+
+    run_result collect() override {
+        if (result_) {
+            auto r = std::move(*result_);
+            result_.reset();
+            return r;
+        }
+        std::string frame;
+        run_result r;
+        if (auto failed = worker_.receive(frame)) {
+            r = std::move(*failed);
+        } else {
+            try {
+                r = detail::decode(frame, types_);
+            } catch (const std::exception& e) {
+                r = worker_.kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
+            }
+        }
+        if (r.peak_kb == 0 && worker_.pid() > 0) r.peak_kb = memo::detail::isolate::resident_kb(worker_.pid());
+        return r;
+    }
+
+private:
+    void settle(run_result r) {
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+        result_ = std::move(r);
+    }
+
+    options o_;
+    onnx::exporter exporter_;
+    worker_process worker_;
+    std::optional<run_result> result_;
+    std::vector<dtype> types_;
+    std::chrono::steady_clock::time_point start_{};
+};
+
+}  // namespace memo::ort
