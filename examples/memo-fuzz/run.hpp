@@ -109,7 +109,7 @@ inline const std::string execution_help =
 
 inline int run(const cli::args& a) {
     auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p",
-                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes"};
+                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     a.only(flags);
     if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
@@ -147,6 +147,7 @@ inline int run(const cli::args& a) {
     memo::campaign::execution_options eo;
     eo.minimise = !a.has("no-minimise");
     eo.attach = bug_files();
+    eo.max_models = to_u64(a.get_or("models", "0"), "models");
     eo.max_cost = full ? 0 : max_cost;
     o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
     memo::campaign::execution exec(t.lanes(), reg, o.out, eo);
@@ -163,7 +164,7 @@ inline int run(const cli::args& a) {
 
 inline cli::command run_command() {
     return {"run",
-            "run --out DIR [--backends LIST|none] [--seconds S] [--iterations N] [--seed N] [--selector mh|random] "
+            "run --out DIR [--backends LIST|none] [--seconds S] [--iterations N] [--models N] [--seed N] [--selector mh|random] "
             "[--operators memo|lemon] [--seeds zoo|DIR] [execution options]",
             "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
             "the generated models run on the backends under test (each in its own worker process) and judged\n"
@@ -179,6 +180,7 @@ inline cli::command run_command() {
             "                       reference and every library installed: torch, ort); none: generation only\n"
             "  --seconds S          time limit (default 60)\n"
             "  --iterations N       iteration limit (default: none)\n"
+            "  --models N           stop once N models were executed (default: no limit)\n"
             "  --seed N             random seed (default 0)\n"
             "  --selector mh|random Metropolis-Hastings (MEMO) or uniform (MEMO_r); default mh\n"
             "  --p P                the Metropolis-Hastings parameter (default 0.05)\n"
@@ -193,7 +195,7 @@ inline cli::command run_command() {
             "  --full-size          no shrinking and no cost limit\n"
             "  --lanes N            models in flight at once, each lane with workers of its own (default 2)\n" +
                 execution_help,
-            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "timeout-ms",
+            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
              "memory-mb", "samples", "input-range", "dmad-threshold"},
             run};
 }

@@ -5522,6 +5522,8 @@ public:
     virtual bool poll(double seconds) = 0;
     /// Blocks until the stage has room again (the loop's back-pressure).
     virtual void wait(double seconds) = 0;
+    /// Whether the stage has done all it was asked to (a budget of models): the campaign stops.
+    virtual bool done() const { return false; }
     /// Finishes what runs, at the end of the campaign.
     virtual void drain(double seconds) = 0;
     /// The stage's part of the progress line.
@@ -5540,6 +5542,7 @@ struct execution_options {
     bool minimise = true;
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
+    std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
 };
 
 class execution final : public stage {
@@ -5587,8 +5590,8 @@ public:
     }
 
     std::string progress(double t) const override {
-        return fmt::format(" | exec {} ({:.0f}/s) bugs {} crash {} nan {} incons", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
-                           store_.unique("crash"), store_.unique("nan"), store_.unique("inconsistency"));
+        return fmt::format(" | exec {} ({:.0f}/s) bugs {} crash {} nan {} incons {} shape", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           store_.unique("crash"), store_.unique("nan"), store_.unique("inconsistency"), store_.unique("shape"));
     }
 
     void write_stats(io::json& s) const override {
@@ -5627,6 +5630,7 @@ public:
     }
 
     std::uint64_t executed() const noexcept { return executed_; }
+    bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
     const bug_store& store() const noexcept { return store_; }
 
 private:
@@ -6896,6 +6900,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     row(0);
     for (;;) {
         if (o.iterations && sum.generated >= o.iterations) break;
+        if (exec && exec->done()) break;
         // Reading the clock every iteration costs ~20 ns; steps take microseconds.
         const auto now = clock::now();
         const double t = std::chrono::duration<double>(now - start).count();

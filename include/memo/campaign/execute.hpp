@@ -21,6 +21,7 @@ struct execution_options {
     bool minimise = true;
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
+    std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
 };
 
 class execution final : public stage {
@@ -68,8 +69,8 @@ public:
     }
 
     std::string progress(double t) const override {
-        return fmt::format(" | exec {} ({:.0f}/s) bugs {} crash {} nan {} incons", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
-                           store_.unique("crash"), store_.unique("nan"), store_.unique("inconsistency"));
+        return fmt::format(" | exec {} ({:.0f}/s) bugs {} crash {} nan {} incons {} shape", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           store_.unique("crash"), store_.unique("nan"), store_.unique("inconsistency"), store_.unique("shape"));
     }
 
     void write_stats(io::json& s) const override {
@@ -108,6 +109,7 @@ public:
     }
 
     std::uint64_t executed() const noexcept { return executed_; }
+    bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
     const bug_store& store() const noexcept { return store_; }
 
 private:

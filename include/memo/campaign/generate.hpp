@@ -89,6 +89,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     row(0);
     for (;;) {
         if (o.iterations && sum.generated >= o.iterations) break;
+        if (exec && exec->done()) break;
         // Reading the clock every iteration costs ~20 ns; steps take microseconds.
         const auto now = clock::now();
         const double t = std::chrono::duration<double>(now - start).count();

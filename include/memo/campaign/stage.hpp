@@ -21,6 +21,8 @@ public:
     virtual bool poll(double seconds) = 0;
     /// Blocks until the stage has room again (the loop's back-pressure).
     virtual void wait(double seconds) = 0;
+    /// Whether the stage has done all it was asked to (a budget of models): the campaign stops.
+    virtual bool done() const { return false; }
     /// Finishes what runs, at the end of the campaign.
     virtual void drain(double seconds) = 0;
     /// The stage's part of the progress line.

@@ -613,11 +613,10 @@ std::string upsampling(call& c) {
     return from_cf(c.g, y, N + 2, first);
 }
 
-/// LocallyConnected: the patches by a convolution with a 0/1 kernel (each output channel copies
-/// one input element of the window, in Keras' flatten order: (k..., C) channels_last, (C, k...)
-/// channels_first), then each position's kernel by a batched MatMul over positions. Keras adds
-/// the bias (out..., F) with backend.bias_add, which for channels_first reshapes it (no
-/// transpose) to (F, out...).
+/// LocallyConnected: the patches by one strided Slice per window offset, stacked in Keras' flatten
+/// order ((k..., C) channels_last, (C, k...) channels_first), then each position's kernel by a
+/// batched MatMul over positions. Keras adds the bias (out..., F) with backend.bias_add, which for
+/// channels_first reshapes it (no transpose) to (F, out...).
 template <int N>
 std::string local(call& c) {
     graph& g = c.g;
@@ -626,16 +625,26 @@ std::string local(call& c) {
     const std::int64_t channels = first ? c.in_dims[0][1] : c.in_dims[0].back(), filters = c.integer("filters"), batch = c.in_dims[0][0];
     std::int64_t window = 1;
     for (auto v : k) window *= v;
-    dims_t edims{channels * window, channels};
-    edims.insert(edims.end(), k.begin(), k.end());
-    tensor E(edims, c.type);
-    for (std::int64_t ch = 0; ch < channels; ++ch)
-        for (std::int64_t j = 0; j < window; ++j) {
-            const std::int64_t row = first ? ch * window + j : j * channels + ch;
-            E[(row * channels + ch) * window + j] = 1.0;
+    const dims_t grid = spatial(c.out, first);
+    const auto x = to_cf(g, c.in[0], N + 2, first);  // (B, C, s...)
+    dims_t axes, steps;
+    for (int i = 0; i < N; ++i) axes.push_back(2 + i), steps.push_back(s[static_cast<std::size_t>(i)]);
+    std::vector<std::string> taps;
+    for (std::int64_t j = 0; j < window; ++j) {  // offsets in row-major order of the window
+        dims_t starts(N), ends(N);
+        std::int64_t rest = j;
+        for (int i = N - 1; i >= 0; --i) {
+            const auto u = static_cast<std::size_t>(i);
+            starts[u] = rest % k[u];
+            rest /= k[u];
+            ends[u] = starts[u] + (grid[u] - 1) * s[u] + 1;
         }
-    const auto patches = conv_cf(c, to_cf(g, c.in[0], N + 2, first), c.init(E, "patches"), "", k, s, dims_t(N, 1), dims_t(2 * N, 0), 1);
-    const dims_t out = spatial(c.out, first);
+        const auto tap = g.op("Slice", {x, g.ints(starts), g.ints(ends), g.ints(axes), g.ints(steps)});  // (B, C, out...)
+        taps.push_back(g.op("Unsqueeze", {tap, g.ints({first ? 2 : 1})}));
+    }
+    // (B, C, K, out...) for channels_first, (B, K, C, out...) for channels_last: Keras' order.
+    const auto patches = taps.size() == 1 ? taps[0] : g.op("Concat", taps, {{"axis", first ? 2 : 1}});
+    const dims_t& out = grid;
     std::int64_t positions = 1;
     for (auto o : out) positions *= o;
     auto p = g.op("Transpose", {g.op("Reshape", {patches, g.ints({batch, channels * window, positions})})}, {{"perm", dims_t{2, 0, 1}}});

@@ -1,0 +1,207 @@
+// ONNX export: every layer class exports, passes ONNX's checker and strict shape inference with
+// memo's shapes, and runs on ONNX Runtime (the real worker) within tolerance of the reference
+// interpreter; MEMO's ten seed models too. Export then import gives back the same structure.
+#include <memo/backends/onnxruntime/backend.hpp>
+#include <memo/backends/reference/interpreter.hpp>
+#include <memo/onnx/import.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "../unit/support.hpp"
+
+namespace {
+
+using memo::dtype;
+
+std::string worker_script() { return MEMO_SOURCE_DIR "/tools/ort-worker/worker.js"; }
+
+memo::ort::runtime& ort() {
+    static memo::ort::runtime r({.worker = worker_script()});
+    return r;
+}
+
+/// max |a - b| over max(|b|, 1), infinite when dims differ or non-finite values disagree.
+double relative_error(const memo::tensor& a, const memo::tensor& b) {
+    if (a.dims != b.dims) return std::numeric_limits<double>::infinity();
+    double diff = 0, scale = 1;
+    for (std::int64_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
+            if (!(std::isnan(a[i]) && std::isnan(b[i])) && a[i] != b[i]) return std::numeric_limits<double>::infinity();
+            continue;
+        }
+        diff = std::max(diff, std::abs(a[i] - b[i]));
+        scale = std::max(scale, std::abs(b[i]));
+    }
+    return diff / scale;
+}
+
+std::string describe(const memo::model& m) {
+    const auto& n = m.nodes.back();
+    std::string s = std::string(n.layer->name) + " " + std::string(name_of(n.type)) + " on ";
+    for (int i : n.inputs) s += m[i].out.str() + " ";
+    for (std::size_t p = 0; p < n.params.size(); ++p)
+        if (n.layer->params[p].what != memo::role::inert) s += std::string(n.layer->params[p].name) + "=" + memo::to_string(n.params[p]) + " ";
+    return s;
+}
+
+std::vector<std::filesystem::path> seed_files() {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(MEMO_TEST_DATA_DIR "/memo/synthesized_models"))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+}  // namespace
+
+TEST(OnnxExport, GraphIsNamedAndTyped) {
+    const auto m = memo::io::load_keras(seed_files().front().string(), test::reg());
+    memo::onnx::exporter ex;
+    auto x = ex.to_onnx(m, {.batch = 3});
+    EXPECT_EQ(x.proto.opset_import(0).version(), memo::onnx::opset);
+    ASSERT_EQ(x.proto.graph().output_size(), static_cast<int>(m.outputs.size()));
+    EXPECT_EQ(x.proto.graph().output(0).name(), "out0");
+    EXPECT_EQ(x.proto.graph().input(0).name(), "in0");
+    EXPECT_EQ(x.proto.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 3);
+    EXPECT_EQ(x.values.size(), m.size());
+    EXPECT_TRUE(memo::onnx::check(x, m).ok()) << memo::onnx::check(x, m).message;
+}
+
+TEST(OnnxExport, ShapeDisagreementIsReportedWithTheNode) {
+    auto m = memo::io::load_keras(seed_files().front().string(), test::reg());
+    memo::onnx::exporter ex;
+    // A lowering that gets one dimension wrong: ONNX's inference must see it, at that node.
+    ex.set("Flatten", [](memo::onnx::call& c) { return c.g.op("Reshape", {c.in[0], c.g.ints({c.out[0], c.out[1] + 1, -1})}); });
+    int flatten = -1;
+    for (std::size_t i = 0; i < m.size(); ++i)
+        if (m.nodes[i].layer->name == "Flatten") flatten = static_cast<int>(i);
+    ASSERT_GE(flatten, 0);
+    auto x = ex.to_onnx(m);
+    const auto c = memo::onnx::check(x, m);
+    EXPECT_FALSE(c.ok());
+    EXPECT_NE(c.what, memo::onnx::check_result::kind::ok);
+    if (c.what == memo::onnx::check_result::kind::shape) {
+        EXPECT_EQ(c.node, flatten) << c.message;
+    }
+}
+
+TEST(OnnxExport, SeedModelsRunOnOnnxRuntimeLikeTheReference) {
+    ASSERT_TRUE(memo::ort::installed(worker_script())) << "run scripts/setup.sh: onnxruntime-node is not installed";
+    memo::reference::interpreter ref;
+    for (const auto& f : seed_files()) {
+        SCOPED_TRACE(f.filename().string());
+        const auto m = memo::io::load_keras(f.string(), test::reg());
+        const auto in = memo::make_inputs(m);
+        const auto got = ort().run(m, in);
+        ASSERT_TRUE(got.ok()) << got.message;
+        const auto want = ref.run(m, in, {});
+        ASSERT_TRUE(want.ok()) << want.message;
+        EXPECT_LE(relative_error(got.outputs.at(0), want.outputs.at(0)), 1e-4);
+    }
+}
+
+TEST(OnnxExport, EveryNodeAndTeacherForcing) {
+    memo::reference::interpreter ref;
+    const auto m = memo::io::load_keras(seed_files()[4].string(), test::reg());  // LeNet-5
+    const auto in = memo::make_inputs(m);
+    const auto every = ort().run(m, in, {true, {}, {}});
+    ASSERT_TRUE(every.ok()) << every.message;
+    ASSERT_EQ(every.outputs.size(), m.size());
+    const auto truth = ref.run(m, in, {true, {}, dtype::float64});
+    ASSERT_TRUE(truth.ok());
+    // Forced with the float64 truth rounded to float32: every node sees the same inputs.
+    auto fed = truth.outputs;
+    for (auto& t : fed)
+        for (auto& v : t.data) v = memo::round_to(dtype::float32, v);
+    const auto forced = ort().run(m, in, {true, fed, {}});
+    ASSERT_TRUE(forced.ok()) << forced.message;
+    ASSERT_EQ(forced.outputs.size(), m.size());
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        EXPECT_EQ(forced.outputs[i].dims, every.outputs[i].dims) << i;
+        EXPECT_LE(relative_error(forced.outputs[i], truth.outputs[i]), 1e-5) << "node " << i;
+    }
+    // ONNX Runtime runs models in their own dtypes only.
+    EXPECT_EQ(ort().run(m, in, {false, {}, dtype::float64}).status, memo::run_status::unsupported);
+}
+
+// Every layer class of the registry, 8 random single-layer models each, in the dtypes the models
+// draw (float32, float64, float16): export, check, run on ONNX Runtime in the model's dtype and
+// compare with the reference in the same dtype. A kernel ONNX Runtime lacks for a dtype is counted,
+// not failed.
+TEST(OnnxExport, EveryLayerClassExportsChecksAndAgreesWithTheReference) {
+    constexpr int models_per_class = 8;
+    memo::reference::interpreter ref;
+    memo::onnx::exporter ex;
+    memo::rng r(20261122);
+    struct row {
+        int runs = 0, unsupported = 0;
+        double worst = 0;
+    };
+    std::map<std::string, row> table;
+    for (const auto& L : test::reg()) {
+        if (L.arity.max == 0) continue;
+        row& t = table[std::string(L.name)];
+        for (int k = 0; k < models_per_class; ++k) {
+            const auto m = test::random_layer_model(L, r);
+            ASSERT_TRUE(m) << L.name;
+            SCOPED_TRACE(describe(*m));
+            auto x = ex.to_onnx(*m);
+            const auto c = memo::onnx::check(x, *m);
+            ASSERT_TRUE(c.ok()) << c.message;
+            const auto in = memo::make_inputs(*m);
+            const auto got = ort().run(*m, in);
+            if (got.status == memo::run_status::unsupported) {
+                ++t.unsupported;
+                continue;
+            }
+            ASSERT_TRUE(got.ok()) << got.message;
+            const auto want = ref.run(*m, in, {});
+            ASSERT_TRUE(want.ok()) << want.message;
+            const dtype type = m->nodes.back().type;
+            const double e = relative_error(got.outputs.at(0), want.outputs.at(0));
+            // The reference rounds each node's output to its dtype; ONNX Runtime accumulates in
+            // its own order: a few units of the dtype's rounding, or 1e-9 in float64, plus the
+            // model's own amplification, bounded as the torch tests bound it.
+            const double bound = type == dtype::float64 ? 1e-9 : type == dtype::float32 ? 1e-4 : 2e-2;
+            auto shaken = in;
+            memo::rng sr(7);
+            for (auto& v : shaken)
+                for (auto& y : v.data) y *= 1.0 + memo::unit_roundoff(type) * (sr.chance(0.5) ? 1.0 : -1.0);
+            const auto base = ref.run(*m, in, {false, {}, dtype::float64}), moved = ref.run(*m, shaken, {false, {}, dtype::float64});
+            ASSERT_TRUE(base.ok() && moved.ok());
+            const double drift = relative_error(moved.outputs.at(0), base.outputs.at(0));
+            EXPECT_LE(e, std::max(bound, 100 * drift)) << "drift " << drift;
+            t.worst = std::max(t.worst, e);
+            ++t.runs;
+        }
+    }
+    std::printf("%-28s %5s %5s %10s\n", "layer", "runs", "unsup", "max error");
+    int unsupported = 0, runs = 0;
+    for (const auto& [name, t] : table) {
+        std::printf("%-28s %5d %5d %10.2e\n", name.c_str(), t.runs, t.unsupported, t.worst);
+        unsupported += t.unsupported;
+        runs += t.runs;
+    }
+    std::printf("%d runs compared, %d declined by ONNX Runtime (a kernel missing for the dtype)\n", runs, unsupported);
+    EXPECT_GT(runs, 4 * unsupported);
+}
+
+TEST(OnnxExport, ExportThenImportGivesTheSameStructure) {
+    memo::onnx::exporter ex;
+    for (const auto& f : seed_files()) {
+        const auto m = memo::io::load_keras(f.string(), test::reg());
+        const auto back = memo::onnx::from_onnx_bytes(ex.to_onnx(m).bytes(), test::reg(), f.filename().string());
+        EXPECT_EQ(memo::structural_hash(back), memo::structural_hash(m)) << f.filename();
+    }
+    memo::rng r(5);
+    for (const auto& L : test::reg()) {
+        if (L.arity.max == 0) continue;
+        const auto m = test::random_layer_model(L, r);
+        ASSERT_TRUE(m);
+        const auto back = memo::onnx::from_onnx_bytes(ex.to_onnx(*m).bytes(), test::reg(), std::string(L.name));
+        EXPECT_EQ(memo::structural_hash(back), memo::structural_hash(*m)) << L.name;
+    }
+}
