@@ -84,7 +84,7 @@ fi
 ort_dir="$(cd "$(dirname "$0")/../tools/ort-worker" && pwd)"
 if [[ ! -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]]; then
   echo "setup.sh: installing onnxruntime-node in tools/ort-worker"
-  if ! (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --loglevel=error >>"$log" 2>&1); then
+  if ! (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error >>"$log" 2>&1); then
     echo "setup.sh: npm install in $ort_dir failed:" >&2
     tail -n 30 "$log" >&2
     exit 1

@@ -180,21 +180,26 @@ struct check_result {
     bool ok() const noexcept { return what == kind::ok; }
 };
 
-/// Runs onnx::checker::check_model and strict shape inference (type checks on, errors thrown) on
-/// the exported model, then compares the shape ONNX infers for every node's value with the
-/// model's. A checker or inference failure is `invalid`; a shape that differs is `shape`.
+/// Runs onnx::checker::check_model, then ONNX's shape inference, and compares the shape ONNX infers
+/// for every node's value with the model's; then shape inference again in strict mode (type checks
+/// on, errors thrown). A checker or strict inference failure is `invalid`; a shape that differs is
+/// `shape`, at the first node where it does (found before strict inference, which would stop at a
+/// later node the wrong shape breaks).
 inline check_result check(exported& x, const model& m) {
     check_result r;
-    try {
-        ::onnx::checker::check_model(x.proto);
-        ::onnx::ShapeInferenceOptions options{true, 1, false};
-        ::onnx::shape_inference::InferShapes(x.proto, ::onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception& e) {
+    auto invalid = [&](const std::exception& e) {
         std::string what = e.what();
         while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
         r.what = check_result::kind::invalid;
         r.message = "ONNX checker: " + what;
         return r;
+    };
+    try {
+        ::onnx::checker::check_model(x.proto);
+        ::onnx::ShapeInferenceOptions lenient{true, 0, false};
+        ::onnx::shape_inference::InferShapes(x.proto, ::onnx::OpSchemaRegistry::Instance(), lenient);
+    } catch (const std::exception& e) {
+        return invalid(e);
     }
     std::map<std::string, const pb::TypeProto*, std::less<>> inferred;
     const auto& gp = x.proto.graph();
@@ -218,6 +223,12 @@ inline check_result check(exported& x, const model& m) {
                         detail::where(m, i) + ", memo gives " + tensor(want).dims_str();
             return r;
         }
+    }
+    try {
+        ::onnx::ShapeInferenceOptions strict{true, 1, false};
+        ::onnx::shape_inference::InferShapes(x.proto, ::onnx::OpSchemaRegistry::Instance(), strict);
+    } catch (const std::exception& e) {
+        return invalid(e);
     }
     return r;
 }

@@ -126,6 +126,8 @@ public:
     std::uint64_t restarts() const override { return worker_.restarts(); }
     bool ready() const override { return result_.has_value() || worker_.ready(); }
     onnx::exporter& exporter() noexcept { return exporter_; }
+    /// The worker's process id, or -1 when none runs (it starts with the first model).
+    pid_t worker_pid() const noexcept { return worker_.pid(); }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
         result_.reset();
