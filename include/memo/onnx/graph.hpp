@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,10 +40,15 @@ constexpr int elem_type(dtype t) noexcept {
     return pb::TensorProto::FLOAT;
 }
 
-/// A node attribute: int, float, string, ints, floats or strings.
+/// A subgraph, as the attribute of a control-flow operator (Scan's body).
+struct subgraph {
+    std::shared_ptr<const pb::GraphProto> g;
+};
+
+/// A node attribute: int, float, string, ints, floats, strings or a graph.
 struct attr {
     std::string name;
-    std::variant<std::int64_t, double, std::string, dims_t, std::vector<double>, std::vector<std::string>> v;
+    std::variant<std::int64_t, double, std::string, dims_t, std::vector<double>, std::vector<std::string>, subgraph> v;
     attr(std::string n, std::int64_t x) : name(std::move(n)), v(x) {}
     attr(std::string n, int x) : name(std::move(n)), v(std::int64_t{x}) {}
     attr(std::string n, double x) : name(std::move(n)), v(x) {}
@@ -51,6 +57,7 @@ struct attr {
     attr(std::string n, dims_t x) : name(std::move(n)), v(std::move(x)) {}
     attr(std::string n, std::vector<double> x) : name(std::move(n)), v(std::move(x)) {}
     attr(std::string n, std::vector<std::string> x) : name(std::move(n)), v(std::move(x)) {}
+    attr(std::string n, subgraph x) : name(std::move(n)), v(std::move(x)) {}
 };
 
 /// `t` with its axes permuted: result axis i is t's axis perm[i].
@@ -82,12 +89,13 @@ inline tensor reshaped(tensor t, dims_t dims) {
 /// A graph being written.
 class graph {
 public:
-    explicit graph(pb::GraphProto& g) : g_(&g) {}
+    /// `prefix` keeps a subgraph's names apart from its outer graph's.
+    explicit graph(pb::GraphProto& g, std::string prefix = {}) : g_(&g), prefix_(std::move(prefix)) {}
 
     pb::GraphProto& proto() noexcept { return *g_; }
 
     /// A value name not used before, from a hint.
-    std::string fresh(std::string_view hint) { return std::string(hint) + "_" + std::to_string(next_++); }
+    std::string fresh(std::string_view hint) { return prefix_ + std::string(hint) + "_" + std::to_string(next_++); }
 
     /// Adds a node of `type` and returns the names of its `outputs` outputs. An empty input name
     /// is an omitted optional input.
@@ -225,6 +233,9 @@ private:
                 } else if constexpr (std::is_same_v<V, std::vector<double>>) {
                     a.set_type(pb::AttributeProto::FLOATS);
                     for (auto f : v) a.add_floats(static_cast<float>(f));
+                } else if constexpr (std::is_same_v<V, subgraph>) {
+                    a.set_type(pb::AttributeProto::GRAPH);
+                    a.mutable_g()->CopyFrom(*v.g);
                 } else {
                     a.set_type(pb::AttributeProto::STRINGS);
                     for (const auto& s : v) a.add_strings(s);
@@ -234,6 +245,7 @@ private:
     }
 
     pb::GraphProto* g_;
+    std::string prefix_;
     int next_ = 0;
     std::map<std::string, std::string, std::less<>> consts_;
 };

@@ -150,11 +150,11 @@ inline tensor depthwise_kernel(const tensor& w) {
 }
 
 /// A convolution of the channels-first `x` with an ONNX kernel initializer.
-inline std::string conv_cf(call& c, const std::string& x, const std::string& w, const std::string& b, const dims_t& k, const dims_t& s,
+inline std::string conv_cf(graph& g, const std::string& x, const std::string& w, const std::string& b, const dims_t& k, const dims_t& s,
                            const dims_t& d, const dims_t& pads, std::int64_t groups) {
     std::vector<std::string> in{x, w};
     if (!b.empty()) in.push_back(b);
-    return c.g.op("Conv", in, {{"kernel_shape", k}, {"strides", s}, {"dilations", d}, {"pads", pads}, {"group", groups}});
+    return g.op("Conv", in, {{"kernel_shape", k}, {"strides", s}, {"dilations", d}, {"pads", pads}, {"group", groups}});
 }
 
 template <int N>
@@ -163,7 +163,7 @@ std::string conv(call& c) {
     const dims_t k = c.ints("kernel_size", N), s = c.ints("strides", N), d = c.ints("dilation_rate", N);
     const auto x = to_cf(c.g, c.in[0], c.rank(), first);
     const auto* b = c.weight("bias");
-    const auto y = conv_cf(c, x, c.init(keras_kernel(*c.weight("kernel")), "kernel"), b ? c.init(*b, "bias") : "", k, s, d,
+    const auto y = conv_cf(c.g, x, c.init(keras_kernel(*c.weight("kernel")), "kernel"), b ? c.init(*b, "bias") : "", k, s, d,
                            tf_pads(spatial(c.in_dims[0], first), k, s, d, c.str("padding")), 1);
     return activate(c.g, from_cf(c.g, y, c.rank(), first), c.str("activation"), c.type);
 }
@@ -176,10 +176,10 @@ std::string separable_conv(call& c) {
     const dims_t k = c.ints("kernel_size", N), s = c.ints("strides", N), d = c.ints("dilation_rate", N), one(N, 1);
     const std::int64_t channels = first ? c.in_dims[0][1] : c.in_dims[0].back();
     const auto x = to_cf(c.g, c.in[0], c.rank(), first);
-    const auto depth = conv_cf(c, x, c.init(depthwise_kernel(*c.weight("depthwise_kernel")), "depthwise"), "", k, s, d,
+    const auto depth = conv_cf(c.g, x, c.init(depthwise_kernel(*c.weight("depthwise_kernel")), "depthwise"), "", k, s, d,
                                tf_pads(spatial(c.in_dims[0], first), k, s, d, c.str("padding")), channels);
     const auto* b = c.weight("bias");
-    const auto y = conv_cf(c, depth, c.init(keras_kernel(*c.weight("pointwise_kernel")), "pointwise"), b ? c.init(*b, "bias") : "", one, one,
+    const auto y = conv_cf(c.g, depth, c.init(keras_kernel(*c.weight("pointwise_kernel")), "pointwise"), b ? c.init(*b, "bias") : "", one, one,
                            one, dims_t(2 * N, 0), 1);
     return activate(c.g, from_cf(c.g, y, c.rank(), first), c.str("activation"), c.type);
 }
@@ -191,7 +191,7 @@ std::string depthwise_conv(call& c) {
     const std::int64_t channels = first ? c.in_dims[0][1] : c.in_dims[0].back();
     const auto x = to_cf(c.g, c.in[0], c.rank(), first);
     const auto* b = c.weight("bias");
-    const auto y = conv_cf(c, x, c.init(depthwise_kernel(*c.weight("depthwise_kernel")), "depthwise"), b ? c.init(*b, "bias") : "", k, s, d,
+    const auto y = conv_cf(c.g, x, c.init(depthwise_kernel(*c.weight("depthwise_kernel")), "depthwise"), b ? c.init(*b, "bias") : "", k, s, d,
                            tf_pads(spatial(c.in_dims[0], first), k, s, d, c.str("padding")), channels);
     return activate(c.g, from_cf(c.g, y, c.rank(), first), c.str("activation"), c.type);
 }
@@ -287,20 +287,64 @@ inline std::string rnn_activation(std::string_view keras) {
     return "";
 }
 
-/// Keras' cell step by step in element-wise operators: LSTM (4 gates), GRU (3), SimpleRNN (1),
-/// for activations ONNX's recurrent operators do not take.
+/// A Scan over axis 1 of `x` (time) whose body computes one step: `step(body, state, x_t)` returns
+/// the new state and the value to stack into the output sequence. The graph stays the same size
+/// however long the sequence. Returns the final state and the sequence (stacked on axis 1).
+struct scan_state {
+    std::string name;
+    dtype type;
+    dims_t dims;
+    std::string initial;  // the outer value it starts from
+};
+template <class Step>
+std::pair<std::vector<std::string>, std::string> scan(graph& g, const std::string& x, dtype type, const dims_t& step_dims,
+                                                      const std::vector<scan_state>& states, Step step) {
+    auto body_proto = std::make_shared<pb::GraphProto>();
+    graph b(*body_proto, g.fresh("scan") + "/");
+    body_proto->set_name(b.fresh("body"));
+    std::vector<std::string> in;
+    for (const auto& st : states) {
+        in.push_back(b.fresh(st.name));
+        graph::declare(*body_proto->add_input(), in.back(), st.type, st.dims);
+    }
+    const std::string xt = b.fresh("x");
+    graph::declare(*body_proto->add_input(), xt, type, step_dims);
+    auto [next, emit] = step(b, in, xt);
+    for (std::size_t i = 0; i < states.size(); ++i) {
+        // Every output of a graph is a value of its own.
+        const auto out = b.op("Identity", {next[i]});
+        auto* v = body_proto->add_output();
+        v->set_name(out);
+        v->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type(states[i].type));
+    }
+    const auto emitted = b.op("Identity", {emit});
+    body_proto->add_output()->set_name(emitted);
+    body_proto->mutable_output()->rbegin()->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type(type));
+    std::vector<std::string> args;
+    for (const auto& st : states) args.push_back(st.initial);
+    args.push_back(x);
+    auto outs = g.node("Scan", args,
+                       {{"body", subgraph{body_proto}}, {"num_scan_inputs", 1}, {"scan_input_axes", dims_t{1}}, {"scan_output_axes", dims_t{1}}},
+                       static_cast<int>(states.size()) + 1);
+    const std::string seq = outs.back();
+    outs.pop_back();
+    return {outs, seq};
+}
+
+/// Keras' cell step by step, as a Scan: LSTM (4 gates), GRU (3), SimpleRNN (1), for activations
+/// ONNX's recurrent operators do not take.
 inline std::string unrolled(call& c, const std::string& x, int gates) {
     graph& g = c.g;
-    const std::int64_t units = c.integer("units"), steps = c.in_dims[0][1], batch = c.in_dims[0][0];
+    const std::int64_t units = c.integer("units"), batch = c.in_dims[0][0];
     const std::string_view act = c.str("activation"), rec = gates == 1 ? std::string_view() : c.str("recurrent_activation");
     const bool seq = c.flag("return_sequences"), reset_after = gates == 3 && c.flag("reset_after");
     const tensor* b = c.weight("bias");
     std::string input_bias, recurrent_bias;
     if (b) {
         if (reset_after) {
-            input_bias = c.init(reshaped(tensor(*b), {2, 3 * units}), "bias");
-            recurrent_bias = g.op("Gather", {input_bias, g.int_scalar(1)}, {{"axis", 0}});
-            input_bias = g.op("Gather", {input_bias, g.int_scalar(0)}, {{"axis", 0}});
+            const auto both = c.init(reshaped(tensor(*b), {2, 3 * units}), "bias");
+            recurrent_bias = g.op("Gather", {both, g.int_scalar(1)}, {{"axis", 0}});
+            input_bias = g.op("Gather", {both, g.int_scalar(0)}, {{"axis", 0}});
         } else {
             input_bias = c.init(*b, "bias");
         }
@@ -308,40 +352,43 @@ inline std::string unrolled(call& c, const std::string& x, int gates) {
     const auto U = c.init(*c.weight("recurrent_kernel"), "recurrent_kernel");
     std::string xw = g.op("MatMul", {x, c.init(*c.weight("kernel"), "kernel")});
     if (!input_bias.empty()) xw = g.op("Add", {xw, input_bias});
-    tensor zeros({batch, units}, c.type);
-    std::string h = c.init(zeros, "h0"), cell = h;
-    auto part = [&](const std::string& v, int k) { return slice(g, v, -1, k * units, units); };
-    auto fn = [&](const std::string& v, std::string_view a) { return activate(g, v, a, c.type); };
-    std::vector<std::string> hs;
-    for (std::int64_t t = 0; t < steps; ++t) {
-        const auto xt = g.op("Gather", {xw, g.int_scalar(t)}, {{"axis", 1}});
+    const auto zeros = c.init(tensor({batch, units}, c.type), "h0");
+    std::vector<scan_state> states{{"h", c.type, {batch, units}, zeros}};
+    if (gates == 4) states.push_back({"c", c.type, {batch, units}, zeros});
+    const dtype t = c.type;
+    auto step = [&](graph& s, const std::vector<std::string>& state, const std::string& xt) {
+        auto part = [&](const std::string& v, int k) { return slice(s, v, -1, k * units, units); };
+        auto fn = [&](const std::string& v, std::string_view a) { return activate(s, v, a, t); };
+        const std::string& h = state[0];
         if (gates == 4) {
-            const auto z = g.op("Add", {xt, g.op("MatMul", {h, U})});
+            const auto z = s.op("Add", {xt, s.op("MatMul", {h, U})});
             const auto i = fn(part(z, 0), rec), f = fn(part(z, 1), rec), o = fn(part(z, 3), rec);
-            cell = g.op("Add", {g.op("Mul", {f, cell}), g.op("Mul", {i, fn(part(z, 2), act)})});
-            h = g.op("Mul", {o, fn(cell, act)});
-        } else if (gates == 3) {
+            const auto cell = s.op("Add", {s.op("Mul", {f, state[1]}), s.op("Mul", {i, fn(part(z, 2), act)})});
+            const auto hn = s.op("Mul", {o, fn(cell, act)});
+            return std::pair{std::vector<std::string>{hn, cell}, hn};
+        }
+        std::string hn;
+        if (gates == 3) {
             std::string z, r, hh;
             if (reset_after) {
-                std::string hu = g.op("MatMul", {h, U});
-                if (!recurrent_bias.empty()) hu = g.op("Add", {hu, recurrent_bias});
-                z = fn(g.op("Add", {part(xt, 0), part(hu, 0)}), rec);
-                r = fn(g.op("Add", {part(xt, 1), part(hu, 1)}), rec);
-                hh = fn(g.op("Add", {part(xt, 2), g.op("Mul", {r, part(hu, 2)})}), act);
+                std::string hu = s.op("MatMul", {h, U});
+                if (!recurrent_bias.empty()) hu = s.op("Add", {hu, recurrent_bias});
+                z = fn(s.op("Add", {part(xt, 0), part(hu, 0)}), rec);
+                r = fn(s.op("Add", {part(xt, 1), part(hu, 1)}), rec);
+                hh = fn(s.op("Add", {part(xt, 2), s.op("Mul", {r, part(hu, 2)})}), act);
             } else {
-                const auto u0 = part(U, 0), u1 = part(U, 1), u2 = part(U, 2);
-                z = fn(g.op("Add", {part(xt, 0), g.op("MatMul", {h, u0})}), rec);
-                r = fn(g.op("Add", {part(xt, 1), g.op("MatMul", {h, u1})}), rec);
-                hh = fn(g.op("Add", {part(xt, 2), g.op("MatMul", {g.op("Mul", {r, h}), u2})}), act);
+                z = fn(s.op("Add", {part(xt, 0), s.op("MatMul", {h, part(U, 0)})}), rec);
+                r = fn(s.op("Add", {part(xt, 1), s.op("MatMul", {h, part(U, 1)})}), rec);
+                hh = fn(s.op("Add", {part(xt, 2), s.op("MatMul", {s.op("Mul", {r, h}), part(U, 2)})}), act);
             }
-            h = g.op("Add", {g.op("Mul", {z, h}), g.op("Mul", {g.op("Sub", {c.scalar(1.0), z}), hh})});
+            hn = s.op("Add", {s.op("Mul", {z, h}), s.op("Mul", {s.op("Sub", {s.scalar(1.0, t), z}), hh})});
         } else {
-            h = fn(g.op("Add", {xt, g.op("MatMul", {h, U})}), act);
+            hn = fn(s.op("Add", {xt, s.op("MatMul", {h, U})}), act);
         }
-        if (seq) hs.push_back(g.op("Unsqueeze", {h, g.ints({1})}));
-    }
-    if (!seq) return h;
-    return hs.size() == 1 ? hs[0] : g.op("Concat", hs, {{"axis", 1}});
+        return std::pair{std::vector<std::string>{hn}, hn};
+    };
+    auto [final_states, sequence] = scan(g, xw, c.type, {batch, gates * units}, states, step);
+    return seq ? sequence : final_states[0];
 }
 
 /// LSTM (4 gates), GRU (3) and SimpleRNN (1): ONNX's LSTM, GRU and RNN
@@ -421,8 +468,8 @@ inline std::string bidirectional(call& c) {
     return f;  // merge_mode=None: the node's one output is the forward direction
 }
 
-/// ConvLSTM: Keras' cell over time with ONNX convolutions; the input conv has the layer's strides,
-/// padding and dilation, the recurrent conv "same" with stride 1 and no dilation.
+/// ConvLSTM: Keras' cell over time, as a Scan of ONNX convolutions; the input conv has the layer's
+/// strides, padding and dilation, the recurrent conv "same" with stride 1 and no dilation.
 template <int N>
 std::string conv_lstm(call& c) {
     graph& g = c.g;
@@ -432,35 +479,33 @@ std::string conv_lstm(call& c) {
     const dims_t k = c.ints("kernel_size", N), s = c.ints("strides", N), d = c.ints("dilation_rate", N), one(N, 1);
     const std::string_view act = c.str("activation"), rec = c.str("recurrent_activation");
     const bool seq = c.flag("return_sequences");
-    const std::int64_t filters = c.integer("filters"), steps = c.in_dims[0][1], softmax_axis = first ? -1 : 1;
-    const dims_t frame(c.in_dims[0].begin() + 1, c.in_dims[0].end());  // (B, ...) without time: Keras dims of one step
-    dims_t step_dims{c.in_dims[0][0]};
-    step_dims.insert(step_dims.end(), frame.begin() + 1, frame.end());
+    const std::int64_t filters = c.integer("filters"), softmax_axis = first ? -1 : 1;
+    dims_t step_dims{c.in_dims[0][0]};  // one step's Keras dims: the input without its time axis
+    step_dims.insert(step_dims.end(), c.in_dims[0].begin() + 2, c.in_dims[0].end());
     const auto W = c.init(keras_kernel(*c.weight("kernel")), "kernel"), U = c.init(keras_kernel(*c.weight("recurrent_kernel")), "recurrent_kernel");
     const tensor* b = c.weight("bias");
     const auto bias = b ? c.init(*b, "bias") : std::string();
     const dims_t pads = tf_pads(spatial(step_dims, first), k, s, d, c.str("padding"));
-    // The recurrent conv: kernel k, "same" over the output grid, stride 1.
     dims_t out_step{c.out[0]};
     out_step.insert(out_step.end(), c.out.begin() + (seq ? 2 : 1), c.out.end());
-    const dims_t rpads = tf_pads(spatial(out_step, first), k, one, one, "same");
-    dims_t state_dims{c.out[0], filters};
     const dims_t grid = spatial(out_step, first);
+    const dims_t rpads = tf_pads(grid, k, one, one, "same");
+    dims_t state_dims{c.out[0], filters};
     state_dims.insert(state_dims.end(), grid.begin(), grid.end());
-    std::string h = c.init(tensor(state_dims, c.type), "h0"), cell = h;
-    auto fn = [&](const std::string& v, std::string_view a) { return activate(g, v, a, c.type, softmax_axis); };
-    std::vector<std::string> hs;
-    for (std::int64_t t = 0; t < steps; ++t) {
-        const auto xt = to_cf(g, g.op("Gather", {x, g.int_scalar(t)}, {{"axis", 1}}), N + 2, first);
-        const auto z = g.op("Add", {conv_cf(c, xt, W, bias, k, s, d, pads, 1), conv_cf(c, h, U, "", k, one, one, rpads, 1)});
-        auto gate = [&](int q) { return slice(g, z, 1, q * filters, filters); };
+    const auto zeros = c.init(tensor(state_dims, c.type), "h0");
+    const dtype t = c.type;
+    auto step = [&](graph& sg, const std::vector<std::string>& state, const std::string& x_t) {
+        auto fn = [&](const std::string& v, std::string_view a) { return activate(sg, v, a, t, softmax_axis); };
+        const auto xt = to_cf(sg, x_t, N + 2, first);
+        const auto z = sg.op("Add", {conv_cf(sg, xt, W, bias, k, s, d, pads, 1), conv_cf(sg, state[0], U, "", k, one, one, rpads, 1)});
+        auto gate = [&](int q) { return slice(sg, z, 1, q * filters, filters); };
         const auto i = fn(gate(0), rec), f = fn(gate(1), rec), o = fn(gate(3), rec);
-        cell = g.op("Add", {g.op("Mul", {f, cell}), g.op("Mul", {i, fn(gate(2), act)})});
-        h = g.op("Mul", {o, fn(cell, act)});
-        if (seq) hs.push_back(g.op("Unsqueeze", {from_cf(g, h, N + 2, first), g.ints({1})}));
-    }
-    if (!seq) return from_cf(g, h, N + 2, first);
-    return hs.size() == 1 ? hs[0] : g.op("Concat", hs, {{"axis", 1}});
+        const auto cell = sg.op("Add", {sg.op("Mul", {f, state[1]}), sg.op("Mul", {i, fn(gate(2), act)})});
+        const auto h = sg.op("Mul", {o, fn(cell, act)});
+        return std::pair{std::vector<std::string>{h, cell}, from_cf(sg, h, N + 2, first)};
+    };
+    auto [final_states, sequence] = scan(g, x, c.type, step_dims, {{"h", t, state_dims, zeros}, {"c", t, state_dims, zeros}}, step);
+    return seq ? sequence : from_cf(g, final_states[0], N + 2, first);
 }
 
 /// The permutation that moves `axis` to position `to`, and its inverse.
