@@ -1556,12 +1556,15 @@ private:
         }
         if (pid == 0) {
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
-            // Keep only our two pipe ends (as fds 3 and 4): another worker's pipe held open here
-            // would hide that worker's end-of-file from it.
-            ::dup2(down[0], 3);
-            ::dup2(up[1], 4);
+            // Keep only our two pipe ends (as fds 3 and 4) and the log (as stderr): another
+            // worker's pipe held open here would hide that worker's end-of-file from it. They move
+            // above 4 first, so that placing one on 3 or 4 never overwrites another.
+            const int in = ::fcntl(down[0], F_DUPFD, 10), out = ::fcntl(up[1], F_DUPFD, 10);
+            const int log = log_ >= 0 ? ::fcntl(log_, F_DUPFD, 10) : -1;
+            ::dup2(in, 3);
+            ::dup2(out, 4);
             if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
-            if (log_ >= 0) ::dup2(log_, 2);  // the library's own chatter, read when the worker dies
+            if (log >= 0) ::dup2(log, 2);  // the library's own chatter, read when the worker dies
             ::close_range(5, ~0U, 0);
             body_();
             ::_exit(0);

@@ -267,3 +267,21 @@ TEST(OnnxRuntimeWorker, ShapeDisagreementIsAShapeVerdictAtTheNode) {
     EXPECT_EQ(v.node, flatten);
     EXPECT_EQ(v.layer, "Flatten");
 }
+
+// ONNX node names carry the model node they lower ("n12/Conv_5"), so ONNX Runtime's errors name it:
+// a kernel missing for a dtype is declined at that node, and the oracle learns the decline.
+TEST(OnnxRuntimeWorker, ErrorsNameTheModelNode) {
+    EXPECT_EQ(memo::onnx::node_of("Could not find an implementation for Conv(11) node with name 'n12/Conv_5'"), 12);
+    EXPECT_EQ(memo::onnx::node_of("Name:'n7/scan_3/MatMul_2' Status Message: x"), 7);
+    EXPECT_EQ(memo::onnx::node_of("no node here, 'name'"), -1);
+    // ONNX Runtime's LSTM kernel takes no float64 ("LSTM operator does not support double yet").
+    memo::builder b(test::reg());
+    const int x = b.add("InputLayer", {}, {{"shape", memo::ints{5, 3}}, {"dtype", "float64"}});
+    const int y = b.add("LSTM", {x}, {{"units", std::int64_t{4}}, {"activation", "tanh"}, {"recurrent_activation", "sigmoid"}});
+    b.seed(3);
+    const auto m = b.finish();
+    memo::ort::runtime r({.worker = worker_script()});
+    const auto got = r.run(m, memo::make_inputs(m));
+    EXPECT_EQ(got.status, memo::run_status::unsupported) << got.message;
+    EXPECT_EQ(got.node, y) << got.message;
+}

@@ -50,6 +50,22 @@ constexpr dtype compute_type(dtype t) noexcept { return t == dtype::bfloat16 ? d
 
 inline constexpr std::string_view metadata_key = "memo.model";
 
+/// The prefix of the ONNX node names written for model node i: "n<i>/".
+inline std::string node_scope(std::size_t i) { return "n" + std::to_string(i) + "/"; }
+
+/// The model node an ONNX node name (or a message quoting one, "... node with name 'n12/Conv_5'")
+/// comes from, or -1.
+inline int node_of(std::string_view text) {
+    for (std::size_t at = text.find("'n"); at != std::string_view::npos; at = text.find("'n", at + 1)) {
+        std::size_t k = at + 2;
+        int v = 0;
+        bool digits = false;
+        while (k < text.size() && text[k] >= '0' && text[k] <= '9' && v < 100000000) v = v * 10 + (text[k++] - '0'), digits = true;
+        if (digits && k < text.size() && text[k] == '/') return v;
+    }
+    return -1;
+}
+
 /// An exported model: the proto, and the name of the value holding each node's output.
 struct exported {
     pb::ModelProto proto;
@@ -133,6 +149,7 @@ public:
             if (t != nd.type)
                 for (auto& w : ws)
                     for (auto& x : w.value.data) x = round_to(nd.type, x);
+            g.set_scope(node_scope(i));
             call c{nd, g, std::move(in), std::move(in_dims), ws, dims[i], t};
             std::string y;
             try {
@@ -142,6 +159,7 @@ public:
             }
             value[i] = t == nd.type ? y : g.op("Cast", {y}, {{"to", elem_type(nd.type)}});
         }
+        g.set_scope({});
         auto output = [&](std::size_t i, std::string name) {
             const dtype t = io_type(m.nodes[i].type);
             auto* nd = gp.add_node();

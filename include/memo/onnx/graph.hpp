@@ -94,6 +94,11 @@ public:
 
     pb::GraphProto& proto() noexcept { return *g_; }
 
+    /// Names the nodes added from now on after `scope` ("n12/Conv_5"), so that a library's error
+    /// about a node says which model node it came from.
+    void set_scope(std::string scope) { scope_ = std::move(scope); }
+    const std::string& scope() const noexcept { return scope_; }
+
     /// A value name not used before, from a hint.
     std::string fresh(std::string_view hint) { return prefix_ + std::string(hint) + "_" + std::to_string(next_++); }
 
@@ -102,7 +107,7 @@ public:
     std::vector<std::string> node(std::string_view type, const std::vector<std::string>& in, const std::vector<attr>& attrs, int outputs) {
         auto* n = g_->add_node();
         n->set_op_type(std::string(type));
-        n->set_name(fresh(type));
+        n->set_name(scope_ + fresh(type));
         for (const auto& i : in) n->add_input(i);
         std::vector<std::string> out;
         for (int k = 0; k < outputs; ++k) {
@@ -245,7 +250,7 @@ private:
     }
 
     pb::GraphProto* g_;
-    std::string prefix_;
+    std::string prefix_, scope_;
     int next_ = 0;
     std::map<std::string, std::string, std::less<>> consts_;
 };

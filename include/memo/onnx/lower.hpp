@@ -301,6 +301,7 @@ std::pair<std::vector<std::string>, std::string> scan(graph& g, const std::strin
                                                       const std::vector<scan_state>& states, Step step) {
     auto body_proto = std::make_shared<pb::GraphProto>();
     graph b(*body_proto, g.fresh("scan") + "/");
+    b.set_scope(g.scope());
     body_proto->set_name(b.fresh("body"));
     std::vector<std::string> in;
     for (const auto& st : states) {
