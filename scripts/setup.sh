@@ -22,6 +22,7 @@ DEBIAN_PACKAGES=(
   libonnx-dev
   libprotobuf-dev
   python3-onnx
+  chromium
 )
 
 if [[ "${MEMO_SKIP_SETUP:-0}" == "1" ]]; then

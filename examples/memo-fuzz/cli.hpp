@@ -76,6 +76,15 @@ inline int dispatch(const std::vector<command>& commands, int argc, char** argv,
         return 2;
     }
     const std::string name = argv[1];
+    if (argc == 3 && name == "help" && std::string(argv[2]) == "--markdown") {
+        // The command reference of docs/, generated so that it cannot go stale.
+        std::printf("# %s command reference\n\n%s: %s. Every command takes `--help`, which prints its section below.\n"
+                    "This page is what `%s help --markdown` prints.\n",
+                    tool, tool, about, tool);
+        for (const auto& c : commands)
+            std::printf("\n## %s\n\n```\nusage: %s %s\n\n%s\n```\n", c.name.c_str(), tool, c.synopsis.c_str(), c.help.c_str());
+        return 0;
+    }
     if (name == "--help" || name == "-h" || name == "help") {
         usage(stdout);
         return 0;

@@ -6,6 +6,7 @@
 #include "onnx.hpp"
 #include "reduce.hpp"
 #include "replay.hpp"
+#include "report.hpp"
 #include "run.hpp"
 
 namespace commands {
@@ -59,12 +60,13 @@ int main(int argc, char** argv) {
                     "  --seeds DIR      Keras JSON files to import (default: MEMO's seeds in tests/data)\n"
                     "  --out DIR        the campaign directory, made afresh (default build/demo-campaign)\n"
                     "  --seconds S      the campaign's length (default 60)\n"
-                    "  --backends LIST  the backends (default: reference,torch when built with libtorch)",
+                    "  --backends LIST  the backends (default: reference and every library installed: torch, ort)",
                     {"seeds", "out", "seconds", "backends"}, commands::demo});
     cmds.push_back(commands::run_command());
     cmds.push_back(commands::reduce_command());
     for (auto& c : commands::execution_commands()) cmds.push_back(std::move(c));
     for (auto& c : commands::onnx_commands()) cmds.push_back(std::move(c));
+    for (auto& c : commands::report_commands()) cmds.push_back(std::move(c));
     return cli::dispatch(cmds, argc, argv, "memo-fuzz",
                          "generate diverse, valid deep-learning models and test DL libraries with them");
 }

@@ -158,6 +158,7 @@ inline int run(const cli::args& a) {
                static_cast<double>(exec.executed()) / secs, exec.store().unique("crash"), exec.store().unique("nan"),
                exec.store().unique("inconsistency"), exec.store().unique("shape"));
     for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
+    fmt::print("report: {}/report.html\n", o.out);
     if (exec.store().unique()) fmt::print("bugs are in {}/bugs/<kind>/<signature>/; each replays with memo-fuzz replay <that directory>\n", o.out);
     return 0;
 }
@@ -173,7 +174,8 @@ inline cli::command run_command() {
             "Stops at whichever of the time or iteration limit comes first. Writes DIR/stats.json,\n"
             "DIR/coverage.csv (a row per second), DIR/queue/ (each model that raised coverage, named by\n"
             "iteration), DIR/seeds/ and DIR/bugs/<kind>/<signature>/ (one directory per distinct bug, with\n"
-            "its model, minimal model, verdict, localisation and a replay command). The same --seed and\n"
+            "its model, minimal model, verdict, localisation and a replay command), and last DIR/report.html\n"
+            "(charts, bug table, missing coverage; see memo-fuzz report). The same --seed and\n"
             "--iterations give the same models.\n\n"
             "  --out DIR            the campaign directory (must not hold a campaign already)\n"
             "  --backends LIST      comma-separated: reference, reference-float64, torch, ort, ort-opt (default:\n"

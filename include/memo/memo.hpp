@@ -33,5 +33,6 @@
 #include "oracle/differential.hpp"
 #include "oracle/oracle.hpp"
 #include "reduce/reduce.hpp"
+#include "report/report.hpp"
 #include "search/search.hpp"
 #include "zoo/zoo.hpp"

@@ -5527,6 +5527,8 @@ public:
     virtual void wait(double seconds) = 0;
     /// Whether the stage has done all it was asked to (a budget of models): the campaign stops.
     virtual bool done() const { return false; }
+    /// Models executed so far (coverage.csv's executed column).
+    virtual std::uint64_t executed() const { return 0; }
     /// Finishes what runs, at the end of the campaign.
     virtual void drain(double seconds) = 0;
     /// The stage's part of the progress line.
@@ -5632,7 +5634,7 @@ public:
         s["coverage_executed"] = cov;
     }
 
-    std::uint64_t executed() const noexcept { return executed_; }
+    std::uint64_t executed() const noexcept override { return executed_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
     const bug_store& store() const noexcept { return store_; }
 
@@ -5742,7 +5744,7 @@ private:
 // begin #include <memo/campaign/generate.hpp>
 // A generation campaign: the search over seed models with no execution, its live progress line,
 // and its directory: stats.json, coverage.csv (a row per second), queue/ (every model that raised
-// coverage, named by iteration) and seeds/ (the models it started from).
+// coverage, named by iteration), seeds/ (the models it started from) and report.html.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -5753,6 +5755,498 @@ private:
 #include <fmt/core.h>
 
 // #include <memo/io/json.hpp> (already included)
+// begin #include <memo/report/report.hpp>
+// report.html: a campaign at a glance, as one self-contained page (no script, no network):
+//   the run's figures, coverage over time for each criterion, models per second over time,
+//   each backend's runs, the bug table (with links to each reproducer and its ONNX file), and the
+//   coverage still missing (uncovered pairs and parameter values, grouped by layer).
+// compare_html draws several campaigns' coverage curves on one chart per criterion.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+// begin #include <memo/report/campaign_data.hpp>
+// What a report reads back from a campaign directory (docs/campaign-directory.md): stats.json,
+// coverage.csv, bugs/*/*/bug.json, and the coverage itself, recomputed from seeds/ and queue/.
+// Every file is optional: a campaign that was killed, or is still running, still gets a report
+// of what it wrote so far.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+// #include <memo/coverage/coverage.hpp> (already included)
+// #include <memo/io/json.hpp> (already included)
+
+namespace memo::report {
+
+/// coverage.csv: a header of column names, then rows of numbers.
+struct csv_table {
+    std::vector<std::string> columns;
+    std::vector<std::vector<double>> rows;
+
+    int column(std::string_view name) const {
+        auto it = std::find(columns.begin(), columns.end(), name);
+        return it == columns.end() ? -1 : static_cast<int>(it - columns.begin());
+    }
+};
+
+inline csv_table read_csv(const std::filesystem::path& path) {
+    csv_table t;
+    std::ifstream in(path);
+    std::string line;
+    if (!in || !std::getline(in, line)) return t;
+    std::stringstream head(line);
+    for (std::string c; std::getline(head, c, ',');) t.columns.push_back(c);
+    while (std::getline(in, line)) {
+        std::vector<double> row;
+        std::stringstream cells(line);
+        for (std::string c; std::getline(cells, c, ',');) {
+            try {
+                row.push_back(std::stod(c));
+            } catch (const std::exception&) {
+                row.clear();
+                break;
+            }
+        }
+        if (row.size() == t.columns.size()) t.rows.push_back(std::move(row));  // a torn last line is skipped
+    }
+    return t;
+}
+
+/// One stored bug, from its bug.json.
+struct bug_entry {
+    std::string kind, signature;
+    std::string path;  // relative to the campaign directory: bugs/<kind>/<signature>
+    io::json data;     // bug.json
+    bool has_onnx = false;
+};
+
+struct campaign_data {
+    std::filesystem::path dir;
+    std::string name;                 // the directory's name
+    std::optional<io::json> stats;    // absent while the campaign runs, or when it was killed
+    csv_table coverage;
+    std::vector<bug_entry> bugs;      // by first sighting
+    std::size_t unreadable = 0;       // bug.json or queue/seed files that could not be read
+};
+
+inline campaign_data read_campaign(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw error(dir.string() + ": not a directory");
+    campaign_data c;
+    c.dir = dir;
+    c.name = fs::weakly_canonical(dir).filename().string();
+    if (fs::exists(dir / "stats.json")) c.stats = io::parse_json_file((dir / "stats.json").string());
+    c.coverage = read_csv(dir / "coverage.csv");
+    if (!c.stats && c.coverage.columns.empty())
+        throw error(dir.string() + ": not a campaign directory (neither stats.json nor coverage.csv)");
+    if (fs::is_directory(dir / "bugs"))
+        for (const auto& k : fs::directory_iterator(dir / "bugs")) {
+            if (!k.is_directory() || k.path().filename() == ".tmp") continue;  // unfinished writes
+            for (const auto& b : fs::directory_iterator(k.path())) {
+                if (!fs::exists(b.path() / "bug.json")) continue;
+                try {
+                    bug_entry e{k.path().filename().string(), b.path().filename().string(),
+                                "bugs/" + k.path().filename().string() + "/" + b.path().filename().string(),
+                                io::parse_json_file((b.path() / "bug.json").string()), fs::exists(b.path() / "minimal.onnx")};
+                    c.bugs.push_back(std::move(e));
+                } catch (const std::exception&) {
+                    ++c.unreadable;
+                }
+            }
+        }
+    auto first_seen = [](const bug_entry& b) { return b.data.value("first_seen", io::json::object()).value("seconds", 0.0); };
+    std::sort(c.bugs.begin(), c.bugs.end(), [&](const bug_entry& a, const bug_entry& b) {
+        return first_seen(a) != first_seen(b) ? first_seen(a) < first_seen(b) : a.path < b.path;
+    });
+    return c;
+}
+
+/// The campaign's coverage: its seeds' and every queued model's (the queue holds every model that
+/// raised coverage, so the union is what the search covered). Unreadable files are counted.
+inline memo_coverage replay_coverage(const std::filesystem::path& dir, const registry& reg, std::size_t* unreadable = nullptr) {
+    namespace fs = std::filesystem;
+    memo_coverage cov(reg);
+    for (const char* sub : {"seeds", "queue"}) {
+        if (!fs::is_directory(dir / sub)) continue;
+        for (const auto& f : fs::directory_iterator(dir / sub)) {
+            if (f.path().extension() != ".json") continue;
+            try {
+                cov.add(io::load_model(f.path().string(), reg));
+            } catch (const std::exception&) {
+                if (unreadable) ++*unreadable;
+            }
+        }
+    }
+    return cov;
+}
+
+}  // namespace memo::report
+// end #include <memo/report/campaign_data.hpp>
+// begin #include <memo/report/html.hpp>
+// The pieces of a self-contained HTML page: escaping, and the page frame with its inline style
+// (no script, no external resource: a report opens offline, from any directory).
+#include <string>
+#include <string_view>
+
+namespace memo::report {
+
+/// Text made safe for HTML content and attribute values.
+inline std::string escape(std::string_view s) {
+    std::string r;
+    r.reserve(s.size());
+    for (char c : s) switch (c) {
+            case '&': r += "&amp;"; break;
+            case '<': r += "&lt;"; break;
+            case '>': r += "&gt;"; break;
+            case '"': r += "&quot;"; break;
+            case '\'': r += "&#39;"; break;
+            default: r += c;
+        }
+    return r;
+}
+
+/// A whole page around `body`.
+inline std::string page(std::string_view title, std::string_view body) {
+    std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
+    s += escape(title);
+    s += R"(</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1200px; padding: 0 16px; color: #222; }
+h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 28px; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 8px 0; } th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+svg.chart { background: #fff; border: 1px solid #e4e4e4; }
+svg .title { font-size: 13px; font-weight: 600; } svg .tick { font-size: 10px; fill: #555; } svg .label { font-size: 11px; fill: #333; }
+svg .legend { font-size: 10px; } svg .grid { stroke: #eee; } svg .frame { fill: none; stroke: #999; }
+svg .series { fill: none; stroke-width: 2; stroke-linejoin: round; }
+code, .mono { font-family: ui-monospace, monospace; font-size: 12px; } .muted { color: #777; }
+details { margin: 2px 0; } summary { cursor: pointer; }
+</style>
+</head>
+<body>
+)";
+    s += body;
+    return s + "\n</body>\n</html>\n";
+}
+
+}  // namespace memo::report
+// end #include <memo/report/html.hpp>
+// begin #include <memo/report/svg.hpp>
+// Line charts as inline SVG, drawn here so that a report needs no script and no network: axes with
+// round ticks, one path per series, a legend. Used by report.html and `memo-fuzz compare`.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+// #include <memo/report/html.hpp> (already included)
+
+namespace memo::report {
+
+struct series {
+    std::string name;
+    std::vector<std::pair<double, double>> points;  // (x, y), x ascending
+};
+
+struct chart_options {
+    std::string title, x_label, y_label;
+    double y_max = 0;  // 0: from the data
+    int width = 560, height = 280;
+};
+
+namespace detail {
+
+/// A round tick step (1, 2 or 5 times a power of ten) giving about `ticks` intervals over span.
+inline double tick_step(double span, int ticks = 5) {
+    if (!(span > 0)) return 1;
+    const double raw = span / ticks, mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double f = raw / mag;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+inline std::string tick_label(double v) {
+    if (std::abs(v) >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+    if (std::abs(v) >= 1e4) return fmt::format("{:.3g}k", v / 1e3);
+    return fmt::format("{:.4g}", v);
+}
+
+inline constexpr const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+}  // namespace detail
+
+/// One chart; every series is one <path d="M...">. Series without points are listed, not drawn.
+inline std::string line_chart(const std::vector<series>& all, const chart_options& o) {
+    // The legend sits under the plot, a few entries per row, when there is more than one series.
+    const double left = 58, right = 12, top = 30, entry = 170;
+    const auto per_row = static_cast<std::size_t>(std::max(1.0, (o.width - left - right) / entry));
+    const std::size_t legend_rows = all.size() > 1 ? (all.size() + per_row - 1) / per_row : 0;
+    const double bottom = 42, height = o.height + (legend_rows ? 6 + 16.0 * static_cast<double>(legend_rows) : 0);
+    const double w = o.width - left - right, h = o.height - top - bottom;
+    double x_max = 0, y_max = o.y_max;
+    for (const auto& s : all)
+        for (const auto& [x, y] : s.points) {
+            if (std::isfinite(x)) x_max = std::max(x_max, x);
+            if (o.y_max <= 0 && std::isfinite(y)) y_max = std::max(y_max, y);
+        }
+    const double xs = detail::tick_step(x_max), ys = detail::tick_step(y_max);
+    x_max = std::max(xs, std::ceil(x_max / xs - 1e-9) * xs);
+    y_max = std::max(ys, std::ceil(y_max / ys - 1e-9) * ys);
+    auto px = [&](double x) { return left + w * std::clamp(x / x_max, 0.0, 1.0); };
+    auto py = [&](double y) { return top + h * (1 - std::clamp(y / y_max, 0.0, 1.0)); };
+
+    std::string s = fmt::format(R"svg(<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)svg",
+                                o.width, height, o.width, height);
+    s += fmt::format(R"svg(<title>{}</title><text x="{}" y="18" class="title">{}</text>)svg", escape(o.title), left, escape(o.title));
+    for (double v = 0; v <= y_max + ys / 2; v += ys)
+        s += fmt::format(R"svg(<line class="grid" x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}"/><text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)svg",
+                         left, left + w, py(v), py(v), left - 6, py(v) + 4, detail::tick_label(v));
+    for (double v = 0; v <= x_max + xs / 2; v += xs)
+        s += fmt::format(R"svg(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)svg", px(v), top + h + 16, detail::tick_label(v));
+    s += fmt::format(R"svg(<rect class="frame" x="{}" y="{}" width="{}" height="{}"/>)svg", left, top, w, h);
+    s += fmt::format(R"svg(<text class="label" x="{:.1f}" y="{}" text-anchor="middle">{}</text>)svg", left + w / 2, o.height - 6, escape(o.x_label));
+    s += fmt::format(R"svg(<text class="label" transform="translate(14 {:.1f}) rotate(-90)" text-anchor="middle">{}</text>)svg", top + h / 2,
+                     escape(o.y_label));
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const char* colour = detail::palette[i % std::size(detail::palette)];
+        std::string d;
+        for (const auto& [x, y] : all[i].points) {
+            if (!std::isfinite(x) || !std::isfinite(y)) continue;
+            d += fmt::format("{}{:.1f} {:.1f}", d.empty() ? "M" : " L", px(x), py(y));
+        }
+        if (!d.empty()) s += fmt::format(R"svg(<path class="series" d="{}" stroke="{}"><title>{}</title></path>)svg", d, colour, escape(all[i].name));
+        if (!legend_rows) continue;
+        std::string name = all[i].name.size() > 26 ? all[i].name.substr(0, 25) + "~" : all[i].name;
+        const double lx = left + entry * static_cast<double>(i % per_row), ly = o.height + 12 + 16.0 * static_cast<double>(i / per_row);
+        s += fmt::format(R"svg(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="3"/><text class="legend" x="{:.1f}" y="{:.1f}">{}</text>)svg",
+                         lx, lx + 18, ly - 4, ly - 4, colour, lx + 24, ly, escape(name));
+    }
+    return s + "</svg>";
+}
+
+}  // namespace memo::report
+// end #include <memo/report/svg.hpp>
+
+namespace memo::report {
+
+namespace detail {
+
+/// A column of coverage.csv against its time column, as a chart series.
+inline series csv_series(const csv_table& t, std::string_view column, std::string name) {
+    series s{std::move(name), {}};
+    const int x = t.column("seconds"), y = t.column(column);
+    if (x < 0 || y < 0) return s;
+    for (const auto& r : t.rows) s.points.emplace_back(r[static_cast<std::size_t>(x)], r[static_cast<std::size_t>(y)]);
+    return s;
+}
+
+/// The rate of a cumulative column: its increase over each interval, per second.
+inline series rate_series(const csv_table& t, std::string_view column, std::string name) {
+    const series cum = csv_series(t, column, std::move(name));
+    series s{cum.name, {}};
+    for (std::size_t i = 1; i < cum.points.size(); ++i) {
+        const double dt = cum.points[i].first - cum.points[i - 1].first;
+        if (dt > 1e-3) s.points.emplace_back(cum.points[i].first, (cum.points[i].second - cum.points[i - 1].second) / dt);
+    }
+    return s;
+}
+
+inline std::string number(const io::json& j, const char* key, const char* fmt_spec = "{}") {
+    if (!j.contains(key) || j[key].is_null()) return "";
+    if (j[key].is_number_float()) return fmt::format(fmt::runtime(fmt_spec), j[key].get<double>());
+    if (j[key].is_number()) return fmt::format("{}", j[key].get<std::int64_t>());
+    return escape(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
+}
+
+inline std::string join(const io::json& list) {
+    std::string s;
+    if (!list.is_array()) return s;
+    for (const auto& x : list) s += (s.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
+    return s;
+}
+
+inline std::string summary_section(const campaign_data& c) {
+    if (!c.stats) return "<p class=\"muted\">No stats.json: the campaign is still running, or was stopped before its end. "
+                         "What follows is what it wrote so far.</p>";
+    const auto& s = *c.stats;
+    std::string h = "<table class=\"summary\">";
+    auto row = [&](const char* label, const std::string& v) {
+        if (!v.empty()) h += fmt::format("<tr><th>{}</th><td>{}</td></tr>", label, v);
+    };
+    row("backends", escape(join(s.value("backends", io::json::array()))));
+    row("seconds", number(s, "seconds", "{:.1f}"));
+    row("seed", number(s, "seed"));
+    row("selector, operators", escape(s.value("selector", std::string()) + ", " + s.value("operators", std::string())));
+    row("models generated", number(s, "models_generated") + " (" + number(s, "models_per_second", "{:.0f}") + "/s)");
+    row("valid, diverse", number(s, "models_valid") + ", " + number(s, "models_diverse"));
+    row("models executed", number(s, "models_executed"));
+    if (s.contains("bugs") && s["bugs"].is_object()) {
+        std::string b;
+        for (const auto& [k, v] : s["bugs"].items())
+            if (k.rfind("unique_", 0) == 0) b += (b.empty() ? "" : ", ") + fmt::format("{} {}", v.dump(), escape(k.substr(7)));
+        row("distinct bugs", b);
+    }
+    return h + "</table>";
+}
+
+inline std::string coverage_section(const campaign_data& c, const memo_coverage* cov) {
+    std::string h = "<h2>Coverage over time</h2><table><tr><th>criterion</th><th>covered</th><th>total</th><th>%</th></tr>";
+    for (auto k : all_criteria) {
+        std::size_t covered = 0, total = 0;
+        if (cov) {
+            covered = cov->covered(k), total = cov->total(k);
+        } else if (c.stats && c.stats->contains("coverage")) {
+            const auto& j = (*c.stats)["coverage"].value(std::string(name_of(k)), io::json::object());
+            covered = j.value("covered", std::size_t{0}), total = j.value("total", std::size_t{0});
+        }
+        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", name_of(k), covered,
+                         total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
+    }
+    h += "</table><div class=\"charts\">";
+    for (auto k : all_criteria) {
+        chart_options o{std::string(name_of(k)), "seconds", "items covered"};
+        o.width = 380, o.height = 240;
+        h += line_chart({csv_series(c.coverage, name_of(k), std::string(name_of(k)))}, o);
+    }
+    h += "</div><h2>Models per second</h2><div class=\"charts\">";
+    std::vector<series> rates;
+    for (const char* col : {"models", "valid", "executed"})
+        if (c.coverage.column(col) >= 0) rates.push_back(rate_series(c.coverage, col, col));
+    h += line_chart(rates, {"models per second", "seconds", "models / s"});
+    return h + "</div>";
+}
+
+inline std::string executions_section(const campaign_data& c) {
+    if (!c.stats || !c.stats->contains("executions") || (*c.stats)["executions"].empty()) return "";
+    std::string h = "<h2>Backends</h2><table><tr><th>backend</th><th>runs</th><th>status</th><th>mean ms</th><th>peak MiB</th><th>restarts</th></tr>";
+    for (const auto& [name, e] : (*c.stats)["executions"].items()) {
+        std::string st;
+        const auto status = e.value("status", io::json::object());  // named: a temporary would die before the loop
+        for (const auto& [k, v] : status.items()) st += (st.empty() ? "" : ", ") + k + " " + v.dump();
+        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{}</td></tr>",
+                         escape(name), e.value("runs", 0), escape(st), e.value("ms_mean", 0.0), e.value("peak_kb_max", 0.0) / 1024,
+                         e.value("restarts", 0));
+    }
+    return h + "</table>";
+}
+
+inline std::string bugs_section(const campaign_data& c) {
+    std::string h = fmt::format("<h2>Bugs ({})</h2>", c.bugs.size());
+    if (c.bugs.empty()) return h + "<p class=\"muted\">No bug was found.</p>";
+    h += "<table class=\"bugs\"><tr><th>kind</th><th>backends</th><th>layer</th><th>pair</th><th>parameters</th>"
+         "<th>first seen</th><th>count</th><th>message</th><th>files</th></tr>";
+    for (const auto& b : c.bugs) {
+        const auto& d = b.data;
+        const auto where = d.value("localisation", io::json::object());
+        const auto first = d.value("first_seen", io::json::object());
+        std::string params;
+        const auto ps = where.value("params", io::json::object());
+        for (const auto& [k, v] : ps.items()) params += (params.empty() ? "" : ", ") + k + "=" + v.dump();
+        std::string backends = join(d.value("culprits", io::json::array()));
+        if (const auto peers = join(d.value("peers", io::json::array())); !peers.empty()) backends += " vs " + peers;
+        const std::string base = escape(b.path) + "/";
+        std::string files = fmt::format("<a href=\"{0}repro.sh\">repro.sh</a> <a href=\"{0}minimal.json\">minimal.json</a> <a href=\"{0}bug.json\">bug.json</a>", base);
+        if (b.has_onnx) files += fmt::format(" <a href=\"{0}minimal.onnx\">minimal.onnx</a> <a href=\"{0}model.onnx\">model.onnx</a>", base);
+        std::string message = d.value("message", std::string());
+        if (message.size() > 160) message = message.substr(0, 157) + "...";
+        h += fmt::format("<tr class=\"bug\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"n\">{:.1f} s<br>iteration {}</td>"
+                         "<td class=\"n\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>",
+                         escape(b.kind), escape(backends), escape(where.value("layer", std::string())),
+                         escape(where.value("pair", std::string())), escape(params), first.value("seconds", 0.0),
+                         first.value("iteration", std::uint64_t{0}), d.value("count", 1), escape(message), files);
+    }
+    return h + "</table>";
+}
+
+/// The items of one criterion not covered, grouped by their first layer class.
+inline std::string missing_group(const memo_coverage& cov, criterion k, const char* title) {
+    const universe& u = cov.space();
+    std::map<std::string, std::vector<std::string>> by_layer;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < cov.total(k); ++i) {
+        if (cov.has(k, i)) continue;
+        const std::string d = u.describe(k, i);
+        // describe() names the first class, then " -> B", ".param=value" or " input ...".
+        const auto cut = std::min({d.find(" -> "), d.find('.'), d.find(" input ")});
+        by_layer[d.substr(0, cut)].push_back(cut == std::string::npos ? d : d.substr(cut));
+        ++n;
+    }
+    std::string h = fmt::format("<h3>{} ({} of {} missing)</h3>", title, n, cov.total(k));
+    for (const auto& [layer, items] : by_layer) {
+        std::string list;
+        for (const auto& x : items) list += (list.empty() ? "" : ", ") + escape(x);
+        h += fmt::format("<details><summary>{} ({})</summary><p class=\"mono\">{}</p></details>", escape(layer), items.size(), list);
+    }
+    return h;
+}
+
+inline std::string missing_section(const memo_coverage& cov) {
+    return "<h2>Coverage still missing</h2>" + missing_group(cov, criterion::layer_type, "Layer types") +
+           missing_group(cov, criterion::layer_pair_connectable, "Connectable layer pairs") +
+           missing_group(cov, criterion::layer_param, "Parameter values") + missing_group(cov, criterion::layer_input, "Layer inputs");
+}
+
+}  // namespace detail
+
+/// The page of one campaign; with `cov` (its coverage), the coverage still missing too.
+inline std::string campaign_html(const campaign_data& c, const memo_coverage* cov) {
+    std::string body = fmt::format("<h1>memo campaign: {}</h1>", escape(c.name));
+    body += detail::summary_section(c) + detail::coverage_section(c, cov) + detail::executions_section(c) + detail::bugs_section(c);
+    if (cov) body += detail::missing_section(*cov);
+    if (c.unreadable) body += fmt::format("<p class=\"muted\">{} files of the directory could not be read and are left out.</p>", c.unreadable);
+    return page("memo campaign " + c.name, body);
+}
+
+/// Writes DIR/report.html (atomically) from what the directory holds; returns its path.
+inline std::filesystem::path write_report(const std::filesystem::path& dir, const registry& reg) {
+    auto c = read_campaign(dir);
+    const auto cov = replay_coverage(dir, reg, &c.unreadable);
+    const auto path = dir / "report.html";
+    io::write_file(path.string(), campaign_html(c, &cov));
+    return path;
+}
+
+/// Several campaigns' coverage curves, one chart per criterion, and their final figures.
+inline std::string compare_html(const std::vector<campaign_data>& cs) {
+    std::string body = "<h1>memo campaigns compared</h1><table><tr><th>campaign</th><th>seconds</th><th>models</th>";
+    for (auto k : all_criteria) body += fmt::format("<th>{}</th>", name_of(k));
+    body += "<th>distinct bugs</th></tr>";
+    for (const auto& c : cs) {
+        const io::json s = c.stats.value_or(io::json::object());
+        body += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>", escape(c.name), detail::number(s, "seconds", "{:.1f}"),
+                            detail::number(s, "models_generated"));
+        for (auto k : all_criteria) {
+            const auto j = s.value("coverage", io::json::object()).value(std::string(name_of(k)), io::json::object());
+            body += fmt::format("<td class=\"n\">{} / {}</td>", j.value("covered", 0), j.value("total", 0));
+        }
+        body += fmt::format("<td class=\"n\">{}</td></tr>", c.bugs.size());
+    }
+    body += "</table><h2>Coverage over time</h2><div class=\"charts\">";
+    for (auto k : all_criteria) {
+        std::vector<series> lines;
+        for (const auto& c : cs) lines.push_back(detail::csv_series(c.coverage, name_of(k), c.name));
+        body += line_chart(lines, {std::string(name_of(k)), "seconds", "items covered"});
+    }
+    std::vector<series> rates;
+    for (const auto& c : cs) rates.push_back(detail::rate_series(c.coverage, "models", c.name));
+    body += line_chart(rates, {"models per second", "seconds", "models / s"});
+    return page("memo campaigns compared", body + "</div>");
+}
+
+}  // namespace memo::report
+// end #include <memo/report/report.hpp>
 // begin #include <memo/search/search.hpp>
 // The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
 // its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
@@ -6454,6 +6948,7 @@ struct lmerge {
         for (const auto* L : ctx.merges)
             if (!ctx.type_covered(*L)) fresh.push_back(L);
         const auto& pool = fresh.empty() ? ctx.merges : fresh;
+        if (pool.empty()) return fail("the registry has no merge layer");
         const layer_def& M = *pool[r.index(pool.size())];
         model out = m;
         const int a = steps::pick_node(out, r);
@@ -6878,7 +7373,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
 
     std::ofstream csv(dir / "coverage.csv");
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
-    csv << "seconds,models,valid";
+    csv << "seconds,models,valid,executed";
     for (auto k : all_criteria) csv << ',' << name_of(k);
     csv << '\n';
 
@@ -6889,7 +7384,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     const auto start = clock::now();
     auto next_row = start + std::chrono::seconds(1);
     auto row = [&](double t) {
-        csv << fmt::format("{:.3f},{},{}", t, sum.generated, sum.valid);
+        csv << fmt::format("{:.3f},{},{},{}", t, sum.generated, sum.valid, exec ? exec->executed() : 0);
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
         csv << '\n';
     };
@@ -6975,18 +7470,20 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
 
 }  // namespace detail
 
-/// Runs a campaign over these seeds and writes its directory; with an execution stage, the models
-/// also run on its backends (see execute.hpp).
+/// Runs a campaign over these seeds and writes its directory, report.html last; with an execution
+/// stage, the models also run on its backends (see execute.hpp).
 inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o, stage* exec = nullptr) {
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
     const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
     using namespace mutation;
-    if (mh && memo_ops) return detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec);
-    if (mh) return detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec);
-    if (memo_ops) return detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec);
-    return detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec);
+    const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec)
+                     : mh           ? detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec)
+                     : memo_ops     ? detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec)
+                                    : detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec);
+    report::write_report(o.out, reg);
+    return sum;
 }
 
 }  // namespace memo::campaign
@@ -10963,7 +11460,7 @@ inline model load_any(const std::string& path, const registry& reg, const model_
 inline std::vector<model> load_seeds(const std::string& spec, const registry& reg, const model_readers& readers = {}) {
     std::vector<model> seeds;
     if (spec == "zoo") {
-        for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg)).reduced);
+        for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg), reg).reduced);
         return seeds;
     }
     namespace fs = std::filesystem;
@@ -11003,5 +11500,6 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
 // #include <memo/oracle/differential.hpp> (already included)
 // #include <memo/oracle/oracle.hpp> (already included)
 // #include <memo/reduce/reduce.hpp> (already included)
+// #include <memo/report/report.hpp> (already included)
 // #include <memo/search/search.hpp> (already included)
 // #include <memo/zoo/zoo.hpp> (already included)

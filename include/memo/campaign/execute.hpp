@@ -108,7 +108,7 @@ public:
         s["coverage_executed"] = cov;
     }
 
-    std::uint64_t executed() const noexcept { return executed_; }
+    std::uint64_t executed() const noexcept override { return executed_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
     const bug_store& store() const noexcept { return store_; }
 

@@ -1,7 +1,7 @@
 #pragma once
 // A generation campaign: the search over seed models with no execution, its live progress line,
 // and its directory: stats.json, coverage.csv (a row per second), queue/ (every model that raised
-// coverage, named by iteration) and seeds/ (the models it started from).
+// coverage, named by iteration), seeds/ (the models it started from) and report.html.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include "../io/json.hpp"
+#include "../report/report.hpp"
 #include "../search/search.hpp"
 #include "progress.hpp"
 #include "stage.hpp"
@@ -64,7 +65,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
 
     std::ofstream csv(dir / "coverage.csv");
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
-    csv << "seconds,models,valid";
+    csv << "seconds,models,valid,executed";
     for (auto k : all_criteria) csv << ',' << name_of(k);
     csv << '\n';
 
@@ -75,7 +76,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     const auto start = clock::now();
     auto next_row = start + std::chrono::seconds(1);
     auto row = [&](double t) {
-        csv << fmt::format("{:.3f},{},{}", t, sum.generated, sum.valid);
+        csv << fmt::format("{:.3f},{},{},{}", t, sum.generated, sum.valid, exec ? exec->executed() : 0);
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
         csv << '\n';
     };
@@ -161,18 +162,20 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
 
 }  // namespace detail
 
-/// Runs a campaign over these seeds and writes its directory; with an execution stage, the models
-/// also run on its backends (see execute.hpp).
+/// Runs a campaign over these seeds and writes its directory, report.html last; with an execution
+/// stage, the models also run on its backends (see execute.hpp).
 inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o, stage* exec = nullptr) {
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
     const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
     using namespace mutation;
-    if (mh && memo_ops) return detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec);
-    if (mh) return detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec);
-    if (memo_ops) return detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec);
-    return detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec);
+    const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec)
+                     : mh           ? detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec)
+                     : memo_ops     ? detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec)
+                                    : detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec);
+    report::write_report(o.out, reg);
+    return sum;
 }
 
 }  // namespace memo::campaign

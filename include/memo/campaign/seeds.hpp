@@ -84,7 +84,7 @@ inline model load_any(const std::string& path, const registry& reg, const model_
 inline std::vector<model> load_seeds(const std::string& spec, const registry& reg, const model_readers& readers = {}) {
     std::vector<model> seeds;
     if (spec == "zoo") {
-        for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg)).reduced);
+        for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg), reg).reduced);
         return seeds;
     }
     namespace fs = std::filesystem;

@@ -23,6 +23,8 @@ public:
     virtual void wait(double seconds) = 0;
     /// Whether the stage has done all it was asked to (a budget of models): the campaign stops.
     virtual bool done() const { return false; }
+    /// Models executed so far (coverage.csv's executed column).
+    virtual std::uint64_t executed() const { return 0; }
     /// Finishes what runs, at the end of the campaign.
     virtual void drain(double seconds) = 0;
     /// The stage's part of the progress line.

@@ -206,6 +206,13 @@ TEST(Campaign, GoesOnThroughFaultsAndStoresBugs) {
             EXPECT_NO_THROW(memo::io::load_model((bug.path() / "minimal.json").string(), test::reg()));
             EXPECT_LE(j.at("sizes").at("minimal_layers").get<int>(), j.at("sizes").at("original_layers").get<int>());
         }
+    // report.html has a row per stored bug, naming the culprit, the layer and the reproducer.
+    const std::string html = memo::io::read_file((dir / "report.html").string());
+    std::size_t rows = 0;
+    for (auto at = html.find("<tr class=\"bug\">"); at != std::string::npos; at = html.find("<tr class=\"bug\">", at + 1)) ++rows;
+    EXPECT_EQ(rows, exec.store().unique());
+    EXPECT_NE(html.find("<td>faulty vs reference</td><td>Dense</td>"), std::string::npos);
+    EXPECT_NE(html.find("/repro.sh\">repro.sh</a>"), std::string::npos);
     fs::remove_all(dir);
 }
 

@@ -58,7 +58,7 @@ TEST(Generation, WritesItsDirectory) {
     std::ifstream csv(o.out + "/coverage.csv");
     std::string header;
     std::getline(csv, header);
-    EXPECT_EQ(header, "seconds,models,valid,layer_type,layer_pair,layer_pair_connectable,layer_param,layer_param_effective,layer_input");
+    EXPECT_EQ(header, "seconds,models,valid,executed,layer_type,layer_pair,layer_pair_connectable,layer_param,layer_param_effective,layer_input");
     std::size_t queued = 0;
     for (const auto& e : fs::directory_iterator(fs::path(o.out) / "queue")) {
         ++queued;
