@@ -123,6 +123,7 @@ struct lmerge {
         for (const auto* L : ctx.merges)
             if (!ctx.type_covered(*L)) fresh.push_back(L);
         const auto& pool = fresh.empty() ? ctx.merges : fresh;
+        if (pool.empty()) return fail("the registry has no merge layer");
         const layer_def& M = *pool[r.index(pool.size())];
         model out = m;
         const int a = steps::pick_node(out, r);

@@ -115,3 +115,17 @@ TEST(LemonOperators, WeightRulesAreEditsOnTheSeed) {
     const auto back = memo::io::model_from_json(memo::io::model_to_json(*x), test::reg(), "edits");
     EXPECT_EQ(back.weight_edits, x->weight_edits);
 }
+
+/// A registry with no merge layer: LMerge declines, it does not pick from an empty pool.
+TEST(MemoOperators, LMergeDeclinesWithoutMergeLayers) {
+    using small = memo::concat<memo::layer_list<memo::layers::relu>, memo::layers::core_layers, memo::layers::adapter_layers>;
+    const auto& reg = memo::registry_of<small>();
+    memo::builder b(reg);
+    b.add("ReLU", {b.add("Dense", {b.input({6})}, {{"units", std::int64_t{4}}})});
+    const auto m = b.finish();
+    memo::memo_coverage cov(reg);
+    cov.add(m);
+    memo::mutation::context ctx(reg, cov);
+    memo::rng r(3);
+    for (int i = 0; i < 20; ++i) EXPECT_FALSE(memo::mutation::lmerge{}(m, r, ctx));
+}
