@@ -6,6 +6,10 @@
 #                   builds and runs tests/cmake/find_package against that prefix only.
 # add_subdirectory: configures, builds and runs tests/cmake/add_subdirectory, which adds
 #                   MEMO_SOURCE_DIR as a subdirectory.
+#
+# Each project also builds one of memo's examples as memo-package-example (find_package:
+# examples/custom_layer, add_subdirectory: examples/custom_backend); it must run, and its standard
+# output must equal examples/<name>/expected_output.txt when the example has one.
 foreach(var IN ITEMS MODE MEMO_SOURCE_DIR MEMO_BINARY_DIR WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_packaging_test.cmake: -D${var}=... is required")
@@ -19,12 +23,18 @@ function(run step)
   endif()
 endfunction()
 
+# The example each mode builds from MEMO_SOURCE_DIR/examples/.
+set(example_find_package custom_layer)
+set(example_add_subdirectory custom_backend)
+set(example "${example_${MODE}}")
+
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(project_dir "${MEMO_SOURCE_DIR}/tests/cmake/${MODE}")
 set(build_dir "${WORK_DIR}/build")
 
-set(configure_args -S "${project_dir}" -B "${build_dir}")
+set(configure_args -S "${project_dir}" -B "${build_dir}"
+    "-DMEMO_SOURCE_DIR=${MEMO_SOURCE_DIR}" "-DMEMO_EXAMPLE=${example}")
 if(GENERATOR)
   list(APPEND configure_args -G "${GENERATOR}")
 endif()
@@ -65,14 +75,40 @@ if(MODE STREQUAL "find_package")
     message(FATAL_ERROR "packaging test 'find_package': found memo in '${memo_dir}', not under '${prefix}'")
   endif()
 elseif(MODE STREQUAL "add_subdirectory")
-  run("configure" "${CMAKE_COMMAND}" ${configure_args} "-DMEMO_SOURCE_DIR=${MEMO_SOURCE_DIR}")
+  run("configure" "${CMAKE_COMMAND}" ${configure_args})
 else()
   message(FATAL_ERROR "run_packaging_test.cmake: unknown MODE '${MODE}'")
 endif()
 
 run("build" "${CMAKE_COMMAND}" --build "${build_dir}")
-set(app "${build_dir}/memo-package-test")
-if(NOT EXISTS "${app}")
-  file(GLOB_RECURSE app "${build_dir}/memo-package-test" "${build_dir}/*/memo-package-test")
-endif()
+
+# The path of an executable the project built (single- or multi-config generators).
+function(built name out)
+  set(exe "${build_dir}/${name}")
+  if(NOT EXISTS "${exe}")
+    file(GLOB_RECURSE exe "${build_dir}/*/${name}")
+  endif()
+  if(NOT exe)
+    message(FATAL_ERROR "packaging test '${MODE}': ${name} was not built")
+  endif()
+  list(GET exe 0 exe)
+  set(${out} "${exe}" PARENT_SCOPE)
+endfunction()
+
+built(memo-package-test app)
 run("run" "${app}")
+
+built(memo-package-example app)
+execute_process(COMMAND "${app}" RESULT_VARIABLE result OUTPUT_VARIABLE actual)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "packaging test '${MODE}': examples/${example} exited with ${result}; its output:\n${actual}")
+endif()
+set(expected_file "${MEMO_SOURCE_DIR}/examples/${example}/expected_output.txt")
+if(EXISTS "${expected_file}")
+  file(READ "${expected_file}" expected)
+  if(NOT actual STREQUAL expected)
+    message(FATAL_ERROR "packaging test '${MODE}': examples/${example}'s output differs from ${expected_file}\n"
+                        "--- expected\n${expected}\n--- actual\n${actual}")
+  endif()
+endif()
+message(STATUS "packaging test '${MODE}': examples/${example} built and ran")
