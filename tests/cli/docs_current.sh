@@ -1,10 +1,18 @@
 #!/bin/bash
-# docs/layers.md is what `memo-fuzz layers --markdown` prints: the reference cannot go stale.
+# The generated references in docs/ are what memo-fuzz prints, so they cannot go stale:
+# docs/layers.md (`memo-fuzz layers --markdown`) and docs/cli.md (`memo-fuzz help --markdown`).
 set -euo pipefail
 memo=$1
 root=$(cd "$2/../.." && pwd)
-if ! diff <("$memo" layers --markdown) "$root/docs/layers.md" >/dev/null; then
-  echo "FAIL: docs/layers.md is stale; regenerate: build/bin/memo-fuzz layers --markdown > docs/layers.md"
-  exit 1
-fi
-echo "docs/layers.md current"
+stale=0
+check() {  # check FILE COMMAND...
+  local file=$1; shift
+  if ! diff <("$memo" "$@") "$root/$file" >/dev/null; then
+    echo "FAIL: $file is stale; regenerate: build/bin/memo-fuzz $* > $file"
+    stale=1
+  fi
+}
+check docs/layers.md layers --markdown
+check docs/cli.md help --markdown
+[[ $stale == 0 ]] || exit 1
+echo "docs/layers.md and docs/cli.md current"
