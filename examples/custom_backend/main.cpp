@@ -51,27 +51,6 @@ std::vector<memo::model> seeds(const memo::registry& reg) {
     return out;
 }
 
-/// MEMO's operators, keeping only the mutants tiny_nn runs. The search replaces a seed by its
-/// mutant, so one mutant tiny_nn declines (a float16 cast, say) would leave every descendant
-/// unrunnable too; discarded here, it counts as an invalid step instead.
-struct tiny_operators {
-    using all = memo::mutation::memo_operators;
-    static constexpr std::size_t size = all::size;
-    static constexpr auto names = all::names;
-    static inline std::map<std::string, int> declined;  // why mutants were discarded, for the summary
-
-    template <class Model, class Ctx>
-    static memo::expected<Model> apply(std::size_t i, const Model& m, memo::rng& r, const Ctx& ctx) {
-        auto out = all::apply(i, m, r, ctx);
-        if (!out) return out;
-        if (auto ok = tiny_memo::backend().supports(*out); !ok) {
-            ++declined[ok.reason()];
-            return ok.error();
-        }
-        return out;
-    }
-};
-
 /// One build of tiny_nn against memo's reference interpreter (in the model's dtypes), judged by the
 /// differential oracle with the float64 reference as the ground truth; and what it saw.
 struct tester {
@@ -89,7 +68,7 @@ struct tester {
 
     void check(const memo::model& m) {
         const auto v = diff.check(m);
-        if (diff.last_skipped()) return;  // tiny_nn declined it (tiny_operators keeps this from happening)
+        if (diff.last_skipped()) return;  // tiny_nn declined it (the search's filter keeps this from happening)
         ++ran;
         if (!v) return;
         ++verdicts[std::string(memo::oracle::name_of(v.what))];
@@ -125,8 +104,16 @@ int main() {
     tester buggy(tiny::options{.fast_softmax = true}, "tiny-fast", truth, reg);
 
     // MEMO's search over tiny_nn's layers; each model that raises coverage runs on both builds.
-    memo::search<memo::model, tiny_operators, memo::memo_coverage, memo::mh_selector> s(
+    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(
         seed_models, memo::memo_coverage(reg), memo::mh_selector(0.05), search_seed);
+    // Only mutants tiny_nn runs: a diverse mutant replaces its parent, so one tiny_nn declines (a
+    // float16 cast, say) would leave every descendant unrunnable too. Why it declined is counted.
+    std::map<std::string, int> declined_because;
+    s.set_filter([&](const memo::model& m) {
+        auto ok = tiny_memo::backend().supports(m);
+        if (!ok) ++declined_because[ok.reason()];
+        return ok;
+    });
     s.set_max_seed_size(40);            // small models run fast
     s.context().max_cost = 2'000'000;   // multiply-adds per sample (reduce/cost.hpp)
     int valid = 0, diverse = 0;
@@ -157,7 +144,7 @@ int main() {
     // Why tiny_nn declined mutants, most frequent first.
     std::vector<std::pair<int, std::string>> why;
     int declined = 0;
-    for (const auto& [reason, count] : tiny_operators::declined) why.emplace_back(-count, reason), declined += count;
+    for (const auto& [reason, count] : declined_because) why.emplace_back(-count, reason), declined += count;
     std::sort(why.begin(), why.end());
     fmt::print("\nthe search discarded {} mutants tiny_nn declines, most often:\n", declined);
     for (std::size_t i = 0; i < std::min<std::size_t>(4, why.size()); ++i) fmt::print("  {:>4}  {}\n", -why[i].first, why[i].second);

@@ -5749,6 +5749,7 @@ private:
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -6259,6 +6260,7 @@ inline std::string compare_html(const std::vector<campaign_data>& cs) {
 // A user instantiates it with their own model, operator set, coverage metric and selector; the
 // operators receive a Context built from the coverage (memo::mutation::context by default).
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -7239,7 +7241,7 @@ public:
         auto& s = seeds_[i];
         ++s.selected;
         auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
-        if (!mutant) return {i, s.slot, s.op, false, 0, nullptr};
+        if (!mutant || (filter_ && !filter_(*mutant))) return {i, s.slot, s.op, false, 0, nullptr};
         const std::size_t gain = cov_.gain(*mutant);
         if (gain == 0) {
             last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway
@@ -7264,6 +7266,10 @@ public:
     std::size_t seed_count() const noexcept { return seeds_.size(); }
     static constexpr std::span<const std::string_view> operator_names() { return Ops::names; }
     Context& context() noexcept { return ctx_; }
+    /// Mutants the filter rejects count as invalid. A search for one library keeps to what it runs
+    /// (its backend's supports()): a diverse mutant replaces its parent, so one the library declines
+    /// would leave every descendant unrunnable too.
+    void set_filter(std::function<expected<void>(const Model&)> f) { filter_ = std::move(f); }
     /// Diverse mutants larger than this do not replace their parent (models would grow without end).
     void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
 
@@ -7279,6 +7285,7 @@ private:
     std::vector<seed_entry> seeds_;
     std::vector<double> model_score_, op_score_, fitness_;
     std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
+    std::function<expected<void>(const Model&)> filter_;
     Model last_{};
 };
 
@@ -7338,6 +7345,9 @@ struct generation_options {
     std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
     bool quiet = false;                // no progress line
     std::int64_t max_cost = 0;         // mutants costlier to run (reduce/cost.hpp) are rejected; 0: no limit
+    /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
+    /// that a campaign on one library keeps to the models it runs.
+    std::function<expected<void>(const model&)> accept;
 };
 
 struct generation_summary {
@@ -7465,6 +7475,7 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
     search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
     s.context().max_cost = o.max_cost;
+    if (o.accept) s.set_filter(o.accept);
     return run(s, seeds, o, exec);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct generation_options {
     std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
     bool quiet = false;                // no progress line
     std::int64_t max_cost = 0;         // mutants costlier to run (reduce/cost.hpp) are rejected; 0: no limit
+    /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
+    /// that a campaign on one library keeps to the models it runs.
+    std::function<expected<void>(const model&)> accept;
 };
 
 struct generation_summary {
@@ -157,6 +161,7 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
     search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
     s.context().max_cost = o.max_cost;
+    if (o.accept) s.set_filter(o.accept);
     return run(s, seeds, o, exec);
 }
 

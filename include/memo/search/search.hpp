@@ -10,6 +10,7 @@
 // A user instantiates it with their own model, operator set, coverage metric and selector; the
 // operators receive a Context built from the coverage (memo::mutation::context by default).
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -55,7 +56,7 @@ public:
         auto& s = seeds_[i];
         ++s.selected;
         auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
-        if (!mutant) return {i, s.slot, s.op, false, 0, nullptr};
+        if (!mutant || (filter_ && !filter_(*mutant))) return {i, s.slot, s.op, false, 0, nullptr};
         const std::size_t gain = cov_.gain(*mutant);
         if (gain == 0) {
             last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway
@@ -80,6 +81,10 @@ public:
     std::size_t seed_count() const noexcept { return seeds_.size(); }
     static constexpr std::span<const std::string_view> operator_names() { return Ops::names; }
     Context& context() noexcept { return ctx_; }
+    /// Mutants the filter rejects count as invalid. A search for one library keeps to what it runs
+    /// (its backend's supports()): a diverse mutant replaces its parent, so one the library declines
+    /// would leave every descendant unrunnable too.
+    void set_filter(std::function<expected<void>(const Model&)> f) { filter_ = std::move(f); }
     /// Diverse mutants larger than this do not replace their parent (models would grow without end).
     void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
 
@@ -95,6 +100,7 @@ private:
     std::vector<seed_entry> seeds_;
     std::vector<double> model_score_, op_score_, fitness_;
     std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
+    std::function<expected<void>(const Model&)> filter_;
     Model last_{};
 };
 

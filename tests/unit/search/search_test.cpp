@@ -95,3 +95,33 @@ TEST(Search, RandomSelectorRuns) {
     for (int i = 0; i < 200; ++i) valid += s.step().valid;
     EXPECT_GT(valid, 100);
 }
+
+/// A filter keeps the search on the models it accepts: no rejected mutant is ever valid, kept or
+/// offered, and the steps it rejects count as invalid.
+TEST(Search, FilterRejectsMutants) {
+    auto float32_only = [](const memo::model& m) -> memo::expected<void> {
+        for (const auto& n : m.nodes)
+            if (n.type != memo::dtype::float32) return memo::fail("not float32");
+        return {};
+    };
+    memo_search plain(small_seeds(), memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 4);
+    memo_search filtered(small_seeds(), memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 4);
+    int rejected = 0;
+    filtered.set_filter([&](const memo::model& m) {
+        auto ok = float32_only(m);
+        rejected += !ok;
+        return ok;
+    });
+    int plain_other_dtype = 0, valid = 0;
+    for (int i = 0; i < 400; ++i) {
+        const auto a = plain.step();
+        if (a.mutant && !float32_only(*a.mutant)) ++plain_other_dtype;
+        const auto b = filtered.step();
+        valid += b.valid;
+        if (b.mutant) EXPECT_TRUE(float32_only(*b.mutant)) << "step " << i;
+    }
+    EXPECT_GT(plain_other_dtype, 0);  // without the filter, such mutants do appear
+    EXPECT_GT(rejected, 0);
+    EXPECT_GT(valid, 100);
+    for (const auto& m : filtered.models()) EXPECT_TRUE(float32_only(m));
+}
