@@ -1,7 +1,10 @@
-// A generation campaign's directory: stats.json, coverage.csv, queue/, seeds/; and determinism
-// of the queue for a fixed seed and iteration count.
+// A generation campaign's directory: stats.json, coverage.csv, queue/, seeds/; determinism of the
+// queue for a fixed seed and iteration count; and report.html (charts drawn from the data, coverage
+// recomputed from the directory equal to the search's own, a stopped campaign still reported).
+// One translation unit for both: each that includes the whole search costs minutes under ASan.
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <unistd.h>
 
@@ -35,6 +38,12 @@ fs::path fresh_dir(const std::string& name) {
     const fs::path d = fs::temp_directory_path() / ("memo-test-" + std::to_string(::getpid()) + "-" + name);
     fs::remove_all(d);
     return d;
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
 }
 
 }  // namespace
@@ -87,4 +96,83 @@ TEST(Generation, SameSeedSameQueue) {
     EXPECT_FALSE(a.empty());
     EXPECT_EQ(a, b);
     EXPECT_NE(a, c);
+}
+
+TEST(Chart, OnePathPerSeriesWithPoints) {
+    using memo::report::series;
+    const std::string svg = memo::report::line_chart(
+        {series{"a<b", {{0, 1}, {1, 3}, {2, 4}}}, series{"c", {{0, 0}, {5, 2}}}, series{"empty", {}}}, {"t & u", "s", "n"});
+    EXPECT_EQ(count(svg, "<path class=\"series\""), 2u);
+    EXPECT_EQ(count(svg, " L"), 3u);  // 2 + 1 segments
+    EXPECT_NE(svg.find("a&lt;b"), std::string::npos);
+    EXPECT_NE(svg.find("t &amp; u"), std::string::npos);
+    EXPECT_EQ(svg.find("a<b"), std::string::npos);
+    // Every drawn coordinate lies inside the picture.
+    const std::regex point(R"([ML](-?[0-9.]+) (-?[0-9.]+))");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), point); it != std::sregex_iterator(); ++it) {
+        const double x = std::stod((*it)[1]), y = std::stod((*it)[2]);
+        EXPECT_GE(x, 0);
+        EXPECT_LE(x, 560);
+        EXPECT_GE(y, 0);
+        EXPECT_LE(y, 280);
+    }
+}
+
+TEST(Chart, TicksAreRound) {
+    using memo::report::detail::tick_step;
+    EXPECT_DOUBLE_EQ(tick_step(10), 2);
+    EXPECT_DOUBLE_EQ(tick_step(4489), 1000);
+    EXPECT_DOUBLE_EQ(tick_step(0.3), 0.1);
+    EXPECT_DOUBLE_EQ(tick_step(0), 1);
+}
+
+/// The coverage the report recomputes from seeds/ and queue/ is the search's own, criterion by
+/// criterion, and the missing items it lists are exactly the rest.
+TEST(Report, CoverageFromTheDirectoryIsTheSearchs) {
+    memo::campaign::generation_options o;
+    o.out = fresh_dir("report-cov").string();
+    o.iterations = 400;
+    o.seconds = 60;
+    o.seed = 7;
+    o.quiet = true;
+    const auto sum = memo::campaign::generate(seeds(), test::reg(), o);
+    const auto cov = memo::report::replay_coverage(o.out, test::reg());
+    for (auto k : memo::all_criteria) EXPECT_EQ(cov.covered(k), sum.covered[static_cast<std::size_t>(k)]) << memo::name_of(k);
+
+    const std::string html = memo::io::read_file(o.out + "/report.html");
+    EXPECT_EQ(count(html, "<svg class=\"chart\""), 7u);  // one per criterion, and models per second
+    EXPECT_EQ(count(html, "<tr class=\"bug\">"), 0u);
+    const auto k = memo::criterion::layer_param;
+    EXPECT_NE(html.find(fmt::format("Parameter values ({} of {} missing)", cov.total(k) - cov.covered(k), cov.total(k))), std::string::npos);
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    fs::remove_all(o.out);
+}
+
+/// A campaign stopped before its end (no stats.json, a torn last coverage.csv line) still reports.
+TEST(Report, StoppedCampaignStillReports) {
+    const auto dir = fresh_dir("report-stopped");
+    fs::create_directories(dir);
+    memo::io::write_file((dir / "coverage.csv").string(), "seconds,models,valid,layer_type\n0,0,0,3\n1,10,8,5\n2,2");
+    const auto c = memo::report::read_campaign(dir);
+    EXPECT_FALSE(c.stats);
+    EXPECT_EQ(c.coverage.rows.size(), 2u);
+    memo::report::write_report(dir, test::reg());
+    const std::string html = memo::io::read_file((dir / "report.html").string());
+    EXPECT_NE(html.find("No stats.json"), std::string::npos);
+    EXPECT_EQ(count(html, "<path class=\"series\""), 3u);  // layer_type, models, valid
+    fs::remove_all(dir);
+}
+
+TEST(Report, NotACampaignIsAClearError) {
+    const auto dir = fresh_dir("report-empty");
+    fs::create_directories(dir);
+    try {
+        memo::report::read_campaign(dir);
+        FAIL() << "an empty directory was read as a campaign";
+    } catch (const memo::error& e) {
+        EXPECT_NE(std::string(e.what()).find("not a campaign directory"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find(dir.string()), std::string::npos);
+    }
+    EXPECT_THROW(memo::report::read_campaign(dir / "nowhere"), memo::error);
+    fs::remove_all(dir);
 }
