@@ -2166,6 +2166,21 @@ inline int64_t conv_length(int64_t in, int64_t kernel, std::string_view padding,
     return (len + stride - 1) / stride;
 }
 
+/// TensorFlow's padding of one spatial axis, before and after the data, for a window reaching
+/// `reach` = (kernel - 1) * dilation + 1 elements: "same" pads max((out - 1) * stride + reach - in, 0)
+/// in all, with out = ceil(in / stride) and the odd element after; "causal" pads reach - 1 before;
+/// "valid" none. One rule for the reference, libtorch and ONNX, so that they pad alike.
+struct axis_padding {
+    int64_t before = 0, after = 0;
+};
+inline axis_padding window_padding(std::string_view padding, int64_t in, int64_t reach, int64_t stride) {
+    if (padding == "causal") return {reach - 1, 0};
+    if (padding != "same") return {};
+    const int64_t out = (in + stride - 1) / stride;
+    const int64_t total = std::max<int64_t>((out - 1) * stride + reach - in, 0);
+    return {total / 2, total - total / 2};
+}
+
 /// Keras' conv_utils.deconv_output_length.
 inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
                              int64_t stride, int64_t dilation) {
@@ -2770,14 +2785,6 @@ namespace conv_detail {
 inline constexpr int max_axes = 3;
 using axes = std::array<int64_t, max_axes>;
 
-/// Padding before the data on one axis, as TensorFlow computes it: "same" pads
-/// (out - 1) * stride + reach - in in total with the odd one after; "causal" pads reach - 1 before.
-inline int64_t pad_before(std::string_view padding, int64_t in, int64_t out, int64_t reach, int64_t stride) {
-    if (padding == "causal") return reach - 1;
-    if (padding != "same") return 0;
-    return std::max<int64_t>((out - 1) * stride + reach - in, 0) / 2;
-}
-
 /// A sliding window over the spatial axes: input position = out * stride + tap * dilation - pad.
 struct window {
     int n = 0;
@@ -2894,7 +2901,7 @@ windowed<T> prepare(const node& n, const array<T>& input, std::string_view kerne
         w.kernel[a] = kernel[a];
         w.stride[a] = stride[a];
         w.dilation[a] = dilation[a];
-        w.pad[a] = pad_before(padding, w.in[a], w.out[a], (kernel[a] - 1) * dilation[a] + 1, stride[a]);
+        w.pad[a] = memo::layers::window_padding(padding, w.in[a], (kernel[a] - 1) * dilation[a] + 1, stride[a]).before;
     }
     g.out_dims.push_back(out.channels);
     return g;
@@ -3675,6 +3682,7 @@ void register_reshape(kernel_table<T>& t) {
 // ConvLSTM1D/2D/3D, with Keras' cell equations (gates i, f, c, o for LSTM; z, r, h for GRU) from a
 // zero initial state. go_backwards reads the sequence reversed and returns outputs in processing
 // order; return_state, stateful and unroll do not change the single output of one call.
+// #include <memo/layers/common.hpp> (already included)
 // #include <memo/backends/reference/array.hpp> (already included)
 
 namespace memo::reference {
@@ -3930,7 +3938,7 @@ expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::s
         if (out <= 0) return fail("kernel does not fit the input frame");
         input.in.push_back(len);
         input.out.push_back(out);
-        input.pad_before.push_back(same ? std::max<int64_t>((out - 1) * st[d] + extent - len, 0) / 2 : 0);
+        input.pad_before.push_back(memo::layers::window_padding(p.str("padding"), len, extent, st[d]).before);
         recurrent.in.push_back(out);
         recurrent.out.push_back(out);
         recurrent.pad_before.push_back((ks[d] - 1) / 2);

@@ -106,6 +106,21 @@ inline int64_t conv_length(int64_t in, int64_t kernel, std::string_view padding,
     return (len + stride - 1) / stride;
 }
 
+/// TensorFlow's padding of one spatial axis, before and after the data, for a window reaching
+/// `reach` = (kernel - 1) * dilation + 1 elements: "same" pads max((out - 1) * stride + reach - in, 0)
+/// in all, with out = ceil(in / stride) and the odd element after; "causal" pads reach - 1 before;
+/// "valid" none. One rule for the reference, libtorch and ONNX, so that they pad alike.
+struct axis_padding {
+    int64_t before = 0, after = 0;
+};
+inline axis_padding window_padding(std::string_view padding, int64_t in, int64_t reach, int64_t stride) {
+    if (padding == "causal") return {reach - 1, 0};
+    if (padding != "same") return {};
+    const int64_t out = (in + stride - 1) / stride;
+    const int64_t total = std::max<int64_t>((out - 1) * stride + reach - in, 0);
+    return {total / 2, total - total / 2};
+}
+
 /// Keras' conv_utils.deconv_output_length.
 inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
                              int64_t stride, int64_t dilation) {

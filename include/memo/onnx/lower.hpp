@@ -106,22 +106,15 @@ inline std::string activate(graph& g, const std::string& x, std::string_view nam
     return x;
 }
 
-/// TF's padding per spatial axis: "same" pads total = max((out - 1) * s + k_eff - in, 0) with
-/// total / 2 before; "causal" pads k_eff - 1 before; "valid" none. ONNX's pads list: all the
+/// TF's padding per spatial axis (layers/common.hpp's window_padding) as ONNX's pads list: all the
 /// befores, then all the afters.
 inline dims_t tf_pads(const dims_t& in, const dims_t& k, const dims_t& s, const dims_t& d, std::string_view mode) {
     const std::size_t n = k.size();
     dims_t p(2 * n, 0);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t keff = (k[i] - 1) * d[i] + 1;
-        if (mode == "same") {
-            const std::int64_t out = (in[i] + s[i] - 1) / s[i];
-            const std::int64_t total = std::max<std::int64_t>((out - 1) * s[i] + keff - in[i], 0);
-            p[i] = total / 2;
-            p[n + i] = total - total / 2;
-        } else if (mode == "causal") {
-            p[i] = keff - 1;
-        }
+        const auto [before, after] = memo::layers::window_padding(mode, in[i], (k[i] - 1) * d[i] + 1, s[i]);
+        p[i] = before;
+        p[n + i] = after;
     }
     return p;
 }

@@ -18,14 +18,6 @@ namespace conv_detail {
 inline constexpr int max_axes = 3;
 using axes = std::array<int64_t, max_axes>;
 
-/// Padding before the data on one axis, as TensorFlow computes it: "same" pads
-/// (out - 1) * stride + reach - in in total with the odd one after; "causal" pads reach - 1 before.
-inline int64_t pad_before(std::string_view padding, int64_t in, int64_t out, int64_t reach, int64_t stride) {
-    if (padding == "causal") return reach - 1;
-    if (padding != "same") return 0;
-    return std::max<int64_t>((out - 1) * stride + reach - in, 0) / 2;
-}
-
 /// A sliding window over the spatial axes: input position = out * stride + tap * dilation - pad.
 struct window {
     int n = 0;
@@ -142,7 +134,7 @@ windowed<T> prepare(const node& n, const array<T>& input, std::string_view kerne
         w.kernel[a] = kernel[a];
         w.stride[a] = stride[a];
         w.dilation[a] = dilation[a];
-        w.pad[a] = pad_before(padding, w.in[a], w.out[a], (kernel[a] - 1) * dilation[a] + 1, stride[a]);
+        w.pad[a] = memo::layers::window_padding(padding, w.in[a], (kernel[a] - 1) * dilation[a] + 1, stride[a]).before;
     }
     g.out_dims.push_back(out.channels);
     return g;

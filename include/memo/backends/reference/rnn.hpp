@@ -3,6 +3,7 @@
 // ConvLSTM1D/2D/3D, with Keras' cell equations (gates i, f, c, o for LSTM; z, r, h for GRU) from a
 // zero initial state. go_backwards reads the sequence reversed and returns outputs in processing
 // order; return_state, stateful and unroll do not change the single output of one call.
+#include "../../layers/common.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
@@ -258,7 +259,7 @@ expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::s
         if (out <= 0) return fail("kernel does not fit the input frame");
         input.in.push_back(len);
         input.out.push_back(out);
-        input.pad_before.push_back(same ? std::max<int64_t>((out - 1) * st[d] + extent - len, 0) / 2 : 0);
+        input.pad_before.push_back(memo::layers::window_padding(p.str("padding"), len, extent, st[d]).before);
         recurrent.in.push_back(out);
         recurrent.out.push_back(out);
         recurrent.pad_before.push_back((ks[d] - 1) / 2);

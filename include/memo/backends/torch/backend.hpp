@@ -146,8 +146,7 @@ inline Tensor depthwise_kernel(const Tensor& w) {
     return w.permute(p).reshape(shape).contiguous();
 }
 
-/// TF's padding per spatial axis: "same" pads total = max((out - 1) * s + k_eff - in, 0) with
-/// total / 2 before; "causal" pads k_eff - 1 before; "valid" none.
+/// TF's padding per spatial axis (layers/common.hpp's window_padding).
 struct padding {
     dims_t before, after;
     bool symmetric() const { return before == after; }
@@ -155,18 +154,9 @@ struct padding {
 inline padding tf_padding(::at::IntArrayRef in, const dims_t& k, const dims_t& s, const dims_t& d, std::string_view mode) {
     padding p;
     for (std::size_t i = 0; i < k.size(); ++i) {
-        const int64_t keff = (k[i] - 1) * d[i] + 1;
-        int64_t b = 0, a = 0;
-        if (mode == "same") {
-            const int64_t out = (in[i] + s[i] - 1) / s[i];
-            const int64_t total = std::max<int64_t>((out - 1) * s[i] + keff - in[i], 0);
-            b = total / 2;
-            a = total - b;
-        } else if (mode == "causal") {
-            b = keff - 1;
-        }
-        p.before.push_back(b);
-        p.after.push_back(a);
+        const auto [before, after] = memo::layers::window_padding(mode, in[i], (k[i] - 1) * d[i] + 1, s[i]);
+        p.before.push_back(before);
+        p.after.push_back(after);
     }
     return p;
 }
