@@ -14,9 +14,9 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)"
 "$memo" compare --help | grep -q -- "--out" || fail "compare --help"
 command -v chromium >/dev/null || fail "chromium is not installed (scripts/setup.sh installs it)"
 
-# Chromium as the issue's brief starts it, with a fresh profile each time. The probe page loads a
-# report in an iframe and measures what the browser laid out (file access between local pages is
-# allowed for that only).
+# Chromium headless, with networking, sync and updates off and a fresh profile each time. The probe
+# page loads a report in an iframe and measures what the browser laid out (file access between
+# local pages is allowed for that only).
 browser() {
   local profile
   profile=$(mktemp -d -p "$tmp")
@@ -119,7 +119,7 @@ grep -q "No stats.json" "$tmp/stopped/report.html" || fail "a stopped campaign's
 
 # B: a campaign that finds a real ONNX Runtime bug (tests/data/report/README.md); its row links
 # the reproducer and the ONNX files, which exist.
-if "$memo" run-model --help | grep -q "ort-opt"; then
+if "$memo" export-onnx --help >/dev/null 2>&1; then  # built with ONNX, so ort-opt exists
   mkdir -p "$tmp/seeds" && cp "$data/report/ort_pad_maxpool.json" "$tmp/seeds/"
   "$memo" run --backends reference,ort-opt --seeds "$tmp/seeds" --models 6 --no-minimise --seconds 120 --seed 1 \
     --out "$tmp/b" --quiet >"$tmp/log" || fail "campaign b: $(cat "$tmp/log")"
