@@ -16,6 +16,7 @@ DEBIAN_PACKAGES=(
   libfmt-dev
   librange-v3-dev
   nlohmann-json3-dev
+  libsqlite3-dev
   libgtest-dev
   libbenchmark-dev
   libtorch-dev

@@ -98,6 +98,8 @@ inline std::vector<std::unique_ptr<memo::executor>> make_backends(const std::str
                 throw memo::error("--backends: " + n + " is not available: the ONNX Runtime worker is not installed at " + ort_worker() +
                                   " (run scripts/setup.sh, or set MEMO_ORT_WORKER)");
             r.push_back(make_ort(n, lim));  // always its own process: a Node.js worker
+            // An output per node would keep ort-opt's graph optimisations (fusions) from happening.
+            r.back()->set_traceable(n == "ort");
             continue;
         } else {
             std::string known;

@@ -38,6 +38,9 @@ public:
     }
     std::string get_or(const std::string& k, std::string fallback) const { return get(k).value_or(std::move(fallback)); }
     const std::vector<std::string>& positional() const { return positional_; }
+    const std::map<std::string, std::string>& options() const { return options_; }
+    /// Sets an option as if it had been given (a resumed campaign's stored ones).
+    void set(const std::string& k, std::string v) { options_[k] = std::move(v); }
     /// Fails on options this command does not know (typos must not pass silently).
     void only(const std::vector<std::string>& known) const {
         for (const auto& [k, v] : options_) {

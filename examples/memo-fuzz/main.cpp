@@ -8,6 +8,7 @@
 #include "replay.hpp"
 #include "report.hpp"
 #include "run.hpp"
+#include "stats.hpp"
 
 namespace commands {
 
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
     for (auto& c : commands::execution_commands()) cmds.push_back(std::move(c));
     for (auto& c : commands::onnx_commands()) cmds.push_back(std::move(c));
     for (auto& c : commands::report_commands()) cmds.push_back(std::move(c));
+    cmds.push_back(commands::stats_command());
     return cli::dispatch(cmds, argc, argv, "memo-fuzz",
                          "generate diverse, valid deep-learning models and test DL libraries with them");
 }

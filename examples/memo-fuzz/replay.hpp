@@ -1,11 +1,14 @@
 #pragma once
-// memo-fuzz run-model and replay: one model on the backends, judged by the oracle.
+// memo-fuzz run-model and replay: one model on the backends, judged by the oracle; and replay of a
+// whole campaign's stored executions, for divergences.
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include <memo/campaign/bugs.hpp>
+#include <memo/campaign/progress.hpp>
 #include <memo/campaign/seeds.hpp>
+#include <memo/store/replay.hpp>
 
 #include "run.hpp"
 
@@ -48,14 +51,62 @@ inline int run_model(const cli::args& a) {
     return 0;
 }
 
+/// replay DIR of a campaign: every stored execution again, compared with its record.
+inline int replay_campaign(const cli::args& a, const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    if (a.has("original")) throw memo::error("--original is for a bug directory, not a campaign");
+    const auto& reg = memo::default_registry();
+    memo::store::campaign_store st(memo::store::campaign_store::file_in(dir));
+    std::string backends = a.get("backends").value_or("");
+    if (backends.empty())
+        if (const auto o = st.last_options(); o && o->contains("tool") && o->at("tool").contains("args"))
+            backends = o->at("tool").at("args").value("backends", std::string());
+    if (backends.empty()) backends = default_backends();
+    auto xs = make_backends(backends, reg, limits_from(a), !a.has("in-process"));
+    std::vector<memo::executor*> ptrs;
+    for (const auto& x : xs) ptrs.push_back(x.get());
+    memo::store::replay_options ro;
+    ro.tolerant = a.has("tolerant");
+    ro.tolerance = oracle_from(a);
+    memo::campaign::progress bar;
+    const auto start = std::chrono::steady_clock::now();
+    ro.progress = [&](std::size_t done, std::size_t total) {
+        const auto now = std::chrono::steady_clock::now();
+        if (bar.due(now))
+            bar.show(fmt::format("[{:6.1f}s] replayed {}/{} executions", std::chrono::duration<double>(now - start).count(), done, total), now);
+    };
+    const auto sum = memo::store::replay(st, reg, ptrs, ro);
+    bar.finish(fmt::format("replayed {} executions in {:.1f} s", sum.replayed, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+    // Each divergent model, and the list, beside the store: replayable from the directory.
+    memo::io::json list = memo::io::json::array();
+    for (const auto& d : sum.divergences) {
+        const auto name = memo::store::hex(d.model);
+        if (const auto m = st.find_model(d.model, reg)) {
+            fs::create_directories(dir / "divergences");
+            memo::io::write_file((dir / "divergences" / (name + ".json")).string(), memo::io::model_to_json(*m).dump(1) + "\n");
+        }
+        list.push_back({{"model", name}, {"backend", d.backend}, {"inputs", d.inputs}, {"what", d.what}, {"node", d.node}, {"layer", d.layer},
+                        {"file", "divergences/" + name + ".json"}});
+        fmt::print("divergence: model {} on {}: {}{}\n", name, d.backend, d.what, d.layer.empty() ? "" : " (" + d.layer + ")");
+    }
+    memo::io::write_file((dir / "divergences.json").string(), list.dump(2) + "\n");
+    fmt::print("{}: {} executions replayed on {}: {} identical, {} within tolerance, {} divergences ({} skipped: other backends or declined)\n",
+               dir.string(), sum.replayed, backends, sum.same, sum.within_tolerance, sum.divergences.size(), sum.skipped);
+    if (!sum.divergences.empty()) fmt::print("divergences are listed in {}/divergences.json\n", dir.string());
+    return sum.divergences.empty() ? 0 : 2;
+}
+
 inline int replay(const cli::args& a) {
-    auto flags = std::vector<std::string>{"backends", "original"};
+    auto flags = std::vector<std::string>{"backends", "original", "tolerant"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     a.only(flags);
-    if (a.positional().size() != 1) throw memo::error("replay needs one bug directory (DIR/bugs/<kind>/<signature>)");
+    if (a.positional().size() != 1) throw memo::error("replay needs one directory: a campaign (DIR) or a bug (DIR/bugs/<kind>/<signature>)");
     namespace fs = std::filesystem;
     const fs::path dir = a.positional()[0];
-    if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": no bug.json (not a bug directory)");
+    if (!fs::exists(dir)) throw memo::error(dir.string() + ": no such directory");
+    if (!fs::exists(dir / "bug.json") && fs::exists(memo::store::campaign_store::file_in(dir))) return replay_campaign(a, dir);
+    if (a.has("tolerant")) throw memo::error("--tolerant is for a campaign directory, not a bug");
+    if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": neither a bug directory (no bug.json) nor a campaign (no store.db)");
     const auto bug = memo::io::parse_json_file((dir / "bug.json").string());
     const auto& reg = memo::default_registry();
     const fs::path file = dir / (a.has("original") ? "model.json" : "minimal.json");
@@ -92,12 +143,22 @@ inline std::vector<cli::command> execution_commands() {
          {"backends", "seed", "timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold"},
          run_model},
         {"replay",
-         "replay BUGDIR [--original] [--backends LIST] [execution options]",
-         "Re-runs a stored bug (a directory DIR/bugs/<kind>/<signature>/ of a campaign) on the backends it\n"
-         "was found with, with the same inputs, and prints the verdict. Exit status 0 when the stored verdict\n"
-         "(kind and culprits) is reproduced, 2 when not, 1 on an error.\n\n"
-         "  --original           replay model.json (the model as found) instead of minimal.json\n"
-         "  --backends LIST      other backends than the stored ones (a new library version, say)\n" +
+         "replay (BUGDIR | DIR) [--original] [--tolerant] [--backends LIST] [execution options]",
+         "BUGDIR (DIR/bugs/<kind>/<signature>/ of a campaign): re-runs the stored bug on the backends it was\n"
+         "found with, with the same inputs, and prints the verdict. Exit status 0 when the stored verdict (kind\n"
+         "and culprits) is reproduced, 2 when not, 1 on an error.\n\n"
+         "DIR (a campaign): re-runs every execution its store.db holds, on the same backend with the same\n"
+         "inputs, and compares it with its record: status, and digests of the outputs and, for traced runs,\n"
+         "of every node. A difference is a divergence: the library gave another answer for the same model\n"
+         "(nondeterminism, or a regression when another version of it replays an old campaign). Divergences\n"
+         "are reported apart from cross-library inconsistency, each with the first node whose digest\n"
+         "differs, listed in DIR/divergences.json (their models in DIR/divergences/) and counted by\n"
+         "memo-fuzz stats. Exit status 0 when there are none, 2 when there are, 1 on an error.\n\n"
+         "  --original           (BUGDIR) replay model.json (the model as found) instead of minimal.json\n"
+         "  --tolerant           (DIR) digests may differ where each node's sum of magnitudes stays within its\n"
+         "                       dtype's tolerance (for libraries that are not bit-for-bit deterministic)\n"
+         "  --backends LIST      other backends than the stored ones (a new library version, say); DIR: only\n"
+         "                       the executions of these backends are replayed\n" +
              execution_help,
          {"backends", "timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold"},
          replay},

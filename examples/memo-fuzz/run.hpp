@@ -107,28 +107,53 @@ inline const std::string execution_help =
     "  --dmad-threshold D   D_MAD above which an output difference counts (default 0.5)\n"
     "  --in-process         run the backends in this process (no isolation; for debugging)";
 
-inline int run(const cli::args& a) {
+/// Options a resumed campaign takes from its first run rather than from its command line.
+inline bool stored_option(const std::string& k) { return k != "out" && k != "resume" && k != "seconds" && k != "iterations" && k != "quiet"; }
+
+inline int run(const cli::args& given) {
     auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p",
-                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models"};
+                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
-    a.only(flags);
-    if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
-    const auto backends = a.get_or("backends", default_backends());
-    memo::campaign::generation_options o;
-    o.out = a.get("out").value_or("");
-    if (o.out.empty()) throw memo::error("--out DIR is required (the campaign directory)");
-    if (std::filesystem::exists(std::filesystem::path(o.out) / "stats.json"))
-        throw memo::error(o.out + ": already holds a campaign (stats.json); choose another --out");
-    o.seconds = to_double(a.get_or("seconds", "60"), "seconds");
-    o.iterations = to_u64(a.get_or("iterations", "0"), "iterations");
-    o.seed = to_u64(a.get_or("seed", "0"), "seed");
-    o.selector = a.get_or("selector", "mh");
-    o.operators = a.get_or("operators", "memo");
-    o.p = to_double(a.get_or("p", "0.05"), "p");
-    o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "160"), "max-seed-nodes");
-    o.quiet = a.has("quiet");
+    given.only(flags);
+    if (!given.positional().empty()) throw memo::error("unexpected argument '" + given.positional()[0] + "'");
+    namespace fs = std::filesystem;
     const auto& reg = memo::default_registry();
-    const auto seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg, model_readers());
+    cli::args a = given;
+    memo::campaign::generation_options o;
+    std::vector<memo::model> seeds;
+    if (given.has("resume")) {
+        // The campaign's own options come back from its store; only the budget and --quiet are new.
+        for (const auto& [k, v] : given.options())
+            if (stored_option(k)) throw memo::error("--resume continues a campaign with its own options; --" + k + " cannot change them");
+        auto r = memo::campaign::resume_options(*given.get("resume"), reg);
+        for (const auto& [k, v] : r.options.tool.at("args").items()) a.set(k, v.get<std::string>());
+        if (r.finished && !given.has("seconds") && !given.has("iterations"))
+            throw memo::error(r.options.out + ": the campaign ran its whole budget; give --seconds S or --iterations N to run it further");
+        o = std::move(r.options);
+        if (given.has("seconds")) o.seconds = to_double(*given.get("seconds"), "seconds");
+        if (given.has("iterations")) o.iterations = to_u64(*given.get("iterations"), "iterations");
+        seeds = std::move(r.seeds);
+    } else {
+        o.out = a.get("out").value_or("");
+        if (o.out.empty()) throw memo::error("--out DIR is required (the campaign directory)");
+        for (const char* f : {"stats.json", "store.db"})
+            if (fs::exists(fs::path(o.out) / f))
+                throw memo::error(o.out + ": already holds a campaign (" + f + "); continue it with --resume " + o.out + ", or choose another --out");
+        o.seconds = to_double(a.get_or("seconds", "60"), "seconds");
+        o.iterations = to_u64(a.get_or("iterations", "0"), "iterations");
+        o.seed = to_u64(a.get_or("seed", "0"), "seed");
+        o.selector = a.get_or("selector", "mh");
+        o.operators = a.get_or("operators", "memo");
+        o.p = to_double(a.get_or("p", "0.05"), "p");
+        o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "160"), "max-seed-nodes");
+        memo::io::json stored = memo::io::json::object();
+        for (const auto& [k, v] : a.options())
+            if (stored_option(k)) stored[k] = v;
+        o.tool = {{"args", stored}};
+        seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg, model_readers());
+    }
+    o.quiet = a.has("quiet");
+    const auto backends = a.get_or("backends", default_backends());
     if (backends == "none") {
         const auto s = memo::campaign::generate(seeds, reg, o);
         fmt::print("{}: {} models in {:.1f} s ({:.0f}/s), {} valid, {} raised coverage; see stats.json, coverage.csv, queue/\n", o.out,
@@ -137,10 +162,11 @@ inline int run(const cli::args& a) {
         return 0;
     }
     // Small tensors by default: execution speed comes from them (--full-size keeps the seeds' own).
+    // (A resumed campaign's seeds are those its directory holds, shrunk already.)
     const bool full = a.has("full-size");
     const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", "20000000"), "max-cost"));
     std::vector<memo::model> small;
-    for (const auto& m : seeds) small.push_back(full ? m : memo::campaign::shrink(m, max_cost / 10));
+    for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::shrink(m, max_cost / 10));
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     testers t(a, backends, reg, inputs_from(a), lanes);
@@ -148,15 +174,16 @@ inline int run(const cli::args& a) {
     eo.minimise = !a.has("no-minimise");
     eo.attach = bug_files();
     eo.max_models = to_u64(a.get_or("models", "0"), "models");
+    eo.fill = !a.has("no-fill");
     eo.max_cost = full ? 0 : max_cost;
     o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
     memo::campaign::execution exec(t.lanes(), reg, o.out, eo);
     const auto s = memo::campaign::generate(small, reg, o, &exec);
     const double secs = std::max(s.seconds, 1e-9);
-    fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s); bugs: {} crash, {} nan, {} inconsistency, {} shape\n",
+    fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s; {} run, {} memo hits); bugs: {} crash, {} nan, {} inconsistency, {} shape\n",
                o.out, s.generated, static_cast<double>(s.generated) / secs, exec.executed(), backends,
-               static_cast<double>(exec.executed()) / secs, exec.store().unique("crash"), exec.store().unique("nan"),
-               exec.store().unique("inconsistency"), exec.store().unique("shape"));
+               static_cast<double>(exec.executed()) / secs, exec.models_run(), exec.memo_hits(), exec.store().unique("crash"),
+               exec.store().unique("nan"), exec.store().unique("inconsistency"), exec.store().unique("shape"));
     for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
     fmt::print("report: {}/report.html\n", o.out);
     if (exec.store().unique()) fmt::print("bugs are in {}/bugs/<kind>/<signature>/; each replays with memo-fuzz replay <that directory>\n", o.out);
@@ -165,8 +192,8 @@ inline int run(const cli::args& a) {
 
 inline cli::command run_command() {
     return {"run",
-            "run --out DIR [--backends LIST|none] [--seconds S] [--iterations N] [--models N] [--seed N] [--selector mh|random] "
-            "[--operators memo|lemon] [--seeds zoo|DIR] [execution options]",
+            "run (--out DIR | --resume DIR) [--backends LIST|none] [--seconds S] [--iterations N] [--models N] [--seed N] "
+            "[--selector mh|random] [--operators memo|lemon] [--seeds zoo|DIR] [execution options]",
             "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
             "the generated models run on the backends under test (each in its own worker process) and judged\n"
             "by the differential oracle (crash, nan, inconsistency; shape when ONNX's checks disagree). Models\n"
@@ -177,7 +204,13 @@ inline cli::command run_command() {
             "its model, minimal model, verdict, localisation and a replay command), and last DIR/report.html\n"
             "(charts, bug table, missing coverage; see memo-fuzz report). The same --seed and\n"
             "--iterations give the same models.\n\n"
+            "DIR/store.db keeps every model generated, every run (status, output digests, time, memory), the\n"
+            "oracle's judgements and a checkpoint a second: a model judged before on the same backends is not\n"
+            "run again (a memo hit), and --resume DIR continues a finished or killed campaign exactly where its\n"
+            "checkpoint left it (see memo-fuzz replay DIR and memo-fuzz stats DIR).\n\n"
             "  --out DIR            the campaign directory (must not hold a campaign already)\n"
+            "  --resume DIR         continue the campaign in DIR with its own options; --seconds and --iterations\n"
+            "                       then say how much more to run (default: what is left of its budget)\n"
             "  --backends LIST      comma-separated: reference, reference-float64, torch, ort, ort-opt (default:\n"
             "                       reference and every library installed: torch, ort); none: generation only\n"
             "  --seconds S          time limit (default 60)\n"
@@ -195,10 +228,13 @@ inline cli::command run_command() {
             "                       per sample (default 20000000; see docs/execution.md); seeds are shrunk\n"
             "                       (inputs, filters, units) to a tenth of it\n"
             "  --full-size          no shrinking and no cost limit\n"
-            "  --lanes N            models in flight at once, each lane with workers of its own (default 2)\n" +
+            "  --lanes N            models in flight at once, each lane with workers of its own (default 2)\n"
+            "  --no-fill            run only models that raised coverage, never the newest valid model when a\n"
+            "                       worker idles: the models run then depend on --seed and --iterations alone, so\n"
+            "                       a resumed campaign finds the same bugs as one run in one go\n" +
                 execution_help,
             {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
-             "memory-mb", "samples", "input-range", "dmad-threshold"},
+             "memory-mb", "samples", "input-range", "dmad-threshold", "resume"},
             run};
 }
 

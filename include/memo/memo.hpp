@@ -1,7 +1,7 @@
 #pragma once
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
-// libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3 and
-// nlohmann-json (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
+// libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3, nlohmann-json
+// and SQLite (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
 // ONNX) have headers of their own: <memo/backends/torch/backend.hpp>.
 #include "backends/backend.hpp"
 #include "backends/executor.hpp"
@@ -35,4 +35,6 @@
 #include "reduce/reduce.hpp"
 #include "report/report.hpp"
 #include "search/search.hpp"
+#include "store/replay.hpp"
+#include "store/store.hpp"
 #include "zoo/zoo.hpp"

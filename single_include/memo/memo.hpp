@@ -7,8 +7,8 @@
 #pragma once
 
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
-// libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3 and
-// nlohmann-json (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
+// libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3, nlohmann-json
+// and SQLite (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
 // ONNX) have headers of their own: <memo/backends/torch/backend.hpp>.
 // begin #include <memo/backends/backend.hpp>
 // The backend concept: a DL library (or our reference interpreter) that runs a model.
@@ -1307,6 +1307,16 @@ public:
         submit(m, inputs, o);
         return collect();
     }
+
+    /// Whether a campaign that records its runs may run this backend with every_node, so that the
+    /// store keeps a digest per node (replay then names the first node that diverges). Off for a
+    /// library whose graph optimisations an output per node would prevent (ONNX Runtime with its
+    /// optimisations on).
+    bool traceable() const noexcept { return traceable_; }
+    void set_traceable(bool t) noexcept { traceable_ = t; }
+
+private:
+    bool traceable_ = true;
 };
 
 /// A backend run in the campaign's own process: fast, and trusted not to crash.
@@ -4235,6 +4245,100 @@ inline std::vector<tensor> make_inputs(const model& m, const input_options& o = 
 #include <vector>
 
 // #include <memo/backends/backend.hpp> (already included)
+// begin #include <memo/store/digest.hpp>
+// What the store keeps of a run instead of its tensors: per tensor (or per node) a 64-bit digest
+// of the exact values, for exact comparison, and the sum of absolute values, for comparison
+// within a dtype's tolerance when a library is not bit-for-bit deterministic.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+// #include <memo/core/hash.hpp> (already included)
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/exec/inputs.hpp> (already included)
+// #include <memo/exec/tensor.hpp> (already included)
+
+namespace memo::store {
+
+struct digest {
+    std::uint64_t hash = 0;
+    double abs_sum = 0;  // finite values only; non-finite ones change the hash
+    friend bool operator==(const digest&, const digest&) = default;
+};
+
+/// The digest of some tensors: dims, dtype and every value's bits.
+inline digest digest_of(std::span<const tensor> ts) {
+    hasher h;
+    digest d;
+    h.mix(ts.size());
+    for (const auto& t : ts) {
+        h.mix(t.dims.size());
+        for (auto x : t.dims) h.mix(static_cast<std::uint64_t>(x));
+        h.mix(static_cast<std::uint64_t>(t.type));
+        for (double x : t.data) {
+            h.mix(std::bit_cast<std::uint64_t>(x));
+            if (std::isfinite(x)) d.abs_sum += std::abs(x);
+        }
+    }
+    d.hash = h.value();
+    return d;
+}
+inline digest digest_of(const tensor& t) { return digest_of(std::span<const tensor>(&t, 1)); }
+
+/// Per-node digests as a blob (16 bytes a node) and back.
+inline std::vector<std::byte> pack(const std::vector<digest>& ds) {
+    std::vector<std::byte> b(ds.size() * 16);
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+        std::memcpy(b.data() + 16 * i, &ds[i].hash, 8);
+        std::memcpy(b.data() + 16 * i + 8, &ds[i].abs_sum, 8);
+    }
+    return b;
+}
+inline std::vector<digest> unpack(std::span<const std::byte> b) {
+    std::vector<digest> ds(b.size() / 16);
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+        std::memcpy(&ds[i].hash, b.data() + 16 * i, 8);
+        std::memcpy(&ds[i].abs_sum, b.data() + 16 * i + 8, 8);
+    }
+    return ds;
+}
+
+/// A model's identity for memoisation: its structure (structural_hash) and what structural_hash
+/// leaves out but a run depends on, its weight seed and weight edits.
+inline std::uint64_t model_key(const model& m) {
+    hasher h;
+    h.mix(structural_hash(m)).mix(m.seed).mix(m.weight_edits.size());
+    for (const auto& e : m.weight_edits)
+        h.mix(static_cast<std::uint64_t>(e.what)).mix(static_cast<std::uint64_t>(e.node)).mix(std::bit_cast<std::uint64_t>(e.amount)).mix(e.seed);
+    return h.value();
+}
+
+/// Input options as the store writes them, "samples:lo:hi" (readable, and parsed back by replay).
+inline std::string inputs_text(const input_options& in) {
+    char b[96];
+    std::snprintf(b, sizeof b, "%lld:%.17g:%.17g", static_cast<long long>(in.samples), in.lo, in.hi);
+    return b;
+}
+inline input_options inputs_from_text(const std::string& s) {
+    input_options in;
+    long long n = 2;
+    if (std::sscanf(s.c_str(), "%lld:%lf:%lf", &n, &in.lo, &in.hi) != 3) throw error("bad input options '" + s + "' in the store");
+    in.samples = n;
+    return in;
+}
+
+/// 16 hex digits.
+inline std::string hex(std::uint64_t x) {
+    char b[17];
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(x));
+    return b;
+}
+
+}  // namespace memo::store
+// end #include <memo/store/digest.hpp>
 
 namespace memo::oracle {
 
@@ -4264,6 +4368,7 @@ inline double tolerance(dtype t, const options& o = {}) {
 struct observation {
     std::string backend;
     run_result result;
+    std::vector<store::digest> nodes;  // every node's output digest, when the run was traced
 };
 
 /// How two results compare: max absolute difference, normwise relative difference (max |a - b|
@@ -4493,7 +4598,7 @@ public:
         running_.clear();
         std::vector<std::size_t> runnable;
         for (std::size_t k = 0; k < xs_.size(); ++k) {
-            observation ob{std::string(xs_[k]->name()), {}};
+            observation ob{std::string(xs_[k]->name()), {}, {}};
             if (auto s = supported(k, m); !s) ob.result = run_result::failed(run_status::unsupported, s.reason());
             else runnable.push_back(k);
             obs_.push_back(std::move(ob));
@@ -4501,10 +4606,17 @@ public:
         skipped_ = xs_.size() >= 2 && runnable.size() < 2;
         if (skipped_) return;
         for (std::size_t k : runnable) {
-            xs_[k]->submit(m, inputs_, {});
+            run_options o;
+            o.every_node = trace_ && xs_[k]->traceable();
+            xs_[k]->submit(m, inputs_, o);
             running_.push_back(k);
         }
     }
+
+    /// Traced runs return every node's output: each observation then carries a digest per node
+    /// (what a campaign's store keeps, for replay), and the oracle still sees the model's outputs.
+    void set_trace(bool on) noexcept { trace_ = on; }
+    bool traced() const noexcept { return trace_; }
 
     /// Whether the last model was left unrun because fewer than two participants take it.
     bool last_skipped() const noexcept { return skipped_; }
@@ -4513,6 +4625,7 @@ public:
     verdict finish() {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
+            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) keep_model_outputs(obs_[k]);
             // A layer and dtype a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
                 declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
@@ -4588,6 +4701,16 @@ private:
                 if (it->second.count({n.layer->name, n.type}))
                     return fail("declined " + std::string(n.layer->name) + " in " + std::string(name_of(n.type)) + " before");
         return {};
+    }
+
+    void keep_model_outputs(observation& ob) const {
+        auto& outs = ob.result.outputs;
+        ob.nodes.clear();
+        for (const auto& t : outs) ob.nodes.push_back(store::digest_of(t));
+        std::vector<tensor> model_outs;
+        for (int o : current_.outputs)
+            if (static_cast<std::size_t>(o) < outs.size()) model_outs.push_back(std::move(outs[static_cast<std::size_t>(o)]));
+        outs = std::move(model_outs);
     }
 
     executor* by_name(std::string_view n) const {
@@ -4757,7 +4880,7 @@ private:
     std::vector<tensor> inputs_, truth_cache_;
     std::vector<observation> obs_;
     std::vector<std::size_t> running_;
-    bool suppressed_ = false, skipped_ = false;
+    bool suppressed_ = false, skipped_ = false, trace_ = false;
     std::map<std::size_t, std::set<std::pair<std::string_view, dtype>>> declined_;
 };
 
@@ -4919,6 +5042,10 @@ private:
 // deduplicated and stored before the campaign goes on. Models that raised coverage run first;
 // when none waits, the newest valid model runs, so the workers never idle. Several lanes (each a
 // differential tester with workers of its own) keep several models in flight.
+//
+// With the campaign's store, every run is recorded (status, output digest, a digest per node when
+// traced, time, memory) with the oracle's judgement, and a model judged before on the same
+// backends and inputs is not run again: its stored judgement counts (a memo hit).
 #include <deque>
 #include <map>
 
@@ -5231,6 +5358,14 @@ public:
     std::size_t count() const noexcept { return count_; }
     std::size_t size() const noexcept { return size_; }
     const std::vector<std::uint64_t>& words() const noexcept { return words_; }
+    /// Replaces the bits (a saved words()); throws when the sizes differ.
+    void assign(const std::vector<std::uint64_t>& w) {
+        if (w.size() != words_.size()) throw error("a saved item set of " + std::to_string(w.size()) + " words cannot restore one of " + std::to_string(words_.size()));
+        words_ = w;
+        if (size_ % 64 && !words_.empty()) words_.back() &= (std::uint64_t{1} << (size_ % 64)) - 1;
+        count_ = 0;
+        for (auto x : words_) count_ += static_cast<std::size_t>(std::popcount(x));
+    }
     /// Ors in another set of the same size (used to merge coverage).
     void merge(const item_set& o) {
         count_ = 0;
@@ -5509,6 +5644,383 @@ inline std::int64_t execution_cost(const model& m) {
 
 }  // namespace memo
 // end #include <memo/reduce/cost.hpp>
+// begin #include <memo/store/store.hpp>
+// The campaign store, DIR/store.db (SQLite, WAL): what a campaign generated, ran and covered, so
+// that it never has to start over.
+//
+//   models       key -> the model's JSON (every model that was run, raised coverage, or seeded)
+//   generated    iteration -> model key, parent key, operator, coverage gain (every valid mutant)
+//   coverage     criterion, item -> the iteration that first covered it
+//   executions   (model, backend, dtype, inputs) -> status, output digest, per-node digests,
+//                wall time, peak memory, error text
+//   judgements   (model, inputs, backends) -> the oracle's verdict kind and bug signature: a model
+//                judged once is not run again (memoisation)
+//   checkpoint   the search's and the execution's whole state at an iteration (resume)
+//   divergences  replays that gave another answer than the stored one
+//   runs         one row per invocation: its options (what resume reads back)
+//
+// The search's rows (generated, coverage) are committed with each checkpoint, in one transaction,
+// so the store always holds a consistent prefix of the campaign; a resumed campaign regenerates
+// what came after it. Executions and judgements are committed one by one as they finish: a
+// SIGKILL loses at most the one being written.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+// #include <memo/backends/backend.hpp> (already included)
+// #include <memo/io/json.hpp> (already included)
+// #include <memo/store/digest.hpp> (already included)
+// begin #include <memo/store/sqlite.hpp>
+// A thin RAII layer over SQLite: a database, prepared statements, and errors that name the file.
+//
+//   memo::sqlite::database db("campaign/store.db");
+//   auto q = db.prepare("INSERT INTO t(a, b) VALUES(?, ?)");
+//   q.bind(1, 7).bind(2, "x").run();
+//
+// The store opens every database in WAL mode with synchronous=NORMAL: a commit is one append to
+// the log, and a process killed at any moment loses at most the transaction it was writing (the
+// next open rolls the log forward, no repair step).
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+// #include <memo/core/error.hpp> (already included)
+
+namespace memo::sqlite {
+
+class statement {
+public:
+    statement(sqlite3* db, std::string_view sql, const std::string& file) : db_(db), file_(&file) {
+        if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &s_, nullptr) != SQLITE_OK) raise("cannot prepare");
+    }
+    statement(statement&& o) noexcept : db_(o.db_), s_(std::exchange(o.s_, nullptr)), file_(o.file_) {}
+    statement& operator=(statement&& o) noexcept {
+        std::swap(s_, o.s_);
+        db_ = o.db_;
+        file_ = o.file_;
+        return *this;
+    }
+    ~statement() { sqlite3_finalize(s_); }
+
+    statement& bind(int i, std::int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
+    statement& bind(int i, std::uint64_t v) { return bind(i, static_cast<std::int64_t>(v)); }  // stored as its bit pattern
+    statement& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
+    statement& bind(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
+    statement& bind(int i, std::string_view v) { return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT)); }
+    statement& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
+    statement& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
+    statement& bind_blob(int i, std::span<const std::byte> v) {
+        return check(sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    }
+
+    /// Steps once: true while there is a row to read.
+    bool next() {
+        const int rc = sqlite3_step(s_);
+        if (rc == SQLITE_ROW) return true;
+        if (rc != SQLITE_DONE) raise("cannot step");
+        return false;
+    }
+    /// Runs a statement that returns no rows, and resets it for the next bindings.
+    void run() {
+        next();
+        reset();
+    }
+    void reset() {
+        sqlite3_reset(s_);
+        sqlite3_clear_bindings(s_);
+    }
+
+    std::int64_t i64(int col) const { return sqlite3_column_int64(s_, col); }
+    std::uint64_t u64(int col) const { return static_cast<std::uint64_t>(i64(col)); }
+    double real(int col) const { return sqlite3_column_double(s_, col); }
+    bool null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+    std::string text(int col) const {
+        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, col));
+        return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s_, col))) : std::string();
+    }
+    std::span<const std::byte> blob(int col) const {
+        const auto* p = static_cast<const std::byte*>(sqlite3_column_blob(s_, col));
+        return {p, static_cast<std::size_t>(sqlite3_column_bytes(s_, col))};
+    }
+
+private:
+    statement& check(int rc) {
+        if (rc != SQLITE_OK) raise("cannot bind");
+        return *this;
+    }
+    [[noreturn]] void raise(const char* what) const { throw error(*file_ + ": " + what + ": " + sqlite3_errmsg(db_)); }
+
+    sqlite3* db_;
+    sqlite3_stmt* s_ = nullptr;
+    const std::string* file_;
+};
+
+class database {
+public:
+    /// Opens (creating if need be) the database at `file`, in WAL mode.
+    explicit database(std::string file) : file_(std::move(file)) {
+        if (sqlite3_open_v2(file_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+            const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+            sqlite3_close(db_);
+            throw error(file_ + ": cannot open the store: " + why);
+        }
+        sqlite3_busy_timeout(db_, 5000);
+        exec("PRAGMA journal_mode=WAL");
+        exec("PRAGMA synchronous=NORMAL");
+    }
+    database(const database&) = delete;
+    database& operator=(const database&) = delete;
+    ~database() { sqlite3_close_v2(db_); }
+
+    void exec(std::string_view sql) {
+        char* msg = nullptr;
+        if (sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+            const std::string why = msg ? msg : sqlite3_errmsg(db_);
+            sqlite3_free(msg);
+            throw error(file_ + ": " + why);
+        }
+    }
+    statement prepare(std::string_view sql) { return statement(db_, sql, file_); }
+    /// The first column of the first row of a query, as an integer (0 when there is no row).
+    std::int64_t scalar(std::string_view sql) {
+        auto q = prepare(sql);
+        return q.next() ? q.i64(0) : 0;
+    }
+    const std::string& file() const noexcept { return file_; }
+
+    /// BEGIN ... COMMIT around a scope; rolled back when the scope is left by an exception.
+    class transaction {
+    public:
+        explicit transaction(database& db) : db_(&db) { db.exec("BEGIN IMMEDIATE"); }
+        transaction(const transaction&) = delete;
+        transaction& operator=(const transaction&) = delete;
+        void commit() {
+            db_->exec("COMMIT");
+            db_ = nullptr;
+        }
+        ~transaction() {
+            if (db_) sqlite3_exec(db_->db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        }
+
+    private:
+        database* db_;
+    };
+
+private:
+    std::string file_;
+    sqlite3* db_ = nullptr;
+};
+
+}  // namespace memo::sqlite
+// end #include <memo/store/sqlite.hpp>
+
+namespace memo::store {
+
+/// One run of one model on one backend, as stored.
+struct execution_record {
+    std::uint64_t model = 0;
+    std::string backend;
+    std::string dtype = "native";  // "native": as the model says; "float64": the reference's ground truth
+    std::string inputs;            // inputs_text() of the input options
+    run_status status = run_status::ok;
+    digest outputs;
+    std::vector<digest> nodes;     // every node's output, in node order, when the run was traced
+    double ms = 0;
+    std::int64_t peak_kb = 0;
+    std::string message;
+};
+
+/// The oracle's verdict on a model, as stored ("none" when the backends agreed; "skipped" when
+/// fewer than two backends took it).
+struct judgement {
+    std::string kind, signature;
+    double ms = 0;  // the backends' run time it took (what a memo hit saves)
+};
+
+struct checkpoint {
+    std::uint64_t iteration = 0;
+    double seconds = 0;
+    io::json state;
+};
+
+struct divergence {
+    std::uint64_t model = 0;
+    std::string backend, dtype, inputs;
+    std::string what;  // "status ok -> crash", "node 3", "outputs"
+    int node = -1;     // the first node whose digest differs (-1: not traced, or a status change)
+    std::string layer;
+};
+
+inline run_status status_from(std::string_view s) {
+    for (std::size_t k = 0; k < run_status_count; ++k)
+        if (run_status_names[k] == s) return static_cast<run_status>(k);
+    return run_status::error;
+}
+
+class campaign_store {
+public:
+    static std::filesystem::path file_in(const std::filesystem::path& dir) { return dir / "store.db"; }
+
+    explicit campaign_store(const std::filesystem::path& file) : db_(file.string()) {}
+
+    const std::string& file() const noexcept { return db_.file(); }
+
+    /// Records an invocation and its options (a resumed one reads them back with last_options()).
+    void begin_run(const io::json& options, bool resumed) {
+        db_.prepare("INSERT INTO runs(started, resumed, options) VALUES(julianday('now'), ?, ?)").bind(1, resumed ? 1 : 0).bind(2, options.dump()).run();
+    }
+    std::optional<io::json> last_options() {
+        auto q = db_.prepare("SELECT options FROM runs ORDER BY id DESC LIMIT 1");
+        if (!q.next()) return std::nullopt;
+        return io::json::parse(q.text(0));
+    }
+
+    // ---- models ----------------------------------------------------------------------------
+    void add_model(std::uint64_t key, const model& m) { add_model_.bind(1, key).bind(2, io::model_to_json(m).dump()).run(); }
+    std::optional<model> find_model(std::uint64_t key, const registry& reg) {
+        auto q = db_.prepare("SELECT json FROM models WHERE key = ?");
+        q.bind(1, key);
+        if (!q.next()) return std::nullopt;
+        return io::model_from_json(io::json::parse(q.text(0)), reg, file() + ": model " + hex(key));
+    }
+
+    // ---- the search's records, committed with the next checkpoint ---------------------------
+    void add_generated(std::uint64_t iteration, std::uint64_t key, std::uint64_t parent, std::string_view op, std::size_t gain) {
+        generated_.push_back({iteration, key, parent, std::string(op), gain});
+    }
+    void add_covered(std::string_view criterion, std::size_t item, std::uint64_t iteration) {
+        covered_.push_back({std::string(criterion), item, iteration});
+    }
+    /// Commits the pending search records and the checkpoint, all or nothing.
+    void save_checkpoint(const checkpoint& c) {
+        sqlite::database::transaction t(db_);
+        auto g = db_.prepare("INSERT OR REPLACE INTO generated(iteration, model, parent, operator, gain) VALUES(?, ?, ?, ?, ?)");
+        for (const auto& r : generated_) g.bind(1, r.iteration).bind(2, r.key).bind(3, r.parent).bind(4, r.op).bind(5, static_cast<std::int64_t>(r.gain)).run();
+        auto cv = db_.prepare("INSERT OR IGNORE INTO coverage(criterion, item, iteration) VALUES(?, ?, ?)");
+        for (const auto& r : covered_) cv.bind(1, r.criterion).bind(2, static_cast<std::int64_t>(r.item)).bind(3, r.iteration).run();
+        db_.prepare("INSERT OR REPLACE INTO checkpoint(id, iteration, seconds, state) VALUES(1, ?, ?, ?)")
+            .bind(1, c.iteration).bind(2, c.seconds).bind(3, c.state.dump()).run();
+        t.commit();
+        generated_.clear();
+        covered_.clear();
+    }
+    std::optional<checkpoint> load_checkpoint() {
+        auto q = db_.prepare("SELECT iteration, seconds, state FROM checkpoint WHERE id = 1");
+        if (!q.next()) return std::nullopt;
+        return checkpoint{q.u64(0), q.real(1), io::json::parse(q.text(2))};
+    }
+    /// Forgets the search's records after an iteration (a resumed campaign makes them again) and
+    /// any not yet committed.
+    void rollback_after(std::uint64_t iteration) {
+        generated_.clear();
+        covered_.clear();
+        db_.prepare("DELETE FROM generated WHERE iteration > ?").bind(1, iteration).run();
+        db_.prepare("DELETE FROM coverage WHERE iteration > ?").bind(1, iteration).run();
+    }
+    /// A fresh campaign over an old store keeps its models, executions and judgements (the memo)
+    /// and drops the old campaign's search records.
+    void start_over() {
+        rollback_after(0);
+        db_.exec("DELETE FROM generated; DELETE FROM coverage; DELETE FROM checkpoint");
+    }
+
+    // ---- executions and judgements: committed one by one -------------------------------------
+    void add_execution(const execution_record& e) {
+        const auto nodes = pack(e.nodes);
+        add_execution_.bind(1, e.model).bind(2, e.backend).bind(3, e.dtype).bind(4, e.inputs).bind(5, name_of(e.status)).bind(6, e.outputs.hash)
+            .bind(7, e.outputs.abs_sum).bind_blob(8, nodes).bind(9, e.ms).bind(10, e.peak_kb).bind(11, e.message).run();
+    }
+    /// Every stored execution, in the order they were first stored.
+    template <class F>
+    void for_each_execution(F&& f) {
+        auto q = db_.prepare("SELECT model, backend, dtype, inputs, status, digest, abs_sum, nodes, ms, peak_kb, message FROM executions ORDER BY rowid");
+        while (q.next()) {
+            execution_record e;
+            e.model = q.u64(0), e.backend = q.text(1), e.dtype = q.text(2), e.inputs = q.text(3), e.status = status_from(q.text(4));
+            e.outputs = {q.u64(5), q.real(6)};
+            e.nodes = unpack(q.blob(7));
+            e.ms = q.real(8), e.peak_kb = q.i64(9), e.message = q.text(10);
+            f(std::move(e));
+        }
+    }
+    void add_judgement(std::uint64_t model, const std::string& inputs, const std::string& backends, const judgement& j) {
+        add_judgement_.bind(1, model).bind(2, inputs).bind(3, backends).bind(4, j.kind).bind(5, j.signature).bind(6, j.ms).run();
+    }
+    std::optional<judgement> find_judgement(std::uint64_t model, const std::string& inputs, const std::string& backends) {
+        find_judgement_.bind(1, model).bind(2, inputs).bind(3, backends);
+        std::optional<judgement> r;
+        if (find_judgement_.next()) r = judgement{find_judgement_.text(0), find_judgement_.text(1), find_judgement_.real(2)};
+        find_judgement_.reset();
+        return r;
+    }
+
+    void add_divergence(const divergence& d) {
+        db_.prepare("INSERT INTO divergences(model, backend, dtype, inputs, replayed, what, node, layer) VALUES(?, ?, ?, ?, julianday('now'), ?, ?, ?)")
+            .bind(1, d.model).bind(2, d.backend).bind(3, d.dtype).bind(4, d.inputs).bind(5, d.what).bind(6, d.node).bind(7, d.layer).run();
+    }
+
+    // ---- figures -------------------------------------------------------------------------------
+    std::int64_t count(std::string_view sql) { return db_.scalar(sql); }
+    std::int64_t generated_count() { return count("SELECT COUNT(*) FROM generated"); }
+    std::int64_t unique_models() { return count("SELECT COUNT(DISTINCT model) FROM generated"); }
+    std::int64_t execution_count() { return count("SELECT COUNT(*) FROM executions"); }
+    std::int64_t divergence_count() { return count("SELECT COUNT(*) FROM (SELECT DISTINCT model, backend, dtype, inputs FROM divergences)"); }
+    /// Bytes on disk: the database and its write-ahead log.
+    std::uintmax_t bytes() const {
+        std::uintmax_t n = 0;
+        std::error_code ec;
+        for (const char* suffix : {"", "-wal"}) {
+            const auto s = std::filesystem::file_size(db_.file() + suffix, ec);
+            if (!ec) n += s;
+        }
+        return n;
+    }
+
+private:
+    struct generated_row {
+        std::uint64_t iteration, key, parent;
+        std::string op;
+        std::size_t gain;
+    };
+    struct covered_row {
+        std::string criterion;
+        std::size_t item;
+        std::uint64_t iteration;
+    };
+    static constexpr std::string_view schema = R"(
+            CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, started REAL, resumed INTEGER, options TEXT);
+            CREATE TABLE IF NOT EXISTS models(key INTEGER PRIMARY KEY, json TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS generated(iteration INTEGER PRIMARY KEY, model INTEGER, parent INTEGER, operator TEXT, gain INTEGER);
+            CREATE TABLE IF NOT EXISTS coverage(criterion TEXT, item INTEGER, iteration INTEGER, PRIMARY KEY(criterion, item));
+            CREATE TABLE IF NOT EXISTS executions(model INTEGER, backend TEXT, dtype TEXT, inputs TEXT, status TEXT, digest INTEGER,
+                abs_sum REAL, nodes BLOB, ms REAL, peak_kb INTEGER, message TEXT, PRIMARY KEY(model, backend, dtype, inputs));
+            CREATE TABLE IF NOT EXISTS judgements(model INTEGER, inputs TEXT, backends TEXT, kind TEXT, signature TEXT, ms REAL,
+                PRIMARY KEY(model, inputs, backends));
+            CREATE TABLE IF NOT EXISTS checkpoint(id INTEGER PRIMARY KEY CHECK(id = 1), iteration INTEGER, seconds REAL, state TEXT);
+            CREATE TABLE IF NOT EXISTS divergences(model INTEGER, backend TEXT, dtype TEXT, inputs TEXT, replayed REAL, what TEXT,
+                node INTEGER, layer TEXT);
+        )";
+    sqlite::database db_;
+    // Declared after db_, so built after it: the tables exist before the statements are prepared.
+    bool created_ = (db_.exec(schema), true);
+    sqlite::statement add_model_ = db_.prepare("INSERT OR IGNORE INTO models(key, json) VALUES(?, ?)");
+    sqlite::statement add_execution_ = db_.prepare(
+        "INSERT OR REPLACE INTO executions(model, backend, dtype, inputs, status, digest, abs_sum, nodes, ms, peak_kb, message) "
+        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite::statement add_judgement_ =
+        db_.prepare("INSERT OR REPLACE INTO judgements(model, inputs, backends, kind, signature, ms) VALUES(?, ?, ?, ?, ?, ?)");
+    sqlite::statement find_judgement_ = db_.prepare("SELECT kind, signature, ms FROM judgements WHERE model = ? AND inputs = ? AND backends = ?");
+    std::vector<generated_row> generated_;
+    std::vector<covered_row> covered_;
+};
+
+}  // namespace memo::store
+// end #include <memo/store/store.hpp>
 // #include <memo/campaign/bugs.hpp> (already included)
 // begin #include <memo/campaign/stage.hpp>
 // What a campaign does with the models its search generates, beyond coverage: the generation
@@ -5519,6 +6031,10 @@ inline std::int64_t execution_cost(const model& m) {
 
 // #include <memo/core/model.hpp> (already included)
 // #include <memo/io/json.hpp> (already included)
+
+namespace memo::store {
+class campaign_store;
+}
 
 namespace memo::campaign {
 
@@ -5543,6 +6059,11 @@ public:
     virtual std::string progress(double seconds) const = 0;
     /// Adds the stage's figures to stats.json.
     virtual void write_stats(io::json& stats) const = 0;
+    /// Called once before the first model, with the campaign's store (for what the stage records
+    /// or memoises) and, when the campaign resumes, the state save() gave at its checkpoint.
+    virtual void open(store::campaign_store&, const io::json* /*resumed*/) {}
+    /// The stage's state, saved with each checkpoint of the campaign.
+    virtual io::json save() const { return io::json::object(); }
 };
 
 }  // namespace memo::campaign
@@ -5556,13 +6077,17 @@ struct execution_options {
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
     std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
+    /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
+    /// the models run are a function of the seed and the iteration budget alone (then a repeated
+    /// or resumed campaign runs exactly the same models).
+    bool fill = true;
 };
 
 class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
     execution(std::vector<oracle::differential*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : store_(dir, o.attach), cov_(reg), o_(o) {
+        : bugs_(dir, o.attach), cov_(reg), o_(o) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
@@ -5570,7 +6095,7 @@ public:
     execution(oracle::differential& diff, const registry& reg, std::filesystem::path dir, execution_options o = {})
         : execution(std::vector<oracle::differential*>{&diff}, reg, std::move(dir), o) {}
 
-    bool wants_any() const override { return queue_.empty() && idle() != nullptr; }
+    bool wants_any() const override { return o_.fill && queue_.empty() && idle() != nullptr; }
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
         if (!diverse && !wants_any()) return;
@@ -5578,6 +6103,7 @@ public:
             ++too_costly_;
             return;
         }
+        if (store_) store_->add_model(store::model_key(m), m);  // a checkpoint names waiting models by key
         queue_.push_back({m, iteration});
     }
 
@@ -5597,14 +6123,21 @@ public:
         start_idle();
     }
 
+    /// Finishes what runs; without fill, also every model still waiting, so that each model that
+    /// raised coverage runs whatever the timing (a resumed campaign then ends as one run in one go).
     void drain(double t) override {
-        for (auto& l : lanes_)
-            if (l.running) complete(l, t);
+        for (;;) {
+            for (auto& l : lanes_)
+                if (l.running) complete(l, t);
+            if (o_.fill || queue_.empty()) return;
+            start_idle();
+        }
     }
 
     std::string progress(double t) const override {
-        return fmt::format(" | exec {} ({:.0f}/s) bugs {} crash {} nan {} incons {} shape", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
-                           store_.unique("crash"), store_.unique("nan"), store_.unique("inconsistency"), store_.unique("shape"));
+        return fmt::format(" | exec {} ({:.0f}/s){} bugs {} crash {} nan {} incons {} shape", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), bugs_.unique("crash"), bugs_.unique("nan"),
+                           bugs_.unique("inconsistency"), bugs_.unique("shape"));
     }
 
     void write_stats(io::json& s) const override {
@@ -5616,11 +6149,11 @@ public:
         s["bugs"] = {{"crash", found_.count("crash") ? found_.at("crash") : 0},
                      {"nan", found_.count("nan") ? found_.at("nan") : 0},
                      {"inconsistency", found_.count("inconsistency") ? found_.at("inconsistency") : 0},
-                     {"unique", store_.unique()},
-                     {"unique_crash", store_.unique("crash")},
-                     {"unique_nan", store_.unique("nan")},
-                     {"unique_inconsistency", store_.unique("inconsistency")},
-                     {"unique_shape", store_.unique("shape")},
+                     {"unique", bugs_.unique()},
+                     {"unique_crash", bugs_.unique("crash")},
+                     {"unique_nan", bugs_.unique("nan")},
+                     {"unique_inconsistency", bugs_.unique("inconsistency")},
+                     {"unique_shape", bugs_.unique("shape")},
                      {"suppressed_rounding", suppressed_},
                      {"all_backends_failed", all_failed_}};
         io::json per = io::json::object();
@@ -5640,11 +6173,38 @@ public:
         io::json cov = io::json::object();
         for (auto k : all_criteria) cov[std::string(name_of(k))] = {{"covered", cov_.covered(k)}, {"total", cov_.total(k)}};
         s["coverage_executed"] = cov;
+        s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
+    }
+
+    void open(store::campaign_store& st, const io::json* resumed) override {
+        store_ = &st;
+        for (auto& l : lanes_) l.diff->set_trace(true);
+        if (resumed) restore(*resumed);
+    }
+
+    io::json save() const override {
+        io::json pending = io::json::array();
+        std::vector<const lane*> running;
+        for (const auto& l : lanes_)
+            if (l.running) running.push_back(&l);
+        std::sort(running.begin(), running.end(), [](const lane* a, const lane* b) { return a->ticket < b->ticket; });
+        for (const auto* l : running) pending.push_back({store::model_key(l->current.m), l->current.iteration});
+        for (const auto& p : queue_) pending.push_back({store::model_key(p.m), p.iteration});
+        io::json per = io::json::object();
+        for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
+        io::json cov = io::json::object();
+        for (auto k : all_criteria) cov[std::string(name_of(k))] = cov_.items(k).words();
+        return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_},
+                {"single_backend", single_backend_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
+                {"known", known_}, {"per_backend", per}, {"coverage", cov}, {"pending", pending}};
     }
 
     std::uint64_t executed() const noexcept override { return executed_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
-    const bug_store& store() const noexcept { return store_; }
+    const bug_store& store() const noexcept { return bugs_; }
+    std::uint64_t memo_hits() const noexcept { return hits_; }
+    /// Models run on the backends by this campaign (memo hits excluded).
+    std::uint64_t models_run() const noexcept { return runs_; }
 
 private:
     struct pending {
@@ -5673,13 +6233,82 @@ private:
 
     void start_idle() {
         for (auto& l : lanes_) {
-            if (queue_.empty()) return;
             if (l.running) continue;
+            while (!queue_.empty() && memoised(queue_.front())) queue_.pop_front();
+            if (queue_.empty()) return;
             l.current = std::move(queue_.front());
             queue_.pop_front();
             l.diff->begin(l.current.m);
             l.running = true;
             l.ticket = ++tickets_;
+        }
+    }
+
+    /// The store's key for a model's judgement: the backends and the inputs matter besides the model.
+    std::string inputs_key() const { return store::inputs_text(lanes_.front().diff->inputs()); }
+    std::string backends_key() const {
+        std::string s;
+        for (const auto& n : names_) s += (s.empty() ? "" : ",") + n;
+        return s;
+    }
+
+    /// A model judged before counts as executed, with its stored judgement, and is not run.
+    bool memoised(const pending& p) {
+        if (!store_) return false;
+        const auto j = store_->find_judgement(store::model_key(p.m), inputs_key(), backends_key());
+        if (!j) return false;
+        ++hits_;
+        saved_ms_ += j->ms;
+        if (j->kind == "skipped") {
+            ++single_backend_;
+            return true;
+        }
+        ++executed_;
+        cov_.add(p.m);
+        if (j->kind != "none") {
+            ++found_[j->kind];
+            for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k)
+                if (oracle::kind_names[k] == j->kind) bugs_.count(static_cast<oracle::kind>(k), j->signature);
+        }
+        return true;
+    }
+
+    /// Every run of the model, and the oracle's judgement of it, into the store.
+    void record(const model& m, const std::vector<oracle::observation>& obs, bool skipped, oracle::kind what, const std::string& signature) {
+        if (!store_) return;
+        const auto key = store::model_key(m);
+        const auto inputs = inputs_key();
+        store_->add_model(key, m);
+        double ms = 0;
+        for (const auto& ob : obs) {
+            if (skipped) break;
+            store::execution_record e;
+            e.model = key, e.backend = ob.backend, e.inputs = inputs, e.status = ob.result.status;
+            e.outputs = store::digest_of(ob.result.outputs);
+            e.nodes = ob.nodes;
+            e.ms = ob.result.ms, e.peak_kb = ob.result.peak_kb, e.message = ob.result.message;
+            store_->add_execution(e);
+            ms += ob.result.ms;
+        }
+        const std::string kind = skipped ? "skipped" : std::string(oracle::name_of(what));
+        store_->add_judgement(key, inputs, backends_key(), {kind, signature, ms});
+    }
+
+    void restore(const io::json& j) {
+        executed_ = j.at("executed"), suppressed_ = j.at("suppressed"), all_failed_ = j.at("all_failed"), too_costly_ = j.at("too_costly");
+        single_backend_ = j.at("single_backend"), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
+        j.at("found").get_to(found_);
+        j.at("known").get_to(known_);
+        const auto& per = j.at("per_backend");
+        for (auto it = per.begin(); it != per.end(); ++it) {
+            auto& c = per_backend_[it.key()];
+            c.runs = it.value().at("runs"), c.ms = it.value().at("ms"), c.peak_kb = it.value().at("peak_kb");
+            it.value().at("status").get_to(c.status);
+        }
+        for (auto k : all_criteria) cov_.items(k).assign(j.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+        for (const auto& p : j.at("pending")) {
+            auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
+            if (m) queue_.push_back({std::move(*m), p.at(1).get<std::uint64_t>()});
         }
     }
 
@@ -5690,9 +6319,11 @@ private:
         oracle::verdict v = diff.finish();
         if (diff.last_skipped()) {
             ++single_backend_;
+            record(cur.m, diff.observations(), true, v.what, {});
             return;
         }
         ++executed_;
+        ++runs_;
         cov_.add(cur.m);
         const auto obs = diff.observations();
         for (std::size_t i = 0; i < obs.size(); ++i) {
@@ -5705,6 +6336,7 @@ private:
         if (v.all_failed) ++all_failed_;
         if (!v) {
             if (diff.last_suppressed()) ++suppressed_;
+            record(cur.m, obs, false, v.what, {});
             return;
         }
         bug_report b;
@@ -5719,7 +6351,8 @@ private:
         const std::string first = oracle::signature(v, cur.m);
         ++found_[std::string(oracle::name_of(v.what))];
         if (const auto it = known_.find(first); it != known_.end()) {
-            store_.count(v.what, it->second);
+            bugs_.count(v.what, it->second);
+            record(cur.m, obs, false, v.what, it->second);
             return;
         }
         if (o_.minimise) {
@@ -5731,17 +6364,21 @@ private:
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.minimal);
         known_.emplace(first, b.signature);
-        store_.record(b, names_);
+        bugs_.record(b, names_);
+        record(cur.m, obs, false, v.what, b.signature);
     }
 
     std::vector<lane> lanes_;
     std::uint64_t tickets_ = 0;
-    bug_store store_;
+    bug_store bugs_;
+    store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
     execution_options o_;
     std::vector<std::string> names_;
     std::deque<pending> queue_;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
+    std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
+    double saved_ms_ = 0;                // the backends' time those judgements took when they were made
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
@@ -5752,7 +6389,9 @@ private:
 // begin #include <memo/campaign/generate.hpp>
 // A generation campaign: the search over seed models with no execution, its live progress line,
 // and its directory: stats.json, coverage.csv (a row per second), queue/ (every model that raised
-// coverage, named by iteration), seeds/ (the models it started from) and report.html.
+// coverage, named by iteration), seeds/ (the models it started from), store.db (store/store.hpp:
+// every model generated, the coverage items with the iteration that covered them, and a
+// checkpoint a second, from which a killed or finished campaign resumes exactly) and report.html.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -5772,11 +6411,13 @@ private:
 // compare_html draws several campaigns' coverage curves on one chart per criterion.
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
 
+// #include <memo/store/store.hpp> (already included)
 // begin #include <memo/report/campaign_data.hpp>
 // What a report reads back from a campaign directory (docs/campaign-directory.md): stats.json,
 // coverage.csv, bugs/*/*/bug.json, and the coverage itself, recomputed from seeds/ and queue/.
@@ -6110,16 +6751,10 @@ inline std::string summary_section(const campaign_data& c) {
     return h + "</table>";
 }
 
-inline std::string coverage_section(const campaign_data& c, const memo_coverage* cov) {
+inline std::string coverage_section(const campaign_data& c, const memo_coverage& cov) {
     std::string h = "<h2>Coverage over time</h2><table><tr><th>criterion</th><th>covered</th><th>total</th><th>%</th></tr>";
     for (auto k : all_criteria) {
-        std::size_t covered = 0, total = 0;
-        if (cov) {
-            covered = cov->covered(k), total = cov->total(k);
-        } else if (c.stats && c.stats->contains("coverage")) {
-            const auto& j = (*c.stats)["coverage"].value(std::string(name_of(k)), io::json::object());
-            covered = j.value("covered", std::size_t{0}), total = j.value("total", std::size_t{0});
-        }
+        const std::size_t covered = cov.covered(k), total = cov.total(k);
         h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", name_of(k), covered,
                          total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
     }
@@ -6209,21 +6844,37 @@ inline std::string missing_section(const memo_coverage& cov) {
 
 }  // namespace detail
 
-/// The page of one campaign; with `cov` (its coverage), the coverage still missing too.
-inline std::string campaign_html(const campaign_data& c, const memo_coverage* cov) {
+/// The page of one campaign, whose coverage is `cov`.
+inline std::string campaign_html(const campaign_data& c, const memo_coverage& cov) {
     std::string body = fmt::format("<h1>memo campaign: {}</h1>", escape(c.name));
     body += detail::summary_section(c) + detail::coverage_section(c, cov) + detail::executions_section(c) + detail::bugs_section(c);
-    if (cov) body += detail::missing_section(*cov);
+    body += detail::missing_section(cov);
     if (c.unreadable) body += fmt::format("<p class=\"muted\">{} files of the directory could not be read and are left out.</p>", c.unreadable);
     return page("memo campaign " + c.name, body);
 }
 
-/// Writes DIR/report.html (atomically) from what the directory holds; returns its path.
+/// Writes DIR/report.html (atomically) for a campaign whose coverage is `cov`; returns its path.
+inline std::filesystem::path write_report(const std::filesystem::path& dir, const memo_coverage& cov) {
+    const auto c = read_campaign(dir);
+    const auto path = dir / "report.html";
+    io::write_file(path.string(), campaign_html(c, cov));
+    return path;
+}
+
+/// The same from what the directory holds: the coverage its store's checkpoint saved, or, in a
+/// directory without one, the coverage recomputed from seeds/ and queue/.
 inline std::filesystem::path write_report(const std::filesystem::path& dir, const registry& reg) {
     auto c = read_campaign(dir);
-    const auto cov = replay_coverage(dir, reg, &c.unreadable);
+    memo_coverage cov(reg);
+    std::optional<store::checkpoint> cp;
+    if (std::filesystem::exists(store::campaign_store::file_in(dir))) cp = store::campaign_store(store::campaign_store::file_in(dir)).load_checkpoint();
+    if (cp && cp->state.contains("coverage")) {
+        for (auto k : all_criteria) cov.items(k).assign(cp->state.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+    } else {
+        cov = replay_coverage(dir, reg, &c.unreadable);
+    }
     const auto path = dir / "report.html";
-    io::write_file(path.string(), campaign_html(c, &cov));
+    io::write_file(path.string(), campaign_html(c, cov));
     return path;
 }
 
@@ -6267,7 +6918,10 @@ inline std::string compare_html(const std::vector<campaign_data>& cs) {
 //
 // A user instantiates it with their own model, operator set, coverage metric and selector; the
 // operators receive a Context built from the coverage (memo::mutation::context by default).
+#include <array>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -7166,6 +7820,7 @@ namespace memo {
 
 /// The selector concept. Requires:
 ///   s.pick(fitness, r)  the index of the next seed, given every seed's fitness
+/// and may offer s.state() (a vector of words) and s.restore(words), which a resumed search uses.
 template <class S>
 concept selector = requires(S s, std::span<const double> fitness, rng& r) {
     { s.pick(fitness, r) } -> std::convertible_to<std::size_t>;
@@ -7195,6 +7850,9 @@ public:
     double p() const noexcept { return p_; }
     std::size_t last_rank() const noexcept { return last_rank_; }
     void set_last_rank(std::size_t k) noexcept { last_rank_ = k; }
+    /// Its state between picks (the last rank), for a campaign to save and resume.
+    std::vector<std::uint64_t> state() const { return {last_rank_}; }
+    void restore(std::span<const std::uint64_t> s) { last_rank_ = s.empty() ? 0 : static_cast<std::size_t>(s[0]); }
 
 private:
     double p_;
@@ -7269,6 +7927,37 @@ public:
         return {i, s.slot, s.op, true, gain, &models_[s.slot]};
     }
 
+    /// Everything the next steps depend on besides the coverage: the seed models, the scores and
+    /// selection counts of Equation 3, the RNG and the selector's own state. A search restored
+    /// from it (with the coverage it had) makes the very steps the saved one would have made.
+    struct state {
+        std::vector<Model> models;
+        std::vector<double> model_score, op_score;
+        std::vector<std::size_t> selected;  // per seed
+        std::array<std::uint64_t, 4> rng{};
+        std::vector<std::uint64_t> selector;  // what the selector's state() gave, when it has one
+    };
+    state save() const {
+        state st{models_, model_score_, op_score_, {}, rng_.state(), {}};
+        for (const auto& s : seeds_) st.selected.push_back(s.selected);
+        if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
+        return st;
+    }
+    /// Restores a saved state and its coverage; throws when it was saved with another seed pool.
+    void restore(state st, Coverage cov) {
+        if (st.models.size() != models_.size() || st.selected.size() != seeds_.size() || st.model_score.size() != model_score_.size() ||
+            st.op_score.size() != op_score_.size())
+            throw error("a saved search state with " + std::to_string(st.models.size()) + " models and " + std::to_string(st.selected.size()) +
+                        " seeds cannot restore a search of " + std::to_string(models_.size()) + " and " + std::to_string(seeds_.size()));
+        models_ = std::move(st.models);
+        model_score_ = std::move(st.model_score);
+        op_score_ = std::move(st.op_score);
+        for (std::size_t i = 0; i < seeds_.size(); ++i) seeds_[i].selected = st.selected[i];
+        rng_.set_state(st.rng);
+        if constexpr (requires { sel_.restore(std::span<const std::uint64_t>(st.selector)); }) sel_.restore(st.selector);
+        cov_ = std::move(cov);  // in place: ctx_ keeps referring to it
+    }
+
     const Coverage& coverage() const noexcept { return cov_; }
     const std::vector<Model>& models() const noexcept { return models_; }
     std::size_t seed_count() const noexcept { return seeds_.size(); }
@@ -7299,6 +7988,7 @@ private:
 
 }  // namespace memo
 // end #include <memo/search/search.hpp>
+// #include <memo/store/store.hpp> (already included)
 // begin #include <memo/campaign/progress.hpp>
 // The live progress line of long work: redrawn in place on a terminal, a line every few seconds
 // otherwise (so logs stay readable).
@@ -7356,6 +8046,13 @@ struct generation_options {
     /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
     /// that a campaign on one library keeps to the models it runs.
     std::function<expected<void>(const model&)> accept;
+    /// Continue the campaign in `out` from its store's checkpoint: seconds and iterations are then
+    /// what to run beyond it (resume_options() gives what is left of the stored budget).
+    bool resume = false;
+    double checkpoint_seconds = 1;  // how often the store saves the campaign's state
+    /// The caller's own options (a tool's backends, say), stored with the campaign's and given
+    /// back by resume_options().
+    io::json tool = io::json::object();
 };
 
 struct generation_summary {
@@ -7379,51 +8076,138 @@ inline std::string coverage_line(const memo_coverage& c) {
                        c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
 }
 
+/// What a checkpoint holds besides the search's own state: the loop's counters.
+struct loop_counters {
+    std::uint64_t generated = 0, valid = 0, diverse = 0;
+    std::vector<std::uint64_t> op_selected, op_valid, op_diverse;
+};
+
+/// The coverage items covered since `recorded`, into the store (and into `recorded`).
+inline void record_coverage(store::campaign_store& st, const memo_coverage& c, memo_coverage& recorded, std::uint64_t iteration) {
+    for (auto k : all_criteria) {
+        const auto& now = c.items(k).words();
+        const auto& before = recorded.items(k).words();
+        for (std::size_t w = 0; w < now.size(); ++w)
+            for (std::uint64_t fresh = now[w] & ~before[w]; fresh; fresh &= fresh - 1)
+                st.add_covered(name_of(k), 64 * w + static_cast<std::size_t>(std::countr_zero(fresh)), iteration);
+    }
+    recorded = c;
+}
+
 template <class Search>
-generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec) {
+io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec) {
+    const auto st = s.save();
+    io::json slots = io::json::array();
+    for (const auto& m : st.models) slots.push_back(store::model_key(m));
+    io::json cov = io::json::object();
+    for (auto k : all_criteria) cov[std::string(name_of(k))] = s.coverage().items(k).words();
+    return {{"iteration", n.generated}, {"seconds", seconds}, {"csv_bytes", csv_bytes},
+            {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
+                          {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
+            {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
+                        {"selector", st.selector}}},
+            {"coverage", cov},
+            {"stage", exec ? exec->save() : io::json::object()}};
+}
+
+template <class Search>
+void restore_state(Search& s, loop_counters& n, const io::json& j, store::campaign_store& st, const registry& reg) {
+    const auto& c = j.at("counters");
+    n.generated = c.at("generated"), n.valid = c.at("valid"), n.diverse = c.at("diverse");
+    c.at("op_selected").get_to(n.op_selected), c.at("op_valid").get_to(n.op_valid), c.at("op_diverse").get_to(n.op_diverse);
+    const auto& sj = j.at("search");
+    typename Search::state state;
+    for (const auto& key : sj.at("slots")) {
+        auto m = st.find_model(key.get<std::uint64_t>(), reg);
+        if (!m) throw error(st.file() + ": the checkpoint names model " + store::hex(key.get<std::uint64_t>()) + ", which the store lacks");
+        state.models.push_back(std::move(*m));
+    }
+    sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
+    sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
+    memo_coverage cov(reg);
+    for (auto k : all_criteria) cov.items(k).assign(j.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+    s.restore(std::move(state), std::move(cov));
+}
+
+template <class Search>
+generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec, store::campaign_store& st,
+                       const std::optional<store::checkpoint>& resumed, const registry& reg) {
     namespace fs = std::filesystem;
     using clock = std::chrono::steady_clock;
     const fs::path dir(o.out);
-    fs::create_directories(dir / "queue");
-    fs::create_directories(dir / "seeds");
-    for (std::size_t i = 0; i < seeds.size(); ++i)
-        io::write_file((dir / "seeds" / fmt::format("{:03}.json", i)).string(), io::model_to_json(seeds[i]).dump() + "\n");
-
-    std::ofstream csv(dir / "coverage.csv");
-    if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
-    csv << "seconds,models,valid,executed";
-    for (auto k : all_criteria) csv << ',' << name_of(k);
-    csv << '\n';
-
     const auto names = Search::operator_names();
-    std::vector<std::uint64_t> op_selected(names.size()), op_valid(names.size()), op_diverse(names.size());
+    loop_counters n{0, 0, 0, std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size())};
+    double t0 = 0;  // seconds of the campaign before this invocation
+    memo_coverage recorded(reg);
+    std::ofstream csv;
+    if (resumed) {
+        restore_state(s, n, resumed->state, st, reg);
+        t0 = resumed->seconds;
+        recorded = s.coverage();
+        st.rollback_after(n.generated);
+        // What came after the checkpoint is made again: its queue files and coverage rows go.
+        for (const auto& f : fs::directory_iterator(dir / "queue"))
+            if (std::strtoull(f.path().stem().string().c_str(), nullptr, 10) > n.generated) fs::remove(f.path());
+        fs::resize_file(dir / "coverage.csv", resumed->state.at("csv_bytes").get<std::uint64_t>());
+        csv.open(dir / "coverage.csv", std::ios::app);
+        if (exec) exec->open(st, &resumed->state.at("stage"));
+    } else {
+        fs::create_directories(dir / "queue");
+        fs::create_directories(dir / "seeds");
+        for (std::size_t i = 0; i < seeds.size(); ++i) {
+            io::write_file((dir / "seeds" / fmt::format("{:03}.json", i)).string(), io::model_to_json(seeds[i]).dump() + "\n");
+            st.add_model(store::model_key(seeds[i]), seeds[i]);
+        }
+        record_coverage(st, s.coverage(), recorded, 0);
+        csv.open(dir / "coverage.csv");
+        csv << "seconds,models,valid,executed";
+        for (auto k : all_criteria) csv << ',' << name_of(k);
+        csv << '\n';
+        if (exec) exec->open(st, nullptr);
+    }
+    if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
+    std::vector<std::uint64_t> slot_keys;
+    for (const auto& m : s.models()) slot_keys.push_back(store::model_key(m));
+
     generation_summary sum;
     progress bar;
     const auto start = clock::now();
     auto next_row = start + std::chrono::seconds(1);
+    const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.checkpoint_seconds));
+    auto next_checkpoint = start + every;
+    const std::uint64_t first = n.generated;
     auto row = [&](double t) {
-        csv << fmt::format("{:.3f},{},{},{}", t, sum.generated, sum.valid, exec ? exec->executed() : 0);
+        csv << fmt::format("{:.3f},{},{},{}", t, n.generated, n.valid, exec ? exec->executed() : 0);
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
         csv << '\n';
     };
+    // Between two steps: the csv so far, the search, the stage.
+    auto checkpoint = [&](double t) {
+        csv.flush();
+        st.save_checkpoint({n.generated, t, save_state(s, n, t, static_cast<std::uint64_t>(csv.tellp()), exec)});
+    };
     auto line = [&](double t) {
-        return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, sum.generated,
-                           t > 0 ? static_cast<double>(sum.generated) / t : 0.0,
-                           sum.generated ? 100.0 * static_cast<double>(sum.valid) / static_cast<double>(sum.generated) : 0.0, sum.diverse,
+        const double rate = t > t0 ? static_cast<double>(n.generated - first) / (t - t0) : 0.0;
+        return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, n.generated, rate,
+                           n.generated ? 100.0 * static_cast<double>(n.valid) / static_cast<double>(n.generated) : 0.0, n.diverse,
                            coverage_line(s.coverage())) +
                (exec ? exec->progress(t) : std::string());
     };
-    row(0);
+    if (!resumed) row(0);
     for (;;) {
-        if (o.iterations && sum.generated >= o.iterations) break;
+        if (o.iterations && n.generated - first >= o.iterations) break;
         if (exec && exec->done()) break;
         // Reading the clock every iteration costs ~20 ns; steps take microseconds.
         const auto now = clock::now();
-        const double t = std::chrono::duration<double>(now - start).count();
-        if (t >= o.seconds) break;
+        const double t = t0 + std::chrono::duration<double>(now - start).count();
+        if (t - t0 >= o.seconds) break;
         if (now >= next_row) {
             row(t);
             next_row += std::chrono::seconds(1);
+        }
+        if (now >= next_checkpoint) {
+            checkpoint(t);
+            next_checkpoint = now + every;
         }
         if (!o.quiet && bar.due(now)) bar.show(line(t), now);
         if (exec && exec->poll(t)) {
@@ -7432,31 +8216,40 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         }
 
         const auto r = s.step();
-        ++sum.generated;
-        ++op_selected[r.op];
+        ++n.generated;
+        ++n.op_selected[r.op];
         if (!r.valid) continue;
-        ++sum.valid;
-        ++op_valid[r.op];
-        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, sum.generated, t);
+        ++n.valid;
+        ++n.op_valid[r.op];
+        const std::uint64_t key = store::model_key(*r.mutant);
+        st.add_generated(n.generated, key, slot_keys[r.slot], names[r.op], r.gain);
+        if (r.gain) {
+            st.add_model(key, *r.mutant);
+            record_coverage(st, s.coverage(), recorded, n.generated);
+            if (r.mutant == &s.models()[r.slot]) slot_keys[r.slot] = key;
+        }
+        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, n.generated, t);
         if (!r.gain) continue;
-        ++sum.diverse;
-        ++op_diverse[r.op];
+        ++n.diverse;
+        ++n.op_diverse[r.op];
         io::json j = io::model_to_json(*r.mutant);
-        j["origin"] = {{"iteration", sum.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
-        io::write_file((dir / "queue" / fmt::format("{:09}.json", sum.generated)).string(), j.dump() + "\n");
+        j["origin"] = {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
+        io::write_file((dir / "queue" / fmt::format("{:09}.json", n.generated)).string(), j.dump() + "\n");
     }
-    if (exec) exec->drain(std::chrono::duration<double>(clock::now() - start).count());
-    sum.seconds = std::chrono::duration<double>(clock::now() - start).count();
+    if (exec) exec->drain(t0 + std::chrono::duration<double>(clock::now() - start).count());
+    sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count();
+    sum.generated = n.generated, sum.valid = n.valid, sum.diverse = n.diverse;
     for (auto k : all_criteria) {
         sum.covered[static_cast<std::size_t>(k)] = s.coverage().covered(k);
         sum.total[static_cast<std::size_t>(k)] = s.coverage().total(k);
     }
     row(sum.seconds);
+    checkpoint(sum.seconds);
     if (!o.quiet) bar.finish(line(sum.seconds));
 
     io::json per_op = io::json::object();
     for (std::size_t i = 0; i < names.size(); ++i)
-        per_op[std::string(names[i])] = {{"selected", op_selected[i]}, {"valid", op_valid[i]}, {"diverse", op_diverse[i]}};
+        per_op[std::string(names[i])] = {{"selected", n.op_selected[i]}, {"valid", n.op_valid[i]}, {"diverse", n.op_diverse[i]}};
     const double secs = std::max(sum.seconds, 1e-9);
     io::json stats = {{"seconds", sum.seconds},
                       {"seed", o.seed},
@@ -7472,37 +8265,92 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                       {"seeds", seeds.size()},
                       {"backends", io::json::array()},
                       {"coverage", coverage_json(s.coverage())},
-                      {"per_operator", per_op}};
+                      {"per_operator", per_op},
+                      {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()},
+                                 {"executions", st.execution_count()}}}};
     if (exec) exec->write_stats(stats);
     io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
+    report::write_report(dir, s.coverage());
     return sum;
 }
 
 template <class Ops, class Selector>
-generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec) {
+generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec,
+                            store::campaign_store& st, const std::optional<store::checkpoint>& resumed) {
     search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
     s.context().max_cost = o.max_cost;
     if (o.accept) s.set_filter(o.accept);
-    return run(s, seeds, o, exec);
+    return run(s, seeds, o, exec, st, resumed, reg);
+}
+
+/// The options as the store keeps them; the budgets are the campaign's totals.
+inline io::json options_json(const generation_options& o, const std::optional<store::checkpoint>& cp) {
+    const double t = cp ? cp->seconds : 0;
+    const std::uint64_t i = cp ? cp->iteration : 0;
+    return {{"seed", o.seed}, {"selector", o.selector}, {"operators", o.operators}, {"p", o.p}, {"max_seed_nodes", o.max_seed_nodes},
+            {"max_cost", o.max_cost}, {"budget_seconds", t + o.seconds}, {"budget_iterations", o.iterations ? i + o.iterations : 0},
+            {"tool", o.tool}};
 }
 
 }  // namespace detail
 
 /// Runs a campaign over these seeds and writes its directory, report.html last; with an execution
-/// stage, the models also run on its backends (see execute.hpp).
+/// stage, the models also run on its backends (see execute.hpp). A fresh campaign over a directory
+/// that holds a store keeps the store's executions (a model judged before is not run again).
 inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o, stage* exec = nullptr) {
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
+    std::filesystem::create_directories(o.out);
+    store::campaign_store st(store::campaign_store::file_in(o.out));
+    std::optional<store::checkpoint> resumed;
+    if (o.resume) {
+        resumed = st.load_checkpoint();
+        if (!resumed) throw error(o.out + ": nothing to resume (its store holds no checkpoint)");
+    } else {
+        st.start_over();
+    }
+    st.begin_run(detail::options_json(o, resumed), o.resume);
     const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
     using namespace mutation;
-    const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec)
-                     : mh           ? detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec)
-                     : memo_ops     ? detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec)
-                                    : detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec);
-    report::write_report(o.out, reg);
+    const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)
+                     : mh           ? detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)
+                     : memo_ops     ? detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec, st, resumed)
+                                    : detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec, st, resumed);
     return sum;
+}
+
+/// What resuming the campaign in `dir` runs with: its stored options, the budget left at its
+/// checkpoint, and its seeds. `finished` when nothing of the budget is left.
+struct resumption {
+    generation_options options;
+    std::vector<model> seeds;
+    bool finished = false;
+};
+inline resumption resume_options(const std::string& dir, const registry& reg) {
+    namespace fs = std::filesystem;
+    if (!fs::exists(store::campaign_store::file_in(dir))) throw error(dir + ": not a campaign directory (no store.db)");
+    store::campaign_store st(store::campaign_store::file_in(dir));
+    const auto cp = st.load_checkpoint();
+    const auto j = st.last_options();
+    if (!cp || !j) throw error(dir + ": nothing to resume (its store holds no checkpoint)");
+    resumption r;
+    auto& o = r.options;
+    o.out = dir;
+    o.resume = true;
+    o.seed = j->at("seed"), o.selector = j->at("selector"), o.operators = j->at("operators"), o.p = j->at("p");
+    o.max_seed_nodes = j->at("max_seed_nodes"), o.max_cost = j->at("max_cost"), o.tool = j->at("tool");
+    const double budget_s = j->at("budget_seconds");
+    const std::uint64_t budget_i = j->at("budget_iterations");
+    o.seconds = std::max(0.0, budget_s - cp->seconds);
+    o.iterations = budget_i > cp->iteration ? budget_i - cp->iteration : 0;
+    r.finished = o.seconds <= 0 || (budget_i && cp->iteration >= budget_i);
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(fs::path(dir) / "seeds")) files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) r.seeds.push_back(io::load_model(f.string(), reg));
+    return r;
 }
 
 }  // namespace memo::campaign
@@ -11521,4 +12369,134 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
 // #include <memo/reduce/reduce.hpp> (already included)
 // #include <memo/report/report.hpp> (already included)
 // #include <memo/search/search.hpp> (already included)
+// begin #include <memo/store/replay.hpp>
+// Replay: re-runs the executions a campaign stored and compares each with its record. A result
+// that differs is a divergence: the same library gives another answer for the same model and
+// inputs (nondeterminism, or a regression when a new version of the library replays an old
+// corpus). It is reported apart from cross-library inconsistency, with the first node whose
+// digest differs when the run was traced.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+
+// #include <memo/backends/executor.hpp> (already included)
+// #include <memo/exec/inputs.hpp> (already included)
+// #include <memo/oracle/oracle.hpp> (already included)
+// #include <memo/store/store.hpp> (already included)
+
+namespace memo::store {
+
+struct replay_options {
+    /// Compare each node's (or the outputs') sum of magnitudes within its dtype's tolerance rather
+    /// than digests bit for bit: for libraries that are not deterministic (GPU kernels, threads).
+    bool tolerant = false;
+    oracle::options tolerance{};
+    /// Called after each execution: (done, total).
+    std::function<void(std::size_t, std::size_t)> progress;
+};
+
+struct replay_summary {
+    std::uint64_t replayed = 0;
+    std::uint64_t same = 0;               // bit for bit
+    std::uint64_t within_tolerance = 0;   // digests differ, magnitudes within tolerance (tolerant mode)
+    std::uint64_t skipped = 0;            // another backend's, or a run the backend declined
+    std::vector<divergence> divergences;  // also written to the store
+};
+
+namespace detail {
+
+inline bool close(const digest& a, const digest& b, dtype t, const oracle::options& o) {
+    return std::abs(a.abs_sum - b.abs_sum) <= oracle::tolerance(t, o) * std::max({a.abs_sum, b.abs_sum, 1e-6});
+}
+
+/// How a replayed run compares with its record: same, within tolerance, or where it diverges.
+inline std::optional<divergence> compare(const execution_record& e, const model& m, run_result& r, std::span<const digest> nodes,
+                                         const replay_options& o, bool& tolerated) {
+    divergence d{e.model, e.backend, e.dtype, e.inputs, {}, -1, {}};
+    if (r.status != e.status) {
+        d.what = "status " + std::string(name_of(e.status)) + " -> " + std::string(name_of(r.status));
+        d.node = r.node;
+        if (r.node >= 0 && static_cast<std::size_t>(r.node) < m.size()) d.layer = std::string(m[r.node].layer->name);
+        return d;
+    }
+    if (!r.ok()) return std::nullopt;  // the same failure
+    tolerated = false;
+    for (std::size_t i = 0; i < std::min(nodes.size(), e.nodes.size()); ++i) {
+        if (nodes[i] == e.nodes[i]) continue;
+        if (o.tolerant && detail::close(nodes[i], e.nodes[i], m.nodes[i].type, o.tolerance)) {
+            tolerated = true;
+            continue;
+        }
+        d.what = "node " + std::to_string(i);
+        d.node = static_cast<int>(i);
+        d.layer = std::string(m[d.node].layer->name);
+        return d;
+    }
+    if (nodes.size() != e.nodes.size()) {
+        d.what = "node count " + std::to_string(e.nodes.size()) + " -> " + std::to_string(nodes.size());
+        return d;
+    }
+    const digest now = digest_of(r.outputs);
+    if (now == e.outputs) return std::nullopt;
+    if (o.tolerant && detail::close(now, e.outputs, m.nodes[static_cast<std::size_t>(m.outputs.front())].type, o.tolerance)) {
+        tolerated = true;
+        return std::nullopt;
+    }
+    d.what = "outputs";
+    return d;
+}
+
+}  // namespace detail
+
+/// Re-runs every stored execution whose backend is among `xs` and compares it with its record.
+inline replay_summary replay(campaign_store& st, const registry& reg, std::span<executor* const> xs, const replay_options& o = {}) {
+    std::vector<execution_record> todo;
+    st.for_each_execution([&](execution_record e) { todo.push_back(std::move(e)); });
+    replay_summary sum;
+    std::map<std::uint64_t, std::optional<model>> models;
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+        const auto& e = todo[k];
+        if (o.progress) o.progress(k, todo.size());
+        executor* x = nullptr;
+        for (auto* c : xs)
+            if (c->name() == e.backend) x = c;
+        auto it = models.find(e.model);
+        if (it == models.end()) it = models.emplace(e.model, st.find_model(e.model, reg)).first;
+        if (!x || !it->second || e.status == run_status::unsupported || e.dtype != "native") {
+            ++sum.skipped;
+            continue;
+        }
+        const model& m = *it->second;
+        const auto inputs = make_inputs(m, inputs_from_text(e.inputs));
+        run_options ro;
+        ro.every_node = !e.nodes.empty();
+        auto r = x->run(m, inputs, ro);
+        std::vector<digest> nodes;
+        if (ro.every_node && r.ok()) {
+            for (const auto& t : r.outputs) nodes.push_back(digest_of(t));
+            std::vector<tensor> outs;
+            for (int out : m.outputs)
+                if (static_cast<std::size_t>(out) < r.outputs.size()) outs.push_back(r.outputs[static_cast<std::size_t>(out)]);
+            r.outputs = std::move(outs);
+        }
+        ++sum.replayed;
+        bool tolerated = false;
+        if (auto d = detail::compare(e, m, r, nodes, o, tolerated)) {
+            st.add_divergence(*d);
+            sum.divergences.push_back(std::move(*d));
+        } else if (tolerated) {
+            ++sum.within_tolerance;
+        } else {
+            ++sum.same;
+        }
+    }
+    if (o.progress) o.progress(todo.size(), todo.size());
+    return sum;
+}
+
+}  // namespace memo::store
+// end #include <memo/store/replay.hpp>
+// #include <memo/store/store.hpp> (already included)
 // #include <memo/zoo/zoo.hpp> (already included)

@@ -26,6 +26,16 @@ public:
         submit(m, inputs, o);
         return collect();
     }
+
+    /// Whether a campaign that records its runs may run this backend with every_node, so that the
+    /// store keeps a digest per node (replay then names the first node that diverges). Off for a
+    /// library whose graph optimisations an output per node would prevent (ONNX Runtime with its
+    /// optimisations on).
+    bool traceable() const noexcept { return traceable_; }
+    void set_traceable(bool t) noexcept { traceable_ = t; }
+
+private:
+    bool traceable_ = true;
 };
 
 /// A backend run in the campaign's own process: fast, and trusted not to crash.

@@ -4,6 +4,10 @@
 // deduplicated and stored before the campaign goes on. Models that raised coverage run first;
 // when none waits, the newest valid model runs, so the workers never idle. Several lanes (each a
 // differential tester with workers of its own) keep several models in flight.
+//
+// With the campaign's store, every run is recorded (status, output digest, a digest per node when
+// traced, time, memory) with the oracle's judgement, and a model judged before on the same
+// backends and inputs is not run again: its stored judgement counts (a memo hit).
 #include <deque>
 #include <map>
 
@@ -11,6 +15,7 @@
 
 #include "../coverage/coverage.hpp"
 #include "../reduce/cost.hpp"
+#include "../store/store.hpp"
 #include "bugs.hpp"
 #include "stage.hpp"
 
@@ -22,13 +27,17 @@ struct execution_options {
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
     std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
+    /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
+    /// the models run are a function of the seed and the iteration budget alone (then a repeated
+    /// or resumed campaign runs exactly the same models).
+    bool fill = true;
 };
 
 class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
     execution(std::vector<oracle::differential*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : store_(dir, o.attach), cov_(reg), o_(o) {
+        : bugs_(dir, o.attach), cov_(reg), o_(o) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
@@ -36,7 +45,7 @@ public:
     execution(oracle::differential& diff, const registry& reg, std::filesystem::path dir, execution_options o = {})
         : execution(std::vector<oracle::differential*>{&diff}, reg, std::move(dir), o) {}
 
-    bool wants_any() const override { return queue_.empty() && idle() != nullptr; }
+    bool wants_any() const override { return o_.fill && queue_.empty() && idle() != nullptr; }
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
         if (!diverse && !wants_any()) return;
@@ -44,6 +53,7 @@ public:
             ++too_costly_;
             return;
         }
+        if (store_) store_->add_model(store::model_key(m), m);  // a checkpoint names waiting models by key
         queue_.push_back({m, iteration});
     }
 
@@ -63,14 +73,21 @@ public:
         start_idle();
     }
 
+    /// Finishes what runs; without fill, also every model still waiting, so that each model that
+    /// raised coverage runs whatever the timing (a resumed campaign then ends as one run in one go).
     void drain(double t) override {
-        for (auto& l : lanes_)
-            if (l.running) complete(l, t);
+        for (;;) {
+            for (auto& l : lanes_)
+                if (l.running) complete(l, t);
+            if (o_.fill || queue_.empty()) return;
+            start_idle();
+        }
     }
 
     std::string progress(double t) const override {
-        return fmt::format(" | exec {} ({:.0f}/s) bugs {} crash {} nan {} incons {} shape", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
-                           store_.unique("crash"), store_.unique("nan"), store_.unique("inconsistency"), store_.unique("shape"));
+        return fmt::format(" | exec {} ({:.0f}/s){} bugs {} crash {} nan {} incons {} shape", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), bugs_.unique("crash"), bugs_.unique("nan"),
+                           bugs_.unique("inconsistency"), bugs_.unique("shape"));
     }
 
     void write_stats(io::json& s) const override {
@@ -82,11 +99,11 @@ public:
         s["bugs"] = {{"crash", found_.count("crash") ? found_.at("crash") : 0},
                      {"nan", found_.count("nan") ? found_.at("nan") : 0},
                      {"inconsistency", found_.count("inconsistency") ? found_.at("inconsistency") : 0},
-                     {"unique", store_.unique()},
-                     {"unique_crash", store_.unique("crash")},
-                     {"unique_nan", store_.unique("nan")},
-                     {"unique_inconsistency", store_.unique("inconsistency")},
-                     {"unique_shape", store_.unique("shape")},
+                     {"unique", bugs_.unique()},
+                     {"unique_crash", bugs_.unique("crash")},
+                     {"unique_nan", bugs_.unique("nan")},
+                     {"unique_inconsistency", bugs_.unique("inconsistency")},
+                     {"unique_shape", bugs_.unique("shape")},
                      {"suppressed_rounding", suppressed_},
                      {"all_backends_failed", all_failed_}};
         io::json per = io::json::object();
@@ -106,11 +123,38 @@ public:
         io::json cov = io::json::object();
         for (auto k : all_criteria) cov[std::string(name_of(k))] = {{"covered", cov_.covered(k)}, {"total", cov_.total(k)}};
         s["coverage_executed"] = cov;
+        s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
+    }
+
+    void open(store::campaign_store& st, const io::json* resumed) override {
+        store_ = &st;
+        for (auto& l : lanes_) l.diff->set_trace(true);
+        if (resumed) restore(*resumed);
+    }
+
+    io::json save() const override {
+        io::json pending = io::json::array();
+        std::vector<const lane*> running;
+        for (const auto& l : lanes_)
+            if (l.running) running.push_back(&l);
+        std::sort(running.begin(), running.end(), [](const lane* a, const lane* b) { return a->ticket < b->ticket; });
+        for (const auto* l : running) pending.push_back({store::model_key(l->current.m), l->current.iteration});
+        for (const auto& p : queue_) pending.push_back({store::model_key(p.m), p.iteration});
+        io::json per = io::json::object();
+        for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
+        io::json cov = io::json::object();
+        for (auto k : all_criteria) cov[std::string(name_of(k))] = cov_.items(k).words();
+        return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_},
+                {"single_backend", single_backend_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
+                {"known", known_}, {"per_backend", per}, {"coverage", cov}, {"pending", pending}};
     }
 
     std::uint64_t executed() const noexcept override { return executed_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
-    const bug_store& store() const noexcept { return store_; }
+    const bug_store& store() const noexcept { return bugs_; }
+    std::uint64_t memo_hits() const noexcept { return hits_; }
+    /// Models run on the backends by this campaign (memo hits excluded).
+    std::uint64_t models_run() const noexcept { return runs_; }
 
 private:
     struct pending {
@@ -139,13 +183,82 @@ private:
 
     void start_idle() {
         for (auto& l : lanes_) {
-            if (queue_.empty()) return;
             if (l.running) continue;
+            while (!queue_.empty() && memoised(queue_.front())) queue_.pop_front();
+            if (queue_.empty()) return;
             l.current = std::move(queue_.front());
             queue_.pop_front();
             l.diff->begin(l.current.m);
             l.running = true;
             l.ticket = ++tickets_;
+        }
+    }
+
+    /// The store's key for a model's judgement: the backends and the inputs matter besides the model.
+    std::string inputs_key() const { return store::inputs_text(lanes_.front().diff->inputs()); }
+    std::string backends_key() const {
+        std::string s;
+        for (const auto& n : names_) s += (s.empty() ? "" : ",") + n;
+        return s;
+    }
+
+    /// A model judged before counts as executed, with its stored judgement, and is not run.
+    bool memoised(const pending& p) {
+        if (!store_) return false;
+        const auto j = store_->find_judgement(store::model_key(p.m), inputs_key(), backends_key());
+        if (!j) return false;
+        ++hits_;
+        saved_ms_ += j->ms;
+        if (j->kind == "skipped") {
+            ++single_backend_;
+            return true;
+        }
+        ++executed_;
+        cov_.add(p.m);
+        if (j->kind != "none") {
+            ++found_[j->kind];
+            for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k)
+                if (oracle::kind_names[k] == j->kind) bugs_.count(static_cast<oracle::kind>(k), j->signature);
+        }
+        return true;
+    }
+
+    /// Every run of the model, and the oracle's judgement of it, into the store.
+    void record(const model& m, const std::vector<oracle::observation>& obs, bool skipped, oracle::kind what, const std::string& signature) {
+        if (!store_) return;
+        const auto key = store::model_key(m);
+        const auto inputs = inputs_key();
+        store_->add_model(key, m);
+        double ms = 0;
+        for (const auto& ob : obs) {
+            if (skipped) break;
+            store::execution_record e;
+            e.model = key, e.backend = ob.backend, e.inputs = inputs, e.status = ob.result.status;
+            e.outputs = store::digest_of(ob.result.outputs);
+            e.nodes = ob.nodes;
+            e.ms = ob.result.ms, e.peak_kb = ob.result.peak_kb, e.message = ob.result.message;
+            store_->add_execution(e);
+            ms += ob.result.ms;
+        }
+        const std::string kind = skipped ? "skipped" : std::string(oracle::name_of(what));
+        store_->add_judgement(key, inputs, backends_key(), {kind, signature, ms});
+    }
+
+    void restore(const io::json& j) {
+        executed_ = j.at("executed"), suppressed_ = j.at("suppressed"), all_failed_ = j.at("all_failed"), too_costly_ = j.at("too_costly");
+        single_backend_ = j.at("single_backend"), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
+        j.at("found").get_to(found_);
+        j.at("known").get_to(known_);
+        const auto& per = j.at("per_backend");
+        for (auto it = per.begin(); it != per.end(); ++it) {
+            auto& c = per_backend_[it.key()];
+            c.runs = it.value().at("runs"), c.ms = it.value().at("ms"), c.peak_kb = it.value().at("peak_kb");
+            it.value().at("status").get_to(c.status);
+        }
+        for (auto k : all_criteria) cov_.items(k).assign(j.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+        for (const auto& p : j.at("pending")) {
+            auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
+            if (m) queue_.push_back({std::move(*m), p.at(1).get<std::uint64_t>()});
         }
     }
 
@@ -156,9 +269,11 @@ private:
         oracle::verdict v = diff.finish();
         if (diff.last_skipped()) {
             ++single_backend_;
+            record(cur.m, diff.observations(), true, v.what, {});
             return;
         }
         ++executed_;
+        ++runs_;
         cov_.add(cur.m);
         const auto obs = diff.observations();
         for (std::size_t i = 0; i < obs.size(); ++i) {
@@ -171,6 +286,7 @@ private:
         if (v.all_failed) ++all_failed_;
         if (!v) {
             if (diff.last_suppressed()) ++suppressed_;
+            record(cur.m, obs, false, v.what, {});
             return;
         }
         bug_report b;
@@ -185,7 +301,8 @@ private:
         const std::string first = oracle::signature(v, cur.m);
         ++found_[std::string(oracle::name_of(v.what))];
         if (const auto it = known_.find(first); it != known_.end()) {
-            store_.count(v.what, it->second);
+            bugs_.count(v.what, it->second);
+            record(cur.m, obs, false, v.what, it->second);
             return;
         }
         if (o_.minimise) {
@@ -197,17 +314,21 @@ private:
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.minimal);
         known_.emplace(first, b.signature);
-        store_.record(b, names_);
+        bugs_.record(b, names_);
+        record(cur.m, obs, false, v.what, b.signature);
     }
 
     std::vector<lane> lanes_;
     std::uint64_t tickets_ = 0;
-    bug_store store_;
+    bug_store bugs_;
+    store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
     execution_options o_;
     std::vector<std::string> names_;
     std::deque<pending> queue_;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
+    std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
+    double saved_ms_ = 0;                // the backends' time those judgements took when they were made
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;

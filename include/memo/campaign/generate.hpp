@@ -1,7 +1,9 @@
 #pragma once
 // A generation campaign: the search over seed models with no execution, its live progress line,
 // and its directory: stats.json, coverage.csv (a row per second), queue/ (every model that raised
-// coverage, named by iteration), seeds/ (the models it started from) and report.html.
+// coverage, named by iteration), seeds/ (the models it started from), store.db (store/store.hpp:
+// every model generated, the coverage items with the iteration that covered them, and a
+// checkpoint a second, from which a killed or finished campaign resumes exactly) and report.html.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "../io/json.hpp"
 #include "../report/report.hpp"
 #include "../search/search.hpp"
+#include "../store/store.hpp"
 #include "progress.hpp"
 #include "stage.hpp"
 
@@ -34,6 +37,13 @@ struct generation_options {
     /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
     /// that a campaign on one library keeps to the models it runs.
     std::function<expected<void>(const model&)> accept;
+    /// Continue the campaign in `out` from its store's checkpoint: seconds and iterations are then
+    /// what to run beyond it (resume_options() gives what is left of the stored budget).
+    bool resume = false;
+    double checkpoint_seconds = 1;  // how often the store saves the campaign's state
+    /// The caller's own options (a tool's backends, say), stored with the campaign's and given
+    /// back by resume_options().
+    io::json tool = io::json::object();
 };
 
 struct generation_summary {
@@ -57,51 +67,138 @@ inline std::string coverage_line(const memo_coverage& c) {
                        c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
 }
 
+/// What a checkpoint holds besides the search's own state: the loop's counters.
+struct loop_counters {
+    std::uint64_t generated = 0, valid = 0, diverse = 0;
+    std::vector<std::uint64_t> op_selected, op_valid, op_diverse;
+};
+
+/// The coverage items covered since `recorded`, into the store (and into `recorded`).
+inline void record_coverage(store::campaign_store& st, const memo_coverage& c, memo_coverage& recorded, std::uint64_t iteration) {
+    for (auto k : all_criteria) {
+        const auto& now = c.items(k).words();
+        const auto& before = recorded.items(k).words();
+        for (std::size_t w = 0; w < now.size(); ++w)
+            for (std::uint64_t fresh = now[w] & ~before[w]; fresh; fresh &= fresh - 1)
+                st.add_covered(name_of(k), 64 * w + static_cast<std::size_t>(std::countr_zero(fresh)), iteration);
+    }
+    recorded = c;
+}
+
 template <class Search>
-generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec) {
+io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec) {
+    const auto st = s.save();
+    io::json slots = io::json::array();
+    for (const auto& m : st.models) slots.push_back(store::model_key(m));
+    io::json cov = io::json::object();
+    for (auto k : all_criteria) cov[std::string(name_of(k))] = s.coverage().items(k).words();
+    return {{"iteration", n.generated}, {"seconds", seconds}, {"csv_bytes", csv_bytes},
+            {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
+                          {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
+            {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
+                        {"selector", st.selector}}},
+            {"coverage", cov},
+            {"stage", exec ? exec->save() : io::json::object()}};
+}
+
+template <class Search>
+void restore_state(Search& s, loop_counters& n, const io::json& j, store::campaign_store& st, const registry& reg) {
+    const auto& c = j.at("counters");
+    n.generated = c.at("generated"), n.valid = c.at("valid"), n.diverse = c.at("diverse");
+    c.at("op_selected").get_to(n.op_selected), c.at("op_valid").get_to(n.op_valid), c.at("op_diverse").get_to(n.op_diverse);
+    const auto& sj = j.at("search");
+    typename Search::state state;
+    for (const auto& key : sj.at("slots")) {
+        auto m = st.find_model(key.get<std::uint64_t>(), reg);
+        if (!m) throw error(st.file() + ": the checkpoint names model " + store::hex(key.get<std::uint64_t>()) + ", which the store lacks");
+        state.models.push_back(std::move(*m));
+    }
+    sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
+    sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
+    memo_coverage cov(reg);
+    for (auto k : all_criteria) cov.items(k).assign(j.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+    s.restore(std::move(state), std::move(cov));
+}
+
+template <class Search>
+generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec, store::campaign_store& st,
+                       const std::optional<store::checkpoint>& resumed, const registry& reg) {
     namespace fs = std::filesystem;
     using clock = std::chrono::steady_clock;
     const fs::path dir(o.out);
-    fs::create_directories(dir / "queue");
-    fs::create_directories(dir / "seeds");
-    for (std::size_t i = 0; i < seeds.size(); ++i)
-        io::write_file((dir / "seeds" / fmt::format("{:03}.json", i)).string(), io::model_to_json(seeds[i]).dump() + "\n");
-
-    std::ofstream csv(dir / "coverage.csv");
-    if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
-    csv << "seconds,models,valid,executed";
-    for (auto k : all_criteria) csv << ',' << name_of(k);
-    csv << '\n';
-
     const auto names = Search::operator_names();
-    std::vector<std::uint64_t> op_selected(names.size()), op_valid(names.size()), op_diverse(names.size());
+    loop_counters n{0, 0, 0, std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size())};
+    double t0 = 0;  // seconds of the campaign before this invocation
+    memo_coverage recorded(reg);
+    std::ofstream csv;
+    if (resumed) {
+        restore_state(s, n, resumed->state, st, reg);
+        t0 = resumed->seconds;
+        recorded = s.coverage();
+        st.rollback_after(n.generated);
+        // What came after the checkpoint is made again: its queue files and coverage rows go.
+        for (const auto& f : fs::directory_iterator(dir / "queue"))
+            if (std::strtoull(f.path().stem().string().c_str(), nullptr, 10) > n.generated) fs::remove(f.path());
+        fs::resize_file(dir / "coverage.csv", resumed->state.at("csv_bytes").get<std::uint64_t>());
+        csv.open(dir / "coverage.csv", std::ios::app);
+        if (exec) exec->open(st, &resumed->state.at("stage"));
+    } else {
+        fs::create_directories(dir / "queue");
+        fs::create_directories(dir / "seeds");
+        for (std::size_t i = 0; i < seeds.size(); ++i) {
+            io::write_file((dir / "seeds" / fmt::format("{:03}.json", i)).string(), io::model_to_json(seeds[i]).dump() + "\n");
+            st.add_model(store::model_key(seeds[i]), seeds[i]);
+        }
+        record_coverage(st, s.coverage(), recorded, 0);
+        csv.open(dir / "coverage.csv");
+        csv << "seconds,models,valid,executed";
+        for (auto k : all_criteria) csv << ',' << name_of(k);
+        csv << '\n';
+        if (exec) exec->open(st, nullptr);
+    }
+    if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
+    std::vector<std::uint64_t> slot_keys;
+    for (const auto& m : s.models()) slot_keys.push_back(store::model_key(m));
+
     generation_summary sum;
     progress bar;
     const auto start = clock::now();
     auto next_row = start + std::chrono::seconds(1);
+    const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.checkpoint_seconds));
+    auto next_checkpoint = start + every;
+    const std::uint64_t first = n.generated;
     auto row = [&](double t) {
-        csv << fmt::format("{:.3f},{},{},{}", t, sum.generated, sum.valid, exec ? exec->executed() : 0);
+        csv << fmt::format("{:.3f},{},{},{}", t, n.generated, n.valid, exec ? exec->executed() : 0);
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
         csv << '\n';
     };
+    // Between two steps: the csv so far, the search, the stage.
+    auto checkpoint = [&](double t) {
+        csv.flush();
+        st.save_checkpoint({n.generated, t, save_state(s, n, t, static_cast<std::uint64_t>(csv.tellp()), exec)});
+    };
     auto line = [&](double t) {
-        return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, sum.generated,
-                           t > 0 ? static_cast<double>(sum.generated) / t : 0.0,
-                           sum.generated ? 100.0 * static_cast<double>(sum.valid) / static_cast<double>(sum.generated) : 0.0, sum.diverse,
+        const double rate = t > t0 ? static_cast<double>(n.generated - first) / (t - t0) : 0.0;
+        return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, n.generated, rate,
+                           n.generated ? 100.0 * static_cast<double>(n.valid) / static_cast<double>(n.generated) : 0.0, n.diverse,
                            coverage_line(s.coverage())) +
                (exec ? exec->progress(t) : std::string());
     };
-    row(0);
+    if (!resumed) row(0);
     for (;;) {
-        if (o.iterations && sum.generated >= o.iterations) break;
+        if (o.iterations && n.generated - first >= o.iterations) break;
         if (exec && exec->done()) break;
         // Reading the clock every iteration costs ~20 ns; steps take microseconds.
         const auto now = clock::now();
-        const double t = std::chrono::duration<double>(now - start).count();
-        if (t >= o.seconds) break;
+        const double t = t0 + std::chrono::duration<double>(now - start).count();
+        if (t - t0 >= o.seconds) break;
         if (now >= next_row) {
             row(t);
             next_row += std::chrono::seconds(1);
+        }
+        if (now >= next_checkpoint) {
+            checkpoint(t);
+            next_checkpoint = now + every;
         }
         if (!o.quiet && bar.due(now)) bar.show(line(t), now);
         if (exec && exec->poll(t)) {
@@ -110,31 +207,40 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         }
 
         const auto r = s.step();
-        ++sum.generated;
-        ++op_selected[r.op];
+        ++n.generated;
+        ++n.op_selected[r.op];
         if (!r.valid) continue;
-        ++sum.valid;
-        ++op_valid[r.op];
-        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, sum.generated, t);
+        ++n.valid;
+        ++n.op_valid[r.op];
+        const std::uint64_t key = store::model_key(*r.mutant);
+        st.add_generated(n.generated, key, slot_keys[r.slot], names[r.op], r.gain);
+        if (r.gain) {
+            st.add_model(key, *r.mutant);
+            record_coverage(st, s.coverage(), recorded, n.generated);
+            if (r.mutant == &s.models()[r.slot]) slot_keys[r.slot] = key;
+        }
+        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, n.generated, t);
         if (!r.gain) continue;
-        ++sum.diverse;
-        ++op_diverse[r.op];
+        ++n.diverse;
+        ++n.op_diverse[r.op];
         io::json j = io::model_to_json(*r.mutant);
-        j["origin"] = {{"iteration", sum.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
-        io::write_file((dir / "queue" / fmt::format("{:09}.json", sum.generated)).string(), j.dump() + "\n");
+        j["origin"] = {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
+        io::write_file((dir / "queue" / fmt::format("{:09}.json", n.generated)).string(), j.dump() + "\n");
     }
-    if (exec) exec->drain(std::chrono::duration<double>(clock::now() - start).count());
-    sum.seconds = std::chrono::duration<double>(clock::now() - start).count();
+    if (exec) exec->drain(t0 + std::chrono::duration<double>(clock::now() - start).count());
+    sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count();
+    sum.generated = n.generated, sum.valid = n.valid, sum.diverse = n.diverse;
     for (auto k : all_criteria) {
         sum.covered[static_cast<std::size_t>(k)] = s.coverage().covered(k);
         sum.total[static_cast<std::size_t>(k)] = s.coverage().total(k);
     }
     row(sum.seconds);
+    checkpoint(sum.seconds);
     if (!o.quiet) bar.finish(line(sum.seconds));
 
     io::json per_op = io::json::object();
     for (std::size_t i = 0; i < names.size(); ++i)
-        per_op[std::string(names[i])] = {{"selected", op_selected[i]}, {"valid", op_valid[i]}, {"diverse", op_diverse[i]}};
+        per_op[std::string(names[i])] = {{"selected", n.op_selected[i]}, {"valid", n.op_valid[i]}, {"diverse", n.op_diverse[i]}};
     const double secs = std::max(sum.seconds, 1e-9);
     io::json stats = {{"seconds", sum.seconds},
                       {"seed", o.seed},
@@ -150,37 +256,92 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                       {"seeds", seeds.size()},
                       {"backends", io::json::array()},
                       {"coverage", coverage_json(s.coverage())},
-                      {"per_operator", per_op}};
+                      {"per_operator", per_op},
+                      {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()},
+                                 {"executions", st.execution_count()}}}};
     if (exec) exec->write_stats(stats);
     io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
+    report::write_report(dir, s.coverage());
     return sum;
 }
 
 template <class Ops, class Selector>
-generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec) {
+generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec,
+                            store::campaign_store& st, const std::optional<store::checkpoint>& resumed) {
     search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
     s.context().max_cost = o.max_cost;
     if (o.accept) s.set_filter(o.accept);
-    return run(s, seeds, o, exec);
+    return run(s, seeds, o, exec, st, resumed, reg);
+}
+
+/// The options as the store keeps them; the budgets are the campaign's totals.
+inline io::json options_json(const generation_options& o, const std::optional<store::checkpoint>& cp) {
+    const double t = cp ? cp->seconds : 0;
+    const std::uint64_t i = cp ? cp->iteration : 0;
+    return {{"seed", o.seed}, {"selector", o.selector}, {"operators", o.operators}, {"p", o.p}, {"max_seed_nodes", o.max_seed_nodes},
+            {"max_cost", o.max_cost}, {"budget_seconds", t + o.seconds}, {"budget_iterations", o.iterations ? i + o.iterations : 0},
+            {"tool", o.tool}};
 }
 
 }  // namespace detail
 
 /// Runs a campaign over these seeds and writes its directory, report.html last; with an execution
-/// stage, the models also run on its backends (see execute.hpp).
+/// stage, the models also run on its backends (see execute.hpp). A fresh campaign over a directory
+/// that holds a store keeps the store's executions (a model judged before is not run again).
 inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o, stage* exec = nullptr) {
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
+    std::filesystem::create_directories(o.out);
+    store::campaign_store st(store::campaign_store::file_in(o.out));
+    std::optional<store::checkpoint> resumed;
+    if (o.resume) {
+        resumed = st.load_checkpoint();
+        if (!resumed) throw error(o.out + ": nothing to resume (its store holds no checkpoint)");
+    } else {
+        st.start_over();
+    }
+    st.begin_run(detail::options_json(o, resumed), o.resume);
     const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
     using namespace mutation;
-    const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec)
-                     : mh           ? detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec)
-                     : memo_ops     ? detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec)
-                                    : detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec);
-    report::write_report(o.out, reg);
+    const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)
+                     : mh           ? detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)
+                     : memo_ops     ? detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec, st, resumed)
+                                    : detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec, st, resumed);
     return sum;
+}
+
+/// What resuming the campaign in `dir` runs with: its stored options, the budget left at its
+/// checkpoint, and its seeds. `finished` when nothing of the budget is left.
+struct resumption {
+    generation_options options;
+    std::vector<model> seeds;
+    bool finished = false;
+};
+inline resumption resume_options(const std::string& dir, const registry& reg) {
+    namespace fs = std::filesystem;
+    if (!fs::exists(store::campaign_store::file_in(dir))) throw error(dir + ": not a campaign directory (no store.db)");
+    store::campaign_store st(store::campaign_store::file_in(dir));
+    const auto cp = st.load_checkpoint();
+    const auto j = st.last_options();
+    if (!cp || !j) throw error(dir + ": nothing to resume (its store holds no checkpoint)");
+    resumption r;
+    auto& o = r.options;
+    o.out = dir;
+    o.resume = true;
+    o.seed = j->at("seed"), o.selector = j->at("selector"), o.operators = j->at("operators"), o.p = j->at("p");
+    o.max_seed_nodes = j->at("max_seed_nodes"), o.max_cost = j->at("max_cost"), o.tool = j->at("tool");
+    const double budget_s = j->at("budget_seconds");
+    const std::uint64_t budget_i = j->at("budget_iterations");
+    o.seconds = std::max(0.0, budget_s - cp->seconds);
+    o.iterations = budget_i > cp->iteration ? budget_i - cp->iteration : 0;
+    r.finished = o.seconds <= 0 || (budget_i && cp->iteration >= budget_i);
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(fs::path(dir) / "seeds")) files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) r.seeds.push_back(io::load_model(f.string(), reg));
+    return r;
 }
 
 }  // namespace memo::campaign

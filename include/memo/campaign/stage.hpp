@@ -8,6 +8,10 @@
 #include "../core/model.hpp"
 #include "../io/json.hpp"
 
+namespace memo::store {
+class campaign_store;
+}
+
 namespace memo::campaign {
 
 class stage {
@@ -31,6 +35,11 @@ public:
     virtual std::string progress(double seconds) const = 0;
     /// Adds the stage's figures to stats.json.
     virtual void write_stats(io::json& stats) const = 0;
+    /// Called once before the first model, with the campaign's store (for what the stage records
+    /// or memoises) and, when the campaign resumes, the state save() gave at its checkpoint.
+    virtual void open(store::campaign_store&, const io::json* /*resumed*/) {}
+    /// The stage's state, saved with each checkpoint of the campaign.
+    virtual io::json save() const { return io::json::object(); }
 };
 
 }  // namespace memo::campaign

@@ -41,6 +41,14 @@ public:
     std::size_t count() const noexcept { return count_; }
     std::size_t size() const noexcept { return size_; }
     const std::vector<std::uint64_t>& words() const noexcept { return words_; }
+    /// Replaces the bits (a saved words()); throws when the sizes differ.
+    void assign(const std::vector<std::uint64_t>& w) {
+        if (w.size() != words_.size()) throw error("a saved item set of " + std::to_string(w.size()) + " words cannot restore one of " + std::to_string(words_.size()));
+        words_ = w;
+        if (size_ % 64 && !words_.empty()) words_.back() &= (std::uint64_t{1} << (size_ % 64)) - 1;
+        count_ = 0;
+        for (auto x : words_) count_ += static_cast<std::size_t>(std::popcount(x));
+    }
     /// Ors in another set of the same size (used to merge coverage).
     void merge(const item_set& o) {
         count_ = 0;

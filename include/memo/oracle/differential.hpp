@@ -102,7 +102,7 @@ public:
         running_.clear();
         std::vector<std::size_t> runnable;
         for (std::size_t k = 0; k < xs_.size(); ++k) {
-            observation ob{std::string(xs_[k]->name()), {}};
+            observation ob{std::string(xs_[k]->name()), {}, {}};
             if (auto s = supported(k, m); !s) ob.result = run_result::failed(run_status::unsupported, s.reason());
             else runnable.push_back(k);
             obs_.push_back(std::move(ob));
@@ -110,10 +110,17 @@ public:
         skipped_ = xs_.size() >= 2 && runnable.size() < 2;
         if (skipped_) return;
         for (std::size_t k : runnable) {
-            xs_[k]->submit(m, inputs_, {});
+            run_options o;
+            o.every_node = trace_ && xs_[k]->traceable();
+            xs_[k]->submit(m, inputs_, o);
             running_.push_back(k);
         }
     }
+
+    /// Traced runs return every node's output: each observation then carries a digest per node
+    /// (what a campaign's store keeps, for replay), and the oracle still sees the model's outputs.
+    void set_trace(bool on) noexcept { trace_ = on; }
+    bool traced() const noexcept { return trace_; }
 
     /// Whether the last model was left unrun because fewer than two participants take it.
     bool last_skipped() const noexcept { return skipped_; }
@@ -122,6 +129,7 @@ public:
     verdict finish() {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
+            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) keep_model_outputs(obs_[k]);
             // A layer and dtype a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
                 declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
@@ -197,6 +205,16 @@ private:
                 if (it->second.count({n.layer->name, n.type}))
                     return fail("declined " + std::string(n.layer->name) + " in " + std::string(name_of(n.type)) + " before");
         return {};
+    }
+
+    void keep_model_outputs(observation& ob) const {
+        auto& outs = ob.result.outputs;
+        ob.nodes.clear();
+        for (const auto& t : outs) ob.nodes.push_back(store::digest_of(t));
+        std::vector<tensor> model_outs;
+        for (int o : current_.outputs)
+            if (static_cast<std::size_t>(o) < outs.size()) model_outs.push_back(std::move(outs[static_cast<std::size_t>(o)]));
+        outs = std::move(model_outs);
     }
 
     executor* by_name(std::string_view n) const {
@@ -366,7 +384,7 @@ private:
     std::vector<tensor> inputs_, truth_cache_;
     std::vector<observation> obs_;
     std::vector<std::size_t> running_;
-    bool suppressed_ = false, skipped_ = false;
+    bool suppressed_ = false, skipped_ = false, trace_ = false;
     std::map<std::size_t, std::set<std::pair<std::string_view, dtype>>> declined_;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../backends/backend.hpp"
+#include "../store/digest.hpp"
 
 namespace memo::oracle {
 
@@ -44,6 +45,7 @@ inline double tolerance(dtype t, const options& o = {}) {
 struct observation {
     std::string backend;
     run_result result;
+    std::vector<store::digest> nodes;  // every node's output digest, when the run was traced
 };
 
 /// How two results compare: max absolute difference, normwise relative difference (max |a - b|

@@ -6,11 +6,13 @@
 // compare_html draws several campaigns' coverage curves on one chart per criterion.
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "../store/store.hpp"
 #include "campaign_data.hpp"
 #include "html.hpp"
 #include "svg.hpp"
@@ -77,16 +79,10 @@ inline std::string summary_section(const campaign_data& c) {
     return h + "</table>";
 }
 
-inline std::string coverage_section(const campaign_data& c, const memo_coverage* cov) {
+inline std::string coverage_section(const campaign_data& c, const memo_coverage& cov) {
     std::string h = "<h2>Coverage over time</h2><table><tr><th>criterion</th><th>covered</th><th>total</th><th>%</th></tr>";
     for (auto k : all_criteria) {
-        std::size_t covered = 0, total = 0;
-        if (cov) {
-            covered = cov->covered(k), total = cov->total(k);
-        } else if (c.stats && c.stats->contains("coverage")) {
-            const auto& j = (*c.stats)["coverage"].value(std::string(name_of(k)), io::json::object());
-            covered = j.value("covered", std::size_t{0}), total = j.value("total", std::size_t{0});
-        }
+        const std::size_t covered = cov.covered(k), total = cov.total(k);
         h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", name_of(k), covered,
                          total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
     }
@@ -176,21 +172,37 @@ inline std::string missing_section(const memo_coverage& cov) {
 
 }  // namespace detail
 
-/// The page of one campaign; with `cov` (its coverage), the coverage still missing too.
-inline std::string campaign_html(const campaign_data& c, const memo_coverage* cov) {
+/// The page of one campaign, whose coverage is `cov`.
+inline std::string campaign_html(const campaign_data& c, const memo_coverage& cov) {
     std::string body = fmt::format("<h1>memo campaign: {}</h1>", escape(c.name));
     body += detail::summary_section(c) + detail::coverage_section(c, cov) + detail::executions_section(c) + detail::bugs_section(c);
-    if (cov) body += detail::missing_section(*cov);
+    body += detail::missing_section(cov);
     if (c.unreadable) body += fmt::format("<p class=\"muted\">{} files of the directory could not be read and are left out.</p>", c.unreadable);
     return page("memo campaign " + c.name, body);
 }
 
-/// Writes DIR/report.html (atomically) from what the directory holds; returns its path.
+/// Writes DIR/report.html (atomically) for a campaign whose coverage is `cov`; returns its path.
+inline std::filesystem::path write_report(const std::filesystem::path& dir, const memo_coverage& cov) {
+    const auto c = read_campaign(dir);
+    const auto path = dir / "report.html";
+    io::write_file(path.string(), campaign_html(c, cov));
+    return path;
+}
+
+/// The same from what the directory holds: the coverage its store's checkpoint saved, or, in a
+/// directory without one, the coverage recomputed from seeds/ and queue/.
 inline std::filesystem::path write_report(const std::filesystem::path& dir, const registry& reg) {
     auto c = read_campaign(dir);
-    const auto cov = replay_coverage(dir, reg, &c.unreadable);
+    memo_coverage cov(reg);
+    std::optional<store::checkpoint> cp;
+    if (std::filesystem::exists(store::campaign_store::file_in(dir))) cp = store::campaign_store(store::campaign_store::file_in(dir)).load_checkpoint();
+    if (cp && cp->state.contains("coverage")) {
+        for (auto k : all_criteria) cov.items(k).assign(cp->state.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+    } else {
+        cov = replay_coverage(dir, reg, &c.unreadable);
+    }
     const auto path = dir / "report.html";
-    io::write_file(path.string(), campaign_html(c, &cov));
+    io::write_file(path.string(), campaign_html(c, cov));
     return path;
 }
 

@@ -9,7 +9,10 @@
 //
 // A user instantiates it with their own model, operator set, coverage metric and selector; the
 // operators receive a Context built from the coverage (memo::mutation::context by default).
+#include <array>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -74,6 +77,37 @@ public:
             }
         models_[s.slot] = std::move(*mutant);
         return {i, s.slot, s.op, true, gain, &models_[s.slot]};
+    }
+
+    /// Everything the next steps depend on besides the coverage: the seed models, the scores and
+    /// selection counts of Equation 3, the RNG and the selector's own state. A search restored
+    /// from it (with the coverage it had) makes the very steps the saved one would have made.
+    struct state {
+        std::vector<Model> models;
+        std::vector<double> model_score, op_score;
+        std::vector<std::size_t> selected;  // per seed
+        std::array<std::uint64_t, 4> rng{};
+        std::vector<std::uint64_t> selector;  // what the selector's state() gave, when it has one
+    };
+    state save() const {
+        state st{models_, model_score_, op_score_, {}, rng_.state(), {}};
+        for (const auto& s : seeds_) st.selected.push_back(s.selected);
+        if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
+        return st;
+    }
+    /// Restores a saved state and its coverage; throws when it was saved with another seed pool.
+    void restore(state st, Coverage cov) {
+        if (st.models.size() != models_.size() || st.selected.size() != seeds_.size() || st.model_score.size() != model_score_.size() ||
+            st.op_score.size() != op_score_.size())
+            throw error("a saved search state with " + std::to_string(st.models.size()) + " models and " + std::to_string(st.selected.size()) +
+                        " seeds cannot restore a search of " + std::to_string(models_.size()) + " and " + std::to_string(seeds_.size()));
+        models_ = std::move(st.models);
+        model_score_ = std::move(st.model_score);
+        op_score_ = std::move(st.op_score);
+        for (std::size_t i = 0; i < seeds_.size(); ++i) seeds_[i].selected = st.selected[i];
+        rng_.set_state(st.rng);
+        if constexpr (requires { sel_.restore(std::span<const std::uint64_t>(st.selector)); }) sel_.restore(st.selector);
+        cov_ = std::move(cov);  // in place: ctx_ keeps referring to it
     }
 
     const Coverage& coverage() const noexcept { return cov_; }

@@ -14,6 +14,7 @@ namespace memo {
 
 /// The selector concept. Requires:
 ///   s.pick(fitness, r)  the index of the next seed, given every seed's fitness
+/// and may offer s.state() (a vector of words) and s.restore(words), which a resumed search uses.
 template <class S>
 concept selector = requires(S s, std::span<const double> fitness, rng& r) {
     { s.pick(fitness, r) } -> std::convertible_to<std::size_t>;
@@ -43,6 +44,9 @@ public:
     double p() const noexcept { return p_; }
     std::size_t last_rank() const noexcept { return last_rank_; }
     void set_last_rank(std::size_t k) noexcept { last_rank_ = k; }
+    /// Its state between picks (the last rank), for a campaign to save and resume.
+    std::vector<std::uint64_t> state() const { return {last_rank_}; }
+    void restore(std::span<const std::uint64_t> s) { last_rank_ = s.empty() ? 0 : static_cast<std::size_t>(s[0]); }
 
 private:
     double p_;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <memo/backends/reference/interpreter.hpp>
+#include <memo/layers/all.hpp>
 
 namespace test {
 

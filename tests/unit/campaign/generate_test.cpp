@@ -1,16 +1,24 @@
 // A generation campaign's directory: stats.json, coverage.csv, queue/, seeds/; determinism of the
 // queue for a fixed seed and iteration count; and report.html (charts drawn from the data, coverage
-// recomputed from the directory equal to the search's own, a stopped campaign still reported).
+// recomputed from the directory equal to the search's own, a stopped campaign still reported); and
+// the campaign store (a second run executes nothing, resume equals one run in one go, SIGKILL
+// included, replay flags exactly the runs a flaky backend changed).
 // One translation unit for both: each that includes the whole search costs minutes under ASan.
+#include <bit>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <memo/campaign/generate.hpp>
 
 #include "../support.hpp"
+#include "../backends/faulty.hpp"
 
 namespace {
 
@@ -145,6 +153,8 @@ TEST(Report, CoverageFromTheDirectoryIsTheSearchs) {
     const auto k = memo::criterion::layer_param;
     EXPECT_NE(html.find(fmt::format("Parameter values ({} of {} missing)", cov.total(k) - cov.covered(k), cov.total(k))), std::string::npos);
     EXPECT_EQ(html.find("<script"), std::string::npos);
+    memo::report::write_report(o.out, test::reg());  // again, from what the directory holds
+    EXPECT_EQ(memo::io::read_file(o.out + "/report.html"), html);
     fs::remove_all(o.out);
 }
 
@@ -174,5 +184,184 @@ TEST(Report, NotACampaignIsAClearError) {
         EXPECT_NE(std::string(e.what()).find(dir.string()), std::string::npos);
     }
     EXPECT_THROW(memo::report::read_campaign(dir / "nowhere"), memo::error);
+    fs::remove_all(dir);
+}
+
+// ---- The campaign store: memoisation, resume, replay ---------------------------------------------
+
+namespace {
+
+/// A campaign over the reference and a faulty copy of it (LSTM scaled: inconsistencies), run in
+/// this process, with fill off so that the models run depend only on the seed and the budget.
+struct bench {
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter(std::nullopt, "reference")};
+    memo::in_process<memo::reference::interpreter> bad{test::faulty_backend(test::fault::wrong_value, "LSTM", "faulty")};
+    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::oracle::differential diff{{&ref, &bad}, truth, test::reg()};
+
+    memo::io::json run(const fs::path& dir, std::uint64_t iterations, bool resume = false) {
+        memo::campaign::execution_options eo;
+        eo.fill = false;
+        eo.max_cost = 200000;
+        memo::campaign::execution exec(diff, test::reg(), dir, eo);
+        memo::campaign::generation_options o;
+        o.max_cost = eo.max_cost;
+        std::vector<memo::model> from;
+        for (const auto& m : seeds()) from.push_back(memo::campaign::shrink(m, eo.max_cost / 10));
+        if (resume) {
+            auto r = memo::campaign::resume_options(dir.string(), test::reg());
+            o = r.options;
+            from = r.seeds;
+        }
+        o.out = dir.string();
+        if (iterations) o.iterations = iterations;
+        o.seconds = 1e6;
+        o.seed = 3;
+        o.quiet = true;
+        o.checkpoint_seconds = 0.01;
+        memo::campaign::generate(from, test::reg(), o, &exec);
+        return memo::io::parse_json_file((dir / "stats.json").string());
+    }
+};
+
+std::set<std::string> bug_dirs(const fs::path& dir) {
+    std::set<std::string> out;
+    if (!fs::exists(dir / "bugs")) return out;
+    for (const auto& k : fs::directory_iterator(dir / "bugs"))
+        if (k.path().filename() != ".tmp")
+            for (const auto& b : fs::directory_iterator(k.path())) out.insert(k.path().filename().string() + "/" + b.path().filename().string());
+    return out;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> generated_rows(const fs::path& dir) {
+    memo::sqlite::database db((dir / "store.db").string());
+    auto q = db.prepare("SELECT iteration, model FROM generated ORDER BY iteration");
+    std::vector<std::pair<std::int64_t, std::int64_t>> rows;
+    while (q.next()) rows.emplace_back(q.i64(0), q.i64(1));
+    return rows;
+}
+
+}  // namespace
+
+TEST(CampaignStore, SecondRunOnTheStoreExecutesNothing) {
+    const auto dir = fresh_dir("memo-twice");
+    bench b;
+    const auto first = b.run(dir, 160);
+    const auto bugs = bug_dirs(dir);
+    const auto second = b.run(dir, 160);
+    EXPECT_GT(first["memo"]["models_run"].get<int>(), 5);
+    EXPECT_EQ(first["memo"]["hits"], 0);
+    EXPECT_EQ(second["memo"]["models_run"], 0) << "the second run executed models the store holds";
+    EXPECT_EQ(second["memo"]["hits"].get<int>(), first["memo"]["models_run"].get<int>() + first["models_single_backend"].get<int>());
+    EXPECT_GT(second["memo"]["saved_seconds"].get<double>(), 0.0);
+    EXPECT_EQ(second["models_executed"], first["models_executed"]);
+    EXPECT_EQ(second["bugs"]["inconsistency"], first["bugs"]["inconsistency"]);
+    EXPECT_FALSE(bugs.empty()) << first.dump();
+    EXPECT_EQ(bug_dirs(dir), bugs);
+    fs::remove_all(dir);
+}
+
+TEST(CampaignStore, ResumedCampaignEqualsOneRunInOneGo) {
+    const auto whole = fresh_dir("memo-whole"), halves = fresh_dir("memo-halves");
+    bench b1, b2, b3;
+    const auto a = b1.run(whole, 240);
+    (void)b2.run(halves, 120);
+    const auto c = b3.run(halves, 120, true);
+    EXPECT_EQ(c["iterations"], 240);
+    EXPECT_EQ(queue_bytes(whole), queue_bytes(halves));
+    EXPECT_EQ(generated_rows(whole), generated_rows(halves));
+    EXPECT_EQ(a["coverage"], c["coverage"]);
+    EXPECT_EQ(a["models_executed"], c["models_executed"]);
+    EXPECT_EQ(a["bugs"], c["bugs"]);
+    EXPECT_EQ(bug_dirs(whole), bug_dirs(halves));
+    EXPECT_EQ(memo::campaign::resume_options(halves.string(), test::reg()).finished, true);
+    fs::remove_all(whole);
+    fs::remove_all(halves);
+}
+
+TEST(CampaignStore, KilledCampaignResumesToTheSameResult) {
+    // The campaign runs in a child killed with SIGKILL at a random moment after its first
+    // checkpoint; resumed here, it ends as the uninterrupted one did.
+    const auto whole = fresh_dir("memo-unkilled"), killed = fresh_dir("memo-killed");
+    bench b1;
+    const auto a = b1.run(whole, 800);
+    memo::rng r(static_cast<std::uint64_t>(::getpid()));
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        bench b;
+        b.run(killed, 800);
+        ::_exit(0);
+    }
+    while (!fs::exists(killed / "store.db") || memo::store::campaign_store(killed / "store.db").load_checkpoint() == std::nullopt) ::usleep(20000);
+    ::usleep(static_cast<useconds_t>(r.uniform(0, 200000)));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    auto resumption = memo::campaign::resume_options(killed.string(), test::reg());
+    if (!WIFSIGNALED(status)) GTEST_SKIP() << "the campaign finished before it was killed";
+    bench b2;
+    const auto c = b2.run(killed, 0, true);
+    EXPECT_EQ(c["iterations"], 800);
+    EXPECT_EQ(queue_bytes(whole), queue_bytes(killed));
+    EXPECT_EQ(generated_rows(whole), generated_rows(killed));
+    EXPECT_EQ(a["coverage"], c["coverage"]);
+    EXPECT_EQ(a["models_executed"], c["models_executed"]);
+    EXPECT_EQ(bug_dirs(whole), bug_dirs(killed));
+    (void)resumption;
+    fs::remove_all(whole);
+    fs::remove_all(killed);
+}
+
+namespace {
+
+/// The faulty backend again, but each traced run flips one bit of one node's output with
+/// probability p: a library that is not deterministic. It remembers what it flipped.
+class bit_flipper final : public memo::executor {
+public:
+    bit_flipper(memo::executor& inner, double p, std::uint64_t seed) : inner_(&inner), p_(p), r_(seed) {}
+    std::string_view name() const override { return inner_->name(); }
+    memo::expected<void> supports(const memo::model& m) const override { return inner_->supports(m); }
+    void submit(const memo::model& m, std::span<const memo::tensor> in, const memo::run_options& o) override {
+        result_ = inner_->run(m, in, o);
+        if (!o.every_node || !result_.ok() || !r_.chance(p_)) return;
+        std::vector<std::size_t> nonempty;
+        for (std::size_t i = 0; i < result_.outputs.size(); ++i)
+            if (!result_.outputs[i].data.empty()) nonempty.push_back(i);
+        const std::size_t node = nonempty[r_.index(nonempty.size())];
+        auto& x = result_.outputs[node].data[r_.index(result_.outputs[node].data.size())];
+        x = std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) ^ (std::uint64_t{1} << 40));
+        flipped[memo::store::model_key(m)] = static_cast<int>(node);
+    }
+    memo::run_result collect() override { return std::move(result_); }
+    std::map<std::uint64_t, int> flipped;  // model -> the node flipped
+
+private:
+    memo::executor* inner_;
+    double p_;
+    memo::rng r_;
+    memo::run_result result_;
+};
+
+}  // namespace
+
+TEST(CampaignStore, ReplayFlagsExactlyTheFlippedRunsAtTheirNode) {
+    const auto dir = fresh_dir("memo-replay");
+    bench b;
+    b.run(dir, 200);
+    bit_flipper flaky(b.bad, 0.3, 7);
+    memo::executor* xs[] = {&b.ref, &flaky};
+    memo::store::campaign_store st(memo::store::campaign_store::file_in(dir));
+    const auto sum = memo::store::replay(st, test::reg(), xs);
+    EXPECT_GT(sum.replayed, 20u);
+    EXPECT_FALSE(flaky.flipped.empty());
+    std::map<std::uint64_t, int> flagged;
+    for (const auto& d : sum.divergences) {
+        EXPECT_EQ(d.backend, "faulty") << "the deterministic reference diverged: " << d.what;
+        flagged[d.model] = d.node;
+    }
+    EXPECT_EQ(flagged, flaky.flipped);
+    EXPECT_EQ(sum.same + sum.divergences.size(), sum.replayed);
+    EXPECT_EQ(st.divergence_count(), static_cast<std::int64_t>(flaky.flipped.size()));
     fs::remove_all(dir);
 }

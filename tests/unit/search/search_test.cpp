@@ -125,3 +125,24 @@ TEST(Search, FilterRejectsMutants) {
     EXPECT_GT(valid, 100);
     for (const auto& m : filtered.models()) EXPECT_TRUE(float32_only(m));
 }
+
+TEST(Search, RestoredStateMakesTheSameSteps) {
+    // Save after 300 steps; the original and a fresh search restored from the save make the same
+    // next 300 mutants.
+    const auto seeds = small_seeds();
+    memo_search a(seeds, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 17);
+    for (int i = 0; i < 300; ++i) a.step();
+    const auto saved = a.save();
+    const memo::memo_coverage cov = a.coverage();
+    std::vector<std::uint64_t> next_a, next_b;
+    for (int i = 0; i < 300; ++i)
+        if (const auto r = a.step(); r.valid) next_a.push_back(memo::structural_hash(*r.mutant));
+    memo_search b(seeds, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 99);  // another seed: restore overrides it
+    b.restore(saved, cov);
+    for (int i = 0; i < 300; ++i)
+        if (const auto r = b.step(); r.valid) next_b.push_back(memo::structural_hash(*r.mutant));
+    EXPECT_GT(next_a.size(), 100u);
+    EXPECT_EQ(next_a, next_b);
+    memo_search c(std::vector<memo::model>{seeds[0]}, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 1);
+    EXPECT_THROW(c.restore(saved, cov), memo::error);  // another seed pool
+}
