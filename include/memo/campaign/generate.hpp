@@ -143,6 +143,9 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         csv.open(dir / "coverage.csv", std::ios::app);
         if (exec) exec->open(st, &resumed->state.at("stage"));
     } else {
+        // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
+        fs::remove_all(dir / "queue");
+        fs::remove_all(dir / "seeds");
         fs::create_directories(dir / "queue");
         fs::create_directories(dir / "seeds");
         for (std::size_t i = 0; i < seeds.size(); ++i) {
