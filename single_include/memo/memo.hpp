@@ -4618,7 +4618,8 @@ public:
     void set_trace(bool on) noexcept { trace_ = on; }
     bool traced() const noexcept { return trace_; }
 
-    /// Whether the last model was left unrun because fewer than two participants take it.
+    /// Whether the last model was left unjudged because fewer than two participants take it (by
+    /// supports(), or by declining it when run).
     bool last_skipped() const noexcept { return skipped_; }
 
     /// Waits for the runs begun last and judges them; a verdict that holds is localised.
@@ -4631,6 +4632,13 @@ public:
                 declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
         }
         running_.clear();
+        // A backend that declined at run time what supports() let through counts as one that
+        // declined before: the verdict never depends on what was learnt from earlier models.
+        if (!skipped_ && xs_.size() >= 2) {
+            std::size_t took = 0;
+            for (const auto& o : obs_) took += o.result.status != run_status::unsupported;
+            skipped_ = took < 2;
+        }
         if (skipped_) return {};
         truth_cache_.clear();
         verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
@@ -8152,6 +8160,9 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         csv.open(dir / "coverage.csv", std::ios::app);
         if (exec) exec->open(st, &resumed->state.at("stage"));
     } else {
+        // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
+        fs::remove_all(dir / "queue");
+        fs::remove_all(dir / "seeds");
         fs::create_directories(dir / "queue");
         fs::create_directories(dir / "seeds");
         for (std::size_t i = 0; i < seeds.size(); ++i) {
