@@ -98,8 +98,10 @@ inline std::vector<std::unique_ptr<memo::executor>> make_backends(const std::str
                 throw memo::error("--backends: " + n + " is not available: the ONNX Runtime worker is not installed at " + ort_worker() +
                                   " (run scripts/setup.sh, or set MEMO_ORT_WORKER)");
             r.push_back(make_ort(n, lim));  // always its own process: a Node.js worker
-            // An output per node would keep ort-opt's graph optimisations (fusions) from happening.
-            r.back()->set_traceable(n == "ort");
+            // Not traced: an output per node would keep ort-opt's graph optimisations (fusions) from
+            // happening, and the Node.js worker would ship every node's tensor back (it computes no
+            // digests): ORT's runs are stored with their output digests only.
+            r.back()->set_traceable(false);
             continue;
         } else {
             std::string known;

@@ -112,7 +112,7 @@ inline bool stored_option(const std::string& k) { return k != "out" && k != "res
 
 inline int run(const cli::args& given) {
     auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p",
-                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill"};
+                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill", "no-trace"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     given.only(flags);
     if (!given.positional().empty()) throw memo::error("unexpected argument '" + given.positional()[0] + "'");
@@ -170,6 +170,9 @@ inline int run(const cli::args& given) {
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     testers t(a, backends, reg, inputs_from(a), lanes);
+    if (a.has("no-trace"))
+        for (auto* d : t.lanes())
+            for (auto* x : d->participants()) x->set_traceable(false);
     memo::campaign::execution_options eo;
     eo.minimise = !a.has("no-minimise");
     eo.attach = bug_files();
@@ -231,7 +234,9 @@ inline cli::command run_command() {
             "  --lanes N            models in flight at once, each lane with workers of its own (default 2)\n"
             "  --no-fill            run only models that raised coverage, never the newest valid model when a\n"
             "                       worker idles: the models run then depend on --seed and --iterations alone, so\n"
-            "                       a resumed campaign finds the same bugs as one run in one go\n" +
+            "                       a resumed campaign finds the same bugs as one run in one go\n"
+            "  --no-trace           store only each run's output digests, not one per node: runs return only\n"
+            "                       the model's outputs (faster), and replay cannot name the first divergent node\n" +
                 execution_help,
             {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
              "memory-mb", "samples", "input-range", "dmad-threshold", "resume"},

@@ -1221,6 +1221,133 @@ inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
 
 }  // namespace memo
 // end #include <memo/exec/tensor.hpp>
+// begin #include <memo/store/digest.hpp>
+// What the store keeps of a run instead of its tensors: per tensor (or per node) a 64-bit digest
+// of the exact values, for exact comparison, and the sum of absolute values, for comparison
+// within a dtype's tolerance when a library is not bit-for-bit deterministic.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+// #include <memo/core/hash.hpp> (already included)
+// #include <memo/core/model.hpp> (already included)
+// begin #include <memo/exec/inputs.hpp>
+// Model inputs as pure functions of the model's seed: one tensor per Input node, `samples` samples
+// in the batch, uniform in [lo, hi) as MEMO draws them ([0, 1) by default), rounded to the input's
+// dtype.
+#include <cstdint>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/core/rng.hpp> (already included)
+// #include <memo/exec/tensor.hpp> (already included)
+
+namespace memo {
+
+struct input_options {
+    std::int64_t samples = 2;
+    double lo = 0.0, hi = 1.0;
+    friend bool operator==(const input_options&, const input_options&) = default;
+};
+
+/// The inputs of `m`, in the order of m.input_nodes().
+inline std::vector<tensor> make_inputs(const model& m, const input_options& o = {}) {
+    std::vector<tensor> out;
+    for (int i : m.input_nodes()) {
+        std::uint64_t s = m.seed ^ 0x1f83d9abfb41bd6bULL ^ (static_cast<std::uint64_t>(i) * 0x5be0cd19137e2179ULL);
+        rng r(splitmix64(s));
+        tensor t(concrete(m[i].out, o.samples), m[i].type);
+        for (auto& x : t.data) x = round_to(t.type, r.uniform_real(o.lo, o.hi));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+}  // namespace memo
+// end #include <memo/exec/inputs.hpp>
+// #include <memo/exec/tensor.hpp> (already included)
+
+namespace memo::store {
+
+struct digest {
+    std::uint64_t hash = 0;
+    double abs_sum = 0;  // finite values only; non-finite ones change the hash
+    friend bool operator==(const digest&, const digest&) = default;
+};
+
+/// The digest of some tensors: dims, dtype and every value's bits.
+inline digest digest_of(std::span<const tensor> ts) {
+    hasher h;
+    digest d;
+    h.mix(ts.size());
+    for (const auto& t : ts) {
+        h.mix(t.dims.size());
+        for (auto x : t.dims) h.mix(static_cast<std::uint64_t>(x));
+        h.mix(static_cast<std::uint64_t>(t.type));
+        for (double x : t.data) {
+            h.mix(std::bit_cast<std::uint64_t>(x));
+            if (std::isfinite(x)) d.abs_sum += std::abs(x);
+        }
+    }
+    d.hash = h.value();
+    return d;
+}
+inline digest digest_of(const tensor& t) { return digest_of(std::span<const tensor>(&t, 1)); }
+
+/// Per-node digests as a blob (16 bytes a node) and back.
+inline std::vector<std::byte> pack(const std::vector<digest>& ds) {
+    std::vector<std::byte> b(ds.size() * 16);
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+        std::memcpy(b.data() + 16 * i, &ds[i].hash, 8);
+        std::memcpy(b.data() + 16 * i + 8, &ds[i].abs_sum, 8);
+    }
+    return b;
+}
+inline std::vector<digest> unpack(std::span<const std::byte> b) {
+    std::vector<digest> ds(b.size() / 16);
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+        std::memcpy(&ds[i].hash, b.data() + 16 * i, 8);
+        std::memcpy(&ds[i].abs_sum, b.data() + 16 * i + 8, 8);
+    }
+    return ds;
+}
+
+/// A model's identity for memoisation: its structure (structural_hash) and what structural_hash
+/// leaves out but a run depends on, its weight seed and weight edits.
+inline std::uint64_t model_key(const model& m) {
+    hasher h;
+    h.mix(structural_hash(m)).mix(m.seed).mix(m.weight_edits.size());
+    for (const auto& e : m.weight_edits)
+        h.mix(static_cast<std::uint64_t>(e.what)).mix(static_cast<std::uint64_t>(e.node)).mix(std::bit_cast<std::uint64_t>(e.amount)).mix(e.seed);
+    return h.value();
+}
+
+/// Input options as the store writes them, "samples:lo:hi" (readable, and parsed back by replay).
+inline std::string inputs_text(const input_options& in) {
+    char b[96];
+    std::snprintf(b, sizeof b, "%lld:%.17g:%.17g", static_cast<long long>(in.samples), in.lo, in.hi);
+    return b;
+}
+inline input_options inputs_from_text(const std::string& s) {
+    input_options in;
+    long long n = 2;
+    if (std::sscanf(s.c_str(), "%lld:%lf:%lf", &n, &in.lo, &in.hi) != 3) throw error("bad input options '" + s + "' in the store");
+    in.samples = n;
+    return in;
+}
+
+/// 16 hex digits.
+inline std::string hex(std::uint64_t x) {
+    char b[17];
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(x));
+    return b;
+}
+
+}  // namespace memo::store
+// end #include <memo/store/digest.hpp>
 
 namespace memo {
 
@@ -1249,9 +1376,24 @@ struct run_options {
     std::span<const tensor> forced{};
     /// Compute every node in this dtype instead of the model's (the float64 ground truth).
     std::optional<dtype> precision{};
+    /// With every_node: a worker answers with the model's outputs and a digest of every node's
+    /// output (run_result::node_digests) rather than every node's tensor: what a campaign's store
+    /// keeps, for a fraction of the bytes over the pipe. Backends themselves ignore it.
+    bool digest_nodes = false;
 };
 
 struct run_result {
+    /// Keeps the model's outputs of an every_node result, with a digest of each node's output
+    /// in node_digests.
+    void digest_nodes(const model& m) {
+        node_digests.clear();
+        for (const auto& t : outputs) node_digests.push_back(store::digest_of(t));
+        std::vector<tensor> model_outputs;
+        for (int o : m.outputs)
+            if (static_cast<std::size_t>(o) < outputs.size()) model_outputs.push_back(std::move(outputs[static_cast<std::size_t>(o)]));
+        outputs = std::move(model_outputs);
+    }
+
     run_status status = run_status::ok;
     std::vector<tensor> outputs;  // the model's outputs, or every node's with every_node/forced
     std::string message;          // the error text, or how the worker died
@@ -1259,6 +1401,7 @@ struct run_result {
     int node = -1;                // the node that failed, when the backend knows
     double ms = 0.0;              // wall time of the run
     std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
+    std::vector<store::digest> node_digests;  // every node's, from a worker asked for digest_nodes
 
     bool ok() const noexcept { return status == run_status::ok; }
     static run_result failed(run_status s, std::string why) {
@@ -1311,7 +1454,7 @@ public:
     /// Whether a campaign that records its runs may run this backend with every_node, so that the
     /// store keeps a digest per node (replay then names the first node that diverges). Off for a
     /// library whose graph optimisations an output per node would prevent (ONNX Runtime with its
-    /// optimisations on).
+    /// optimisations on), or whose worker would ship every node's tensor back.
     bool traceable() const noexcept { return traceable_; }
     void set_traceable(bool t) noexcept { traceable_ = t; }
 
@@ -1897,6 +2040,7 @@ struct request {
 inline std::string encode_request(const model& m, std::span<const tensor> inputs, const run_options& o) {
     writer w;
     w.pod<std::uint8_t>(o.every_node);
+    w.pod<std::uint8_t>(o.digest_nodes);
     w.pod<std::int8_t>(o.precision ? static_cast<std::int8_t>(*o.precision) : std::int8_t{-1});
     w.str(io::model_to_json(m).dump());
     w.tensors(inputs);
@@ -1908,6 +2052,7 @@ inline request decode_request(std::string_view bytes, const registry& reg) {
     reader r(bytes);
     request q;
     q.options.every_node = r.pod<std::uint8_t>() != 0;
+    q.options.digest_nodes = r.pod<std::uint8_t>() != 0;
     if (const auto p = r.pod<std::int8_t>(); p >= 0) q.options.precision = static_cast<dtype>(p);
     q.m = io::model_from_json(io::json::parse(r.str()), reg, "worker request");
     q.inputs = r.tensors();
@@ -1925,6 +2070,11 @@ inline std::string encode_result(const run_result& x) {
     w.pod<double>(x.ms);
     w.pod<std::int64_t>(x.peak_kb);
     w.tensors(x.outputs);
+    w.pod<std::uint64_t>(x.node_digests.size());
+    for (const auto& d : x.node_digests) {
+        w.pod<std::uint64_t>(d.hash);
+        w.pod<double>(d.abs_sum);
+    }
     return std::move(w.bytes());
 }
 
@@ -1938,6 +2088,11 @@ inline run_result decode_result(std::string_view bytes) {
     x.ms = r.pod<double>();
     x.peak_kb = r.pod<std::int64_t>();
     x.outputs = r.tensors();
+    x.node_digests.resize(r.pod<std::uint64_t>());
+    for (auto& d : x.node_digests) {
+        d.hash = r.pod<std::uint64_t>();
+        d.abs_sum = r.pod<double>();
+    }
     return x;
 }
 
@@ -1990,6 +2145,7 @@ private:
                     reset_peak();
                     r = b.run(q.m, q.inputs, q.options);
                     r.peak_kb = peak_kb();
+                    if (q.options.digest_nodes && q.options.every_node && r.ok()) r.digest_nodes(q.m);
                 } catch (const std::exception& e) {
                     r = run_result::failed(run_status::error, e.what());
                 }
@@ -4194,40 +4350,7 @@ static_assert(backend<interpreter>);
 
 // #include <memo/backends/executor.hpp> (already included)
 // #include <memo/core/hash.hpp> (already included)
-// begin #include <memo/exec/inputs.hpp>
-// Model inputs as pure functions of the model's seed: one tensor per Input node, `samples` samples
-// in the batch, uniform in [lo, hi) as MEMO draws them ([0, 1) by default), rounded to the input's
-// dtype.
-#include <cstdint>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/core/rng.hpp> (already included)
-// #include <memo/exec/tensor.hpp> (already included)
-
-namespace memo {
-
-struct input_options {
-    std::int64_t samples = 2;
-    double lo = 0.0, hi = 1.0;
-    friend bool operator==(const input_options&, const input_options&) = default;
-};
-
-/// The inputs of `m`, in the order of m.input_nodes().
-inline std::vector<tensor> make_inputs(const model& m, const input_options& o = {}) {
-    std::vector<tensor> out;
-    for (int i : m.input_nodes()) {
-        std::uint64_t s = m.seed ^ 0x1f83d9abfb41bd6bULL ^ (static_cast<std::uint64_t>(i) * 0x5be0cd19137e2179ULL);
-        rng r(splitmix64(s));
-        tensor t(concrete(m[i].out, o.samples), m[i].type);
-        for (auto& x : t.data) x = round_to(t.type, r.uniform_real(o.lo, o.hi));
-        out.push_back(std::move(t));
-    }
-    return out;
-}
-
-}  // namespace memo
-// end #include <memo/exec/inputs.hpp>
+// #include <memo/exec/inputs.hpp> (already included)
 // begin #include <memo/oracle/oracle.hpp>
 // The differential oracle: from the results of several backends on one model, a verdict.
 //   crash          some backends fail (error, death, time-out, memory) where others succeed
@@ -4245,100 +4368,7 @@ inline std::vector<tensor> make_inputs(const model& m, const input_options& o = 
 #include <vector>
 
 // #include <memo/backends/backend.hpp> (already included)
-// begin #include <memo/store/digest.hpp>
-// What the store keeps of a run instead of its tensors: per tensor (or per node) a 64-bit digest
-// of the exact values, for exact comparison, and the sum of absolute values, for comparison
-// within a dtype's tolerance when a library is not bit-for-bit deterministic.
-#include <bit>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <span>
-#include <vector>
-
-// #include <memo/core/hash.hpp> (already included)
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/exec/inputs.hpp> (already included)
-// #include <memo/exec/tensor.hpp> (already included)
-
-namespace memo::store {
-
-struct digest {
-    std::uint64_t hash = 0;
-    double abs_sum = 0;  // finite values only; non-finite ones change the hash
-    friend bool operator==(const digest&, const digest&) = default;
-};
-
-/// The digest of some tensors: dims, dtype and every value's bits.
-inline digest digest_of(std::span<const tensor> ts) {
-    hasher h;
-    digest d;
-    h.mix(ts.size());
-    for (const auto& t : ts) {
-        h.mix(t.dims.size());
-        for (auto x : t.dims) h.mix(static_cast<std::uint64_t>(x));
-        h.mix(static_cast<std::uint64_t>(t.type));
-        for (double x : t.data) {
-            h.mix(std::bit_cast<std::uint64_t>(x));
-            if (std::isfinite(x)) d.abs_sum += std::abs(x);
-        }
-    }
-    d.hash = h.value();
-    return d;
-}
-inline digest digest_of(const tensor& t) { return digest_of(std::span<const tensor>(&t, 1)); }
-
-/// Per-node digests as a blob (16 bytes a node) and back.
-inline std::vector<std::byte> pack(const std::vector<digest>& ds) {
-    std::vector<std::byte> b(ds.size() * 16);
-    for (std::size_t i = 0; i < ds.size(); ++i) {
-        std::memcpy(b.data() + 16 * i, &ds[i].hash, 8);
-        std::memcpy(b.data() + 16 * i + 8, &ds[i].abs_sum, 8);
-    }
-    return b;
-}
-inline std::vector<digest> unpack(std::span<const std::byte> b) {
-    std::vector<digest> ds(b.size() / 16);
-    for (std::size_t i = 0; i < ds.size(); ++i) {
-        std::memcpy(&ds[i].hash, b.data() + 16 * i, 8);
-        std::memcpy(&ds[i].abs_sum, b.data() + 16 * i + 8, 8);
-    }
-    return ds;
-}
-
-/// A model's identity for memoisation: its structure (structural_hash) and what structural_hash
-/// leaves out but a run depends on, its weight seed and weight edits.
-inline std::uint64_t model_key(const model& m) {
-    hasher h;
-    h.mix(structural_hash(m)).mix(m.seed).mix(m.weight_edits.size());
-    for (const auto& e : m.weight_edits)
-        h.mix(static_cast<std::uint64_t>(e.what)).mix(static_cast<std::uint64_t>(e.node)).mix(std::bit_cast<std::uint64_t>(e.amount)).mix(e.seed);
-    return h.value();
-}
-
-/// Input options as the store writes them, "samples:lo:hi" (readable, and parsed back by replay).
-inline std::string inputs_text(const input_options& in) {
-    char b[96];
-    std::snprintf(b, sizeof b, "%lld:%.17g:%.17g", static_cast<long long>(in.samples), in.lo, in.hi);
-    return b;
-}
-inline input_options inputs_from_text(const std::string& s) {
-    input_options in;
-    long long n = 2;
-    if (std::sscanf(s.c_str(), "%lld:%lf:%lf", &n, &in.lo, &in.hi) != 3) throw error("bad input options '" + s + "' in the store");
-    in.samples = n;
-    return in;
-}
-
-/// 16 hex digits.
-inline std::string hex(std::uint64_t x) {
-    char b[17];
-    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(x));
-    return b;
-}
-
-}  // namespace memo::store
-// end #include <memo/store/digest.hpp>
+// #include <memo/store/digest.hpp> (already included)
 
 namespace memo::oracle {
 
@@ -4607,7 +4637,7 @@ public:
         if (skipped_) return;
         for (std::size_t k : runnable) {
             run_options o;
-            o.every_node = trace_ && xs_[k]->traceable();
+            o.every_node = o.digest_nodes = trace_ && xs_[k]->traceable();
             xs_[k]->submit(m, inputs_, o);
             running_.push_back(k);
         }
@@ -4626,7 +4656,11 @@ public:
     verdict finish() {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
-            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) keep_model_outputs(obs_[k]);
+            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
+                // A worker digests the nodes itself; an in-process backend returns every node.
+                if (obs_[k].result.node_digests.empty()) obs_[k].result.digest_nodes(current_);
+                obs_[k].nodes = std::move(obs_[k].result.node_digests);
+            }
             // A layer and dtype a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
                 declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
@@ -4709,16 +4743,6 @@ private:
                 if (it->second.count({n.layer->name, n.type}))
                     return fail("declined " + std::string(n.layer->name) + " in " + std::string(name_of(n.type)) + " before");
         return {};
-    }
-
-    void keep_model_outputs(observation& ob) const {
-        auto& outs = ob.result.outputs;
-        ob.nodes.clear();
-        for (const auto& t : outs) ob.nodes.push_back(store::digest_of(t));
-        std::vector<tensor> model_outs;
-        for (int o : current_.outputs)
-            if (static_cast<std::size_t>(o) < outs.size()) model_outs.push_back(std::move(outs[static_cast<std::size_t>(o)]));
-        outs = std::move(model_outs);
     }
 
     executor* by_name(std::string_view n) const {
@@ -12482,16 +12506,10 @@ inline replay_summary replay(campaign_store& st, const registry& reg, std::span<
         const model& m = *it->second;
         const auto inputs = make_inputs(m, inputs_from_text(e.inputs));
         run_options ro;
-        ro.every_node = !e.nodes.empty();
+        ro.every_node = ro.digest_nodes = !e.nodes.empty();
         auto r = x->run(m, inputs, ro);
-        std::vector<digest> nodes;
-        if (ro.every_node && r.ok()) {
-            for (const auto& t : r.outputs) nodes.push_back(digest_of(t));
-            std::vector<tensor> outs;
-            for (int out : m.outputs)
-                if (static_cast<std::size_t>(out) < r.outputs.size()) outs.push_back(r.outputs[static_cast<std::size_t>(out)]);
-            r.outputs = std::move(outs);
-        }
+        if (ro.every_node && r.ok() && r.node_digests.empty()) r.digest_nodes(m);  // in process: every node came back
+        const std::vector<digest>& nodes = r.node_digests;
         ++sum.replayed;
         bool tolerated = false;
         if (auto d = detail::compare(e, m, r, nodes, o, tolerated)) {

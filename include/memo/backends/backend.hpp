@@ -22,6 +22,7 @@
 #include "../core/error.hpp"
 #include "../core/model.hpp"
 #include "../exec/tensor.hpp"
+#include "../store/digest.hpp"
 
 namespace memo {
 
@@ -50,9 +51,24 @@ struct run_options {
     std::span<const tensor> forced{};
     /// Compute every node in this dtype instead of the model's (the float64 ground truth).
     std::optional<dtype> precision{};
+    /// With every_node: a worker answers with the model's outputs and a digest of every node's
+    /// output (run_result::node_digests) rather than every node's tensor: what a campaign's store
+    /// keeps, for a fraction of the bytes over the pipe. Backends themselves ignore it.
+    bool digest_nodes = false;
 };
 
 struct run_result {
+    /// Keeps the model's outputs of an every_node result, with a digest of each node's output
+    /// in node_digests.
+    void digest_nodes(const model& m) {
+        node_digests.clear();
+        for (const auto& t : outputs) node_digests.push_back(store::digest_of(t));
+        std::vector<tensor> model_outputs;
+        for (int o : m.outputs)
+            if (static_cast<std::size_t>(o) < outputs.size()) model_outputs.push_back(std::move(outputs[static_cast<std::size_t>(o)]));
+        outputs = std::move(model_outputs);
+    }
+
     run_status status = run_status::ok;
     std::vector<tensor> outputs;  // the model's outputs, or every node's with every_node/forced
     std::string message;          // the error text, or how the worker died
@@ -60,6 +76,7 @@ struct run_result {
     int node = -1;                // the node that failed, when the backend knows
     double ms = 0.0;              // wall time of the run
     std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
+    std::vector<store::digest> node_digests;  // every node's, from a worker asked for digest_nodes
 
     bool ok() const noexcept { return status == run_status::ok; }
     static run_result failed(run_status s, std::string why) {

@@ -30,7 +30,7 @@ public:
     /// Whether a campaign that records its runs may run this backend with every_node, so that the
     /// store keeps a digest per node (replay then names the first node that diverges). Off for a
     /// library whose graph optimisations an output per node would prevent (ONNX Runtime with its
-    /// optimisations on).
+    /// optimisations on), or whose worker would ship every node's tensor back.
     bool traceable() const noexcept { return traceable_; }
     void set_traceable(bool t) noexcept { traceable_ = t; }
 

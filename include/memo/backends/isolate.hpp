@@ -56,6 +56,7 @@ private:
                     reset_peak();
                     r = b.run(q.m, q.inputs, q.options);
                     r.peak_kb = peak_kb();
+                    if (q.options.digest_nodes && q.options.every_node && r.ok()) r.digest_nodes(q.m);
                 } catch (const std::exception& e) {
                     r = run_result::failed(run_status::error, e.what());
                 }

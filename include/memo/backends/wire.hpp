@@ -91,6 +91,7 @@ struct request {
 inline std::string encode_request(const model& m, std::span<const tensor> inputs, const run_options& o) {
     writer w;
     w.pod<std::uint8_t>(o.every_node);
+    w.pod<std::uint8_t>(o.digest_nodes);
     w.pod<std::int8_t>(o.precision ? static_cast<std::int8_t>(*o.precision) : std::int8_t{-1});
     w.str(io::model_to_json(m).dump());
     w.tensors(inputs);
@@ -102,6 +103,7 @@ inline request decode_request(std::string_view bytes, const registry& reg) {
     reader r(bytes);
     request q;
     q.options.every_node = r.pod<std::uint8_t>() != 0;
+    q.options.digest_nodes = r.pod<std::uint8_t>() != 0;
     if (const auto p = r.pod<std::int8_t>(); p >= 0) q.options.precision = static_cast<dtype>(p);
     q.m = io::model_from_json(io::json::parse(r.str()), reg, "worker request");
     q.inputs = r.tensors();
@@ -119,6 +121,11 @@ inline std::string encode_result(const run_result& x) {
     w.pod<double>(x.ms);
     w.pod<std::int64_t>(x.peak_kb);
     w.tensors(x.outputs);
+    w.pod<std::uint64_t>(x.node_digests.size());
+    for (const auto& d : x.node_digests) {
+        w.pod<std::uint64_t>(d.hash);
+        w.pod<double>(d.abs_sum);
+    }
     return std::move(w.bytes());
 }
 
@@ -132,6 +139,11 @@ inline run_result decode_result(std::string_view bytes) {
     x.ms = r.pod<double>();
     x.peak_kb = r.pod<std::int64_t>();
     x.outputs = r.tensors();
+    x.node_digests.resize(r.pod<std::uint64_t>());
+    for (auto& d : x.node_digests) {
+        d.hash = r.pod<std::uint64_t>();
+        d.abs_sum = r.pod<double>();
+    }
     return x;
 }
 

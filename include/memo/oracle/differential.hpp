@@ -111,7 +111,7 @@ public:
         if (skipped_) return;
         for (std::size_t k : runnable) {
             run_options o;
-            o.every_node = trace_ && xs_[k]->traceable();
+            o.every_node = o.digest_nodes = trace_ && xs_[k]->traceable();
             xs_[k]->submit(m, inputs_, o);
             running_.push_back(k);
         }
@@ -130,7 +130,11 @@ public:
     verdict finish() {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
-            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) keep_model_outputs(obs_[k]);
+            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
+                // A worker digests the nodes itself; an in-process backend returns every node.
+                if (obs_[k].result.node_digests.empty()) obs_[k].result.digest_nodes(current_);
+                obs_[k].nodes = std::move(obs_[k].result.node_digests);
+            }
             // A layer and dtype a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
                 declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
@@ -213,16 +217,6 @@ private:
                 if (it->second.count({n.layer->name, n.type}))
                     return fail("declined " + std::string(n.layer->name) + " in " + std::string(name_of(n.type)) + " before");
         return {};
-    }
-
-    void keep_model_outputs(observation& ob) const {
-        auto& outs = ob.result.outputs;
-        ob.nodes.clear();
-        for (const auto& t : outs) ob.nodes.push_back(store::digest_of(t));
-        std::vector<tensor> model_outs;
-        for (int o : current_.outputs)
-            if (static_cast<std::size_t>(o) < outs.size()) model_outs.push_back(std::move(outs[static_cast<std::size_t>(o)]));
-        outs = std::move(model_outs);
     }
 
     executor* by_name(std::string_view n) const {

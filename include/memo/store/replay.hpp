@@ -100,16 +100,10 @@ inline replay_summary replay(campaign_store& st, const registry& reg, std::span<
         const model& m = *it->second;
         const auto inputs = make_inputs(m, inputs_from_text(e.inputs));
         run_options ro;
-        ro.every_node = !e.nodes.empty();
+        ro.every_node = ro.digest_nodes = !e.nodes.empty();
         auto r = x->run(m, inputs, ro);
-        std::vector<digest> nodes;
-        if (ro.every_node && r.ok()) {
-            for (const auto& t : r.outputs) nodes.push_back(digest_of(t));
-            std::vector<tensor> outs;
-            for (int out : m.outputs)
-                if (static_cast<std::size_t>(out) < r.outputs.size()) outs.push_back(r.outputs[static_cast<std::size_t>(out)]);
-            r.outputs = std::move(outs);
-        }
+        if (ro.every_node && r.ok() && r.node_digests.empty()) r.digest_nodes(m);  // in process: every node came back
+        const std::vector<digest>& nodes = r.node_digests;
         ++sum.replayed;
         bool tolerated = false;
         if (auto d = detail::compare(e, m, r, nodes, o, tolerated)) {

@@ -50,6 +50,26 @@ TEST(Isolation, HealthyWorkerMatchesInProcess) {
     EXPECT_EQ(every.outputs.size(), m.size());
 }
 
+// Asked for digest_nodes, a worker sends the model's outputs and a digest per node, the same as
+// those of every node's tensor computed here.
+TEST(Isolation, WorkerDigestsEveryNode) {
+    auto w = memo::make_isolated<memo::reference::interpreter>([] { return memo::reference::interpreter(); }, test::reg(), quick());
+    const auto m = small_model();
+    const auto in = memo::make_inputs(m);
+    memo::run_options o;
+    o.every_node = o.digest_nodes = true;
+    const auto a = w->run(m, in, o);
+    ASSERT_TRUE(a.ok()) << a.message;
+    auto b = memo::reference::interpreter().run(m, in, o);  // in process: every node's tensor
+    ASSERT_EQ(b.outputs.size(), m.size());
+    b.digest_nodes(m);
+    EXPECT_EQ(a.outputs, b.outputs);
+    EXPECT_EQ(a.outputs.size(), m.outputs.size());
+    ASSERT_EQ(a.node_digests.size(), m.size());
+    EXPECT_EQ(a.node_digests, b.node_digests);
+    EXPECT_NE(a.node_digests[1], a.node_digests[2]);
+}
+
 struct death_case {
     test::fault f;
     run_status status;
