@@ -5,11 +5,25 @@
 
 #include <fmt/format.h>
 
+#include <memo/campaign/generate.hpp>
+#include <memo/layers/all.hpp>
 #include <memo/store/store.hpp>
 
 #include "cli.hpp"
 
 namespace commands {
+
+/// A stopped campaign's stats.json as far as its checkpoint tells: coverage and the memo counters.
+inline memo::io::json stats_from_checkpoint(const memo::io::json& state) {
+    memo::memo_coverage cov(memo::default_registry());
+    for (auto k : memo::all_criteria)
+        cov.items(k).assign(state.at("coverage").at(std::string(memo::name_of(k))).get<std::vector<std::uint64_t>>());
+    const auto stage = state.value("stage", memo::io::json::object());
+    return {{"iterations", state.at("iteration")},
+            {"coverage", memo::campaign::coverage_json(cov)},
+            {"memo", {{"models_run", stage.value("runs", std::uint64_t{0})}, {"hits", stage.value("hits", std::uint64_t{0})},
+                      {"saved_seconds", stage.value("saved_ms", 0.0) / 1000.0}}}};
+}
 
 /// One campaign's figures; a campaign stopped before its end has no stats.json, and its
 /// checkpoint gives what it reached.
@@ -18,10 +32,13 @@ inline memo::io::json campaign_figures(const std::filesystem::path& dir) {
     const auto db = memo::store::campaign_store::file_in(dir);
     if (!fs::exists(db)) throw memo::error(dir.string() + ": not a campaign directory (no store.db)");
     memo::store::campaign_store st(db);
-    memo::io::json s = fs::exists(dir / "stats.json") ? memo::io::parse_json_file((dir / "stats.json").string()) : memo::io::json::object();
+    const bool finished = fs::exists(dir / "stats.json");
+    memo::io::json s = memo::io::json::object();
+    if (finished) s = memo::io::parse_json_file((dir / "stats.json").string());
+    else if (const auto cp = st.load_checkpoint()) s = stats_from_checkpoint(cp->state);
     const auto models = st.generated_count();
     memo::io::json f = {{"campaign", dir.string()},
-                        {"finished", s.contains("seconds")},
+                        {"finished", finished},
                         {"iterations", s.value("iterations", std::uint64_t{0})},
                         {"models", models},
                         {"unique_models", st.unique_models()},
@@ -29,14 +46,17 @@ inline memo::io::json campaign_figures(const std::filesystem::path& dir) {
                         {"divergences", st.divergence_count()},
                         {"store_bytes", st.bytes()},
                         {"bytes_per_model", models ? static_cast<double>(st.bytes()) / static_cast<double>(models) : 0.0}};
-    if (!s.contains("seconds"))
-        if (const auto cp = st.load_checkpoint()) f["iterations"] = cp->iteration;
     const auto memo_part = s.value("memo", memo::io::json::object());
     f["models_run"] = memo_part.value("models_run", std::uint64_t{0});
     f["memo_hits"] = memo_part.value("hits", std::uint64_t{0});
     f["saved_seconds"] = memo_part.value("saved_seconds", 0.0);
-    const auto bugs = s.value("bugs", memo::io::json::object());
-    for (const char* k : {"crash", "nan", "inconsistency", "shape"}) f[k] = bugs.value(std::string("unique_") + k, std::uint64_t{0});
+    // Distinct bugs as the directory holds them (stored before the campaign goes on, kill or not).
+    for (const char* k : {"crash", "nan", "inconsistency", "shape"}) {
+        std::int64_t n = 0;
+        if (fs::is_directory(dir / "bugs" / k))
+            for (const auto& b : fs::directory_iterator(dir / "bugs" / k)) n += fs::exists(b.path() / "bug.json");
+        f[k] = n;
+    }
     const auto cov = s.value("coverage", memo::io::json::object());
     for (const char* k : {"layer_type", "layer_pair", "layer_param", "layer_input"}) {
         const auto c = cov.value(k, memo::io::json::object());

@@ -52,6 +52,10 @@ if [[ -f "$tmp/killed/stats.json" ]]; then
   echo "note: the campaign finished before it was killed"
 else
   "$memo" stats "$tmp/killed" | grep -q "(stopped)" || fail "stats does not mark a stopped campaign"
+  "$memo" stats --json "$tmp/killed" | python3 -c "
+import json, sys
+r = json.load(sys.stdin)[0]
+assert not r['finished'] and r['iterations'] > 0 and not r['layer_type'].startswith('0/'), r" || fail "stats of a stopped campaign: no figures from its checkpoint"
 fi
 "$memo" run --resume "$tmp/killed" --quiet >/dev/null 2>&1 || [[ -f "$tmp/killed/stats.json" ]] || fail "resume after SIGKILL failed"
 [[ -f "$tmp/killed/stats.json" ]] || fail "resumed campaign wrote no stats.json"
