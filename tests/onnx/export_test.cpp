@@ -205,7 +205,7 @@ TEST(OnnxExport, ExportThenImportGivesTheSameStructure) {
     }
 }
 
-// The Node.js worker is a worker process like any other: killed mid-run it is a crash verdict with
+// The Node.js worker is a worker process like any other: killed while it holds a request it is a crash verdict with
 // its signal, past its time limit a timeout, and the next model starts a fresh worker.
 TEST(OnnxRuntimeWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
     const auto m = memo::io::load_keras(seed_files()[4].string(), test::reg());  // LeNet-5
@@ -214,8 +214,10 @@ TEST(OnnxRuntimeWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
     ASSERT_TRUE(r.run(m, in).ok());
     const pid_t first = r.worker_pid();
     ASSERT_GT(first, 0);
-    r.submit(m, in, {});
+    // Killed before the request: once kill() returns the worker runs no more user code, so it
+    // cannot answer first (killing after submit() raced a fast answer).
     ::kill(first, SIGKILL);
+    r.submit(m, in, {});
     const auto dead = r.collect();
     EXPECT_EQ(dead.status, memo::run_status::crash) << dead.message;
     EXPECT_EQ(dead.signal, SIGKILL);
