@@ -9,6 +9,7 @@
 #include "report.hpp"
 #include "run.hpp"
 #include "stats.hpp"
+#include "states.hpp"
 
 namespace commands {
 
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
     for (auto& c : commands::onnx_commands()) cmds.push_back(std::move(c));
     for (auto& c : commands::report_commands()) cmds.push_back(std::move(c));
     cmds.push_back(commands::stats_command());
+    cmds.push_back(commands::states_command());
     return cli::dispatch(cmds, argc, argv, "memo-fuzz",
                          "generate diverse, valid deep-learning models and test DL libraries with them");
 }

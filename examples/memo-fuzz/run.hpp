@@ -111,7 +111,7 @@ inline const std::string execution_help =
 inline bool stored_option(const std::string& k) { return k != "out" && k != "resume" && k != "seconds" && k != "iterations" && k != "quiet"; }
 
 inline int run(const cli::args& given) {
-    auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p",
+    auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p",
                                           "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill", "no-trace"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     given.only(flags);
@@ -144,6 +144,8 @@ inline int run(const cli::args& given) {
         o.seed = to_u64(a.get_or("seed", "0"), "seed");
         o.selector = a.get_or("selector", "mh");
         o.operators = a.get_or("operators", "memo");
+        o.coverage = a.get_or("coverage", "memo");
+        memo::campaign::wants_rnn_state(o.coverage);  // an unknown one fails before anything starts
         o.p = to_double(a.get_or("p", "0.05"), "p");
         o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "160"), "max-seed-nodes");
         memo::io::json stored = memo::io::json::object();
@@ -196,7 +198,7 @@ inline int run(const cli::args& given) {
 inline cli::command run_command() {
     return {"run",
             "run (--out DIR | --resume DIR) [--backends LIST|none] [--seconds S] [--iterations N] [--models N] [--seed N] "
-            "[--selector mh|random] [--operators memo|lemon] [--seeds zoo|DIR] [execution options]",
+            "[--selector mh|random] [--operators memo|lemon] [--coverage memo|memo,rnn-state] [--seeds zoo|DIR] [execution options]",
             "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
             "the generated models run on the backends under test (each in its own worker process) and judged\n"
             "by the differential oracle (crash, nan, inconsistency; shape when ONNX's checks disagree). Models\n"
@@ -223,7 +225,11 @@ inline cli::command run_command() {
             "  --selector mh|random Metropolis-Hastings (MEMO) or uniform (MEMO_r); default mh\n"
             "  --p P                the Metropolis-Hastings parameter (default 0.05)\n"
             "  --operators memo|lemon   MEMO's operators, or LEMON's (MEMO_o); default memo\n"
-            "  --seeds zoo|DIR      the ten reduced architectures (default), or a directory of .json and .onnx models\n"
+            "  --coverage memo|memo,rnn-state   what counts as new: MEMO's criteria (default), or also\n"
+            "                       DeepStellar's RNN states and transitions of the recurrent layers, observed\n"
+            "                       on the reference interpreter (see docs/rnn-state.md)\n"
+            "  --seeds zoo|zoo:NAME,...|DIR   the ten reduced architectures (default), some of them by name\n"
+            "                       (zoo:lstm0-sinewave,lstm2-price), or a directory of .json and .onnx models\n"
             "  --max-seed-nodes N   larger diverse mutants stay results, not seeds (default 160)\n"
             "  --quiet              no progress line\n"
             "  --no-minimise        store bugs without shrinking their models\n"
@@ -238,7 +244,7 @@ inline cli::command run_command() {
             "  --no-trace           store only each run's output digests, not one per node: runs return only\n"
             "                       the model's outputs (faster), and replay cannot name the first divergent node\n" +
                 execution_help,
-            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
+            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
              "memory-mb", "samples", "input-range", "dmad-threshold", "resume"},
             run};
 }

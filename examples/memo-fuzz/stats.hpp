@@ -16,8 +16,7 @@ namespace commands {
 /// A stopped campaign's stats.json as far as its checkpoint tells: coverage and the memo counters.
 inline memo::io::json stats_from_checkpoint(const memo::io::json& state) {
     memo::memo_coverage cov(memo::default_registry());
-    for (auto k : memo::all_criteria)
-        cov.items(k).assign(state.at("coverage").at(std::string(memo::name_of(k))).get<std::vector<std::uint64_t>>());
+    cov.restore(state.at("coverage"));
     const auto stage = state.value("stage", memo::io::json::object());
     return {{"iterations", state.at("iteration")},
             {"coverage", memo::campaign::coverage_json(cov)},

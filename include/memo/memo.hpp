@@ -35,6 +35,8 @@
 #include "reduce/reduce.hpp"
 #include "report/report.hpp"
 #include "search/search.hpp"
+#include "state/input_fuzz.hpp"
+#include "state/rnn_coverage.hpp"
 #include "store/replay.hpp"
 #include "store/store.hpp"
 #include "zoo/zoo.hpp"

@@ -2178,6 +2178,7 @@ std::unique_ptr<executor> make_isolated(std::function<B()> make, const registry&
 #include <chrono>
 #include <exception>
 #include <string>
+#include <utility>
 
 // #include <memo/backends/backend.hpp> (already included)
 // begin #include <memo/backends/reference/act.hpp>
@@ -2220,6 +2221,7 @@ std::unique_ptr<executor> make_isolated(std::function<B()> make, const registry&
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 // #include <memo/core/model.hpp> (already included)
@@ -2685,14 +2687,61 @@ inline std::vector<weight_spec> weight_specs(const model& m, int index) {
     return std::move(mk.out);
 }
 
+/// Drawn weights kept for reuse: a backend runs mutant after mutant that share most of their
+/// parent's weights, and drawing one can cost milliseconds (an Orthogonal initializer's QR). Holds
+/// what an initializer drew from one stream into one shape, up to `max_elements` values in all
+/// (then it starts over).
+class weight_cache {
+public:
+    explicit weight_cache(std::size_t max_elements = std::size_t{1} << 22) : max_(max_elements) {}
+
+    const tensor& draw(std::uint64_t stream, std::string_view initializer, const std::vector<std::int64_t>& dims) {
+        key k{stream, std::string(initializer), dims};
+        if (const auto it = kept_.find(k); it != kept_.end()) return it->second;
+        tensor t(dims, dtype::float64);
+        rng r(stream);
+        initialize(initializer, t, r);
+        if (elements_ + t.data.size() > max_) {
+            kept_.clear();
+            elements_ = 0;
+        }
+        elements_ += t.data.size();
+        return kept_.emplace(std::move(k), std::move(t)).first->second;
+    }
+
+private:
+    struct key {
+        std::uint64_t stream;
+        std::string initializer;
+        std::vector<std::int64_t> dims;
+        bool operator==(const key&) const = default;
+    };
+    struct key_hash {
+        std::size_t operator()(const key& k) const noexcept {
+            std::uint64_t h = k.stream ^ std::hash<std::string>{}(k.initializer);
+            for (auto d : k.dims) h = (h ^ static_cast<std::uint64_t>(d)) * 0x100000001b3ULL;
+            return static_cast<std::size_t>(h);
+        }
+    };
+    std::unordered_map<key, tensor, key_hash> kept_;
+    std::size_t max_, elements_ = 0;
+};
+
 /// The weights of node `index` of `m` (see weight_specs), each drawn by its initializer from the
-/// stream of (model seed, node, slot), then edited by the model's weight edits.
-inline std::vector<weight> weights_of(const model& m, int index) {
+/// stream of (model seed, node, slot), then edited by the model's weight edits. With a cache, a
+/// weight drawn before is copied from it.
+inline std::vector<weight> weights_of(const model& m, int index, weight_cache* cache = nullptr) {
     std::vector<weight> ws;
     for (auto& s : weight_specs(m, index)) {
-        weight w{std::move(s.name), tensor(std::move(s.dims), dtype::float64)};
-        rng r(detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size()));
-        initialize(s.initializer, w.value, r);
+        const auto stream = detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size());
+        weight w{std::move(s.name), {}};
+        if (cache) {
+            w.value = cache->draw(stream, s.initializer, s.dims);
+        } else {
+            w.value = tensor(std::move(s.dims), dtype::float64);
+            rng r(stream);
+            initialize(s.initializer, w.value, r);
+        }
         for (std::int64_t i = s.forget_bias_units; i < 2 * s.forget_bias_units; ++i) w.value[i] = 1.0;
         ws.push_back(std::move(w));
     }
@@ -3848,11 +3897,45 @@ void register_reshape(kernel_table<T>& t) {
 // ConvLSTM1D/2D/3D, with Keras' cell equations (gates i, f, c, o for LSTM; z, r, h for GRU) from a
 // zero initial state. go_backwards reads the sequence reversed and returns outputs in processing
 // order; return_state, stateful and unroll do not change the single output of one call.
+#include <functional>
+#include <span>
+
 // #include <memo/layers/common.hpp> (already included)
 // #include <memo/backends/reference/array.hpp> (already included)
 
 namespace memo::reference {
+
+/// One step of a recurrent layer, as the interpreter's state hook sees it (interpreter::set_state_hook).
+struct state_step {
+    int node = -1;             // the model node
+    int part = 0;              // 1 for the backward layer of a Bidirectional, else 0
+    std::int64_t sample = 0;   // index in the batch
+    std::int64_t step = 0;     // time step, in processing order
+    std::span<const double> h;  // the hidden state after the step (a ConvLSTM's whole frame)
+    std::span<const double> c;  // the cell state (LSTM, ConvLSTM); empty for SimpleRNN and GRU
+};
+using state_hook = std::function<void(const state_step&)>;
+
 namespace detail::rnn {
+
+/// Who hears the steps of the kernel running now: the interpreter sets it around one node, so the
+/// kernels' signature (shared with users' kernels) needs no extra argument.
+struct observer {
+    const state_hook* hook = nullptr;
+    int node = -1, part = 0;
+    std::vector<double> h, c;
+
+    template <class T>
+    void emit(std::int64_t sample, std::int64_t step, const std::vector<T>& hs, const std::vector<T>* cs) {
+        h.assign(hs.size(), 0.0);
+        for (std::size_t j = 0; j < hs.size(); ++j) h[j] = static_cast<double>(hs[j]);
+        c.clear();
+        if (cs)
+            for (const auto& x : *cs) c.push_back(static_cast<double>(x));
+        (*hook)(state_step{node, part, sample, step, h, c});
+    }
+};
+inline thread_local observer* observing = nullptr;
 
 /// An activation parameter, None read as linear (LSTM accepts None).
 inline std::string_view act_of(const params& p, std::string_view name) { return p.is_none(name) ? "linear" : p.str(name); }
@@ -3919,8 +4002,9 @@ void lstm_update(std::vector<T> z, std::vector<T>& h, std::vector<T>& c, std::st
 
 /// Runs a cell over x (batch, time, features) from zero state. `step(x_t, h, c)` updates the state
 /// of one sample; the output is h per step (processing order) or the last h.
+/// `cell`: whether c is a state of its own (LSTM), which an observer then sees.
 template <class T, class Step>
-array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences, Step&& step) {
+array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences, bool cell, Step&& step) {
     const int64_t batch = x.dim(0), steps = x.dim(1), features = x.dim(2);
     array<T> out(sequences ? std::vector<int64_t>{batch, steps, units} : std::vector<int64_t>{batch, units});
     for (int64_t b = 0; b < batch; ++b) {
@@ -3928,6 +4012,7 @@ array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences
         for (int64_t s = 0; s < steps; ++s) {
             const int64_t t = backwards ? steps - 1 - s : s;
             step(&x[(b * steps + t) * features], h, c);
+            if (observing) observing->emit(b, s, h, cell ? &c : nullptr);
             if (sequences) std::copy(h.begin(), h.end(), out.data.begin() + (b * steps + s) * units);
         }
         if (!sequences) std::copy(h.begin(), h.end(), out.data.begin() + b * units);
@@ -3940,7 +4025,7 @@ template <class T>
 array<T> lstm(const array<T>& x, std::span<const array<T>> w, int64_t units, std::string_view act, std::string_view ract,
               bool backwards, bool sequences) {
     const int64_t features = x.dim(2);
-    return unroll(x, units, backwards, sequences, [&](const T* xt, std::vector<T>& h, std::vector<T>& c) {
+    return unroll(x, units, backwards, sequences, true, [&](const T* xt, std::vector<T>& h, std::vector<T>& c) {
         std::vector<acc_t<T>> z(static_cast<std::size_t>(4 * units), acc_t<T>(0));
         if (w.size() > 2) add_bias(z, w[2]);
         add_product(z, xt, features, w[0]);
@@ -3954,7 +4039,7 @@ expected<array<T>> simple_rnn(const node& n, std::span<const array<T>> in, std::
     params p{n};
     const int64_t units = p.integer("units"), features = in[0].dim(2);
     const auto act = act_of(p, "activation");
-    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
+    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), false, [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
         std::vector<acc_t<T>> z(static_cast<std::size_t>(units), acc_t<T>(0));
         if (w.size() > 2) add_bias(z, w[2]);
         add_product(z, xt, features, w[0]);
@@ -3975,7 +4060,7 @@ expected<array<T>> gru(const node& n, std::span<const array<T>> in, std::span<co
     const auto act = act_of(p, "activation"), ract = act_of(p, "recurrent_activation");
     const bool after = p.flag("reset_after"), bias = w.size() > 2;
     const auto u = static_cast<std::size_t>(units);
-    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
+    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), false, [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
         std::vector<A> zx(3 * u, A(0)), zh(after ? 3 * u : 2 * u, A(0));
         if (bias) add_bias(zx, w[2]);
         if (bias && after) add_bias(zh, w[2], 3 * units);
@@ -4016,7 +4101,9 @@ expected<array<T>> bidirectional(const node& n, std::span<const array<T>> in, st
     const bool sequences = p.flag("return_sequences");
     array<T> fwd = lstm(in[0], w.subspan(0, 3), units, "tanh", "sigmoid", false, sequences);
     if (p.is_none("merge_mode")) return fwd;
+    if (observing) observing->part = 1;
     array<T> bwd = lstm(in[0], w.subspan(3, 3), units, "tanh", "sigmoid", true, sequences);
+    if (observing) observing->part = 0;
     const int64_t batch = in[0].dim(0), steps = sequences ? in[0].dim(1) : 1;
     if (sequences)  // row (b, s) of bwd belongs to time steps - 1 - s
         for (int64_t b = 0; b < batch; ++b)
@@ -4151,6 +4238,7 @@ expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::s
                         z[static_cast<std::size_t>((g * out_pos + q) * filters + f)] =
                             static_cast<T>(zc[static_cast<std::size_t>((q * 4 + g) * filters + f)]);
             lstm_update(z, h, c, act, ract, softmax_len, softmax_inner);
+            if (observing) observing->emit(b, s, h, &c);
             if (sequences) emit(h, b * steps + s);
         }
         if (!sequences) emit(h, b);
@@ -4221,6 +4309,11 @@ public:
             if (n.layer->arity.max != 0 && !f32_.find(n.layer->name)) return fail("no reference kernel for " + std::string(n.layer->name));
         return {};
     }
+
+    /// Hears every step of every recurrent layer (SimpleRNN, GRU, LSTM, Bidirectional, ConvLSTM)
+    /// of the runs that follow: its hidden state, and its cell state where it has one. An empty
+    /// hook stops it. The values are those of the run's dtype, widened to double.
+    void set_state_hook(state_hook h) { hook_ = std::move(h); }
 
     run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
         const auto start = std::chrono::steady_clock::now();
@@ -4293,14 +4386,19 @@ private:
         if (!k) return fail("no reference kernel");
         std::vector<array<T>> xs, ws;
         for (const tensor* x : in) xs.push_back(from_tensor<T>(*x));
-        for (auto& w : weights_of(m, i)) ws.push_back(from_tensor<T>(w.value));
+        for (auto& w : weights_of(m, i, &weights_)) ws.push_back(from_tensor<T>(w.value));
+        detail::rnn::observer heard{&hook_, i, 0, {}, {}};
+        auto* const before = std::exchange(detail::rnn::observing, hook_ ? &heard : nullptr);
         auto out = (*k)(n, xs, ws);
+        detail::rnn::observing = before;
         if (!out) return out.error();
         return to_tensor(*out, t);
     }
 
     std::optional<dtype> precision_;
     std::string name_;
+    state_hook hook_;
+    weight_cache weights_;  // mutants share most of their weights with the models run before them
     kernel_table<Eigen::half> f16_ = builtin_kernels<Eigen::half>();
     kernel_table<Eigen::bfloat16> bf16_ = builtin_kernels<Eigen::bfloat16>();
     kernel_table<float> f32_ = builtin_kernels<float>();
@@ -4363,6 +4461,7 @@ static_assert(backend<interpreter>);
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -4375,6 +4474,12 @@ namespace memo::oracle {
 enum class kind : unsigned char { none, crash, nan, inconsistency, shape };
 inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape"};
 constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
+/// The kind a name stands for (a stored judgement's); none for a name that is no kind.
+constexpr kind kind_from(std::string_view s) noexcept {
+    for (std::size_t k = 0; k < std::size(kind_names); ++k)
+        if (kind_names[k] == s) return static_cast<kind>(k);
+    return kind::none;
+}
 
 struct options {
     double dmad_threshold = 0.5;  // D_MAD above which two backends disagree in their closeness to O
@@ -4646,7 +4751,6 @@ public:
     /// Traced runs return every node's output: each observation then carries a digest per node
     /// (what a campaign's store keeps, for replay), and the oracle still sees the model's outputs.
     void set_trace(bool on) noexcept { trace_ = on; }
-    bool traced() const noexcept { return trace_; }
 
     /// Whether the last model was left unjudged because fewer than two participants take it (by
     /// supports(), or by declining it when run).
@@ -5089,8 +5193,10 @@ private:
 #include <bit>
 #include <concepts>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+// #include <memo/io/json.hpp> (already included)
 // begin #include <memo/coverage/universe.hpp>
 // The coverage universe of a registry: how the items of each criterion are numbered and counted.
 //
@@ -5415,13 +5521,30 @@ private:
 /// New items per criterion, from one model.
 struct coverage_delta {
     std::array<std::size_t, criteria_count> by{};
+    std::size_t extra = 0;  // new items of the metric beside MEMO's criteria (memo_coverage::attach)
     std::size_t operator[](criterion c) const noexcept { return by[static_cast<std::size_t>(c)]; }
     /// MEMO's diversity test: anything new under type, pair, parameter or input coverage.
     std::size_t memo_total() const noexcept {
         return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] +
                (*this)[criterion::layer_input];
     }
-    operator std::size_t() const noexcept { return memo_total(); }
+    /// The search's diversity test and fitness: MEMO's, and the extra metric's new items.
+    operator std::size_t() const noexcept { return memo_total() + extra; }
+};
+
+/// A metric that counts in the search beside MEMO's criteria, through memo_coverage::attach (say,
+/// DeepStellar's RNN-state coverage, state/rnn_coverage.hpp): its new items join MEMO's in the
+/// diversity test and the fitness, and campaigns report, save and restore it with them.
+class extra_metric {
+public:
+    virtual ~extra_metric() = default;
+    virtual std::size_t gain(const model& m) const = 0;  // new items m would add, recording nothing
+    virtual std::size_t add(const model& m) = 0;         // records m; new items
+    /// Its criteria as stats.json writes coverage: {"name": {"covered": c, "total": t}, ...}.
+    virtual io::json criteria() const = 0;
+    virtual io::json save() const = 0;
+    virtual void restore(const io::json& saved) = 0;
+    virtual std::unique_ptr<extra_metric> clone() const = 0;
 };
 
 /// All criteria at once.
@@ -5430,14 +5553,25 @@ public:
     explicit memo_coverage(const registry& reg) : u_(&universe::of(reg)) {
         for (auto c : all_criteria) sets_[static_cast<std::size_t>(c)] = item_set(u_->total(c));
     }
+    memo_coverage(const memo_coverage& o) : u_(o.u_), sets_(o.sets_), extra_(o.extra_ ? o.extra_->clone() : nullptr) {}
+    memo_coverage(memo_coverage&&) noexcept = default;
+    memo_coverage& operator=(const memo_coverage& o) { return *this = memo_coverage(o); }
+    memo_coverage& operator=(memo_coverage&&) noexcept = default;
+    ~memo_coverage() = default;
+
+    /// Adds a metric that counts beside MEMO's criteria (coverage_delta::extra); replaces any before.
+    void attach(std::unique_ptr<extra_metric> m) { extra_ = std::move(m); }
+    const extra_metric* extra() const noexcept { return extra_.get(); }
 
     coverage_delta add(const model& m) {
         coverage_delta d;
         u_->items(m, [&](criterion c, std::size_t i) { d.by[static_cast<std::size_t>(c)] += sets_[static_cast<std::size_t>(c)].set(i); });
+        if (extra_) d.extra = extra_->add(m);
         return d;
     }
     coverage_delta gain(const model& m) const {
         coverage_delta d;
+        if (extra_) d.extra = extra_->gain(m);
         // Items may repeat within a model: count each new one once.
         std::array<std::vector<std::size_t>, criteria_count> seen;
         u_->items(m, [&](criterion c, std::size_t i) {
@@ -5458,6 +5592,19 @@ public:
     item_set& items(criterion c) noexcept { return sets_[static_cast<std::size_t>(c)]; }
     const universe& space() const noexcept { return *u_; }
 
+    /// What a checkpoint keeps: each criterion's bits, and the extra metric's state.
+    io::json save() const {
+        io::json j = io::json::object();
+        for (auto c : all_criteria) j[std::string(name_of(c))] = items(c).words();
+        if (extra_) j["extra"] = extra_->save();
+        return j;
+    }
+    /// Restores what save() gave (a saved extra state is ignored when no metric is attached).
+    void restore(const io::json& j) {
+        for (auto c : all_criteria) items(c).assign(j.at(std::string(name_of(c))).get<std::vector<std::uint64_t>>());
+        if (extra_ && j.contains("extra")) extra_->restore(j.at("extra"));
+    }
+
     /// Is this item covered? (-1 items, which do not exist, count as covered: nothing to gain.)
     bool has(criterion c, std::size_t item) const noexcept { return sets_[static_cast<std::size_t>(c)].test(item); }
     bool has(criterion c, int item) const noexcept { return item < 0 || has(c, static_cast<std::size_t>(item)); }
@@ -5474,6 +5621,7 @@ public:
 private:
     const universe* u_;
     std::array<item_set, criteria_count> sets_;
+    std::unique_ptr<extra_metric> extra_;
 };
 
 /// One criterion as a metric of its own.
@@ -6224,11 +6372,9 @@ public:
         for (const auto& p : queue_) pending.push_back({store::model_key(p.m), p.iteration});
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
-        io::json cov = io::json::object();
-        for (auto k : all_criteria) cov[std::string(name_of(k))] = cov_.items(k).words();
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_},
                 {"single_backend", single_backend_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov}, {"pending", pending}};
+                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}};
     }
 
     std::uint64_t executed() const noexcept override { return executed_; }
@@ -6299,8 +6445,7 @@ private:
         cov_.add(p.m);
         if (j->kind != "none") {
             ++found_[j->kind];
-            for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k)
-                if (oracle::kind_names[k] == j->kind) bugs_.count(static_cast<oracle::kind>(k), j->signature);
+            if (const auto k = oracle::kind_from(j->kind); k != oracle::kind::none) bugs_.count(k, j->signature);
         }
         return true;
     }
@@ -6337,7 +6482,7 @@ private:
             c.runs = it.value().at("runs"), c.ms = it.value().at("ms"), c.peak_kb = it.value().at("peak_kb");
             it.value().at("status").get_to(c.status);
         }
-        for (auto k : all_criteria) cov_.items(k).assign(j.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+        cov_.restore(j.at("coverage"));
         for (const auto& p : j.at("pending")) {
             auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
             if (m) queue_.push_back({std::move(*m), p.at(1).get<std::uint64_t>()});
@@ -6441,6 +6586,7 @@ private:
 //   each backend's runs, the bug table (with links to each reproducer and its ONNX file), and the
 //   coverage still missing (uncovered pairs and parameter values, grouped by layer).
 // compare_html draws several campaigns' coverage curves on one chart per criterion.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -6790,11 +6936,27 @@ inline std::string coverage_section(const campaign_data& c, const memo_coverage&
         h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", name_of(k), covered,
                          total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
     }
+    // The criteria of a metric beside MEMO's (--coverage memo,rnn-state), as stats.json has them.
+    std::vector<std::string> extra;
+    if (c.stats && c.stats->contains("coverage"))
+        for (const auto& [name, v] : (*c.stats)["coverage"].items()) {
+            if (std::any_of(all_criteria.begin(), all_criteria.end(), [&](criterion k) { return name_of(k) == name; })) continue;
+            extra.push_back(name);
+            const double covered = v.value("covered", 0.0), total = v.value("total", 0.0);
+            h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", escape(name),
+                             v.value("covered", io::json()).dump(), v.value("total", io::json()).dump(), total > 0 ? 100.0 * covered / total : 0.0);
+        }
     h += "</table><div class=\"charts\">";
     for (auto k : all_criteria) {
         chart_options o{std::string(name_of(k)), "seconds", "items covered"};
         o.width = 380, o.height = 240;
         h += line_chart({csv_series(c.coverage, name_of(k), std::string(name_of(k)))}, o);
+    }
+    for (const auto& name : extra) {
+        if (c.coverage.column(name) < 0) continue;
+        chart_options o{name, "seconds", "covered"};
+        o.width = 380, o.height = 240;
+        h += line_chart({csv_series(c.coverage, name, name)}, o);
     }
     h += "</div><h2>Models per second</h2><div class=\"charts\">";
     std::vector<series> rates;
@@ -6901,7 +7063,7 @@ inline std::filesystem::path write_report(const std::filesystem::path& dir, cons
     std::optional<store::checkpoint> cp;
     if (std::filesystem::exists(store::campaign_store::file_in(dir))) cp = store::campaign_store(store::campaign_store::file_in(dir)).load_checkpoint();
     if (cp && cp->state.contains("coverage")) {
-        for (auto k : all_criteria) cov.items(k).assign(cp->state.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+        cov.restore(cp->state.at("coverage"));
     } else {
         cov = replay_coverage(dir, reg, &c.unreadable);
     }
@@ -8020,6 +8182,682 @@ private:
 
 }  // namespace memo
 // end #include <memo/search/search.hpp>
+// begin #include <memo/state/rnn_coverage.hpp>
+// DeepStellar's RNN-state coverage as a metric the search counts beside MEMO's criteria
+// (memo_coverage::attach; `memo-fuzz run --coverage memo,rnn-state`). A model with a recurrent
+// layer runs on the reference interpreter on a few inputs drawn from its seed, and the state hook's
+// hidden states become cells of one fixed grid with seeded projections: one abstraction for every
+// model, so that states compare across models. They are scored against a profile DTMC built from
+// the seed models' own traces (generated models have no training data). States and transitions
+// are kept apart per layer class: an LSTM's cell says nothing of a GRU's.
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// #include <memo/backends/reference/interpreter.hpp> (already included)
+// #include <memo/coverage/coverage.hpp> (already included)
+// #include <memo/exec/inputs.hpp> (already included)
+// #include <memo/reduce/cost.hpp> (already included)
+// #include <memo/store/digest.hpp> (already included)
+// begin #include <memo/state/criteria.hpp>
+// DeepStellar's five coverage criteria: what test runs cover of a profile DTMC's states, its
+// transitions, and the cells just outside its states (the k-step boundary), plain and weighted by
+// how often profiling saw them. Counts are kept up to date as traces arrive, so values() is free.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+// begin #include <memo/state/abstraction.hpp>
+// DeepStellar's state abstraction: a hidden state is projected to a few components and each
+// component cut into equal intervals, so a run of a recurrent layer becomes a walk over grid cells.
+// Fixed-grid mode skips the fitting, so states of different models land in one shared grid.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+// #include <memo/core/error.hpp> (already included)
+// #include <memo/core/rng.hpp> (already included)
+// begin #include <memo/state/pca.hpp>
+// Principal component analysis of recurrent hidden states, the first step of DeepStellar's
+// abstraction. Axes carry a fixed sign and are solved deterministically, so profiling the same
+// states twice gives the same grid, and the same cells.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+// #include <memo/core/error.hpp> (already included)
+
+namespace memo::state {
+
+/// Principal components of a set of vectors, with a fixed sign convention so that fits are reproducible.
+struct pca {
+    Eigen::VectorXd mean;      ///< d: the mean of the rows
+    Eigen::MatrixXd axes;      ///< k x d: unit rows by decreasing variance, each with its largest-magnitude entry positive
+    Eigen::VectorXd variance;  ///< k: the variance along each axis (the covariance's eigenvalues)
+
+    /// Fits k components to `rows` (covariance normalised by n). Throws memo::error on no rows,
+    /// rows of different lengths, or k outside [1, d].
+    static pca fit(const std::vector<std::vector<double>>& rows, int k) {
+        if (rows.empty()) throw error("PCA needs at least one row");
+        const std::size_t d = rows[0].size();
+        for (std::size_t i = 1; i < rows.size(); ++i)
+            if (rows[i].size() != d)
+                throw error("PCA row " + std::to_string(i) + " has " + std::to_string(rows[i].size()) + " values; row 0 has " + std::to_string(d));
+        if (k < 1 || static_cast<std::size_t>(k) > d)
+            throw error("PCA to " + std::to_string(k) + " components of rows of " + std::to_string(d) + " values: need 1 to " + std::to_string(d));
+
+        const auto n = static_cast<Eigen::Index>(rows.size()), dim = static_cast<Eigen::Index>(d);
+        Eigen::MatrixXd x(n, dim);
+        for (Eigen::Index i = 0; i < n; ++i) x.row(i) = Eigen::Map<const Eigen::RowVectorXd>(rows[static_cast<std::size_t>(i)].data(), dim);
+        pca p;
+        p.mean = x.colwise().mean().transpose();
+        x.rowwise() -= p.mean.transpose();
+        p.axes.setZero(k, dim);
+        p.variance.setZero(k);
+
+        Eigen::Index r = 0;
+        if (n >= dim) {
+            const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(x.transpose() * x / static_cast<double>(n));
+            for (; r < k; ++r) {  // eigenvalues come in increasing order
+                p.axes.row(r) = es.eigenvectors().col(dim - 1 - r).transpose();
+                p.variance(r) = std::max(0.0, es.eigenvalues()(dim - 1 - r));
+            }
+        } else {
+            // Wide states: the n x n Gram matrix has the covariance's nonzero eigenvalues, and maps
+            // each eigenvector v to the axis x^T v, at a cost in n rather than d.
+            const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(x * x.transpose() / static_cast<double>(n));
+            const double tiny = es.eigenvalues()(n - 1) * static_cast<double>(n) * std::numeric_limits<double>::epsilon();
+            for (; r < std::min<Eigen::Index>(k, n) && es.eigenvalues()(n - 1 - r) > tiny; ++r) {
+                p.axes.row(r) = (x.transpose() * es.eigenvectors().col(n - 1 - r)).normalized().transpose();
+                p.variance(r) = es.eigenvalues()(n - 1 - r);
+            }
+        }
+        // Past the rank of the centred rows the variance is zero and any orthonormal completion
+        // will do: take the standard basis vector least explained so far, so the choice is fixed.
+        for (; r < k; ++r) {
+            const auto done = p.axes.topRows(r);
+            const Eigen::MatrixXd rest = Eigen::MatrixXd::Identity(dim, dim) - done.transpose() * done;
+            Eigen::Index j = 0;
+            rest.colwise().squaredNorm().maxCoeff(&j);
+            Eigen::VectorXd u = rest.col(j);
+            u -= done.transpose() * (done * u);  // a second pass restores orthogonality lost to rounding
+            p.axes.row(r) = u.normalized().transpose();
+        }
+        for (Eigen::Index i = 0; i < k; ++i) {
+            Eigen::Index j = 0;
+            p.axes.row(i).cwiseAbs().maxCoeff(&j);  // the first of equal maxima
+            if (p.axes(i, j) < 0) p.axes.row(i) *= -1.0;
+        }
+        return p;
+    }
+
+    /// The k coordinates of x - mean along the axes; throws memo::error when x is not d long.
+    std::vector<double> project(std::span<const double> x) const {
+        if (x.size() != static_cast<std::size_t>(mean.size()))
+            throw error("PCA of " + std::to_string(mean.size()) + "-value rows cannot project a vector of " + std::to_string(x.size()));
+        const Eigen::VectorXd c = axes * (Eigen::Map<const Eigen::VectorXd>(x.data(), mean.size()) - mean);
+        return {c.data(), c.data() + c.size()};
+    }
+};
+
+}  // namespace memo::state
+// end #include <memo/state/pca.hpp>
+
+namespace memo::state {
+
+/// How a state becomes a cell; the defaults are DeepStellar's k = 3 components, m = 10 intervals, 8 bits a component.
+struct grid_options {
+    int components = 3;  ///< dimensions of the grid
+    int intervals = 10;  ///< intervals per component
+    int bits = 8;        ///< bits per component in a cell
+};
+
+/// A grid cell: `components` fields of `bits` bits, component 0 in the lowest bits, each an interval index.
+using cell = std::uint64_t;
+
+/// Maps hidden states to grid cells.
+class abstraction {
+public:
+    /// PCA mode: PCA to `components` fitted on the profiled states, each component's grid over its profiled [min, max].
+    static abstraction fitted(const std::vector<std::vector<double>>& states, grid_options o = {}) {
+        abstraction a(o);
+        a.pca_ = pca::fit(states, o.components);
+        a.lo_.assign(static_cast<std::size_t>(o.components), std::numeric_limits<double>::infinity());
+        a.hi_.assign(static_cast<std::size_t>(o.components), -std::numeric_limits<double>::infinity());
+        for (const auto& s : states) {
+            const auto p = a.pca_->project(s);
+            for (std::size_t j = 0; j < p.size(); ++j) {
+                a.lo_[j] = std::min(a.lo_[j], p[j]);
+                a.hi_[j] = std::max(a.hi_[j], p[j]);
+            }
+        }
+        return a;
+    }
+
+    /// Fixed-grid mode, no fitting, for comparing states across many models: a state of any length d
+    /// is projected on `components` seeded random directions with entries ±1/sqrt(d), each over [-1, 1].
+    static abstraction fixed(std::uint64_t seed, grid_options o = {}) {
+        abstraction a(o);
+        a.seed_ = seed;
+        a.lo_.assign(static_cast<std::size_t>(o.components), -1.0);
+        a.hi_.assign(static_cast<std::size_t>(o.components), 1.0);
+        return a;
+    }
+
+    /// The cell of state h. Values outside a component's range fall in its edge interval; NaN in interval 0.
+    cell encode(std::span<const double> h) const {
+        const auto p = project(h);
+        cell c = 0;
+        for (std::size_t j = 0; j < p.size(); ++j) c |= static_cast<cell>(interval(j, p[j])) << shift(j);
+        return c;
+    }
+
+    /// The interval index of each component of c.
+    std::vector<int> decode(cell c) const {
+        std::vector<int> at(static_cast<std::size_t>(o_.components));
+        const cell mask = o_.bits == 64 ? ~cell{0} : (cell{1} << o_.bits) - 1;
+        for (std::size_t j = 0; j < at.size(); ++j) at[j] = static_cast<int>((c >> shift(j)) & mask);
+        return at;
+    }
+
+    /// L1 distance between the interval indices of a and b.
+    int distance(cell a, cell b) const {
+        const auto x = decode(a), y = decode(b);
+        int d = 0;
+        for (std::size_t j = 0; j < x.size(); ++j) d += std::abs(x[j] - y[j]);
+        return d;
+    }
+
+    /// Every cell of the grid at L1 distance 1 to `steps` from c, sorted.
+    std::vector<cell> within(cell c, int steps) const {
+        const auto at = decode(c);
+        std::vector<cell> out;
+        // One component at a time, spending what is left of the distance budget.
+        auto walk = [&](auto& self, std::size_t j, int left, cell code) -> void {
+            if (j == at.size()) {
+                if (left < steps) out.push_back(code);
+                return;
+            }
+            for (int v = std::max(0, at[j] - left); v <= std::min(o_.intervals - 1, at[j] + left); ++v)
+                self(self, j + 1, left - std::abs(v - at[j]), code | (static_cast<cell>(v) << shift(j)));
+        };
+        walk(walk, 0, steps, 0);
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+    const grid_options& options() const noexcept { return o_; }
+
+    /// Cells in the grid: intervals ^ components.
+    std::uint64_t cells() const {
+        std::uint64_t n = 1;
+        for (int j = 0; j < o_.components; ++j) n *= static_cast<std::uint64_t>(o_.intervals);
+        return n;
+    }
+
+private:
+    explicit abstraction(const grid_options& o) : o_(checked(o)) {}
+
+    static const grid_options& checked(const grid_options& o) {
+        const auto n = [](long long v) { return std::to_string(v); };
+        if (o.components < 1 || o.intervals < 1 || o.bits < 1)
+            throw error("a grid needs at least 1 component, interval and bit; got " + n(o.components) + " components, " +
+                        n(o.intervals) + " intervals, " + n(o.bits) + " bits");
+        const long long width = static_cast<long long>(o.components) * o.bits;
+        if (width > 64)
+            throw error("a cell of " + n(o.components) + " components x " + n(o.bits) + " bits is " + n(width) + " bits; at most 64 fit");
+        if (o.bits < 31 && o.intervals > (1 << o.bits))
+            throw error(n(o.intervals) + " intervals do not fit in " + n(o.bits) + " bits; at most " + n(1LL << o.bits) + " do");
+        // The all-ones word is dtmc's initial state: a full 64-bit grid would make it a cell.
+        if (width == 64 && o.bits < 31 && o.intervals == (1 << o.bits))
+            throw error("a cell of " + n(o.components) + " components x " + n(o.bits) + " bits with " + n(o.intervals) +
+                        " intervals fills all 64 bits; use at most " + n(o.intervals - 1) + " intervals");
+        return o;
+    }
+
+    unsigned shift(std::size_t j) const noexcept { return static_cast<unsigned>(j) * static_cast<unsigned>(o_.bits); }
+
+    std::vector<double> project(std::span<const double> h) const {
+        if (pca_) return pca_->project(h);
+        if (h.empty()) throw error("a fixed grid cannot place an empty state");
+        // The directions are redrawn on each call: one draw gives 64 signs, so drawing costs less than
+        // the projection itself, and nothing has to be cached per state length.
+        std::uint64_t x = seed_ ^ (0x9e3779b97f4a7c15ULL * (static_cast<std::uint64_t>(h.size()) + 1));
+        rng r(splitmix64(x));
+        std::vector<double> p(static_cast<std::size_t>(o_.components));
+        std::uint64_t signs = 0;
+        unsigned left = 0;
+        for (auto& v : p) {
+            double sum = 0;
+            for (double e : h) {
+                if (left == 0) {
+                    signs = r();
+                    left = 64;
+                }
+                sum += (signs & 1) ? e : -e;
+                signs >>= 1;
+                --left;
+            }
+            v = sum / std::sqrt(static_cast<double>(h.size()));
+        }
+        return p;
+    }
+
+    /// floor((v - lo) / (hi - lo) * m), clamped to [0, m - 1]; a degenerate range and NaN give 0.
+    int interval(std::size_t j, double v) const noexcept {
+        if (!(hi_[j] > lo_[j])) return 0;
+        const double t = std::floor((v - lo_[j]) / (hi_[j] - lo_[j]) * o_.intervals);
+        if (!(t >= 0)) return 0;
+        return t >= o_.intervals ? o_.intervals - 1 : static_cast<int>(t);
+    }
+
+    grid_options o_;
+    std::optional<pca> pca_;  // PCA mode; fixed mode when empty
+    std::uint64_t seed_ = 0;  // fixed mode's directions
+    std::vector<double> lo_, hi_;
+};
+
+}  // namespace memo::state
+// end #include <memo/state/abstraction.hpp>
+// begin #include <memo/state/dtmc.hpp>
+// DeepStellar's abstract model: the grid cells that profiled runs visit, and how often each run
+// steps from one cell to the next, as a discrete-time Markov chain. Test runs are scored against it.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// #include <memo/core/rng.hpp> (already included)
+// #include <memo/state/abstraction.hpp> (already included)
+
+namespace memo::state {
+
+/// One sequence's cells, in step order.
+using trace = std::vector<cell>;
+
+/// A step from one cell to the next.
+using transition = std::pair<cell, cell>;
+
+namespace detail {
+struct transition_hash {
+    std::size_t operator()(const transition& t) const noexcept {
+        std::uint64_t x = t.first ^ (t.second * 0x9e3779b97f4a7c15ULL);
+        return static_cast<std::size_t>(splitmix64(x));
+    }
+};
+
+template <class Map>
+auto sorted_keys(const Map& m) {
+    std::vector<typename Map::key_type> keys;
+    keys.reserve(m.size());
+    for (const auto& kv : m) keys.push_back(kv.first);
+    std::sort(keys.begin(), keys.end());
+    return keys;
+}
+}  // namespace detail
+
+/// The abstract model: states, and transitions from a fixed initial state, with their frequencies.
+class dtmc {
+public:
+    /// The state before the first step (never a grid cell).
+    static constexpr cell initial = ~cell{0};
+
+    /// Counts each visit and each transition of t, initial -> t[0] first; an empty trace adds nothing.
+    void add(const trace& t) {
+        cell from = initial;
+        for (cell to : t) {
+            ++visits_[to];
+            ++counts_[{from, to}];
+            ++out_[from];
+            from = to;
+        }
+        total_ += t.size();
+    }
+
+    /// Distinct cells visited (initial excluded).
+    std::size_t states() const noexcept { return visits_.size(); }
+    /// Distinct (from, to) pairs, those from initial included.
+    std::size_t transitions() const noexcept { return counts_.size(); }
+
+    /// Visits of s.
+    std::uint64_t frequency(cell s) const { return lookup(visits_, s); }
+    /// Steps from `from` to `to`.
+    std::uint64_t count(cell from, cell to) const { return lookup(counts_, transition{from, to}); }
+    /// count(from, to) over all steps out of `from`; 0 when there are none.
+    double probability(cell from, cell to) const {
+        const auto all = lookup(out_, from);
+        return all ? static_cast<double>(count(from, to)) / static_cast<double>(all) : 0.0;
+    }
+
+    /// The states, sorted.
+    std::vector<cell> state_list() const { return detail::sorted_keys(visits_); }
+    /// The transitions, sorted.
+    std::vector<transition> transition_list() const { return detail::sorted_keys(counts_); }
+
+    /// Sum of all visits.
+    std::uint64_t total_visits() const noexcept { return total_; }
+    /// Sum of all transition counts; each visit is entered by one step, so this equals total_visits().
+    std::uint64_t total_transitions() const noexcept { return total_; }
+
+    /// Cells within L1 distance `steps` of a state that are not states themselves (DeepStellar's k-step boundary), sorted.
+    std::vector<cell> boundary(const abstraction& a, int steps) const {
+        std::vector<cell> out;
+        for (const auto& [s, n] : visits_)
+            for (cell c : a.within(s, steps))
+                if (!visits_.contains(c)) out.push_back(c);
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    }
+
+private:
+    template <class Map, class Key>
+    static std::uint64_t lookup(const Map& m, const Key& k) {
+        const auto it = m.find(k);
+        return it == m.end() ? 0 : it->second;
+    }
+
+    std::unordered_map<cell, std::uint64_t> visits_, out_;
+    std::unordered_map<transition, std::uint64_t, detail::transition_hash> counts_;
+    std::uint64_t total_ = 0;
+};
+
+}  // namespace memo::state
+// end #include <memo/state/dtmc.hpp>
+
+namespace memo::state {
+
+/// One criterion's value: covered out of total (counts, or summed frequencies for the weighted ones).
+struct criterion_value {
+    std::uint64_t covered = 0, total = 0;
+    /// covered / total; 0 when total is 0.
+    double ratio() const noexcept { return total ? static_cast<double>(covered) / static_cast<double>(total) : 0.0; }
+    friend bool operator==(const criterion_value&, const criterion_value&) = default;
+};
+
+/// DeepStellar's five criteria.
+struct criteria_values {
+    criterion_value basic_state, boundary, weighted_state, basic_transition, weighted_transition;
+    friend bool operator==(const criteria_values&, const criteria_values&) = default;
+};
+
+/// Test traces scored against a profile DTMC: what they cover of its states, transitions and k-step boundary.
+class state_coverage {
+public:
+    state_coverage(dtmc profile, const abstraction& a, int boundary_steps = 1) : profile_(std::move(profile)) {
+        const auto b = profile_.boundary(a, boundary_steps);
+        boundary_.insert(b.begin(), b.end());
+        v_.basic_state.total = profile_.states();
+        v_.boundary.total = boundary_.size();
+        v_.weighted_state.total = profile_.total_visits();
+        v_.basic_transition.total = profile_.transitions();
+        v_.weighted_transition.total = profile_.total_transitions();
+    }
+
+    /// Records t; returns how many states and transitions it visited that no earlier trace did (in the profile or not).
+    std::size_t add(const trace& t) {
+        std::size_t fresh = 0;
+        cell from = dtmc::initial;
+        for (cell to : t) {
+            fresh += see(to) + see(transition{from, to});
+            from = to;
+        }
+        return fresh;
+    }
+
+    /// Records several traces (a model's samples); returns what they visited first, each item once.
+    std::size_t add(std::span<const trace> ts) {
+        std::size_t fresh = 0;
+        for (const auto& t : ts) fresh += add(t);
+        return fresh;
+    }
+
+    /// What add(t) would return, recording nothing.
+    std::size_t gain(const trace& t) const { return gain(std::span<const trace>(&t, 1)); }
+    /// What add(ts) would return: an item two of the traces visit counts once.
+    std::size_t gain(std::span<const trace> ts) const {
+        std::unordered_set<cell> states;
+        std::unordered_set<transition, detail::transition_hash> transitions;
+        for (const auto& t : ts) {
+            cell from = dtmc::initial;
+            for (cell to : t) {
+                if (!states_.contains(to)) states.insert(to);
+                if (const transition e{from, to}; !transitions_.contains(e)) transitions.insert(e);
+                from = to;
+            }
+        }
+        return states.size() + transitions.size();
+    }
+
+    criteria_values values() const noexcept { return v_; }
+
+    /// Distinct states seen, in the profile or not.
+    std::size_t seen_states() const noexcept { return states_.size(); }
+    /// Distinct transitions seen, in the profile or not.
+    std::size_t seen_transitions() const noexcept { return transitions_.size(); }
+
+    const dtmc& profile() const noexcept { return profile_; }
+
+    /// The states seen, sorted, to save.
+    std::vector<cell> seen_state_list() const { return sorted(states_); }
+    /// The transitions seen, sorted, to save.
+    std::vector<transition> seen_transition_list() const { return sorted(transitions_); }
+
+    /// Replaces what was seen with saved lists.
+    void restore(const std::vector<cell>& states, const std::vector<transition>& transitions) {
+        states_.clear();
+        transitions_.clear();
+        for (auto* c : {&v_.basic_state, &v_.boundary, &v_.weighted_state, &v_.basic_transition, &v_.weighted_transition}) c->covered = 0;
+        for (cell s : states) see(s);
+        for (const auto& e : transitions) see(e);
+    }
+
+private:
+    bool see(cell s) {
+        if (!states_.insert(s).second) return false;
+        if (const auto f = profile_.frequency(s)) {
+            ++v_.basic_state.covered;
+            v_.weighted_state.covered += f;
+        } else if (boundary_.contains(s)) {
+            ++v_.boundary.covered;
+        }
+        return true;
+    }
+
+    bool see(const transition& e) {
+        if (!transitions_.insert(e).second) return false;
+        if (const auto n = profile_.count(e.first, e.second)) {
+            ++v_.basic_transition.covered;
+            v_.weighted_transition.covered += n;
+        }
+        return true;
+    }
+
+    template <class Set>
+    static std::vector<typename Set::key_type> sorted(const Set& s) {
+        std::vector<typename Set::key_type> out(s.begin(), s.end());
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+    dtmc profile_;
+    std::unordered_set<cell> boundary_;
+    std::unordered_set<cell> states_;
+    std::unordered_set<transition, detail::transition_hash> transitions_;
+    criteria_values v_;
+};
+
+}  // namespace memo::state
+// end #include <memo/state/criteria.hpp>
+
+namespace memo::state {
+
+/// Layers whose steps are states: the recurrent family, less TimeDistributed (no state of its own).
+inline bool recurrent(const layer_def& l) noexcept { return l.fam == family::rnn && l.name != "TimeDistributed"; }
+inline bool has_recurrent(const model& m) noexcept {
+    for (const auto& n : m.nodes)
+        if (recurrent(*n.layer)) return true;
+    return false;
+}
+
+struct rnn_options {
+    grid_options grid{};                 // DeepStellar's k = 3 components, m = 10 intervals, 8 bits
+    int boundary_steps = 1;              // k of the k-step boundary
+    std::uint64_t seed = 0;              // of the projections
+    std::int64_t samples = 2;            // inputs a model is observed on (as many as a campaign runs it on)
+    std::int64_t max_cost = 20'000'000;  // models costlier to run (execution_cost) are not observed
+};
+
+/// The hidden states of one recurrent node on one sample (one direction of a Bidirectional).
+struct observed_trace {
+    int node = -1, part = 0;
+    std::int64_t sample = 0;
+    std::vector<std::vector<double>> h;  // per step, in processing order
+};
+
+/// Runs m on the interpreter with these inputs and returns every recurrent layer's hidden states.
+/// A run that fails part-way gives the steps it made.
+inline std::vector<observed_trace> observe(reference::interpreter& r, const model& m, std::span<const tensor> inputs) {
+    std::vector<observed_trace> out;
+    r.set_state_hook([&](const reference::state_step& s) {
+        if (out.empty() || out.back().node != s.node || out.back().part != s.part || out.back().sample != s.sample)
+            out.push_back({s.node, s.part, s.sample, {}});
+        out.back().h.emplace_back(s.h.begin(), s.h.end());
+    });
+    r.run(m, inputs);
+    r.set_state_hook({});
+    return out;
+}
+
+/// The metric. Its items are the (layer class, cell) states and the transitions between them.
+class rnn_coverage final : public extra_metric {
+public:
+    /// `profile`: the models whose traces make the profile DTMC (a campaign's seeds).
+    rnn_coverage(const registry& reg, std::span<const model> profile, rnn_options o = {})
+        : o_(o), grid_(abstraction::fixed(o.seed, o.grid)), interp_(std::make_shared<reference::interpreter>(dtype::float32)) {
+        for (const auto& l : reg) classes_total_ += recurrent(l);
+        std::map<std::string, dtmc, std::less<>> chains;
+        for (const auto& m : profile)
+            for (const auto& [cls, t] : cells_of(m)) chains[cls].add(t);
+        for (auto& [cls, chain] : chains) classes_.emplace(cls, state_coverage(std::move(chain), grid_, o_.boundary_steps));
+    }
+
+    std::size_t gain(const model& m) const override {
+        std::size_t k = 0;
+        for (const auto& [cls, ts] : grouped(m)) {
+            const auto it = classes_.find(cls);
+            k += it == classes_.end() ? state_coverage(dtmc{}, grid_, 0).gain(ts) : it->second.gain(ts);
+        }
+        return k;
+    }
+    std::size_t add(const model& m) override {
+        std::size_t k = 0;
+        for (const auto& [cls, ts] : grouped(m)) k += of(cls).add(ts);
+        return k;
+    }
+
+    io::json criteria() const override {
+        criteria_values sum;
+        std::uint64_t states = 0, transitions = 0;
+        for (const auto& [cls, c] : classes_) {
+            const auto v = c.values();
+            for (auto [to, from] : {std::pair{&sum.basic_state, &v.basic_state}, {&sum.boundary, &v.boundary}, {&sum.weighted_state, &v.weighted_state},
+                                    {&sum.basic_transition, &v.basic_transition}, {&sum.weighted_transition, &v.weighted_transition}}) {
+                to->covered += from->covered;
+                to->total += from->total;
+            }
+            states += c.seen_states();
+            transitions += c.seen_transitions();
+        }
+        auto value = [](const criterion_value& v) { return io::json{{"covered", v.covered}, {"total", v.total}}; };
+        const std::uint64_t classes = classes_total_, cells = grid_.cells();
+        return {{"rnn_state_basic", value(sum.basic_state)},
+                {"rnn_state_boundary", value(sum.boundary)},
+                {"rnn_state_weighted", value(sum.weighted_state)},
+                {"rnn_transition_basic", value(sum.basic_transition)},
+                {"rnn_transition_weighted", value(sum.weighted_transition)},
+                // Beyond the profile: every state and transition reached, of all a grid could hold.
+                {"rnn_states", {{"covered", states}, {"total", classes * cells}}},
+                {"rnn_transitions", {{"covered", transitions}, {"total", classes * cells * (cells + 1)}}}};
+    }
+
+    io::json save() const override {
+        io::json j = io::json::object();
+        for (const auto& [cls, c] : classes_) j[cls] = {{"states", c.seen_state_list()}, {"transitions", c.seen_transition_list()}};
+        return j;
+    }
+    void restore(const io::json& j) override {
+        for (const auto& [cls, c] : j.items())
+            of(cls).restore(c.at("states").get<std::vector<cell>>(), c.at("transitions").get<std::vector<std::pair<cell, cell>>>());
+    }
+    std::unique_ptr<extra_metric> clone() const override { return std::make_unique<rnn_coverage>(*this); }
+
+    const std::map<std::string, state_coverage, std::less<>>& classes() const noexcept { return classes_; }
+    const abstraction& grid() const noexcept { return grid_; }
+
+private:
+    using class_traces = std::vector<std::pair<std::string, trace>>;
+
+    /// Each trace of m as cells, with its layer class; empty for a model without a recurrent layer
+    /// or too costly to observe.
+    class_traces cells_of(const model& m) const {
+        class_traces out;
+        if (!has_recurrent(m) || execution_cost(m) * o_.samples > o_.max_cost) return out;
+        const auto inputs = make_inputs(m, {.samples = o_.samples});
+        for (const auto& t : observe(*interp_, m, inputs)) {
+            trace cells;
+            cells.reserve(t.h.size());
+            for (const auto& h : t.h) cells.push_back(grid_.encode(h));
+            out.emplace_back(std::string(m[t.node].layer->name), std::move(cells));
+        }
+        return out;
+    }
+    /// cells_of(m) by class; the last model's are kept, as the search asks gain() then add().
+    const std::map<std::string, std::vector<trace>, std::less<>>& grouped(const model& m) const {
+        const auto key = store::model_key(m);
+        if (!cache_ || cache_->first != key) {
+            std::map<std::string, std::vector<trace>, std::less<>> g;
+            for (auto& [cls, t] : cells_of(m)) g[cls].push_back(std::move(t));
+            cache_ = std::make_shared<std::pair<std::uint64_t, std::map<std::string, std::vector<trace>, std::less<>>>>(key, std::move(g));
+        }
+        return cache_->second;
+    }
+    state_coverage& of(std::string_view cls) {
+        auto it = classes_.find(cls);
+        if (it == classes_.end()) it = classes_.emplace(std::string(cls), state_coverage(dtmc{}, grid_, o_.boundary_steps)).first;
+        return it->second;
+    }
+
+    rnn_options o_;
+    abstraction grid_;
+    std::shared_ptr<reference::interpreter> interp_;  // shared by clones: they observe in turn, on one thread
+    std::map<std::string, state_coverage, std::less<>> classes_;
+    std::uint64_t classes_total_ = 0;  // recurrent layer classes of the registry
+    mutable std::shared_ptr<std::pair<std::uint64_t, std::map<std::string, std::vector<trace>, std::less<>>>> cache_;
+};
+
+}  // namespace memo::state
+// end #include <memo/state/rnn_coverage.hpp>
 // #include <memo/store/store.hpp> (already included)
 // begin #include <memo/campaign/progress.hpp>
 // The live progress line of long work: redrawn in place on a terminal, a line every few seconds
@@ -8071,6 +8909,9 @@ struct generation_options {
     std::uint64_t seed = 0;
     std::string selector = "mh";       // mh | random
     std::string operators = "memo";    // memo | lemon
+    /// What counts as new: MEMO's criteria ("memo"), or also DeepStellar's RNN states
+    /// ("memo,rnn-state": state/rnn_coverage.hpp).
+    std::string coverage = "memo";
     double p = 0.05;                   // Metropolis-Hastings parameter
     std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
     bool quiet = false;                // no progress line
@@ -8093,20 +8934,44 @@ struct generation_summary {
     std::array<std::size_t, criteria_count> covered{}, total{};  // by criterion, at the end
 };
 
-/// {"layer_type": {"covered": c, "total": t}, ...}: how stats.json and the CLI write coverage.
+/// {"layer_type": {"covered": c, "total": t}, ...}: how stats.json and the CLI write coverage,
+/// the extra metric's criteria included.
 inline io::json coverage_json(const memo_coverage& c) {
     io::json j = io::json::object();
     for (auto k : all_criteria) j[std::string(name_of(k))] = {{"covered", c.covered(k)}, {"total", c.total(k)}};
+    if (c.extra()) j.update(c.extra()->criteria());
     return j;
+}
+
+/// Whether generation_options::coverage asks for RNN states too; throws on what it does not know.
+inline bool wants_rnn_state(const std::string& coverage) {
+    if (coverage == "memo") return false;
+    if (coverage == "memo,rnn-state" || coverage == "rnn-state,memo") return true;
+    throw error("unknown coverage '" + coverage + "' (memo, or memo,rnn-state)");
+}
+
+/// The coverage a campaign counts with (generation_options::coverage), before its seeds are added.
+inline memo_coverage campaign_coverage(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
+    memo_coverage c(reg);
+    if (wants_rnn_state(o.coverage)) c.attach(std::make_unique<state::rnn_coverage>(reg, seeds, state::rnn_options{.seed = o.seed}));
+    return c;
 }
 
 namespace detail {
 
 inline std::string coverage_line(const memo_coverage& c) {
-    return fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
-                       c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
-                       c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
+    auto s = fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
+                         c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
+                         c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
+    if (c.extra()) {
+        const auto x = c.extra()->criteria();
+        s += fmt::format(" rnn states {} transitions {}", x.at("rnn_states").at("covered").dump(), x.at("rnn_transitions").at("covered").dump());
+    }
+    return s;
 }
+
+/// The extra metric's criteria, as coverage.csv columns (none without one).
+inline io::json extra_columns(const memo_coverage& c) { return c.extra() ? c.extra()->criteria() : io::json::object(); }
 
 /// What a checkpoint holds besides the search's own state: the loop's counters.
 struct loop_counters {
@@ -8123,7 +8988,7 @@ inline void record_coverage(store::campaign_store& st, const memo_coverage& c, m
             for (std::uint64_t fresh = now[w] & ~before[w]; fresh; fresh &= fresh - 1)
                 st.add_covered(name_of(k), 64 * w + static_cast<std::size_t>(std::countr_zero(fresh)), iteration);
     }
-    recorded = c;
+    for (auto k : all_criteria) recorded.items(k) = c.items(k);
 }
 
 template <class Search>
@@ -8131,14 +8996,12 @@ io::json save_state(const Search& s, const loop_counters& n, double seconds, std
     const auto st = s.save();
     io::json slots = io::json::array();
     for (const auto& m : st.models) slots.push_back(store::model_key(m));
-    io::json cov = io::json::object();
-    for (auto k : all_criteria) cov[std::string(name_of(k))] = s.coverage().items(k).words();
     return {{"iteration", n.generated}, {"seconds", seconds}, {"csv_bytes", csv_bytes},
             {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
                           {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
             {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
                         {"selector", st.selector}}},
-            {"coverage", cov},
+            {"coverage", s.coverage().save()},
             {"stage", exec ? exec->save() : io::json::object()}};
 }
 
@@ -8156,8 +9019,8 @@ void restore_state(Search& s, loop_counters& n, const io::json& j, store::campai
     }
     sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
     sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
-    memo_coverage cov(reg);
-    for (auto k : all_criteria) cov.items(k).assign(j.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+    memo_coverage cov = s.coverage();  // with its extra metric, if it has one
+    cov.restore(j.at("coverage"));
     s.restore(std::move(state), std::move(cov));
 }
 
@@ -8197,6 +9060,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         csv.open(dir / "coverage.csv");
         csv << "seconds,models,valid,executed";
         for (auto k : all_criteria) csv << ',' << name_of(k);
+        const auto extra = extra_columns(s.coverage());  // named: items() of a temporary would dangle
+        for (const auto& [name, v] : extra.items()) csv << ',' << name;
         csv << '\n';
         if (exec) exec->open(st, nullptr);
     }
@@ -8214,6 +9079,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     auto row = [&](double t) {
         csv << fmt::format("{:.3f},{},{},{}", t, n.generated, n.valid, exec ? exec->executed() : 0);
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
+        const auto extra = extra_columns(s.coverage());
+        for (const auto& [name, v] : extra.items()) csv << ',' << v.at("covered").dump();
         csv << '\n';
     };
     // Between two steps: the csv so far, the search, the stage.
@@ -8297,6 +9164,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                       {"selector", o.selector},
                       {"p", o.p},
                       {"operators", o.operators},
+                      {"coverage_metrics", o.coverage},
                       {"seeds", seeds.size()},
                       {"backends", io::json::array()},
                       {"coverage", coverage_json(s.coverage())},
@@ -8312,7 +9180,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
 template <class Ops, class Selector>
 generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec,
                             store::campaign_store& st, const std::optional<store::checkpoint>& resumed) {
-    search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
+    search<model, Ops, memo_coverage, Selector> s(seeds, campaign_coverage(seeds, reg, o), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
     s.context().max_cost = o.max_cost;
     if (o.accept) s.set_filter(o.accept);
@@ -8323,7 +9191,7 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
 inline io::json options_json(const generation_options& o, const std::optional<store::checkpoint>& cp) {
     const double t = cp ? cp->seconds : 0;
     const std::uint64_t i = cp ? cp->iteration : 0;
-    return {{"seed", o.seed}, {"selector", o.selector}, {"operators", o.operators}, {"p", o.p}, {"max_seed_nodes", o.max_seed_nodes},
+    return {{"seed", o.seed}, {"selector", o.selector}, {"operators", o.operators}, {"coverage", o.coverage}, {"p", o.p}, {"max_seed_nodes", o.max_seed_nodes},
             {"max_cost", o.max_cost}, {"budget_seconds", t + o.seconds}, {"budget_iterations", o.iterations ? i + o.iterations : 0},
             {"tool", o.tool}};
 }
@@ -8337,6 +9205,7 @@ inline generation_summary generate(const std::vector<model>& seeds, const regist
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
+    wants_rnn_state(o.coverage);
     std::filesystem::create_directories(o.out);
     store::campaign_store st(store::campaign_store::file_in(o.out));
     std::optional<store::checkpoint> resumed;
@@ -8375,6 +9244,7 @@ inline resumption resume_options(const std::string& dir, const registry& reg) {
     o.out = dir;
     o.resume = true;
     o.seed = j->at("seed"), o.selector = j->at("selector"), o.operators = j->at("operators"), o.p = j->at("p");
+    o.coverage = j->value("coverage", std::string("memo"));
     o.max_seed_nodes = j->at("max_seed_nodes"), o.max_cost = j->at("max_cost"), o.tool = j->at("tool");
     const double budget_s = j->at("budget_seconds");
     const std::uint64_t budget_i = j->at("budget_iterations");
@@ -12356,13 +13226,27 @@ inline model load_any(const std::string& path, const registry& reg, const model_
     return load_any(path, reg);
 }
 
-/// "zoo": the ten seed architectures, each reduced (Algorithm 1); otherwise a directory whose
-/// model files (.json, and the extensions of `readers`) are loaded in name order. Throws
-/// memo::error naming the file and the cause.
+/// "zoo": the ten seed architectures, each reduced (Algorithm 1); "zoo:NAME,NAME": some of them
+/// (say, zoo:lstm0-sinewave,lstm2-price); otherwise a directory whose model files (.json, and the
+/// extensions of `readers`) are loaded in name order. Throws memo::error naming the file and the cause.
 inline std::vector<model> load_seeds(const std::string& spec, const registry& reg, const model_readers& readers = {}) {
     std::vector<model> seeds;
     if (spec == "zoo") {
         for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg), reg).reduced);
+        return seeds;
+    }
+    if (spec.rfind("zoo:", 0) == 0) {
+        for (std::size_t at = 4; at <= spec.size();) {
+            const auto end = std::min(spec.find(',', at), spec.size());
+            const auto name = spec.substr(at, end - at);
+            if (std::find(zoo::names().begin(), zoo::names().end(), name) == zoo::names().end()) {
+                std::string known;
+                for (auto n : zoo::names()) known += (known.empty() ? "" : ", ") + std::string(n);
+                throw error("--seeds " + spec + ": no zoo model '" + name + "' (" + known + ")");
+            }
+            seeds.push_back(reduce(zoo::build(name, reg), reg).reduced);
+            at = end + 1;
+        }
         return seeds;
     }
     namespace fs = std::filesystem;
@@ -12404,6 +13288,187 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
 // #include <memo/reduce/reduce.hpp> (already included)
 // #include <memo/report/report.hpp> (already included)
 // #include <memo/search/search.hpp> (already included)
+// begin #include <memo/state/input_fuzz.hpp>
+// DeepStellar's coverage-guided testing of one recurrent model: its inputs, not its structure,
+// are mutated. The model is profiled on seeded random inputs (PCA fitted per recurrent layer, or
+// the fixed grid), a queue of inputs is fuzzed with bounded changes (at most l0 elements each
+// time, each within linf of its root input's value), and an input is kept when it reaches a state
+// or transition none before it did. Seeds are picked by DeepStellar's scheduler.
+//
+//   memo::state::input_fuzzer f(model, {.seed = 1});
+//   while (f.iterations() < 1000) f.step();
+//   f.values();  // the five criteria, summed over the model's recurrent layers
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+// #include <memo/state/rnn_coverage.hpp> (already included)
+
+namespace memo::state {
+
+/// DeepStellar's seed scheduler: an input fuzzed f times is taken with probability
+/// max(0.3, 0.8 - 0.1 f / 5). Fresh inputs come first; none is ever starved.
+inline double pick_probability(std::uint64_t fuzzed) noexcept { return std::max(0.3, 0.8 - 0.1 * static_cast<double>(fuzzed) / 5.0); }
+
+struct input_fuzz_options {
+    bool fitted = true;                // PCA fitted on the profile (DeepStellar), or the fixed grid
+    grid_options grid{};
+    int boundary_steps = 1;
+    std::uint64_t seed = 0;
+    std::int64_t profile_samples = 64;  // profiling inputs: the PCA and the profile DTMC come from them
+    std::int64_t initial = 8;           // inputs the queue starts with
+    double linf = 0.1;                  // an element stays within this of its root input's value
+    std::int64_t l0 = 0;                // elements one mutation changes (0: a tenth of them, at least 1)
+    double lo = 0.0, hi = 1.0;          // the input range, as the campaign draws inputs
+};
+
+class input_fuzzer {
+public:
+    /// One queue entry: an input (batch of one, a tensor per Input node), its root, and how often
+    /// it was fuzzed.
+    struct entry {
+        std::vector<tensor> inputs;
+        std::size_t root = 0;
+        std::uint64_t fuzzed = 0;
+    };
+
+    input_fuzzer(const model& m, input_fuzz_options o = {}) : m_(m), o_(o), rng_(o.seed), interp_(dtype::float32) {
+        if (!has_recurrent(m)) throw error("the model has no recurrent layer (SimpleRNN, GRU, LSTM, Bidirectional, ConvLSTM): no state to cover");
+        if (o.lo >= o.hi || o.linf <= 0) throw error("input fuzzing needs lo < hi and linf > 0");
+        // Profile: the hidden states of every (node, direction), over a batch of random inputs.
+        std::map<std::pair<int, int>, std::vector<observed_trace>> profile;
+        for (auto& t : observe(interp_, m_, draw(o.profile_samples))) profile[{t.node, t.part}].push_back(std::move(t));
+        if (profile.empty()) throw error("the model ran no recurrent step on the reference interpreter");
+        for (auto& [key, traces] : profile) {
+            std::vector<std::vector<double>> states;
+            for (const auto& t : traces) states.insert(states.end(), t.h.begin(), t.h.end());
+            grid_options g = o.grid;
+            if (o.fitted) g.components = std::min<int>(g.components, static_cast<int>(states.front().size()));
+            auto a = o.fitted ? abstraction::fitted(states, g) : abstraction::fixed(o.seed, g);
+            dtmc chain;
+            for (const auto& t : traces) chain.add(cells(a, t));
+            layers_.push_back({key, a, state_coverage(std::move(chain), a, o.boundary_steps)});
+        }
+        for (std::int64_t i = 0; i < o.initial; ++i) {
+            entry e{draw(1), queue_.size(), 0};
+            add(traces_of(e.inputs));
+            roots_.push_back(e.inputs);
+            queue_.push_back(std::move(e));
+        }
+    }
+
+    /// One mutation of a scheduled input; true when the mutant reached something new (it joins the queue).
+    bool step() {
+        entry& parent = pick();
+        ++parent.fuzzed;
+        entry child{parent.inputs, parent.root, 0};
+        mutate(child);
+        ++iterations_;
+        const auto ts = traces_of(child.inputs);
+        std::size_t fresh = 0;
+        for (const auto& [l, t] : ts) fresh += layers_[l].cov.gain(t);
+        if (fresh == 0) return false;
+        add(ts);
+        queue_.push_back(std::move(child));
+        return true;
+    }
+
+    /// The five criteria, summed over the model's recurrent layers and directions.
+    criteria_values values() const {
+        criteria_values sum;
+        for (const auto& l : layers_) {
+            const auto v = l.cov.values();
+            for (auto [to, from] : {std::pair{&sum.basic_state, &v.basic_state}, {&sum.boundary, &v.boundary}, {&sum.weighted_state, &v.weighted_state},
+                                    {&sum.basic_transition, &v.basic_transition}, {&sum.weighted_transition, &v.weighted_transition}}) {
+                to->covered += from->covered;
+                to->total += from->total;
+            }
+        }
+        return sum;
+    }
+    std::size_t seen_states() const {
+        std::size_t n = 0;
+        for (const auto& l : layers_) n += l.cov.seen_states();
+        return n;
+    }
+    std::uint64_t iterations() const noexcept { return iterations_; }
+    const std::vector<entry>& queue() const noexcept { return queue_; }
+    std::size_t layers() const noexcept { return layers_.size(); }
+
+private:
+    struct layer_state {
+        std::pair<int, int> key;  // node, direction
+        abstraction grid;
+        state_coverage cov;
+    };
+
+    static trace cells(const abstraction& a, const observed_trace& t) {
+        trace out;
+        for (const auto& h : t.h) out.push_back(a.encode(h));
+        return out;
+    }
+
+    /// A batch of `samples` inputs, uniform in [lo, hi).
+    std::vector<tensor> draw(std::int64_t samples) {
+        std::vector<tensor> out;
+        for (int i : m_.input_nodes()) {
+            tensor t(concrete(m_[i].out, samples), m_[i].type);
+            for (auto& x : t.data) x = round_to(t.type, rng_.uniform_real(o_.lo, o_.hi));
+            out.push_back(std::move(t));
+        }
+        return out;
+    }
+
+    entry& pick() {
+        for (;;) {
+            entry& e = queue_[next_++ % queue_.size()];
+            if (rng_.chance(pick_probability(e.fuzzed))) return e;
+        }
+    }
+
+    /// Changes l0 elements, each to within linf of its root's value and inside [lo, hi].
+    void mutate(entry& e) {
+        std::size_t n = 0;
+        for (const auto& t : e.inputs) n += t.data.size();
+        const std::size_t changes = o_.l0 > 0 ? static_cast<std::size_t>(o_.l0) : std::max<std::size_t>(1, n / 10);
+        for (std::size_t k = 0; k < changes; ++k) {
+            std::size_t at = rng_.index(n), which = 0;
+            while (at >= e.inputs[which].data.size()) at -= e.inputs[which++].data.size();
+            auto& t = e.inputs[which];
+            const double root = roots_[e.root][which].data[at];
+            const double v = root + rng_.uniform_real(-o_.linf, o_.linf);
+            t.data[at] = round_to(t.type, std::clamp(v, std::max(o_.lo, root - o_.linf), std::min(o_.hi, root + o_.linf)));
+        }
+    }
+
+    /// Each layer's trace for one input (batch of one).
+    std::vector<std::pair<std::size_t, trace>> traces_of(const std::vector<tensor>& inputs) {
+        std::vector<std::pair<std::size_t, trace>> out;
+        for (const auto& t : observe(interp_, m_, inputs))
+            for (std::size_t l = 0; l < layers_.size(); ++l)
+                if (layers_[l].key == std::pair{t.node, t.part}) out.emplace_back(l, cells(layers_[l].grid, t));
+        return out;
+    }
+    void add(const std::vector<std::pair<std::size_t, trace>>& ts) {
+        for (const auto& [l, t] : ts) layers_[l].cov.add(t);
+    }
+
+    model m_;
+    input_fuzz_options o_;
+    rng rng_;
+    reference::interpreter interp_;
+    std::vector<layer_state> layers_;
+    std::vector<entry> queue_;
+    std::vector<std::vector<tensor>> roots_;
+    std::size_t next_ = 0;
+    std::uint64_t iterations_ = 0;
+};
+
+}  // namespace memo::state
+// end #include <memo/state/input_fuzz.hpp>
+// #include <memo/state/rnn_coverage.hpp> (already included)
 // begin #include <memo/store/replay.hpp>
 // Replay: re-runs the executions a campaign stored and compares each with its record. A result
 // that differs is a divergence: the same library gives another answer for the same model and

@@ -142,11 +142,9 @@ public:
         for (const auto& p : queue_) pending.push_back({store::model_key(p.m), p.iteration});
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
-        io::json cov = io::json::object();
-        for (auto k : all_criteria) cov[std::string(name_of(k))] = cov_.items(k).words();
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_},
                 {"single_backend", single_backend_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov}, {"pending", pending}};
+                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}};
     }
 
     std::uint64_t executed() const noexcept override { return executed_; }
@@ -217,8 +215,7 @@ private:
         cov_.add(p.m);
         if (j->kind != "none") {
             ++found_[j->kind];
-            for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k)
-                if (oracle::kind_names[k] == j->kind) bugs_.count(static_cast<oracle::kind>(k), j->signature);
+            if (const auto k = oracle::kind_from(j->kind); k != oracle::kind::none) bugs_.count(k, j->signature);
         }
         return true;
     }
@@ -255,7 +252,7 @@ private:
             c.runs = it.value().at("runs"), c.ms = it.value().at("ms"), c.peak_kb = it.value().at("peak_kb");
             it.value().at("status").get_to(c.status);
         }
-        for (auto k : all_criteria) cov_.items(k).assign(j.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+        cov_.restore(j.at("coverage"));
         for (const auto& p : j.at("pending")) {
             auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
             if (m) queue_.push_back({std::move(*m), p.at(1).get<std::uint64_t>()});

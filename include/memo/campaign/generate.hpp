@@ -17,6 +17,7 @@
 #include "../io/json.hpp"
 #include "../report/report.hpp"
 #include "../search/search.hpp"
+#include "../state/rnn_coverage.hpp"
 #include "../store/store.hpp"
 #include "progress.hpp"
 #include "stage.hpp"
@@ -30,6 +31,9 @@ struct generation_options {
     std::uint64_t seed = 0;
     std::string selector = "mh";       // mh | random
     std::string operators = "memo";    // memo | lemon
+    /// What counts as new: MEMO's criteria ("memo"), or also DeepStellar's RNN states
+    /// ("memo,rnn-state": state/rnn_coverage.hpp).
+    std::string coverage = "memo";
     double p = 0.05;                   // Metropolis-Hastings parameter
     std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
     bool quiet = false;                // no progress line
@@ -52,20 +56,44 @@ struct generation_summary {
     std::array<std::size_t, criteria_count> covered{}, total{};  // by criterion, at the end
 };
 
-/// {"layer_type": {"covered": c, "total": t}, ...}: how stats.json and the CLI write coverage.
+/// {"layer_type": {"covered": c, "total": t}, ...}: how stats.json and the CLI write coverage,
+/// the extra metric's criteria included.
 inline io::json coverage_json(const memo_coverage& c) {
     io::json j = io::json::object();
     for (auto k : all_criteria) j[std::string(name_of(k))] = {{"covered", c.covered(k)}, {"total", c.total(k)}};
+    if (c.extra()) j.update(c.extra()->criteria());
     return j;
+}
+
+/// Whether generation_options::coverage asks for RNN states too; throws on what it does not know.
+inline bool wants_rnn_state(const std::string& coverage) {
+    if (coverage == "memo") return false;
+    if (coverage == "memo,rnn-state" || coverage == "rnn-state,memo") return true;
+    throw error("unknown coverage '" + coverage + "' (memo, or memo,rnn-state)");
+}
+
+/// The coverage a campaign counts with (generation_options::coverage), before its seeds are added.
+inline memo_coverage campaign_coverage(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
+    memo_coverage c(reg);
+    if (wants_rnn_state(o.coverage)) c.attach(std::make_unique<state::rnn_coverage>(reg, seeds, state::rnn_options{.seed = o.seed}));
+    return c;
 }
 
 namespace detail {
 
 inline std::string coverage_line(const memo_coverage& c) {
-    return fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
-                       c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
-                       c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
+    auto s = fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
+                         c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
+                         c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
+    if (c.extra()) {
+        const auto x = c.extra()->criteria();
+        s += fmt::format(" rnn states {} transitions {}", x.at("rnn_states").at("covered").dump(), x.at("rnn_transitions").at("covered").dump());
+    }
+    return s;
 }
+
+/// The extra metric's criteria, as coverage.csv columns (none without one).
+inline io::json extra_columns(const memo_coverage& c) { return c.extra() ? c.extra()->criteria() : io::json::object(); }
 
 /// What a checkpoint holds besides the search's own state: the loop's counters.
 struct loop_counters {
@@ -82,7 +110,7 @@ inline void record_coverage(store::campaign_store& st, const memo_coverage& c, m
             for (std::uint64_t fresh = now[w] & ~before[w]; fresh; fresh &= fresh - 1)
                 st.add_covered(name_of(k), 64 * w + static_cast<std::size_t>(std::countr_zero(fresh)), iteration);
     }
-    recorded = c;
+    for (auto k : all_criteria) recorded.items(k) = c.items(k);
 }
 
 template <class Search>
@@ -90,14 +118,12 @@ io::json save_state(const Search& s, const loop_counters& n, double seconds, std
     const auto st = s.save();
     io::json slots = io::json::array();
     for (const auto& m : st.models) slots.push_back(store::model_key(m));
-    io::json cov = io::json::object();
-    for (auto k : all_criteria) cov[std::string(name_of(k))] = s.coverage().items(k).words();
     return {{"iteration", n.generated}, {"seconds", seconds}, {"csv_bytes", csv_bytes},
             {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
                           {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
             {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
                         {"selector", st.selector}}},
-            {"coverage", cov},
+            {"coverage", s.coverage().save()},
             {"stage", exec ? exec->save() : io::json::object()}};
 }
 
@@ -115,8 +141,8 @@ void restore_state(Search& s, loop_counters& n, const io::json& j, store::campai
     }
     sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
     sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
-    memo_coverage cov(reg);
-    for (auto k : all_criteria) cov.items(k).assign(j.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+    memo_coverage cov = s.coverage();  // with its extra metric, if it has one
+    cov.restore(j.at("coverage"));
     s.restore(std::move(state), std::move(cov));
 }
 
@@ -156,6 +182,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         csv.open(dir / "coverage.csv");
         csv << "seconds,models,valid,executed";
         for (auto k : all_criteria) csv << ',' << name_of(k);
+        const auto extra = extra_columns(s.coverage());  // named: items() of a temporary would dangle
+        for (const auto& [name, v] : extra.items()) csv << ',' << name;
         csv << '\n';
         if (exec) exec->open(st, nullptr);
     }
@@ -173,6 +201,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     auto row = [&](double t) {
         csv << fmt::format("{:.3f},{},{},{}", t, n.generated, n.valid, exec ? exec->executed() : 0);
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
+        const auto extra = extra_columns(s.coverage());
+        for (const auto& [name, v] : extra.items()) csv << ',' << v.at("covered").dump();
         csv << '\n';
     };
     // Between two steps: the csv so far, the search, the stage.
@@ -256,6 +286,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                       {"selector", o.selector},
                       {"p", o.p},
                       {"operators", o.operators},
+                      {"coverage_metrics", o.coverage},
                       {"seeds", seeds.size()},
                       {"backends", io::json::array()},
                       {"coverage", coverage_json(s.coverage())},
@@ -271,7 +302,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
 template <class Ops, class Selector>
 generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec,
                             store::campaign_store& st, const std::optional<store::checkpoint>& resumed) {
-    search<model, Ops, memo_coverage, Selector> s(seeds, memo_coverage(reg), std::move(sel), o.seed);
+    search<model, Ops, memo_coverage, Selector> s(seeds, campaign_coverage(seeds, reg, o), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
     s.context().max_cost = o.max_cost;
     if (o.accept) s.set_filter(o.accept);
@@ -282,7 +313,7 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
 inline io::json options_json(const generation_options& o, const std::optional<store::checkpoint>& cp) {
     const double t = cp ? cp->seconds : 0;
     const std::uint64_t i = cp ? cp->iteration : 0;
-    return {{"seed", o.seed}, {"selector", o.selector}, {"operators", o.operators}, {"p", o.p}, {"max_seed_nodes", o.max_seed_nodes},
+    return {{"seed", o.seed}, {"selector", o.selector}, {"operators", o.operators}, {"coverage", o.coverage}, {"p", o.p}, {"max_seed_nodes", o.max_seed_nodes},
             {"max_cost", o.max_cost}, {"budget_seconds", t + o.seconds}, {"budget_iterations", o.iterations ? i + o.iterations : 0},
             {"tool", o.tool}};
 }
@@ -296,6 +327,7 @@ inline generation_summary generate(const std::vector<model>& seeds, const regist
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
+    wants_rnn_state(o.coverage);
     std::filesystem::create_directories(o.out);
     store::campaign_store st(store::campaign_store::file_in(o.out));
     std::optional<store::checkpoint> resumed;
@@ -334,6 +366,7 @@ inline resumption resume_options(const std::string& dir, const registry& reg) {
     o.out = dir;
     o.resume = true;
     o.seed = j->at("seed"), o.selector = j->at("selector"), o.operators = j->at("operators"), o.p = j->at("p");
+    o.coverage = j->value("coverage", std::string("memo"));
     o.max_seed_nodes = j->at("max_seed_nodes"), o.max_cost = j->at("max_cost"), o.tool = j->at("tool");
     const double budget_s = j->at("budget_seconds");
     const std::uint64_t budget_i = j->at("budget_iterations");

@@ -78,13 +78,27 @@ inline model load_any(const std::string& path, const registry& reg, const model_
     return load_any(path, reg);
 }
 
-/// "zoo": the ten seed architectures, each reduced (Algorithm 1); otherwise a directory whose
-/// model files (.json, and the extensions of `readers`) are loaded in name order. Throws
-/// memo::error naming the file and the cause.
+/// "zoo": the ten seed architectures, each reduced (Algorithm 1); "zoo:NAME,NAME": some of them
+/// (say, zoo:lstm0-sinewave,lstm2-price); otherwise a directory whose model files (.json, and the
+/// extensions of `readers`) are loaded in name order. Throws memo::error naming the file and the cause.
 inline std::vector<model> load_seeds(const std::string& spec, const registry& reg, const model_readers& readers = {}) {
     std::vector<model> seeds;
     if (spec == "zoo") {
         for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg), reg).reduced);
+        return seeds;
+    }
+    if (spec.rfind("zoo:", 0) == 0) {
+        for (std::size_t at = 4; at <= spec.size();) {
+            const auto end = std::min(spec.find(',', at), spec.size());
+            const auto name = spec.substr(at, end - at);
+            if (std::find(zoo::names().begin(), zoo::names().end(), name) == zoo::names().end()) {
+                std::string known;
+                for (auto n : zoo::names()) known += (known.empty() ? "" : ", ") + std::string(n);
+                throw error("--seeds " + spec + ": no zoo model '" + name + "' (" + known + ")");
+            }
+            seeds.push_back(reduce(zoo::build(name, reg), reg).reduced);
+            at = end + 1;
+        }
         return seeds;
     }
     namespace fs = std::filesystem;

@@ -4,8 +4,10 @@
 #include <bit>
 #include <concepts>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "../io/json.hpp"
 #include "universe.hpp"
 
 namespace memo {
@@ -66,13 +68,30 @@ private:
 /// New items per criterion, from one model.
 struct coverage_delta {
     std::array<std::size_t, criteria_count> by{};
+    std::size_t extra = 0;  // new items of the metric beside MEMO's criteria (memo_coverage::attach)
     std::size_t operator[](criterion c) const noexcept { return by[static_cast<std::size_t>(c)]; }
     /// MEMO's diversity test: anything new under type, pair, parameter or input coverage.
     std::size_t memo_total() const noexcept {
         return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] +
                (*this)[criterion::layer_input];
     }
-    operator std::size_t() const noexcept { return memo_total(); }
+    /// The search's diversity test and fitness: MEMO's, and the extra metric's new items.
+    operator std::size_t() const noexcept { return memo_total() + extra; }
+};
+
+/// A metric that counts in the search beside MEMO's criteria, through memo_coverage::attach (say,
+/// DeepStellar's RNN-state coverage, state/rnn_coverage.hpp): its new items join MEMO's in the
+/// diversity test and the fitness, and campaigns report, save and restore it with them.
+class extra_metric {
+public:
+    virtual ~extra_metric() = default;
+    virtual std::size_t gain(const model& m) const = 0;  // new items m would add, recording nothing
+    virtual std::size_t add(const model& m) = 0;         // records m; new items
+    /// Its criteria as stats.json writes coverage: {"name": {"covered": c, "total": t}, ...}.
+    virtual io::json criteria() const = 0;
+    virtual io::json save() const = 0;
+    virtual void restore(const io::json& saved) = 0;
+    virtual std::unique_ptr<extra_metric> clone() const = 0;
 };
 
 /// All criteria at once.
@@ -81,14 +100,25 @@ public:
     explicit memo_coverage(const registry& reg) : u_(&universe::of(reg)) {
         for (auto c : all_criteria) sets_[static_cast<std::size_t>(c)] = item_set(u_->total(c));
     }
+    memo_coverage(const memo_coverage& o) : u_(o.u_), sets_(o.sets_), extra_(o.extra_ ? o.extra_->clone() : nullptr) {}
+    memo_coverage(memo_coverage&&) noexcept = default;
+    memo_coverage& operator=(const memo_coverage& o) { return *this = memo_coverage(o); }
+    memo_coverage& operator=(memo_coverage&&) noexcept = default;
+    ~memo_coverage() = default;
+
+    /// Adds a metric that counts beside MEMO's criteria (coverage_delta::extra); replaces any before.
+    void attach(std::unique_ptr<extra_metric> m) { extra_ = std::move(m); }
+    const extra_metric* extra() const noexcept { return extra_.get(); }
 
     coverage_delta add(const model& m) {
         coverage_delta d;
         u_->items(m, [&](criterion c, std::size_t i) { d.by[static_cast<std::size_t>(c)] += sets_[static_cast<std::size_t>(c)].set(i); });
+        if (extra_) d.extra = extra_->add(m);
         return d;
     }
     coverage_delta gain(const model& m) const {
         coverage_delta d;
+        if (extra_) d.extra = extra_->gain(m);
         // Items may repeat within a model: count each new one once.
         std::array<std::vector<std::size_t>, criteria_count> seen;
         u_->items(m, [&](criterion c, std::size_t i) {
@@ -109,6 +139,19 @@ public:
     item_set& items(criterion c) noexcept { return sets_[static_cast<std::size_t>(c)]; }
     const universe& space() const noexcept { return *u_; }
 
+    /// What a checkpoint keeps: each criterion's bits, and the extra metric's state.
+    io::json save() const {
+        io::json j = io::json::object();
+        for (auto c : all_criteria) j[std::string(name_of(c))] = items(c).words();
+        if (extra_) j["extra"] = extra_->save();
+        return j;
+    }
+    /// Restores what save() gave (a saved extra state is ignored when no metric is attached).
+    void restore(const io::json& j) {
+        for (auto c : all_criteria) items(c).assign(j.at(std::string(name_of(c))).get<std::vector<std::uint64_t>>());
+        if (extra_ && j.contains("extra")) extra_->restore(j.at("extra"));
+    }
+
     /// Is this item covered? (-1 items, which do not exist, count as covered: nothing to gain.)
     bool has(criterion c, std::size_t item) const noexcept { return sets_[static_cast<std::size_t>(c)].test(item); }
     bool has(criterion c, int item) const noexcept { return item < 0 || has(c, static_cast<std::size_t>(item)); }
@@ -125,6 +168,7 @@ public:
 private:
     const universe* u_;
     std::array<item_set, criteria_count> sets_;
+    std::unique_ptr<extra_metric> extra_;
 };
 
 /// One criterion as a metric of its own.

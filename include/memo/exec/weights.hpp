@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "../core/model.hpp"
@@ -328,14 +329,61 @@ inline std::vector<weight_spec> weight_specs(const model& m, int index) {
     return std::move(mk.out);
 }
 
+/// Drawn weights kept for reuse: a backend runs mutant after mutant that share most of their
+/// parent's weights, and drawing one can cost milliseconds (an Orthogonal initializer's QR). Holds
+/// what an initializer drew from one stream into one shape, up to `max_elements` values in all
+/// (then it starts over).
+class weight_cache {
+public:
+    explicit weight_cache(std::size_t max_elements = std::size_t{1} << 22) : max_(max_elements) {}
+
+    const tensor& draw(std::uint64_t stream, std::string_view initializer, const std::vector<std::int64_t>& dims) {
+        key k{stream, std::string(initializer), dims};
+        if (const auto it = kept_.find(k); it != kept_.end()) return it->second;
+        tensor t(dims, dtype::float64);
+        rng r(stream);
+        initialize(initializer, t, r);
+        if (elements_ + t.data.size() > max_) {
+            kept_.clear();
+            elements_ = 0;
+        }
+        elements_ += t.data.size();
+        return kept_.emplace(std::move(k), std::move(t)).first->second;
+    }
+
+private:
+    struct key {
+        std::uint64_t stream;
+        std::string initializer;
+        std::vector<std::int64_t> dims;
+        bool operator==(const key&) const = default;
+    };
+    struct key_hash {
+        std::size_t operator()(const key& k) const noexcept {
+            std::uint64_t h = k.stream ^ std::hash<std::string>{}(k.initializer);
+            for (auto d : k.dims) h = (h ^ static_cast<std::uint64_t>(d)) * 0x100000001b3ULL;
+            return static_cast<std::size_t>(h);
+        }
+    };
+    std::unordered_map<key, tensor, key_hash> kept_;
+    std::size_t max_, elements_ = 0;
+};
+
 /// The weights of node `index` of `m` (see weight_specs), each drawn by its initializer from the
-/// stream of (model seed, node, slot), then edited by the model's weight edits.
-inline std::vector<weight> weights_of(const model& m, int index) {
+/// stream of (model seed, node, slot), then edited by the model's weight edits. With a cache, a
+/// weight drawn before is copied from it.
+inline std::vector<weight> weights_of(const model& m, int index, weight_cache* cache = nullptr) {
     std::vector<weight> ws;
     for (auto& s : weight_specs(m, index)) {
-        weight w{std::move(s.name), tensor(std::move(s.dims), dtype::float64)};
-        rng r(detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size()));
-        initialize(s.initializer, w.value, r);
+        const auto stream = detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size());
+        weight w{std::move(s.name), {}};
+        if (cache) {
+            w.value = cache->draw(stream, s.initializer, s.dims);
+        } else {
+            w.value = tensor(std::move(s.dims), dtype::float64);
+            rng r(stream);
+            initialize(s.initializer, w.value, r);
+        }
         for (std::int64_t i = s.forget_bias_units; i < 2 * s.forget_bias_units; ++i) w.value[i] = 1.0;
         ws.push_back(std::move(w));
     }

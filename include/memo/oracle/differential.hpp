@@ -120,7 +120,6 @@ public:
     /// Traced runs return every node's output: each observation then carries a digest per node
     /// (what a campaign's store keeps, for replay), and the oracle still sees the model's outputs.
     void set_trace(bool on) noexcept { trace_ = on; }
-    bool traced() const noexcept { return trace_; }
 
     /// Whether the last model was left unjudged because fewer than two participants take it (by
     /// supports(), or by declining it when run).

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@ namespace memo::oracle {
 enum class kind : unsigned char { none, crash, nan, inconsistency, shape };
 inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape"};
 constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
+/// The kind a name stands for (a stored judgement's); none for a name that is no kind.
+constexpr kind kind_from(std::string_view s) noexcept {
+    for (std::size_t k = 0; k < std::size(kind_names); ++k)
+        if (kind_names[k] == s) return static_cast<kind>(k);
+    return kind::none;
+}
 
 struct options {
     double dmad_threshold = 0.5;  // D_MAD above which two backends disagree in their closeness to O

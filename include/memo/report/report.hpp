@@ -4,6 +4,7 @@
 //   each backend's runs, the bug table (with links to each reproducer and its ONNX file), and the
 //   coverage still missing (uncovered pairs and parameter values, grouped by layer).
 // compare_html draws several campaigns' coverage curves on one chart per criterion.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -86,11 +87,27 @@ inline std::string coverage_section(const campaign_data& c, const memo_coverage&
         h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", name_of(k), covered,
                          total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
     }
+    // The criteria of a metric beside MEMO's (--coverage memo,rnn-state), as stats.json has them.
+    std::vector<std::string> extra;
+    if (c.stats && c.stats->contains("coverage"))
+        for (const auto& [name, v] : (*c.stats)["coverage"].items()) {
+            if (std::any_of(all_criteria.begin(), all_criteria.end(), [&](criterion k) { return name_of(k) == name; })) continue;
+            extra.push_back(name);
+            const double covered = v.value("covered", 0.0), total = v.value("total", 0.0);
+            h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", escape(name),
+                             v.value("covered", io::json()).dump(), v.value("total", io::json()).dump(), total > 0 ? 100.0 * covered / total : 0.0);
+        }
     h += "</table><div class=\"charts\">";
     for (auto k : all_criteria) {
         chart_options o{std::string(name_of(k)), "seconds", "items covered"};
         o.width = 380, o.height = 240;
         h += line_chart({csv_series(c.coverage, name_of(k), std::string(name_of(k)))}, o);
+    }
+    for (const auto& name : extra) {
+        if (c.coverage.column(name) < 0) continue;
+        chart_options o{name, "seconds", "covered"};
+        o.width = 380, o.height = 240;
+        h += line_chart({csv_series(c.coverage, name, name)}, o);
     }
     h += "</div><h2>Models per second</h2><div class=\"charts\">";
     std::vector<series> rates;
@@ -197,7 +214,7 @@ inline std::filesystem::path write_report(const std::filesystem::path& dir, cons
     std::optional<store::checkpoint> cp;
     if (std::filesystem::exists(store::campaign_store::file_in(dir))) cp = store::campaign_store(store::campaign_store::file_in(dir)).load_checkpoint();
     if (cp && cp->state.contains("coverage")) {
-        for (auto k : all_criteria) cov.items(k).assign(cp->state.at("coverage").at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+        cov.restore(cp->state.at("coverage"));
     } else {
         cov = replay_coverage(dir, reg, &c.unreadable);
     }

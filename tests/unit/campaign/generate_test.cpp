@@ -106,6 +106,52 @@ TEST(Generation, SameSeedSameQueue) {
     EXPECT_NE(a, c);
 }
 
+// --coverage memo,rnn-state: the RNN-state criteria in stats.json, coverage.csv and report.html,
+// and a resumed campaign that equals one run in one go (the states seen are in the checkpoint).
+TEST(Generation, RnnStateCoverageIsReportedAndResumesExactly) {
+    const auto whole = fresh_dir("rnn-whole"), halves = fresh_dir("rnn-halves");
+    auto run = [](const fs::path& dir, std::uint64_t iterations, bool resume) {
+        memo::campaign::generation_options o;
+        auto from = memo::campaign::load_seeds("zoo:lstm0-sinewave,lstm2-price", test::reg());
+        if (resume) {
+            auto r = memo::campaign::resume_options(dir.string(), test::reg());
+            o = r.options;
+            from = r.seeds;
+        } else {
+            o.coverage = "memo,rnn-state";
+            o.seed = 2;
+        }
+        o.out = dir.string();
+        o.iterations = iterations;
+        o.seconds = 1e6;
+        o.quiet = true;
+        o.checkpoint_seconds = 0.01;
+        (void)memo::campaign::generate(from, test::reg(), o);
+        return memo::io::parse_json_file((dir / "stats.json").string());
+    };
+    const auto a = run(whole, 200, false);
+    (void)run(halves, 100, false);
+    const auto c = run(halves, 100, true);
+    const auto& cov = a["coverage"];
+    for (const char* k : {"rnn_state_basic", "rnn_state_boundary", "rnn_state_weighted", "rnn_transition_basic", "rnn_transition_weighted",
+                          "rnn_states", "rnn_transitions"})
+        EXPECT_TRUE(cov.contains(k)) << k;
+    // The seeds are the profile, and the campaign starts from them.
+    EXPECT_EQ(cov["rnn_state_basic"]["covered"], cov["rnn_state_basic"]["total"]);
+    EXPECT_GT(cov["rnn_states"]["covered"].get<std::uint64_t>(), cov["rnn_state_basic"]["total"].get<std::uint64_t>())
+        << "200 iterations reached no state beyond the seeds'";
+    EXPECT_EQ(a["coverage_metrics"], "memo,rnn-state");
+    EXPECT_EQ(c["coverage"], cov);
+    EXPECT_EQ(queue_bytes(whole), queue_bytes(halves));
+    const auto csv = memo::io::read_file((whole / "coverage.csv").string());
+    const auto header = csv.substr(0, csv.find('\n'));
+    EXPECT_NE(header.find(",rnn_states,"), std::string::npos) << header;
+    EXPECT_NE(header.find(",rnn_transitions"), std::string::npos) << header;
+    EXPECT_NE(memo::io::read_file((whole / "report.html").string()).find("rnn_state_boundary"), std::string::npos);
+    fs::remove_all(whole);
+    fs::remove_all(halves);
+}
+
 TEST(Chart, OnePathPerSeriesWithPoints) {
     using memo::report::series;
     const std::string svg = memo::report::line_chart(

@@ -144,3 +144,30 @@ TEST(ModelJson, ErrorsNameTheInputAndCause) {
     }
     EXPECT_THROW(memo::io::load_model("/nonexistent/model.json", test::reg()), memo::error);
 }
+
+// A model's weights are a pure function of it: drawn afresh or copied from a weight cache (which
+// starts over when full), every layer's weights are the same bits.
+TEST(Weights, CacheGivesTheWeightsDrawnAfresh) {
+    memo::rng r(0xcace);
+    memo::weight_cache roomy, tiny(64);
+    int compared = 0;
+    for (const auto& L : test::reg()) {
+        if (L.arity.max == 0) continue;
+        auto m = test::random_single_layer_model(L, r);
+        if (!m) continue;
+        const int out = m->outputs[0];
+        const auto fresh = memo::weights_of(*m, out);
+        for (int round = 0; round < 2; ++round)  // the second round copies from the cache
+            for (auto* cache : {&roomy, &tiny}) {
+                const auto got = memo::weights_of(*m, out, cache);
+                ASSERT_EQ(got.size(), fresh.size()) << L.name;
+                for (std::size_t k = 0; k < got.size(); ++k) {
+                    EXPECT_EQ(got[k].name, fresh[k].name) << L.name;
+                    EXPECT_EQ(got[k].value.dims, fresh[k].value.dims) << L.name;
+                    EXPECT_EQ(got[k].value.data, fresh[k].value.data) << L.name << " " << fresh[k].name;
+                }
+            }
+        compared += !fresh.empty();
+    }
+    EXPECT_GE(compared, 20);  // the layer classes that have weights
+}

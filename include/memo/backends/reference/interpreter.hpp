@@ -6,6 +6,7 @@
 #include <chrono>
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "../backend.hpp"
 #include "act.hpp"
@@ -58,6 +59,11 @@ public:
             if (n.layer->arity.max != 0 && !f32_.find(n.layer->name)) return fail("no reference kernel for " + std::string(n.layer->name));
         return {};
     }
+
+    /// Hears every step of every recurrent layer (SimpleRNN, GRU, LSTM, Bidirectional, ConvLSTM)
+    /// of the runs that follow: its hidden state, and its cell state where it has one. An empty
+    /// hook stops it. The values are those of the run's dtype, widened to double.
+    void set_state_hook(state_hook h) { hook_ = std::move(h); }
 
     run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
         const auto start = std::chrono::steady_clock::now();
@@ -130,14 +136,19 @@ private:
         if (!k) return fail("no reference kernel");
         std::vector<array<T>> xs, ws;
         for (const tensor* x : in) xs.push_back(from_tensor<T>(*x));
-        for (auto& w : weights_of(m, i)) ws.push_back(from_tensor<T>(w.value));
+        for (auto& w : weights_of(m, i, &weights_)) ws.push_back(from_tensor<T>(w.value));
+        detail::rnn::observer heard{&hook_, i, 0, {}, {}};
+        auto* const before = std::exchange(detail::rnn::observing, hook_ ? &heard : nullptr);
         auto out = (*k)(n, xs, ws);
+        detail::rnn::observing = before;
         if (!out) return out.error();
         return to_tensor(*out, t);
     }
 
     std::optional<dtype> precision_;
     std::string name_;
+    state_hook hook_;
+    weight_cache weights_;  // mutants share most of their weights with the models run before them
     kernel_table<Eigen::half> f16_ = builtin_kernels<Eigen::half>();
     kernel_table<Eigen::bfloat16> bf16_ = builtin_kernels<Eigen::bfloat16>();
     kernel_table<float> f32_ = builtin_kernels<float>();

@@ -3,11 +3,45 @@
 // ConvLSTM1D/2D/3D, with Keras' cell equations (gates i, f, c, o for LSTM; z, r, h for GRU) from a
 // zero initial state. go_backwards reads the sequence reversed and returns outputs in processing
 // order; return_state, stateful and unroll do not change the single output of one call.
+#include <functional>
+#include <span>
+
 #include "../../layers/common.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
+
+/// One step of a recurrent layer, as the interpreter's state hook sees it (interpreter::set_state_hook).
+struct state_step {
+    int node = -1;             // the model node
+    int part = 0;              // 1 for the backward layer of a Bidirectional, else 0
+    std::int64_t sample = 0;   // index in the batch
+    std::int64_t step = 0;     // time step, in processing order
+    std::span<const double> h;  // the hidden state after the step (a ConvLSTM's whole frame)
+    std::span<const double> c;  // the cell state (LSTM, ConvLSTM); empty for SimpleRNN and GRU
+};
+using state_hook = std::function<void(const state_step&)>;
+
 namespace detail::rnn {
+
+/// Who hears the steps of the kernel running now: the interpreter sets it around one node, so the
+/// kernels' signature (shared with users' kernels) needs no extra argument.
+struct observer {
+    const state_hook* hook = nullptr;
+    int node = -1, part = 0;
+    std::vector<double> h, c;
+
+    template <class T>
+    void emit(std::int64_t sample, std::int64_t step, const std::vector<T>& hs, const std::vector<T>* cs) {
+        h.assign(hs.size(), 0.0);
+        for (std::size_t j = 0; j < hs.size(); ++j) h[j] = static_cast<double>(hs[j]);
+        c.clear();
+        if (cs)
+            for (const auto& x : *cs) c.push_back(static_cast<double>(x));
+        (*hook)(state_step{node, part, sample, step, h, c});
+    }
+};
+inline thread_local observer* observing = nullptr;
 
 /// An activation parameter, None read as linear (LSTM accepts None).
 inline std::string_view act_of(const params& p, std::string_view name) { return p.is_none(name) ? "linear" : p.str(name); }
@@ -74,8 +108,9 @@ void lstm_update(std::vector<T> z, std::vector<T>& h, std::vector<T>& c, std::st
 
 /// Runs a cell over x (batch, time, features) from zero state. `step(x_t, h, c)` updates the state
 /// of one sample; the output is h per step (processing order) or the last h.
+/// `cell`: whether c is a state of its own (LSTM), which an observer then sees.
 template <class T, class Step>
-array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences, Step&& step) {
+array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences, bool cell, Step&& step) {
     const int64_t batch = x.dim(0), steps = x.dim(1), features = x.dim(2);
     array<T> out(sequences ? std::vector<int64_t>{batch, steps, units} : std::vector<int64_t>{batch, units});
     for (int64_t b = 0; b < batch; ++b) {
@@ -83,6 +118,7 @@ array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences
         for (int64_t s = 0; s < steps; ++s) {
             const int64_t t = backwards ? steps - 1 - s : s;
             step(&x[(b * steps + t) * features], h, c);
+            if (observing) observing->emit(b, s, h, cell ? &c : nullptr);
             if (sequences) std::copy(h.begin(), h.end(), out.data.begin() + (b * steps + s) * units);
         }
         if (!sequences) std::copy(h.begin(), h.end(), out.data.begin() + b * units);
@@ -95,7 +131,7 @@ template <class T>
 array<T> lstm(const array<T>& x, std::span<const array<T>> w, int64_t units, std::string_view act, std::string_view ract,
               bool backwards, bool sequences) {
     const int64_t features = x.dim(2);
-    return unroll(x, units, backwards, sequences, [&](const T* xt, std::vector<T>& h, std::vector<T>& c) {
+    return unroll(x, units, backwards, sequences, true, [&](const T* xt, std::vector<T>& h, std::vector<T>& c) {
         std::vector<acc_t<T>> z(static_cast<std::size_t>(4 * units), acc_t<T>(0));
         if (w.size() > 2) add_bias(z, w[2]);
         add_product(z, xt, features, w[0]);
@@ -109,7 +145,7 @@ expected<array<T>> simple_rnn(const node& n, std::span<const array<T>> in, std::
     params p{n};
     const int64_t units = p.integer("units"), features = in[0].dim(2);
     const auto act = act_of(p, "activation");
-    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
+    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), false, [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
         std::vector<acc_t<T>> z(static_cast<std::size_t>(units), acc_t<T>(0));
         if (w.size() > 2) add_bias(z, w[2]);
         add_product(z, xt, features, w[0]);
@@ -130,7 +166,7 @@ expected<array<T>> gru(const node& n, std::span<const array<T>> in, std::span<co
     const auto act = act_of(p, "activation"), ract = act_of(p, "recurrent_activation");
     const bool after = p.flag("reset_after"), bias = w.size() > 2;
     const auto u = static_cast<std::size_t>(units);
-    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
+    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), false, [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
         std::vector<A> zx(3 * u, A(0)), zh(after ? 3 * u : 2 * u, A(0));
         if (bias) add_bias(zx, w[2]);
         if (bias && after) add_bias(zh, w[2], 3 * units);
@@ -171,7 +207,9 @@ expected<array<T>> bidirectional(const node& n, std::span<const array<T>> in, st
     const bool sequences = p.flag("return_sequences");
     array<T> fwd = lstm(in[0], w.subspan(0, 3), units, "tanh", "sigmoid", false, sequences);
     if (p.is_none("merge_mode")) return fwd;
+    if (observing) observing->part = 1;
     array<T> bwd = lstm(in[0], w.subspan(3, 3), units, "tanh", "sigmoid", true, sequences);
+    if (observing) observing->part = 0;
     const int64_t batch = in[0].dim(0), steps = sequences ? in[0].dim(1) : 1;
     if (sequences)  // row (b, s) of bwd belongs to time steps - 1 - s
         for (int64_t b = 0; b < batch; ++b)
@@ -306,6 +344,7 @@ expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::s
                         z[static_cast<std::size_t>((g * out_pos + q) * filters + f)] =
                             static_cast<T>(zc[static_cast<std::size_t>((q * 4 + g) * filters + f)]);
             lstm_update(z, h, c, act, ract, softmax_len, softmax_inner);
+            if (observing) observing->emit(b, s, h, &c);
             if (sequences) emit(h, b * steps + s);
         }
         if (!sequences) emit(h, b);

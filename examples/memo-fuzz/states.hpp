@@ -1,0 +1,135 @@
+#pragma once
+// memo-fuzz states: DeepStellar's coverage-guided testing of one recurrent model's inputs
+// (state/input_fuzz.hpp), with its five criteria as it goes and at the end.
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include <fmt/core.h>
+
+#include <memo/campaign/progress.hpp>
+#include <memo/campaign/seeds.hpp>
+#include <memo/state/input_fuzz.hpp>
+#include <memo/zoo/zoo.hpp>
+
+#include "backends.hpp"
+#include "cli.hpp"
+#include "run.hpp"
+
+namespace commands {
+
+namespace states_cmd {
+
+inline memo::io::json values_json(const memo::state::criteria_values& v) {
+    auto one = [](const memo::state::criterion_value& c) { return memo::io::json{{"covered", c.covered}, {"total", c.total}, {"ratio", c.ratio()}}; };
+    return {{"basic_state", one(v.basic_state)}, {"boundary", one(v.boundary)}, {"weighted_state", one(v.weighted_state)},
+            {"basic_transition", one(v.basic_transition)}, {"weighted_transition", one(v.weighted_transition)}};
+}
+
+inline std::string line(const memo::state::input_fuzzer& f, double t) {
+    const auto v = f.values();
+    return fmt::format("[{:6.1f}s] {} inputs, {} kept | state {:.3f} boundary {:.3f} weighted {:.3f} | transition {:.3f} weighted {:.3f}", t,
+                       f.iterations(), f.queue().size(), v.basic_state.ratio(), v.boundary.ratio(), v.weighted_state.ratio(),
+                       v.basic_transition.ratio(), v.weighted_transition.ratio());
+}
+
+}  // namespace states_cmd
+
+inline int states(const cli::args& a) {
+    a.only({"zoo", "seconds", "iterations", "seed", "abstraction", "components", "intervals", "bits", "boundary", "linf", "l0", "profile",
+            "out", "json", "quiet"});
+    using clock = std::chrono::steady_clock;
+    const auto& reg = memo::default_registry();
+    memo::model m;
+    if (const auto zoo = a.get("zoo")) {
+        if (!a.positional().empty()) throw memo::error("give --zoo NAME or a model file, not both");
+        m = memo::campaign::load_seeds("zoo:" + *zoo, reg).at(0);
+    } else {
+        if (a.positional().size() != 1) throw memo::error("expects one model file, or --zoo NAME (see --help)");
+        m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
+    }
+    memo::state::input_fuzz_options o;
+    const auto mode = a.get_or("abstraction", "pca");
+    if (mode != "pca" && mode != "grid") throw memo::error("--abstraction " + mode + ": pca or grid");
+    o.fitted = mode == "pca";
+    o.seed = to_u64(a.get_or("seed", "0"), "seed");
+    o.grid.components = static_cast<int>(to_u64(a.get_or("components", "3"), "components"));
+    o.grid.intervals = static_cast<int>(to_u64(a.get_or("intervals", "10"), "intervals"));
+    o.grid.bits = static_cast<int>(to_u64(a.get_or("bits", "8"), "bits"));
+    o.boundary_steps = static_cast<int>(to_u64(a.get_or("boundary", "1"), "boundary"));
+    o.linf = to_double(a.get_or("linf", "0.1"), "linf");
+    o.l0 = static_cast<std::int64_t>(to_u64(a.get_or("l0", "0"), "l0"));
+    o.profile_samples = static_cast<std::int64_t>(to_u64(a.get_or("profile", "64"), "profile"));
+    const double seconds = to_double(a.get_or("seconds", "10"), "seconds");
+    const auto iterations = to_u64(a.get_or("iterations", "0"), "iterations");
+
+    const auto start = clock::now();
+    memo::state::input_fuzzer f(m, o);
+    memo::campaign::progress bar;
+    auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+    while ((!iterations || f.iterations() < iterations) && elapsed() < seconds) {
+        f.step();
+        if (!a.has("quiet") && bar.due(clock::now())) bar.show(states_cmd::line(f, elapsed()), clock::now());
+    }
+    const double t = elapsed();
+    if (!a.has("quiet")) bar.finish(states_cmd::line(f, t));
+
+    const memo::io::json stats = {{"seconds", t}, {"seed", o.seed}, {"abstraction", mode}, {"iterations", f.iterations()},
+                                  {"kept", f.queue().size()}, {"recurrent_layers", f.layers()}, {"states_seen", f.seen_states()},
+                                  {"criteria", states_cmd::values_json(f.values())}};
+    if (const auto out = a.get("out")) {
+        namespace fs = std::filesystem;
+        fs::create_directories(fs::path(*out) / "inputs");
+        memo::io::write_file((fs::path(*out) / "model.json").string(), memo::io::model_to_json(m).dump() + "\n");
+        for (std::size_t i = 0; i < f.queue().size(); ++i) {
+            memo::io::json j = {{"root", f.queue()[i].root}, {"inputs", memo::io::json::array()}};
+            for (const auto& x : f.queue()[i].inputs) j["inputs"].push_back({{"dims", x.dims}, {"data", x.data}});
+            memo::io::write_file((fs::path(*out) / "inputs" / fmt::format("{:06}.json", i)).string(), j.dump() + "\n");
+        }
+        memo::io::write_file((fs::path(*out) / "stats.json").string(), stats.dump(2) + "\n");
+    }
+    if (a.has("json")) {
+        fmt::print("{}\n", stats.dump(2));
+        return 0;
+    }
+    const auto v = f.values();
+    fmt::print("{} inputs in {:.1f} s, {} kept, {} recurrent layer(s), {} states seen\n", f.iterations(), t, f.queue().size(), f.layers(),
+               f.seen_states());
+    for (auto [name, c] : {std::pair{"basic state", v.basic_state}, {"k-step boundary", v.boundary}, {"weighted state", v.weighted_state},
+                           {"basic transition", v.basic_transition}, {"weighted transition", v.weighted_transition}})
+        fmt::print("  {:<20} {:>8} / {:<8} {:.3f}\n", name, c.covered, c.total, c.ratio());
+    return 0;
+}
+
+inline cli::command states_command() {
+    return {"states",
+            "states (MODEL | --zoo NAME) [--seconds S] [--iterations N] [--seed N] [--abstraction pca|grid] [--out DIR] [--json]",
+            "DeepStellar's coverage-guided testing of one recurrent model's inputs: the model is profiled on\n"
+            "seeded random inputs (each recurrent layer's hidden states, PCA to K components, a grid of M\n"
+            "intervals over each component's profiled range, and the Markov chain of the resulting cells), then\n"
+            "inputs are mutated (at most L0 elements a time, each within LINF of its root input) and kept when\n"
+            "they reach a state or transition none before did. Seeds are picked by DeepStellar's scheduler\n"
+            "(probability max(0.3, 0.8 - 0.1 fuzzed/5)). Prints the five criteria: basic state, k-step boundary,\n"
+            "weighted state, basic transition and weighted transition coverage (see docs/rnn-state.md).\n\n"
+            "  MODEL                a model file (.json, .onnx) with a SimpleRNN, GRU, LSTM, Bidirectional or ConvLSTM\n"
+            "  --zoo NAME           a zoo model instead (lstm0-sinewave, lstm2-price)\n"
+            "  --seconds S          time limit (default 10)\n"
+            "  --iterations N       mutation limit (default: none)\n"
+            "  --seed N             random seed: profiling inputs, projections, mutations (default 0)\n"
+            "  --abstraction pca|grid   PCA fitted on the profile (default), or the fixed grid over [-1, 1]\n"
+            "                       with seeded projections\n"
+            "  --components K       components a state keeps (default 3)\n"
+            "  --intervals M        intervals per component (default 10)\n"
+            "  --bits B             bits a component takes in a cell; B x K must fit 64 (default 8)\n"
+            "  --boundary K         the k of the k-step boundary (default 1)\n"
+            "  --linf E             how far an element may move from its root input (default 0.1)\n"
+            "  --l0 N               elements one mutation changes (default: a tenth of them)\n"
+            "  --profile N          profiling inputs (default 64)\n"
+            "  --out DIR            write DIR/stats.json, DIR/model.json and every kept input to DIR/inputs/\n"
+            "  --json               print the figures as JSON\n"
+            "  --quiet              no progress line",
+            {"zoo", "seconds", "iterations", "seed", "abstraction", "components", "intervals", "bits", "boundary", "linf", "l0", "profile", "out"},
+            states};
+}
+
+}  // namespace commands
