@@ -1,7 +1,8 @@
 # Thin wrapper over scripts/setup.sh, CMake and CTest. See docs/building.md.
-#   make build       install what is missing, configure build/ (Release) once, build it
+#   make build       install what is missing, configure build/ (Release) once, build it and the benchmarks
 #   make demo        build, then run the main job: build/bin/memo-fuzz demo
-#   make test        build, then run every test (unit, sanitizer, CLI, compile-fail, packaging, ...)
+#   make test        build what the tests need (not the benchmarks), then run every test (unit,
+#                    sanitizer, CLI, compile-fail, packaging, ...)
 #   make amalgamate  regenerate single_include/memo/memo.hpp from include/
 #   make clean       remove build/
 
@@ -13,7 +14,7 @@ CTEST ?= ctest
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all setup configure build demo test amalgamate clean
+.PHONY: all setup configure build build-tests demo test amalgamate clean
 
 all: build
 
@@ -25,13 +26,18 @@ configure: setup
 	  $(CMAKE) -S . -B "$(BUILD_DIR)" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE); \
 	fi
 
-build: configure
+build-tests: configure
 	$(CMAKE) --build "$(BUILD_DIR)" -j$(JOBS)
+
+build: build-tests
+	@if $(CMAKE) --build "$(BUILD_DIR)" --target help | grep -q memo-bench; then \
+	  $(CMAKE) --build "$(BUILD_DIR)" -j$(JOBS) --target memo-bench; \
+	fi
 
 demo: build
 	"$(BUILD_DIR)/bin/memo-fuzz" demo
 
-test: build
+test: build-tests
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(CTEST) --test-dir "$(BUILD_DIR)" --output-on-failure -j$(JOBS)
 
 amalgamate:

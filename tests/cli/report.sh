@@ -10,8 +10,8 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-"$memo" report --help | grep -q "report.html" || fail "report --help"
-"$memo" compare --help | grep -q -- "--out" || fail "compare --help"
+"$memo" report --help | grep "report.html" >/dev/null || fail "report --help"
+"$memo" compare --help | grep -- "--out" >/dev/null || fail "compare --help"
 command -v chromium >/dev/null || fail "chromium is not installed (scripts/setup.sh installs it)"
 
 # Chromium headless, with networking, sync and updates off and a fresh profile each time. The probe

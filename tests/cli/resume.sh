@@ -14,9 +14,9 @@ backends=reference
 "$memo" run-model --backends torch "$data/report/ort_pad_maxpool.json" >/dev/null 2>&1 && backends=reference,torch
 common=(--backends "$backends" --seed 4 --no-fill --lanes 1 --seconds 600 --quiet --max-cost 200000)
 
-"$memo" run --help | grep -q -- "--resume DIR" || fail "run --help does not describe --resume"
-"$memo" stats --help | grep -q "memo hits" || fail "stats --help"
-"$memo" replay --help | grep -q "divergence" || fail "replay --help does not describe campaign replay"
+"$memo" run --help | grep -- "--resume DIR" >/dev/null || fail "run --help does not describe --resume"
+"$memo" stats --help | grep "memo hits" >/dev/null || fail "stats --help"
+"$memo" replay --help | grep "divergence" >/dev/null || fail "replay --help does not describe campaign replay"
 
 # 2N in one go; N then N more.
 "$memo" run "${common[@]}" --iterations 1200 --out "$tmp/whole" >"$tmp/whole.log"
@@ -51,7 +51,7 @@ wait "$pid" 2>/dev/null || true
 if [[ -f "$tmp/killed/stats.json" ]]; then
   echo "note: the campaign finished before it was killed"
 else
-  "$memo" stats "$tmp/killed" | grep -q "(stopped)" || fail "stats does not mark a stopped campaign"
+  "$memo" stats "$tmp/killed" | grep "(stopped)" >/dev/null || fail "stats does not mark a stopped campaign"
   "$memo" stats --json "$tmp/killed" | python3 -c "
 import json, sys
 r = json.load(sys.stdin)[0]
