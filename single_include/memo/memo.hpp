@@ -8599,6 +8599,15 @@ struct criterion_value {
 struct criteria_values {
     criterion_value basic_state, boundary, weighted_state, basic_transition, weighted_transition;
     friend bool operator==(const criteria_values&, const criteria_values&) = default;
+    /// Adds another's counts, criterion by criterion (several layers' values summed into one).
+    criteria_values& operator+=(const criteria_values& o) noexcept {
+        for (auto [to, from] : {std::pair{&basic_state, &o.basic_state}, {&boundary, &o.boundary}, {&weighted_state, &o.weighted_state},
+                                {&basic_transition, &o.basic_transition}, {&weighted_transition, &o.weighted_transition}}) {
+            to->covered += from->covered;
+            to->total += from->total;
+        }
+        return *this;
+    }
 };
 
 /// Test traces scored against a profile DTMC: what they cover of its states, transitions and k-step boundary.
@@ -8780,12 +8789,7 @@ public:
         criteria_values sum;
         std::uint64_t states = 0, transitions = 0;
         for (const auto& [cls, c] : classes_) {
-            const auto v = c.values();
-            for (auto [to, from] : {std::pair{&sum.basic_state, &v.basic_state}, {&sum.boundary, &v.boundary}, {&sum.weighted_state, &v.weighted_state},
-                                    {&sum.basic_transition, &v.basic_transition}, {&sum.weighted_transition, &v.weighted_transition}}) {
-                to->covered += from->covered;
-                to->total += from->total;
-            }
+            sum += c.values();
             states += c.seen_states();
             transitions += c.seen_transitions();
         }
@@ -13378,14 +13382,7 @@ public:
     /// The five criteria, summed over the model's recurrent layers and directions.
     criteria_values values() const {
         criteria_values sum;
-        for (const auto& l : layers_) {
-            const auto v = l.cov.values();
-            for (auto [to, from] : {std::pair{&sum.basic_state, &v.basic_state}, {&sum.boundary, &v.boundary}, {&sum.weighted_state, &v.weighted_state},
-                                    {&sum.basic_transition, &v.basic_transition}, {&sum.weighted_transition, &v.weighted_transition}}) {
-                to->covered += from->covered;
-                to->total += from->total;
-            }
-        }
+        for (const auto& l : layers_) sum += l.cov.values();
         return sum;
     }
     std::size_t seen_states() const {

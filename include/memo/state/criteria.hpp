@@ -27,6 +27,15 @@ struct criterion_value {
 struct criteria_values {
     criterion_value basic_state, boundary, weighted_state, basic_transition, weighted_transition;
     friend bool operator==(const criteria_values&, const criteria_values&) = default;
+    /// Adds another's counts, criterion by criterion (several layers' values summed into one).
+    criteria_values& operator+=(const criteria_values& o) noexcept {
+        for (auto [to, from] : {std::pair{&basic_state, &o.basic_state}, {&boundary, &o.boundary}, {&weighted_state, &o.weighted_state},
+                                {&basic_transition, &o.basic_transition}, {&weighted_transition, &o.weighted_transition}}) {
+            to->covered += from->covered;
+            to->total += from->total;
+        }
+        return *this;
+    }
 };
 
 /// Test traces scored against a profile DTMC: what they cover of its states, transitions and k-step boundary.

@@ -88,14 +88,7 @@ public:
     /// The five criteria, summed over the model's recurrent layers and directions.
     criteria_values values() const {
         criteria_values sum;
-        for (const auto& l : layers_) {
-            const auto v = l.cov.values();
-            for (auto [to, from] : {std::pair{&sum.basic_state, &v.basic_state}, {&sum.boundary, &v.boundary}, {&sum.weighted_state, &v.weighted_state},
-                                    {&sum.basic_transition, &v.basic_transition}, {&sum.weighted_transition, &v.weighted_transition}}) {
-                to->covered += from->covered;
-                to->total += from->total;
-            }
-        }
+        for (const auto& l : layers_) sum += l.cov.values();
         return sum;
     }
     std::size_t seen_states() const {

@@ -91,12 +91,7 @@ public:
         criteria_values sum;
         std::uint64_t states = 0, transitions = 0;
         for (const auto& [cls, c] : classes_) {
-            const auto v = c.values();
-            for (auto [to, from] : {std::pair{&sum.basic_state, &v.basic_state}, {&sum.boundary, &v.boundary}, {&sum.weighted_state, &v.weighted_state},
-                                    {&sum.basic_transition, &v.basic_transition}, {&sum.weighted_transition, &v.weighted_transition}}) {
-                to->covered += from->covered;
-                to->total += from->total;
-            }
+            sum += c.values();
             states += c.seen_states();
             transitions += c.seen_transitions();
         }
