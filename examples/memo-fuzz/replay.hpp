@@ -14,12 +14,24 @@
 
 namespace commands {
 
-inline void print_verdict(const memo::oracle::differential& diff, const memo::oracle::verdict& v, const memo::model& m) {
-    for (const auto& o : diff.observations()) {
+inline void print_observations(const std::vector<memo::oracle::observation>& obs, std::string_view suffix = {}) {
+    for (const auto& o : obs) {
         std::string outs;
         for (const auto& t : o.result.outputs) outs += (outs.empty() ? "" : ", ") + t.dims_str() + (t.has_non_finite() ? " (non-finite)" : "");
-        fmt::print("  {:<18} {:<11} {:>8.2f} ms {:>8} KiB  {}\n", o.backend, memo::name_of(o.result.status), o.result.ms, o.result.peak_kb,
-                   o.result.ok() ? outs : o.result.message);
+        fmt::print("  {:<18} {:<11} {:>8.2f} ms {:>8} KiB  {}\n", o.backend + std::string(suffix), memo::name_of(o.result.status), o.result.ms,
+                   o.result.peak_kb, o.result.ok() ? outs : o.result.message);
+    }
+}
+
+inline void print_verdict(const memo::oracle::tester& diff, const memo::oracle::verdict& v, const memo::model& m) {
+    print_observations(diff.observations());
+    if (const auto* meta = dynamic_cast<const memo::oracle::metamorphic_tester*>(&diff)) {
+        if (const auto& x = meta->last_variant()) {
+            print_observations(meta->variant_observations(), " (variant)");
+            fmt::print("variant: relation {}, {} nodes added\n", memo::metamorphic::name_of(x->rel), x->m.size() - static_cast<std::size_t>(x->first_new));
+        } else {
+            fmt::print("variant: none passed the self-check on the reference\n");
+        }
     }
     if (!v) {
         fmt::print("verdict: none (the backends agree{})\n", v.all_failed ? "; every backend failed" : "");
@@ -32,22 +44,50 @@ inline void print_verdict(const memo::oracle::differential& diff, const memo::or
     if (!v.message.empty()) fmt::print("  message: {}\n", v.message);
     if (v.node >= 0)
         fmt::print("  localised: node {} {}{}\n", v.node, v.layer, v.producer.empty() ? "" : " (after " + v.producer + ")");
-    fmt::print("  signature: {}\n", memo::oracle::signature(v, m));
+    fmt::print("  signature: {}\n", memo::oracle::signature(v, v.variant ? v.variant->m : m));
+}
+
+/// Prints resource verdicts and the figures they came from.
+inline void print_resources(const memo::oracle::resources& r, const std::vector<memo::oracle::verdict>& vs) {
+    for (const auto& x : r.last_runs()) {
+        std::string ms, kb;
+        for (std::size_t i = 0; i < x.ms.size(); ++i) {
+            ms += fmt::format("{}{:.1f}", i ? " " : "", x.ms[i]);
+            kb += fmt::format("{}{}", i ? " " : "", x.peak_kb[i]);
+        }
+        fmt::print("  {:<18} ms: {}\n  {:<18} peak KiB: {}\n", x.backend, ms, "", kb);
+    }
+    for (const auto& v : vs) fmt::print("verdict: {} on {}: {}\n", memo::oracle::name_of(v.what), fmt::join(v.culprits, ","), v.message);
+    if (vs.empty()) fmt::print("verdict: none from the resource oracles\n");
+}
+
+/// Runs the resource oracles on the backends that ran the tester's last model; their verdicts.
+inline std::vector<memo::oracle::verdict> print_resources_of(memo::oracle::tester& diff, const memo::model& m, const memo::oracle::resource_options& o) {
+    std::vector<memo::executor*> xs;
+    const auto parts = diff.participants();
+    for (std::size_t k = 0; k < diff.observations().size() && k < parts.size(); ++k)
+        if (diff.observations()[k].result.ok()) xs.push_back(parts[k]);
+    memo::oracle::resources r(o);
+    const auto vs = r.check(m, diff.last_inputs(), xs);
+    print_resources(r, vs);
+    return vs;
 }
 
 inline int run_model(const cli::args& a) {
-    auto flags = std::vector<std::string>{"backends", "seed"};
+    auto flags = std::vector<std::string>{"backends", "seed", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     a.only(flags);
     if (a.positional().size() != 1) throw memo::error("run-model needs one MODEL file (.json: memo or Keras; .onnx)");
     const auto& reg = memo::default_registry();
     auto m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
     if (a.has("seed")) m.seed = to_u64(*a.get("seed"), "seed");
-    testers t(a, a.get_or("backends", default_backends()), reg, inputs_from(a));
+    const auto oracles = oracles_from(a);
+    testers t(a, a.get_or("backends", default_backends()), reg, inputs_from(a), 1, oracles.tester);
     auto& diff = t.first();
     const auto v = diff.check(m);
     fmt::print("{}: {} layers, seed {}\n", a.positional()[0], m.layer_count(), m.seed);
     print_verdict(diff, v, m);
+    if (oracles.resources.any()) print_resources_of(diff, m, oracles.resources);
     return 0;
 }
 
@@ -109,7 +149,11 @@ inline int replay(const cli::args& a) {
     if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": neither a bug directory (no bug.json) nor a campaign (no store.db)");
     const auto bug = memo::io::parse_json_file((dir / "bug.json").string());
     const auto& reg = memo::default_registry();
-    const fs::path file = dir / (a.has("original") ? "model.json" : "minimal.json");
+    const auto want_kind = bug.at("kind").get<std::string>();
+    const auto want_culprits = bug.at("culprits").get<std::vector<std::string>>();
+    const bool metamorphic = want_kind == "metamorphic", resource = want_kind == "performance" || want_kind == "leak";
+    // A metamorphic bug's variant was spliced into the model as found; resource bugs are not minimised.
+    const fs::path file = dir / (a.has("original") || metamorphic || resource ? "model.json" : "minimal.json");
     const auto m = memo::io::load_model(file.string(), reg);
     std::string backends;
     for (const auto& b : bug.at("backends")) backends += (backends.empty() ? "" : ",") + b.get<std::string>();
@@ -117,14 +161,32 @@ inline int replay(const cli::args& a) {
     memo::input_options in = inputs_from(a);
     if (!a.has("samples")) in.samples = bug.at("inputs").value("samples", std::int64_t{2});
     if (!a.has("input-range")) in.lo = bug.at("inputs").value("lo", 0.0), in.hi = bug.at("inputs").value("hi", 1.0);
-    testers t(a, backends, reg, in);
+    const std::string tester = metamorphic || bug.value("tester", std::string("differential")) == "metamorphic" ? "metamorphic" : "differential";
+    testers t(a, backends, reg, in, 1, tester);
     auto& diff = t.first();
-    const auto v = diff.check(m);
+    memo::oracle::verdict v;
+    if (auto* meta = dynamic_cast<memo::oracle::metamorphic_tester*>(&diff); meta && metamorphic) {
+        const auto& w = bug.at("variant");
+        memo::metamorphic::variant x;
+        x.m = memo::io::load_model((dir / "variant.json").string(), reg);
+        if (!memo::metamorphic::relation_from(w.at("relation").get<std::string>(), x.rel))
+            throw memo::error((dir / "bug.json").string() + ": unknown relation '" + w.at("relation").get<std::string>() + "'");
+        x.output = w.at("output"), x.first_new = w.at("first_new");
+        w.at("gate").get_to(x.gate);
+        meta->begin(m, std::move(x));
+        v = meta->finish();
+    } else {
+        v = diff.check(m);
+    }
     fmt::print("{}: {} layers on {}\n", file.string(), m.layer_count(), backends);
     print_verdict(diff, v, m);
-    const auto want_kind = bug.at("kind").get<std::string>();
-    const auto want_culprits = bug.at("culprits").get<std::vector<std::string>>();
-    const bool same = v && std::string(memo::oracle::name_of(v.what)) == want_kind && v.culprits == want_culprits;
+    bool same = v && std::string(memo::oracle::name_of(v.what)) == want_kind && v.culprits == want_culprits;
+    if (resource) {
+        auto ro = memo::campaign::resource_options_from(bug.value("resource_options", memo::io::json::object()));
+        ro.performance = want_kind == "performance", ro.leak = want_kind == "leak";
+        same = false;
+        for (const auto& r : print_resources_of(diff, m, ro)) same = same || (std::string(memo::oracle::name_of(r.what)) == want_kind && r.culprits == want_culprits);
+    }
     fmt::print("stored: {} on {} ({}): {}\n", want_kind, fmt::join(want_culprits, ","), bug.value("signature", std::string("?")),
                same ? "reproduced" : "NOT reproduced");
     return same ? 0 : 2;
@@ -133,20 +195,24 @@ inline int replay(const cli::args& a) {
 inline std::vector<cli::command> execution_commands() {
     return {
         {"run-model",
-         "run-model MODEL [--backends LIST] [--seed N] [execution options]",
+         "run-model MODEL [--backends LIST] [--seed N] [--oracle LIST] [execution options]",
          "Runs one model (memo JSON, Keras JSON or ONNX) on the backends and prints each backend's status, time,\n"
          "peak memory and outputs, then the oracle's verdict with its localisation and signature.\n\n"
          "  --backends LIST      comma-separated: reference, reference-float64, torch, ort, ort-opt\n"
          "                       (default: reference and every library installed)\n"
-         "  --seed N             the model's weight and input seed (default: the file's)\n" +
+         "  --seed N             the model's weight and input seed (default: the file's)\n"
+         "  --oracle LIST        differential (default) or metamorphic, and performance, leak; with\n"
+         "                       --repeats, --slower, --larger, --min-ms, --leak-kb as memo-fuzz run takes them\n" +
              execution_help,
-         {"backends", "seed", "timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold"},
+         {"backends", "seed", "timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold", "oracle", "repeats", "slower", "larger", "min-ms",
+          "leak-kb"},
          run_model},
         {"replay",
          "replay (BUGDIR | DIR) [--original] [--tolerant] [--backends LIST] [execution options]",
          "BUGDIR (DIR/bugs/<kind>/<signature>/ of a campaign): re-runs the stored bug on the backends it was\n"
          "found with, with the same inputs, and prints the verdict. Exit status 0 when the stored verdict (kind\n"
-         "and culprits) is reproduced, 2 when not, 1 on an error.\n\n"
+         "and culprits) is reproduced, 2 when not, 1 on an error. A metamorphic bug runs its model and its\n"
+         "stored variant.json; a performance or leak bug runs its model again as often as it was judged.\n\n"
          "DIR (a campaign): re-runs every execution its store.db holds, on the same backend with the same\n"
          "inputs, and compares it with its record: status, and digests of the outputs and, for traced runs,\n"
          "of every node. A difference is a divergence: the library gave another answer for the same model\n"

@@ -67,34 +67,66 @@ inline memo::oracle::options oracle_from(const cli::args& a) {
     o.dmad_threshold = to_double(a.get_or("dmad-threshold", "0.5"), "dmad-threshold");
     return o;
 }
-/// The differential testers a command runs models with: `lanes` of them over the same backends,
-/// each with workers of its own (so several models are in flight at once), sharing one in-process
-/// float64 reference for the ground truth.
+/// Which oracles judge: a tester (differential or metamorphic) and the resource oracles.
+struct oracle_choice {
+    std::string tester = "differential";
+    memo::oracle::resource_options resources{};
+};
+/// --oracle LIST and the resource oracles' flags; a clear error for a name that is no oracle.
+inline oracle_choice oracles_from(const cli::args& a) {
+    oracle_choice c;
+    int testers = 0;
+    for (const auto& n : split_list(a.get_or("oracle", "differential"))) {
+        if (n == "differential" || n == "metamorphic") c.tester = n, ++testers;
+        else if (n == "performance") c.resources.performance = true;
+        else if (n == "leak") c.resources.leak = true;
+        else throw memo::error("--oracle: unknown oracle '" + n + "' (known: differential, metamorphic, performance, leak)");
+    }
+    if (testers > 1) throw memo::error("--oracle: differential and metamorphic are two ways to judge a model; choose one");
+    auto& r = c.resources;
+    r.repeats = static_cast<int>(to_u64(a.get_or("repeats", "5"), "repeats"));
+    if (r.repeats < 2 || r.repeats > 100) throw memo::error("--repeats must be between 2 and 100");
+    r.slower = to_double(a.get_or("slower", "3"), "slower");
+    r.larger = to_double(a.get_or("larger", "3"), "larger");
+    if (r.slower < 1 || r.larger < 1) throw memo::error("--slower and --larger are factors of at least 1");
+    r.min_ms = to_double(a.get_or("min-ms", "10"), "min-ms");
+    r.leak_kb = static_cast<std::int64_t>(to_u64(a.get_or("leak-kb", "256"), "leak-kb"));
+    return c;
+}
+
+/// The testers a command runs models with: `lanes` of them over the same backends, each with
+/// workers of its own (so several models are in flight at once), sharing the in-process references
+/// (float64 for the differential oracle's ground truth; the model's dtypes for the metamorphic
+/// self-check).
 class testers {
 public:
     testers(const cli::args& a, const std::string& backends, const memo::registry& reg, const memo::input_options& in,
-            std::size_t lanes = 1) {
+            std::size_t lanes = 1, const std::string& kind = "differential") {
         for (std::size_t i = 0; i < lanes; ++i) {
             workers_.push_back(make_backends(backends, reg, limits_from(a), !a.has("in-process")));
             std::vector<memo::executor*> xs;
             for (const auto& x : workers_.back()) xs.push_back(x.get());
-            lanes_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oracle_from(a), in));
+            if (kind == "metamorphic")
+                lanes_.push_back(std::make_unique<memo::oracle::metamorphic_tester>(std::move(xs), reference_, reg, oracle_from(a), in));
+            else
+                lanes_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oracle_from(a), in));
         }
     }
-    testers(const testers&) = delete;  // the lanes refer to truth_
+    testers(const testers&) = delete;  // the lanes refer to the references
     testers& operator=(const testers&) = delete;
 
-    memo::oracle::differential& first() { return *lanes_.front(); }
-    std::vector<memo::oracle::differential*> lanes() const {
-        std::vector<memo::oracle::differential*> r;
+    memo::oracle::tester& first() { return *lanes_.front(); }
+    std::vector<memo::oracle::tester*> lanes() const {
+        std::vector<memo::oracle::tester*> r;
         for (const auto& l : lanes_) r.push_back(l.get());
         return r;
     }
 
 private:
     memo::in_process<memo::reference::interpreter> truth_{memo::reference::interpreter(memo::dtype::float64)};
+    memo::in_process<memo::reference::interpreter> reference_{memo::reference::interpreter()};
     std::vector<std::vector<std::unique_ptr<memo::executor>>> workers_;
-    std::vector<std::unique_ptr<memo::oracle::differential>> lanes_;
+    std::vector<std::unique_ptr<memo::oracle::tester>> lanes_;
 };
 
 /// The help text of the execution options.
@@ -112,7 +144,8 @@ inline bool stored_option(const std::string& k) { return k != "out" && k != "res
 
 inline int run(const cli::args& given) {
     auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p",
-                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill", "no-trace"};
+                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill", "no-trace",
+                                          "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     given.only(flags);
     if (!given.positional().empty()) throw memo::error("unexpected argument '" + given.positional()[0] + "'");
@@ -155,6 +188,7 @@ inline int run(const cli::args& given) {
         seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg, model_readers());
     }
     o.quiet = a.has("quiet");
+    const auto oracles = oracles_from(a);  // a bad oracle option fails before anything starts
     const auto backends = a.get_or("backends", default_backends());
     if (backends == "none") {
         const auto s = memo::campaign::generate(seeds, reg, o);
@@ -171,7 +205,7 @@ inline int run(const cli::args& given) {
     for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::shrink(m, max_cost / 10));
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
-    testers t(a, backends, reg, inputs_from(a), lanes);
+    testers t(a, backends, reg, inputs_from(a), lanes, oracles.tester);
     if (a.has("no-trace"))
         for (auto* d : t.lanes())
             for (auto* x : d->participants()) x->set_traceable(false);
@@ -181,14 +215,16 @@ inline int run(const cli::args& given) {
     eo.max_models = to_u64(a.get_or("models", "0"), "models");
     eo.fill = !a.has("no-fill");
     eo.max_cost = full ? 0 : max_cost;
+    eo.resources = oracles.resources;
     o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
     memo::campaign::execution exec(t.lanes(), reg, o.out, eo);
     const auto s = memo::campaign::generate(small, reg, o, &exec);
     const double secs = std::max(s.seconds, 1e-9);
-    fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s; {} run, {} memo hits); bugs: {} crash, {} nan, {} inconsistency, {} shape\n",
-               o.out, s.generated, static_cast<double>(s.generated) / secs, exec.executed(), backends,
-               static_cast<double>(exec.executed()) / secs, exec.models_run(), exec.memo_hits(), exec.store().unique("crash"),
-               exec.store().unique("nan"), exec.store().unique("inconsistency"), exec.store().unique("shape"));
+    std::string bugs;
+    for (auto k : exec.reported_kinds()) bugs += fmt::format("{}{} {}", bugs.empty() ? "" : ", ", exec.store().unique(memo::oracle::name_of(k)), memo::oracle::name_of(k));
+    fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s; {} run, {} memo hits); bugs: {}\n", o.out, s.generated,
+               static_cast<double>(s.generated) / secs, exec.executed(), backends, static_cast<double>(exec.executed()) / secs, exec.models_run(),
+               exec.memo_hits(), bugs);
     for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
     fmt::print("report: {}/report.html\n", o.out);
     if (exec.store().unique()) fmt::print("bugs are in {}/bugs/<kind>/<signature>/; each replays with memo-fuzz replay <that directory>\n", o.out);
@@ -198,10 +234,11 @@ inline int run(const cli::args& given) {
 inline cli::command run_command() {
     return {"run",
             "run (--out DIR | --resume DIR) [--backends LIST|none] [--seconds S] [--iterations N] [--models N] [--seed N] "
-            "[--selector mh|random] [--operators memo|lemon] [--coverage memo|memo,rnn-state] [--seeds zoo|DIR] [execution options]",
+            "[--selector mh|random] [--operators memo|lemon] [--coverage memo|memo,rnn-state] [--seeds zoo|DIR] [--oracle LIST] [execution options]",
             "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
             "the generated models run on the backends under test (each in its own worker process) and judged\n"
-            "by the differential oracle (crash, nan, inconsistency; shape when ONNX's checks disagree). Models\n"
+            "by the differential oracle (crash, nan, inconsistency; shape when ONNX's checks disagree), or by the\n"
+            "metamorphic one (metamorphic; crash), with the performance and leak oracles beside either. Models\n"
             "that raised coverage run first. "
             "Stops at whichever of the time or iteration limit comes first. Writes DIR/stats.json,\n"
             "DIR/coverage.csv (a row per second), DIR/queue/ (each model that raised coverage, named by\n"
@@ -242,10 +279,22 @@ inline cli::command run_command() {
             "                       worker idles: the models run then depend on --seed and --iterations alone, so\n"
             "                       a resumed campaign finds the same bugs as one run in one go\n"
             "  --no-trace           store only each run's output digests, not one per node: runs return only\n"
-            "                       the model's outputs (faster), and replay cannot name the first divergent node\n" +
+            "                       the model's outputs (faster), and replay cannot name the first divergent node\n"
+            "\noracles (see docs/oracles.md):\n"
+            "  --oracle LIST        comma-separated: differential (default: the backends against each other) or\n"
+            "                       metamorphic (each backend alone, on a model and a variant that must give the\n"
+            "                       same outputs: one library is enough, e.g. --oracle metamorphic --backends\n"
+            "                       torch); and performance, leak (every model that ran is run --repeats more\n"
+            "                       times on each backend, and the time and memory figures judged)\n"
+            "  --repeats R          runs of each model for performance and leak (default 5)\n"
+            "  --slower F           performance: a median time F times another backend's, or a run F times the\n"
+            "                       median of its own earlier runs (default 3)\n"
+            "  --larger F           performance: memory a run takes F times another backend's (default 3)\n"
+            "  --min-ms T           time differences under T ms are noise (default 10)\n"
+            "  --leak-kb K          leak: peak memory growing at least K KiB a run from the second on (default 256)\n" +
                 execution_help,
             {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
-             "memory-mb", "samples", "input-range", "dmad-threshold", "resume"},
+             "memory-mb", "samples", "input-range", "dmad-threshold", "resume", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb"},
             run};
 }
 

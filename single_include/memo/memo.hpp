@@ -1400,7 +1400,9 @@ struct run_result {
     int signal = 0;               // the signal that killed the worker, for crash
     int node = -1;                // the node that failed, when the backend knows
     double ms = 0.0;              // wall time of the run
+    double cpu_ms = 0.0;          // CPU time the worker spent on it, every thread's (0: not measured)
     std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
+    std::int64_t start_kb = 0;    // resident memory of the worker when the run began (0: not measured)
     std::vector<store::digest> node_digests;  // every node's, from a worker asked for digest_nodes
 
     bool ok() const noexcept { return status == run_status::ok; }
@@ -1513,9 +1515,12 @@ std::unique_ptr<executor> make_in_process(B b) {
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
+#include <sstream>
 #include <string>
 
 // #include <memo/backends/backend.hpp> (already included)
@@ -1565,6 +1570,28 @@ inline std::int64_t resident_kb(pid_t pid) {
     std::int64_t size = 0, resident = 0;
     f >> size >> resident;
     return resident * (::sysconf(_SC_PAGESIZE) / 1024);
+}
+/// CPU time (user and system, every thread) of a process in ms, from /proc/<pid>/stat: clock ticks.
+inline double cpu_ms_of(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto close = s.rfind(')');  // the command name may hold spaces
+    if (close == std::string::npos) return 0;
+    std::istringstream in(s.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int k = 3; k <= 15 && in >> field; ++k) {  // fields 14 and 15: utime, stime
+        if (k == 14) utime = std::stod(field);
+        if (k == 15) stime = std::stod(field);
+    }
+    return (utime + stime) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+/// This process's own CPU time in ms, every thread's (CLOCK_PROCESS_CPUTIME_ID counts nanoseconds;
+/// getrusage() may count whole clock ticks, far too coarse for runs of a few ms).
+inline double own_cpu_ms() {
+    timespec t{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1000.0 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 /// This process's peak resident memory (VmHWM) in KiB.
 inline std::int64_t peak_kb() {
@@ -2068,7 +2095,9 @@ inline std::string encode_result(const run_result& x) {
     w.pod<std::int32_t>(x.signal);
     w.pod<std::int32_t>(x.node);
     w.pod<double>(x.ms);
+    w.pod<double>(x.cpu_ms);
     w.pod<std::int64_t>(x.peak_kb);
+    w.pod<std::int64_t>(x.start_kb);
     w.tensors(x.outputs);
     w.pod<std::uint64_t>(x.node_digests.size());
     for (const auto& d : x.node_digests) {
@@ -2086,7 +2115,9 @@ inline run_result decode_result(std::string_view bytes) {
     x.signal = r.pod<std::int32_t>();
     x.node = r.pod<std::int32_t>();
     x.ms = r.pod<double>();
+    x.cpu_ms = r.pod<double>();
     x.peak_kb = r.pod<std::int64_t>();
+    x.start_kb = r.pod<std::int64_t>();
     x.outputs = r.tensors();
     x.node_digests.resize(r.pod<std::uint64_t>());
     for (auto& d : x.node_digests) {
@@ -2143,8 +2174,12 @@ private:
                 try {
                     auto q = wire::decode_request(frame, *reg_);
                     reset_peak();
+                    const auto start = resident_kb(::getpid());
+                    const double cpu = own_cpu_ms();
                     r = b.run(q.m, q.inputs, q.options);
+                    r.cpu_ms = own_cpu_ms() - cpu;
                     r.peak_kb = peak_kb();
+                    r.start_kb = start;
                     if (q.options.digest_nodes && q.options.every_node && r.ok()) r.digest_nodes(q.m);
                 } catch (const std::exception& e) {
                     r = run_result::failed(run_status::error, e.what());
@@ -3419,6 +3454,40 @@ void register_core(kernel_table<T>& t) {
 
 }  // namespace memo::reference
 // end #include <memo/backends/reference/core.hpp>
+// begin #include <memo/backends/reference/elementwise.hpp>
+// Reference kernels: Abs, Square, StopGradient and ScaleShift. Each works in acc_t<T> and rounds
+// to T once per operation, so ScaleShift rounds its product before adding the shift, as the
+// libraries' separate multiply and add do.
+#include <cmath>
+
+// #include <memo/backends/reference/array.hpp> (already included)
+
+namespace memo::reference {
+
+template <class T>
+void register_elementwise(kernel_table<T>& t) {
+    using A = acc_t<T>;
+    auto each = [](std::span<const array<T>> in, auto f) {
+        array<T> out = in[0];
+        for (int64_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(f(static_cast<A>(in[0][i])));
+        return out;
+    };
+    t.set("Abs", [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        return each(in, [](A x) { return std::fabs(x); });  // fabs(-0) = +0, fabs(NaN) is NaN
+    });
+    t.set("Square", [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        return each(in, [](A x) { return x * x; });
+    });
+    t.set("StopGradient", [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return in[0]; });
+    t.set("ScaleShift", [each](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+        params p{n};
+        const A scale = static_cast<A>(p.real("scale")), shift = static_cast<A>(p.real("shift"));
+        return each(in, [&](A x) { return static_cast<A>(static_cast<T>(x * scale)) + shift; });
+    });
+}
+
+}  // namespace memo::reference
+// end #include <memo/backends/reference/elementwise.hpp>
 // begin #include <memo/backends/reference/merge.hpp>
 // Reference kernels: Concatenate, Average, Maximum, Minimum, Add, Subtract, Multiply and Dot
 // (Keras 2.8). Element-wise merges accumulate in acc_t<T> and round once.
@@ -4283,6 +4352,7 @@ kernel_table<T> builtin_kernels() {
     register_reshape(t);
     register_merge(t);
     register_rnn(t);
+    register_elementwise(t);
     return t;
 }
 
@@ -4414,6 +4484,7 @@ static_assert(backend<interpreter>);
 // directory renamed into place) before the campaign goes on, so a kill loses nothing stored.
 //   model.json    the model that first showed the bug
 //   minimal.json  the smallest model that still shows it
+//   variant.json  a metamorphic bug's variant: the model with a relation spliced in
 //   bug.json      verdict, culprits, localisation, each backend's status, error text, time, memory
 //                 and output summary, the inputs' options, sizes, first seen, count, reproduction
 //   repro.sh      the one-line reproduction: memo-fuzz replay <this directory>
@@ -4449,6 +4520,21 @@ static_assert(backend<interpreter>);
 // #include <memo/backends/executor.hpp> (already included)
 // #include <memo/core/hash.hpp> (already included)
 // #include <memo/exec/inputs.hpp> (already included)
+// begin #include <memo/oracle/tester.hpp>
+// A tester runs one model on the backends under test and judges what they did: what a campaign's
+// execution stage drives, one model at a time per lane. Two kinds exist:
+//   differential  (differential.hpp)  the same model on several libraries, judged against each other
+//   metamorphic   (metamorphic.hpp)   a model and a variant that must give the same outputs, on each
+//                                     library alone
+// begin() starts the runs and returns (the backends work in their workers meanwhile); finish()
+// waits for them and returns the verdict, localised.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// #include <memo/backends/executor.hpp> (already included)
+// #include <memo/exec/inputs.hpp> (already included)
 // begin #include <memo/oracle/oracle.hpp>
 // The differential oracle: from the results of several backends on one model, a verdict.
 //   crash          some backends fail (error, death, time-out, memory) where others succeed
@@ -4458,6 +4544,11 @@ static_assert(backend<interpreter>);
 //   inconsistency  outputs differ beyond the dtype's tolerance and D_MAD (CRADLE) against the
 //                  float64 reference O exceeds a threshold; confirmed only once localised to a
 //                  node that differs on identical inputs (see differential.hpp)
+//   metamorphic    one library gives a model and its variant (metamorphic.hpp) different outputs,
+//                  though the variant computes the same function
+//   performance    a run far slower, or using far more memory, than the same model on the other
+//                  backends or than its own earlier runs (resources.hpp)
+//   leak           a worker's memory grows across repeated runs of one model (resources.hpp)
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -4467,12 +4558,47 @@ static_assert(backend<interpreter>);
 #include <vector>
 
 // #include <memo/backends/backend.hpp> (already included)
+// begin #include <memo/metamorphic/variant.hpp>
+// A variant: a model with a metamorphic relation spliced in (relations.hpp makes them), which a
+// correct library runs to the model's own outputs. What a metamorphic verdict carries as evidence.
+#include <array>
+#include <string_view>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+
+namespace memo::metamorphic {
+
+enum class relation : unsigned char { squared_difference, stop_gradient, triangle, reverse_triangle };
+inline constexpr std::string_view relation_names[] = {"squared-difference", "stop-gradient", "triangle", "reverse-triangle"};
+inline constexpr std::array all_relations = {relation::squared_difference, relation::stop_gradient, relation::triangle, relation::reverse_triangle};
+constexpr std::string_view name_of(relation r) noexcept { return relation_names[static_cast<int>(r)]; }
+/// The relation a name stands for; false when it names none.
+constexpr bool relation_from(std::string_view s, relation& out) noexcept {
+    for (std::size_t k = 0; k < std::size(relation_names); ++k)
+        if (relation_names[k] == s) {
+            out = static_cast<relation>(k);
+            return true;
+        }
+    return false;
+}
+
+struct variant {
+    model m;
+    relation rel{};
+    int output = 0;         // which of the model's outputs carries g * F(x)
+    int first_new = 0;      // the first node that is not the model's own
+    std::vector<int> gate;  // the gate's nodes in order, then the product and the sum
+};
+
+}  // namespace memo::metamorphic
+// end #include <memo/metamorphic/variant.hpp>
 // #include <memo/store/digest.hpp> (already included)
 
 namespace memo::oracle {
 
-enum class kind : unsigned char { none, crash, nan, inconsistency, shape };
-inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape"};
+enum class kind : unsigned char { none, crash, nan, inconsistency, shape, metamorphic, performance, leak };
+inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape", "metamorphic", "performance", "leak"};
 constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
 /// The kind a name stands for (a stored judgement's); none for a name that is no kind.
 constexpr kind kind_from(std::string_view s) noexcept {
@@ -4578,6 +4704,7 @@ struct verdict {
     std::string layer;                  // its class
     std::string producer;               // the class of its first input's producer (the pair)
     bool all_failed = false;            // every backend that ran failed: a model no library takes
+    std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
 
     explicit operator bool() const noexcept { return what != kind::none; }
 };
@@ -4653,6 +4780,49 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
 
 namespace memo::oracle {
 
+/// The smallest model found that still gives a verdict, and the re-runs it took.
+struct minimised {
+    model m;
+    verdict v;
+    int checks = 0;
+};
+
+class tester {
+public:
+    virtual ~tester() = default;
+    /// "differential" or "metamorphic": part of a stored judgement's key.
+    virtual std::string_view name() const = 0;
+    virtual std::span<executor* const> participants() const = 0;
+    virtual const input_options& inputs() const = 0;
+    /// Traced runs return a digest of every node's output (what a campaign's store keeps).
+    virtual void set_trace(bool on) = 0;
+
+    virtual void begin(const model& m) = 0;
+    /// Whether finish() would return without waiting for a worker. Not const: a tester whose runs
+    /// come in steps (the metamorphic one: the model, then its variant) starts the next step here.
+    virtual bool ready() = 0;
+    virtual verdict finish() = 0;
+    verdict check(const model& m) {
+        begin(m);
+        return finish();
+    }
+
+    /// Whether the last model was left unjudged (no backend pair, or no variant, to judge it by).
+    virtual bool last_skipped() const = 0;
+    /// Whether the last model's outputs differed but the difference was put down to rounding.
+    virtual bool last_suppressed() const = 0;
+    /// The runs of the last model (the model itself, not a variant), and its inputs.
+    virtual const std::vector<observation>& observations() const = 0;
+    virtual const std::vector<tensor>& last_inputs() const = 0;
+    /// A smaller model that shows the same verdict, within `budget` re-runs.
+    virtual minimised minimise(const model& m, const verdict& v, int budget = 40) = 0;
+};
+
+}  // namespace memo::oracle
+// end #include <memo/oracle/tester.hpp>
+
+namespace memo::oracle {
+
 /// The first `k + 1` nodes of m, with node k as the only output.
 inline model prefix(const model& m, int k) {
     model p = m;
@@ -4713,20 +4883,21 @@ inline std::string signature(const verdict& v, const model& m) {
     return layer + "-" + hex;
 }
 
-class differential {
+class differential final : public tester {
 public:
     /// `participants` are compared; `truth` computes the float64 reference (O of D_MAD).
     differential(std::vector<executor*> participants, executor& truth, const registry& reg, options o = {}, input_options in = {})
         : xs_(std::move(participants)), truth_(&truth), reg_(&reg), o_(o), in_(in) {}
 
-    const input_options& inputs() const noexcept { return in_; }
+    std::string_view name() const override { return "differential"; }
+    const input_options& inputs() const override { return in_; }
     const options& oracle_options() const noexcept { return o_; }
-    std::span<executor* const> participants() const noexcept { return xs_; }
+    std::span<executor* const> participants() const override { return xs_; }
 
     /// Starts running m on every participant that supports it (workers run while the caller goes on).
     /// Models fewer than two participants take are not run (nothing to compare them with), unless
     /// there is only one participant.
-    void begin(const model& m) {
+    void begin(const model& m) override {
         current_ = m;
         inputs_ = make_inputs(m, in_);
         obs_.clear();
@@ -4750,14 +4921,14 @@ public:
 
     /// Traced runs return every node's output: each observation then carries a digest per node
     /// (what a campaign's store keeps, for replay), and the oracle still sees the model's outputs.
-    void set_trace(bool on) noexcept { trace_ = on; }
+    void set_trace(bool on) override { trace_ = on; }
 
     /// Whether the last model was left unjudged because fewer than two participants take it (by
     /// supports(), or by declining it when run).
-    bool last_skipped() const noexcept { return skipped_; }
+    bool last_skipped() const override { return skipped_; }
 
     /// Waits for the runs begun last and judges them; a verdict that holds is localised.
-    verdict finish() {
+    verdict finish() override {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
             if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
@@ -4789,32 +4960,22 @@ public:
     }
 
     /// Whether finish() would return without waiting for a worker.
-    bool ready() const {
+    bool ready() override {
         for (std::size_t k : running_)
             if (!xs_[k]->ready()) return false;
         return true;
     }
 
-    verdict check(const model& m) {
-        begin(m);
-        return finish();
-    }
-
     /// The observations of the last run.
-    const std::vector<observation>& observations() const noexcept { return obs_; }
-    const std::vector<tensor>& last_inputs() const noexcept { return inputs_; }
+    const std::vector<observation>& observations() const override { return obs_; }
+    const std::vector<tensor>& last_inputs() const override { return inputs_; }
     /// Whether the last run's outputs differed but no single node was to blame (rounding).
-    bool last_suppressed() const noexcept { return suppressed_; }
+    bool last_suppressed() const override { return suppressed_; }
 
     /// The smallest model found (within `budget` re-runs) that gives the same kind of verdict on
     /// the same culprits, localised to the same layer class: the node alone, the node with its
     /// producer, the prefix up to it; then smaller inputs and parameters.
-    struct minimised {
-        model m;
-        verdict v;
-        int checks = 0;
-    };
-    minimised minimise(const model& m, const verdict& v, int budget = 40) {
+    minimised minimise(const model& m, const verdict& v, int budget = 40) override {
         minimised best{m, v, 0};
         if (v.node < 0 || v.status == run_status::timeout || v.status == run_status::memory) return best;
         auto holds = [&](const model& cand, verdict& out) {
@@ -5022,6 +5183,381 @@ private:
 
 }  // namespace memo::oracle
 // end #include <memo/oracle/differential.hpp>
+// begin #include <memo/oracle/resources.hpp>
+// The resource oracles, from the figures the isolated workers report for each run: its CPU time
+// (every thread's; wall time where a worker does not measure it), the resident memory when the run
+// began and its peak during the run. CPU time rather than wall time: a busy machine stretches the
+// wall time of whichever run it interrupts, not the work a run does. A model is run R times on
+// each backend, one run at a time, round after round (each round in the other order), so that a
+// change in the machine's load falls on every backend alike; then:
+//   performance  a backend is more than `slower` times slower than another on the same model (the
+//                median over the rounds of the ratio of their times), or one of its runs more than
+//                `spike` times the median of its own earlier runs; or the memory a run takes
+//                (peak - start) is more than `larger` times another backend's. Differences under
+//                `min_ms` / `min_kb` are noise.
+//   leak         the worker's peak memory grows from run to run of the same model: at least
+//                `leak_kb` a run on average from the second run on, and in all but one step.
+// A verdict is localised to the model's costliest node (reduce/cost.hpp), the layer a slowdown
+// most likely lives in; its signature then tells slow layers apart.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+// #include <memo/backends/executor.hpp> (already included)
+// begin #include <memo/reduce/cost.hpp>
+// What a model costs: its weights (Keras' count_params) and its multiply-adds per sample.
+//
+//   std::int64_t w = memo::count_weights(m);   // trainable and non-trainable, as Keras counts
+//   std::int64_t f = memo::count_flops(m);     // multiply-adds for one sample
+//
+// Weights are the zoo's count (memo::zoo::count_weights, zoo/weights.hpp): per layer as Keras
+// builds it, BatchNormalization's moving mean and variance included.
+//
+// Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
+// channels, dm the depth multiplier and P the output positions (spatial elements of the output):
+//   Conv1D/2D/3D, LocallyConnected1D/2D  P * k * c_in * filters
+//   SeparableConv1D/2D                   P * (k * c_in * dm + c_in * dm * filters)
+//   DepthwiseConv1D/2D                   P * k * c_in * dm
+//   Conv2D/3DTranspose                   input positions * k * c_in * filters
+//   LSTM, GRU, SimpleRNN                 steps * gates * units * (features + units); gates 4, 3, 1
+//   Bidirectional(LSTM)                  twice the LSTM
+//   ConvLSTM1D/2D/3D                     steps * P * 4 * k * (c_in + filters) * filters
+//   Dense                                output elements * input features
+//   BatchNormalization, LayerNormalization, CustomScaleLayer   one per element
+//   Abs, Square, StopGradient, ScaleShift                      one per element
+//   pooling                              window size per output element (global: per input element)
+//   Add, Average, Maximum, Minimum, Multiply, Subtract          one per element per extra input
+//   Dot                                  its products
+// Activations, dropout and noise, reshaping, padding, cropping, Concatenate, InputLayer and the
+// adapters count nothing.
+#include <cstdint>
+#include <string_view>
+
+// #include <memo/core/model.hpp> (already included)
+// begin #include <memo/zoo/weights.hpp>
+// The number of weights of a model as Keras' count_params() reports it: trainable and
+// non-trainable alike (BatchNormalization's moving mean and variance count), from the same
+// layouts the backends draw weights in (exec/weights.hpp).
+#include <cstdint>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/exec/weights.hpp> (already included)
+
+namespace memo::zoo {
+
+/// The weights (trainable and not) of node `i` of `m`.
+inline std::int64_t count_weights(const model& m, std::size_t i) {
+    std::int64_t total = 0;
+    for (const auto& w : weight_specs(m, static_cast<int>(i))) total += tensor::count(w.dims);
+    return total;
+}
+
+/// The weights of `m`, as Keras' model.count_params() reports them.
+inline std::int64_t count_weights(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
+    return total;
+}
+
+}  // namespace memo::zoo
+// end #include <memo/zoo/weights.hpp>
+
+namespace memo {
+
+namespace cost_detail {
+
+inline const value* param_of(const node& n, std::string_view name) {
+    const int i = n.layer->param_index(name);
+    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
+}
+inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback) {
+    const value* v = param_of(n, name);
+    return v && !is_none(*v) ? as_int(*v) : fallback;
+}
+inline bool bool_param(const node& n, std::string_view name, bool fallback) {
+    const value* v = param_of(n, name);
+    return v ? as_bool(*v) : fallback;
+}
+inline bool channels_first(const node& n) {
+    const value* v = param_of(n, "data_format");
+    return v && as_str(*v) == "channels_first";
+}
+/// The product of the `count` entries of a size parameter (kernel_size, pool_size).
+inline std::int64_t volume(const node& n, std::string_view name, int count) {
+    const value* v = param_of(n, name);
+    if (!v || is_none(*v)) return 1;
+    std::int64_t p = 1;
+    for (auto k : as_ints(*v, count)) p *= k;
+    return p;
+}
+inline std::int64_t channels(const node& n, const shape& s) {
+    if (s.rank() < 2) return 1;
+    return channels_first(n) ? s[1] : s.back();
+}
+/// Spatial positions of a shape: its elements over its channels, `skip` axes after the batch
+/// left out (the time axis of ConvLSTM).
+inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
+    std::int64_t p = 1;
+    const bool first = channels_first(n);
+    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
+    return p;
+}
+
+/// Multiply-adds of node i for one sample.
+inline std::int64_t node_flops(const model& m, std::size_t i) {
+    const node& n = m.nodes[i];
+    if (n.inputs.empty()) return 0;
+    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
+    const std::string_view c = n.layer->name;
+    const int rank = in.rank();
+    const std::int64_t cin = channels(n, in);
+    const std::int64_t filters = int_param(n, "filters", 1);
+
+    if (c == "Conv1D" || c == "Conv2D" || c == "Conv3D" || c == "LocallyConnected1D" || c == "LocallyConnected2D")
+        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * filters;
+    if (c == "SeparableConv1D" || c == "SeparableConv2D") {
+        const std::int64_t dm = int_param(n, "depth_multiplier", 1);
+        return positions(n, n.out) * (volume(n, "kernel_size", rank - 2) * cin * dm + cin * dm * filters);
+    }
+    if (c == "DepthwiseConv1D" || c == "DepthwiseConv2D")
+        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * int_param(n, "depth_multiplier", 1);
+    if (c == "Conv2DTranspose" || c == "Conv3DTranspose") return positions(n, in) * volume(n, "kernel_size", rank - 2) * cin * filters;
+    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN" || c == "Bidirectional") {
+        const std::int64_t u = int_param(n, "units", 1), steps = rank >= 3 ? in[1] : 1;
+        const std::int64_t gates = c == "GRU" ? 3 : c == "SimpleRNN" ? 1 : 4;
+        return (c == "Bidirectional" ? 2 : 1) * steps * gates * u * (in.back() + u);
+    }
+    if (c.substr(0, 8) == "ConvLSTM") {
+        const std::int64_t k = volume(n, "kernel_size", rank - 3);
+        const std::int64_t c_in = channels_first(n) ? in[2] : in.back();
+        const bool seq = bool_param(n, "return_sequences", false);
+        return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
+    }
+    if (c == "Dense") return n.out.elements() * in.back();
+    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" ||
+        c == "StopGradient" || c == "ScaleShift")
+        return in.elements();
+    if (n.layer->fam == family::pool) {
+        if (c.substr(0, 6) == "Global") return in.elements();
+        return n.out.elements() * volume(n, "pool_size", rank - 2);
+    }
+    if (c == "Dot") return in.back() * n.out.elements();
+    if (n.layer->is_merge() && c != "Concatenate") return static_cast<std::int64_t>(n.inputs.size() - 1) * n.out.elements();
+    return 0;
+}
+
+}  // namespace cost_detail
+
+/// Weights of a model as Keras' count_params() counts them (non-trainable ones included).
+inline std::int64_t count_weights(const model& m) { return zoo::count_weights(m); }
+
+/// Multiply-adds for one sample (see the top of this file for what each layer counts).
+inline std::int64_t count_flops(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
+    return total;
+}
+
+/// What running node i costs, per sample, in multiply-add equivalents: its multiply-adds, every
+/// element it writes (at 32: moving, indexing and converting an element costs tens of times a
+/// multiply-add), and a fixed price per recurrent step (a library runs steps one after the other,
+/// so a long sequence is slow however small its units).
+inline std::int64_t node_cost(const model& m, std::size_t i) {
+    constexpr std::int64_t per_element = 32, per_step = 2000;
+    const node& n = m.nodes[i];
+    std::int64_t c = cost_detail::node_flops(m, i) + per_element * n.out.elements();
+    if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
+        n.layer->name != "TimeDistributed")
+        c += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
+    return c;
+}
+
+/// What running a model costs, per sample: the sum of its nodes'. Campaigns skip models above a budget.
+inline std::int64_t execution_cost(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_cost(m, i);
+    return total;
+}
+
+}  // namespace memo
+// end #include <memo/reduce/cost.hpp>
+// #include <memo/oracle/oracle.hpp> (already included)
+
+namespace memo::oracle {
+
+struct resource_options {
+    bool performance = false, leak = false;  // which oracles run
+    int repeats = 5;                         // R: runs of each model per backend
+    double slower = 3.0;
+    double spike = 3.0;
+    double larger = 3.0;
+    double min_ms = 10.0;
+    std::int64_t min_kb = 16 * 1024;
+    std::int64_t leak_kb = 256;
+
+    bool any() const noexcept { return performance || leak; }
+};
+
+/// One backend's runs of one model, in order.
+struct resource_runs {
+    std::string backend;
+    std::vector<double> ms;      // wall time
+    std::vector<std::int64_t> start_kb, peak_kb;
+    std::vector<double> cpu_ms{};  // CPU time, when the worker measures it
+
+    /// CPU time when every run has it, else wall time; and which.
+    std::pair<const std::vector<double>*, std::string_view> times() const {
+        const bool cpu = !cpu_ms.empty() && cpu_ms.size() == ms.size() && std::all_of(cpu_ms.begin(), cpu_ms.end(), [](double c) { return c > 0; });
+        return cpu ? std::pair{&cpu_ms, std::string_view("CPU")} : std::pair{&ms, std::string_view("wall")};
+    }
+};
+
+inline double median(std::vector<double> xs) {
+    if (xs.empty()) return 0;
+    std::sort(xs.begin(), xs.end());
+    const auto n = xs.size();
+    return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
+/// The verdicts the figures of repeated runs give (pure: tests feed it numbers).
+inline std::vector<verdict> judge_resources(const std::vector<resource_runs>& runs, const resource_options& o) {
+    std::vector<verdict> out;
+    auto make = [](kind k, const std::string& culprit, const std::string& peer, std::string msg) {
+        verdict v;
+        v.what = k;
+        v.culprits = {culprit};
+        if (!peer.empty()) v.peers = {peer};
+        v.message = std::move(msg);
+        return v;
+    };
+    auto used = [](const resource_runs& r) {
+        std::vector<double> u;
+        for (std::size_t i = 0; i < r.peak_kb.size() && i < r.start_kb.size(); ++i)
+            if (r.start_kb[i] > 0 && r.peak_kb[i] > 0) u.push_back(static_cast<double>(std::max<std::int64_t>(r.peak_kb[i] - r.start_kb[i], 0)));
+        return u;
+    };
+    for (const auto& x : runs) {
+        if (o.performance) {
+            // Against the other backends on the same model, round by round: the one it is slowest against.
+            const resource_runs* worst = nullptr;
+            double ratio = 0, mine = 0, theirs = 0;
+            std::string_view clock;
+            for (const auto& y : runs) {
+                if (&y == &x || y.ms.empty() || x.ms.empty()) continue;
+                auto [tx, cx] = x.times();
+                auto [ty, cy] = y.times();
+                if (cx != cy) tx = &x.ms, ty = &y.ms, cx = "wall";  // the same clock on both sides
+                // Round by round: a change of the machine's load falls on both runs of a round.
+                std::vector<double> ratios;
+                for (std::size_t i = 0; i < std::min(tx->size(), ty->size()); ++i) ratios.push_back((*tx)[i] / std::max((*ty)[i], 1e-9));
+                const double r = median(ratios), mx = median(*tx), my = median(*ty);
+                if (mx - my > o.min_ms && r > o.slower && r > ratio) worst = &y, ratio = r, mine = mx, theirs = my, clock = cx;
+            }
+            if (worst)
+                out.push_back(make(kind::performance, x.backend, worst->backend,
+                                   fmt::format("{} took a median {:.1f} {} ms over {} runs, {:.2f}x {}'s {:.1f} ms run for run", x.backend, mine, clock, x.ms.size(),
+                                               ratio, worst->backend, theirs)));
+            // Against its own earlier runs.
+            const auto [t, c] = x.times();
+            for (std::size_t k = 2; k < t->size(); ++k) {
+                const double before = median({t->begin(), t->begin() + static_cast<std::ptrdiff_t>(k)});
+                if ((*t)[k] - before > o.min_ms && (*t)[k] > o.spike * before) {
+                    out.push_back(make(kind::performance, x.backend, x.backend,
+                                       fmt::format("{}'s run {} took {:.1f} {} ms, {:.1f}x the median {:.1f} ms of its earlier runs", x.backend, k + 1,
+                                                   (*t)[k], c, (*t)[k] / std::max(before, 1e-9), before)));
+                    break;
+                }
+            }
+            // Memory a run takes, against the other backends.
+            const double ux = median(used(x));
+            for (const auto& y : runs) {
+                if (&y == &x) continue;
+                const auto uy_runs = used(y);
+                if (uy_runs.empty() || used(x).empty()) continue;
+                const double uy = median(uy_runs);
+                if (ux - uy > static_cast<double>(o.min_kb) && ux > o.larger * uy) {
+                    out.push_back(make(kind::performance, x.backend, y.backend,
+                                       fmt::format("{} used a median {:.1f} MiB a run, {:.1f}x {}'s {:.1f} MiB", x.backend, ux / 1024,
+                                                   ux / std::max(uy, 1.0), y.backend, uy / 1024)));
+                    break;
+                }
+            }
+        }
+        if (o.leak && x.peak_kb.size() >= 4) {
+            // From the second run on: the first warms caches up.
+            const auto& p = x.peak_kb;
+            const auto steps = p.size() - 2;
+            std::size_t up = 0;
+            for (std::size_t k = 1; k + 1 < p.size(); ++k) up += p[k + 1] > p[k];
+            const auto growth = p.back() - p[1];
+            if (growth >= o.leak_kb * static_cast<std::int64_t>(steps) && up + 1 >= steps)
+                out.push_back(make(kind::leak, x.backend, {},
+                                   fmt::format("{}'s peak memory grew {:.1f} MiB over {} runs of the same model ({:.0f} KiB a run)", x.backend,
+                                               static_cast<double>(growth) / 1024, steps, static_cast<double>(growth) / static_cast<double>(steps))));
+        }
+    }
+    return out;
+}
+
+/// The model's costliest node (its multiply-adds and the elements it writes).
+inline int costliest_node(const model& m) {
+    int best = -1;
+    std::int64_t most = -1;
+    for (std::size_t i = 0; i < m.size(); ++i)
+        if (!m.nodes[i].inputs.empty())
+            if (const auto c = node_cost(m, i); c > most) most = c, best = static_cast<int>(i);
+    return best;
+}
+
+class resources {
+public:
+    explicit resources(resource_options o = {}) : o_(o) {}
+    const resource_options& options() const noexcept { return o_; }
+
+    /// Runs m R times on each backend in `xs` (those that ran it without failing) and judges the figures.
+    std::vector<verdict> check(const model& m, std::span<const tensor> inputs, std::span<executor* const> xs) {
+        runs_.clear();
+        for (auto* x : xs) runs_.push_back({std::string(x->name()), {}, {}, {}});
+        std::vector<bool> alive(xs.size(), true);
+        for (int i = 0; i < o_.repeats; ++i)
+            for (std::size_t j = 0; j < xs.size(); ++j) {
+                const std::size_t k = i % 2 ? xs.size() - 1 - j : j;
+                if (!alive[k]) continue;
+                const auto r = xs[k]->run(m, inputs, {});
+                if (!r.ok()) alive[k] = false;  // a failure is the other oracles' business
+                else add(runs_[k], r);
+            }
+        auto vs = judge_resources(runs_, o_);
+        const int at = costliest_node(m);
+        for (auto& v : vs) {
+            v.node = at;
+            if (at >= 0) {
+                v.layer = std::string(m[at].layer->name);
+                if (!m[at].inputs.empty()) v.producer = std::string(m[m[at].inputs[0]].layer->name);
+            }
+        }
+        return vs;
+    }
+
+    /// The figures of the last check.
+    const std::vector<resource_runs>& last_runs() const noexcept { return runs_; }
+
+private:
+    static void add(resource_runs& r, const run_result& x) {
+        r.ms.push_back(x.ms);
+        r.cpu_ms.push_back(x.cpu_ms);
+        r.start_kb.push_back(x.start_kb);
+        r.peak_kb.push_back(x.peak_kb);
+    }
+
+    resource_options o_;
+    std::vector<resource_runs> runs_;
+};
+
+}  // namespace memo::oracle
+// end #include <memo/oracle/resources.hpp>
 
 namespace memo::campaign {
 
@@ -5034,7 +5570,20 @@ struct bug_report {
     std::uint64_t iteration = 0;
     double seconds = 0;
     int minimise_checks = 0;
+    std::vector<oracle::resource_runs> resources;  // performance and leak: every run's figures
+    oracle::resource_options resource_options{};    // and the options they were judged with
+    std::string tester = "differential";            // which tester judged the model (oracle/tester.hpp)
 };
+
+inline io::json resource_options_json(const oracle::resource_options& r) {
+    return {{"repeats", r.repeats}, {"slower", r.slower}, {"larger", r.larger}, {"min_ms", r.min_ms}, {"min_kb", r.min_kb}, {"leak_kb", r.leak_kb}};
+}
+inline oracle::resource_options resource_options_from(const io::json& j) {
+    oracle::resource_options r;
+    r.repeats = j.value("repeats", r.repeats), r.slower = j.value("slower", r.slower), r.larger = j.value("larger", r.larger);
+    r.min_ms = j.value("min_ms", r.min_ms), r.min_kb = j.value("min_kb", r.min_kb), r.leak_kb = j.value("leak_kb", r.leak_kb);
+    return r;
+}
 
 inline io::json summary_json(const tensor& t) {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
@@ -5099,20 +5648,32 @@ public:
         fs::remove_all(tmp);
         fs::create_directories(tmp);
         fs::create_directories(final_dir.parent_path());
-        io::json j = verdict_json(b.v, b.minimal);
+        // A metamorphic verdict is localised in its variant.
+        io::json j = verdict_json(b.v, b.v.variant ? b.v.variant->m : b.minimal);
         io::json obs = io::json::array();
         for (const auto& o : b.observations) obs.push_back(observation_json(o));
         j["signature"] = b.signature;
         j["backends"] = backends;
+        j["tester"] = b.tester;
         j["observations"] = obs;
         j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}};
         j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()},
                       {"minimise_checks", b.minimise_checks}};
         j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
+        if (!b.resources.empty()) {
+            io::json runs = io::json::object();
+            for (const auto& r : b.resources) runs[r.backend] = {{"ms", r.ms}, {"cpu_ms", r.cpu_ms}, {"start_kb", r.start_kb}, {"peak_kb", r.peak_kb}};
+            j["runs"] = runs;
+            j["resource_options"] = resource_options_json(b.resource_options);
+        }
         j["count"] = 1;
         j["reproduce"] = "memo-fuzz replay " + final_dir.string();
         io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
         io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
+        if (const auto& x = b.v.variant) {
+            io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
+            j["variant"] = {{"relation", std::string(metamorphic::name_of(x->rel))}, {"output", x->output}, {"first_new", x->first_new}, {"gate", x->gate}};
+        }
         io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
         io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
         fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
@@ -5178,6 +5739,10 @@ private:
 // deduplicated and stored before the campaign goes on. Models that raised coverage run first;
 // when none waits, the newest valid model runs, so the workers never idle. Several lanes (each a
 // differential tester with workers of its own) keep several models in flight.
+//
+// The lanes' testers are differential (several libraries against each other) or metamorphic (each
+// library against itself on a model and its variant); the resource oracles (time and memory,
+// oracle/resources.hpp) may run beside either, on the models that ran.
 //
 // With the campaign's store, every run is recorded (status, output digest, a digest per node when
 // traced, time, memory) with the oracle's judgement, and a model judged before on the same
@@ -5654,176 +6219,890 @@ static_assert(coverage_metric<criterion_coverage, model>);
 
 }  // namespace memo
 // end #include <memo/coverage/coverage.hpp>
-// begin #include <memo/reduce/cost.hpp>
-// What a model costs: its weights (Keras' count_params) and its multiply-adds per sample.
+// begin #include <memo/oracle/metamorphic.hpp>
+// The metamorphic tester: one library alone, judged by a model and its variant (a relation of
+// metamorphic/relations.hpp spliced in), which must give the same outputs. A variant is used only
+// once the reference interpreter gives it exactly the model's outputs (the self-check): one whose
+// gate rounding made non-zero, or whose F overflowed (0 x Inf), is discarded, never reported.
 //
-//   std::int64_t w = memo::count_weights(m);   // trainable and non-trainable, as Keras counts
-//   std::int64_t f = memo::count_flops(m);     // multiply-adds for one sample
+// Verdicts, per backend: the variant's outputs differ from the model's beyond the dtype's
+// tolerance, turn non-finite where the model's do not, or one of the two fails where the other
+// runs: kind metamorphic, localised to the first node of the gate whose output differs from the
+// reference's (the operator that broke the relation).
+#include <memory>
+#include <string>
+#include <vector>
+
+// #include <memo/core/hash.hpp> (already included)
+// begin #include <memo/metamorphic/relations.hpp>
+// ModelMeta's model-level metamorphic relations. A variant of a model splices an extra
+// sub-network F (layers drawn by the mutation operators' generator, its output bounded by tanh)
+// into one of the model's outputs through a gate g that is zero whatever the inputs:
 //
-// Weights are the zoo's count (memo::zoo::count_weights, zoo/weights.hpp): per layer as Keras
-// builds it, BatchNormalization's moving mean and variance included.
+//     output' = output + g * F(x)
 //
-// Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
-// channels, dm the depth multiplier and P the output positions (spatial elements of the output):
-//   Conv1D/2D/3D, LocallyConnected1D/2D  P * k * c_in * filters
-//   SeparableConv1D/2D                   P * (k * c_in * dm + c_in * dm * filters)
-//   DepthwiseConv1D/2D                   P * k * c_in * dm
-//   Conv2D/3DTranspose                   input positions * k * c_in * filters
-//   LSTM, GRU, SimpleRNN                 steps * gates * units * (features + units); gates 4, 3, 1
-//   Bidirectional(LSTM)                  twice the LSTM
-//   ConvLSTM1D/2D/3D                     steps * P * 4 * k * (c_in + filters) * filters
-//   Dense                                output elements * input features
-//   BatchNormalization, LayerNormalization, CustomScaleLayer   one per element
-//   pooling                              window size per output element (global: per input element)
-//   Add, Average, Maximum, Minimum, Multiply, Subtract          one per element per extra input
-//   Dot                                  its products
-// Activations, dropout and noise, reshaping, padding, cropping, Concatenate, InputLayer and the
-// adapters count nothing.
-#include <cstdint>
+// so a correct library gives the model and its variant the same outputs. The four gates, built
+// from tensors a and b the model already computes (adapted to the output's shape and dtype):
+//   squared-difference  g = relu(-((a - b)^2 + eps))
+//   stop-gradient       g = r - stop_gradient(r), r a global pooling (reduction) of a
+//   triangle            g = relu(|a + b| - |a| - |b| - eps)
+//   reverse-triangle    g = relu(||a| - |b|| - |a + b| - eps)
+// Every new node is appended after the model's own, so the model's nodes keep their indices and
+// with them their weights (drawn from the model's seed and the node's index).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+// #include <memo/core/rng.hpp> (already included)
+// begin #include <memo/mutation/steps.hpp>
+// The steps the operators are made of: draw parameters that prefer uncovered values, pick an
+// input configuration that prefers uncovered input items, insert a layer after a node, and
+// repair a node whose output changed.
+#include <algorithm>
+#include <vector>
+
+// #include <memo/reduce/cost.hpp> (already included)
+// begin #include <memo/mutation/context.hpp>
+// What a mutation operator sees besides the model: the registry, the coverage reached so far (so
+// it can prefer what is not yet covered), the adapters, and the size limit.
+#include <concepts>
 #include <string_view>
+#include <vector>
+
+// #include <memo/coverage/coverage.hpp> (already included)
+// begin #include <memo/mutation/edit.hpp>
+// Graph edits the mutation operators share: inserting and removing nodes in topological order,
+// redirecting consumers, and the adapter chains that repair ranks, shapes and dtypes so that a
+// change never leaves an invalid model behind.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
 
 // #include <memo/core/model.hpp> (already included)
-// begin #include <memo/zoo/weights.hpp>
-// The number of weights of a model as Keras' count_params() reports it: trainable and
-// non-trainable alike (BatchNormalization's moving mean and variance count), from the same
-// layouts the backends draw weights in (exec/weights.hpp).
-#include <cstdint>
 
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/exec/weights.hpp> (already included)
+namespace memo::mutation {
 
-namespace memo::zoo {
+/// The adapter layers, looked up once per registry.
+struct adapters {
+    const layer_def *pad, *crop, *expand, *drop, *cast, *inject;
+    explicit adapters(const registry& reg)
+        : pad(&reg.at("CustomPadLayer")), crop(&reg.at("CustomCropLayer")), expand(&reg.at("CustomExpandLayer")),
+          drop(&reg.at("CustomDropDimLayer")), cast(&reg.at("CustomCastLayer")), inject(&reg.at("CustomInjectLayer")) {}
+};
 
-/// The weights (trainable and not) of node `i` of `m`.
-inline std::int64_t count_weights(const model& m, std::size_t i) {
-    std::int64_t total = 0;
-    for (const auto& w : weight_specs(m, static_cast<int>(i))) total += tensor::count(w.dims);
-    return total;
+/// Inserts `n` at index `pos`; every edge, output and weight edit naming a node at or after `pos`
+/// shifts by one.
+inline void insert_at(model& m, int pos, node n) {
+    for (auto& x : m.nodes)
+        for (int& e : x.inputs) e += e >= pos;
+    for (int& e : n.inputs) e += e >= pos;
+    for (int& o : m.outputs) o += o >= pos;
+    for (auto& w : m.weight_edits) w.node += w.node >= pos;
+    m.nodes.insert(m.nodes.begin() + pos, std::move(n));
 }
 
-/// The weights of `m`, as Keras' model.count_params() reports them.
-inline std::int64_t count_weights(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
-    return total;
+/// Removes node `pos`, which nothing may read any more; later indices shift down by one.
+inline void erase_at(model& m, int pos) {
+    m.nodes.erase(m.nodes.begin() + pos);
+    for (auto& x : m.nodes)
+        for (int& e : x.inputs) e -= e > pos;
+    std::erase(m.outputs, pos);
+    for (int& o : m.outputs) o -= o > pos;
+    std::erase_if(m.weight_edits, [&](const weight_edit& w) { return w.node == pos; });
+    for (auto& w : m.weight_edits) w.node -= w.node > pos;
 }
 
-}  // namespace memo::zoo
-// end #include <memo/zoo/weights.hpp>
-
-namespace memo {
-
-namespace cost_detail {
-
-inline const value* param_of(const node& n, std::string_view name) {
-    const int i = n.layer->param_index(name);
-    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
-}
-inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback) {
-    const value* v = param_of(n, name);
-    return v && !is_none(*v) ? as_int(*v) : fallback;
-}
-inline bool bool_param(const node& n, std::string_view name, bool fallback) {
-    const value* v = param_of(n, name);
-    return v ? as_bool(*v) : fallback;
-}
-inline bool channels_first(const node& n) {
-    const value* v = param_of(n, "data_format");
-    return v && as_str(*v) == "channels_first";
-}
-/// The product of the `count` entries of a size parameter (kernel_size, pool_size).
-inline std::int64_t volume(const node& n, std::string_view name, int count) {
-    const value* v = param_of(n, name);
-    if (!v || is_none(*v)) return 1;
-    std::int64_t p = 1;
-    for (auto k : as_ints(*v, count)) p *= k;
-    return p;
-}
-inline std::int64_t channels(const node& n, const shape& s) {
-    if (s.rank() < 2) return 1;
-    return channels_first(n) ? s[1] : s.back();
-}
-/// Spatial positions of a shape: its elements over its channels, `skip` axes after the batch
-/// left out (the time axis of ConvLSTM).
-inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
-    std::int64_t p = 1;
-    const bool first = channels_first(n);
-    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
-    return p;
+/// Nodes after `to` that read `from` read `to` instead, and an output `from` becomes `to`.
+inline void redirect(model& m, int from, int to) {
+    for (std::size_t i = static_cast<std::size_t>(to) + 1; i < m.nodes.size(); ++i)
+        for (int& e : m.nodes[i].inputs)
+            if (e == from) e = to;
+    for (int& o : m.outputs)
+        if (o == from) o = to;
 }
 
-/// Multiply-adds of node i for one sample.
-inline std::int64_t node_flops(const model& m, std::size_t i) {
-    const node& n = m.nodes[i];
-    if (n.inputs.empty()) return 0;
-    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
-    const std::string_view c = n.layer->name;
-    const int rank = in.rank();
-    const std::int64_t cin = channels(n, in);
-    const std::int64_t filters = int_param(n, "filters", 1);
+/// Indices of the nodes that read node i.
+inline std::vector<int> consumers(const model& m, int i) {
+    std::vector<int> r;
+    for (std::size_t k = static_cast<std::size_t>(i) + 1; k < m.nodes.size(); ++k)
+        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end())
+            r.push_back(static_cast<int>(k));
+    return r;
+}
 
-    if (c == "Conv1D" || c == "Conv2D" || c == "Conv3D" || c == "LocallyConnected1D" || c == "LocallyConnected2D")
-        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * filters;
-    if (c == "SeparableConv1D" || c == "SeparableConv2D") {
-        const std::int64_t dm = int_param(n, "depth_multiplier", 1);
-        return positions(n, n.out) * (volume(n, "kernel_size", rank - 2) * cin * dm + cin * dm * filters);
+/// Inserts a node of layer L with these parameters reading `inputs`, at `pos`; infers it.
+/// Returns its index, or the reason it is invalid (then nothing is inserted).
+inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs,
+                              std::string name) {
+    node n;
+    n.layer = &L;
+    n.params = std::move(params);
+    n.inputs = std::move(inputs);
+    n.name = std::move(name);
+    insert_at(m, pos, std::move(n));
+    if (auto ok = infer_node(m, static_cast<std::size_t>(pos)); !ok) {
+        erase_at(m, pos);
+        return ok.error();
     }
-    if (c == "DepthwiseConv1D" || c == "DepthwiseConv2D")
-        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * int_param(n, "depth_multiplier", 1);
-    if (c == "Conv2DTranspose" || c == "Conv3DTranspose") return positions(n, in) * volume(n, "kernel_size", rank - 2) * cin * filters;
-    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN" || c == "Bidirectional") {
-        const std::int64_t u = int_param(n, "units", 1), steps = rank >= 3 ? in[1] : 1;
-        const std::int64_t gates = c == "GRU" ? 3 : c == "SimpleRNN" ? 1 : 4;
-        return (c == "Bidirectional" ? 2 : 1) * steps * gates * u * (in.back() + u);
-    }
-    if (c.substr(0, 8) == "ConvLSTM") {
-        const std::int64_t k = volume(n, "kernel_size", rank - 3);
-        const std::int64_t c_in = channels_first(n) ? in[2] : in.back();
-        const bool seq = bool_param(n, "return_sequences", false);
-        return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
-    }
-    if (c == "Dense") return n.out.elements() * in.back();
-    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer") return in.elements();
-    if (n.layer->fam == family::pool) {
-        if (c.substr(0, 6) == "Global") return in.elements();
-        return n.out.elements() * volume(n, "pool_size", rank - 2);
-    }
-    if (c == "Dot") return in.back() * n.out.elements();
-    if (n.layer->is_merge() && c != "Concatenate") return static_cast<std::int64_t>(n.inputs.size() - 1) * n.out.elements();
-    return 0;
+    return pos;
 }
 
-}  // namespace cost_detail
-
-/// Weights of a model as Keras' count_params() counts them (non-trainable ones included).
-inline std::int64_t count_weights(const model& m) { return zoo::count_weights(m); }
-
-/// Multiply-adds for one sample (see the top of this file for what each layer counts).
-inline std::int64_t count_flops(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
-    return total;
+/// Appends, from index `pos` on, the adapters that turn node src's output into `target` (shape
+/// and dtype): drop or add dimensions to reach the rank, then pad or crop every dimension, then
+/// cast. Returns the index of the node that carries the result (src itself when nothing was needed).
+// `target` is taken by value: callers often pass a shape that lives in the model being edited.
+inline expected<int> convert(model& m, const adapters& a, int src, int pos, const shape target, dtype t) {
+    int cur = src;
+    auto step = [&](const layer_def& L, std::vector<value> params) -> expected<int> {
+        auto r = add_node(m, pos, L, std::move(params), {cur}, std::string{});
+        if (!r) return r;
+        cur = pos++;
+        return cur;
+    };
+    auto out = [&]() -> const shape& { return m.nodes[static_cast<std::size_t>(cur)].out; };
+    if (target.rank() < 2) return fail("cannot convert to rank " + std::to_string(target.rank()));
+    while (out().rank() > target.rank()) {  // drop the smallest dimension
+        const shape& s = out();
+        int axis = 1;
+        for (int i = 2; i < s.rank(); ++i)
+            if (s[i] < s[axis]) axis = i;
+        if (auto r = step(*a.drop, {std::int64_t{axis}}); !r) return r;
+    }
+    while (out().rank() < target.rank())
+        if (auto r = step(*a.expand, {std::int64_t{out().rank()}}); !r) return r;
+    ints pads, crops;
+    bool any_pad = false, any_crop = false;
+    for (int i = 1; i < target.rank(); ++i) {
+        const std::int64_t d = target[i] - out()[i];
+        const std::int64_t grow = std::max<std::int64_t>(d, 0), shrink = std::max<std::int64_t>(-d, 0);
+        pads.push(grow / 2), pads.push(grow - grow / 2);
+        crops.push(shrink / 2), crops.push(shrink - shrink / 2);
+        any_pad |= grow > 0;
+        any_crop |= shrink > 0;
+    }
+    if (any_crop)
+        if (auto r = step(*a.crop, {crops}); !r) return r;
+    if (any_pad)
+        if (auto r = step(*a.pad, {pads, 0.0}); !r) return r;
+    if (m.nodes[static_cast<std::size_t>(cur)].type != t)
+        if (auto r = step(*a.cast, {std::string(name_of(t))}); !r) return r;
+    return cur;
 }
 
-/// What running a model costs, per sample, in multiply-add equivalents: its multiply-adds, every
-/// element it writes (at 32: moving, indexing and converting an element costs tens of times a
-/// multiply-add), and a fixed price per recurrent step (a library runs steps one after the other,
-/// so a long sequence is slow however small its units). Campaigns skip models above a budget.
-inline std::int64_t execution_cost(const model& m) {
-    constexpr std::int64_t per_element = 32, per_step = 2000;
-    std::int64_t total = 0;
+/// convert(), inserting at `cursor` and moving the cursor past what it inserted.
+inline expected<int> convert_at(model& m, const adapters& a, int src, int& cursor, const shape target, dtype t) {
+    const auto before = m.nodes.size();
+    auto r = convert(m, a, src, cursor, target, t);
+    cursor += static_cast<int>(m.nodes.size() - before);
+    return r;
+}
+
+/// Per-sample elements of each input-size bucket (coverage/universe.hpp's shape_bucket).
+inline constexpr std::int64_t bucket_low[] = {1, 65, 513, 4097, 32769};
+inline constexpr std::int64_t bucket_high[] = {64, 512, 4096, 32768, 131072};
+
+/// A shape of this rank whose elements per sample fall into `bucket`, channels last and small,
+/// spatial dimensions near equal.
+inline shape shape_in_bucket(int rank, int bucket, rng& r) {
+    const double lo = std::log(static_cast<double>(bucket_low[bucket])), hi = std::log(static_cast<double>(bucket_high[bucket]));
+    for (int tries = 0; tries < 16; ++tries) {
+        const auto e = static_cast<std::int64_t>(std::exp(r.uniform_real(lo, hi)));
+        const int n = rank - 1;
+        shape s;
+        s.push(shape::unknown);
+        if (n == 1) {
+            s.push(std::max<std::int64_t>(1, e));
+        } else {
+            const std::int64_t c = std::min<std::int64_t>(r.uniform(1, 8), std::max<std::int64_t>(1, e));
+            const double side = std::pow(static_cast<double>(e) / static_cast<double>(c), 1.0 / (n - 1));
+            std::int64_t prod = c;
+            for (int i = 0; i < n - 2; ++i) {
+                const auto d = std::max<std::int64_t>(1, std::llround(side));
+                s.push(d);
+                prod *= d;
+            }
+            s.push(std::max<std::int64_t>(1, e / prod));
+            s.push(c);
+        }
+        std::int64_t el = s.elements();
+        if (el >= bucket_low[bucket] && el <= (bucket == 4 ? bucket_high[4] * 2 : bucket_high[bucket])) return s;
+    }
+    shape s;  // fall back to a flat vector of the bucket's lowest size, widened to the rank
+    s.push(shape::unknown);
+    s.push(bucket_low[bucket]);
+    while (s.rank() < rank) s.push(1);
+    return s;
+}
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/edit.hpp>
+
+namespace memo::mutation {
+
+struct context {
+    const registry& reg;
+    const memo_coverage& cov;
+    adapters ad;
+    std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
+    std::int64_t max_cost = 0;     // a mutant costlier to run than this (reduce/cost.hpp) is rejected; 0: no limit
+    bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    std::vector<const layer_def*> singles;   // universe classes with one input
+    std::vector<const layer_def*> merges;    // universe merge classes
+    std::vector<const layer_def*> reshapes;  // LResh
+
+    explicit context(const memo_coverage& c) : context(c.space().layers(), c) {}
+    context(const registry& r, const memo_coverage& c) : reg(r), cov(c), ad(r) {
+        const auto& u = c.space();
+        for (std::size_t s = 0; s < u.classes(); ++s) {
+            const layer_def* L = &u.class_at(s);
+            (L->is_merge() ? merges : singles).push_back(L);
+            if (L->fam == family::reshape) reshapes.push_back(L);
+        }
+    }
+    const universe& space() const noexcept { return cov.space(); }
+    std::size_t slot(const layer_def& L) const noexcept { return static_cast<std::size_t>(space().slot_of(L)); }
+    bool in_universe(const layer_def& L) const noexcept { return space().slot_of(L) >= 0; }
+    bool type_covered(const layer_def& L) const { return !guided || !in_universe(L) || cov.has(criterion::layer_type, slot(L)); }
+    /// Is this item covered? Unguided, everything counts as covered, so nothing is preferred.
+    bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
+    bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
+};
+
+/// The mutator concept. Requires:
+///   Op::name           the operator's short name ("NLA")
+///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
+template <class Op, class Model, class Ctx>
+concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
+    { Op::name } -> std::convertible_to<std::string_view>;
+    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
+};
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/context.hpp>
+
+namespace memo::mutation::steps {
+
+/// A node index in [lo, m.size()) chosen uniformly.
+inline int pick_node(const model& m, rng& r, int lo = 0) {
+    return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1));
+}
+
+/// The universe classes that feed node i (itself when it is one; through adapters otherwise).
+inline std::vector<std::size_t> sources(const context& ctx, const model& m, int i) {
+    std::vector<std::size_t> out;
+    ctx.space().for_each_universe_source(m, i, [&](std::size_t s) { out.push_back(s); });
+    return out;
+}
+
+/// A value for parameter j of L that, with some luck, falls into a bucket not yet covered.
+inline value fresh_value(const context& ctx, const layer_def& L, std::size_t j, rng& r) {
+    const auto& dom = L.params[j].dom;
+    value v = dom.init(r);
+    if (!ctx.in_universe(L)) return v;
+    const auto s = ctx.slot(L);
+    for (int k = 0; k < 6 && ctx.has(criterion::layer_param, ctx.space().param_item(s, j, dom.bucket_of(v))); ++k) v = dom.init(r);
+    return v;
+}
+
+/// Fresh parameter values for a new node of L.
+inline std::vector<value> fresh_params(const context& ctx, const layer_def& L, rng& r) {
+    std::vector<value> ps;
+    ps.reserve(L.params.size());
+    for (std::size_t j = 0; j < L.params.size(); ++j)
+        ps.push_back(std::holds_alternative<int_list>(L.params[j].dom.d) ? L.params[j].fallback
+                     : r.chance(0.25)                                   ? L.params[j].fallback
+                                                                        : fresh_value(ctx, L, j, r));
+    return ps;
+}
+
+/// An input shape for L: a rank it accepts and an elements-per-sample bucket, each preferring an
+/// input item not yet covered; `natural` (the shape at hand) when it already fits.
+inline shape input_for(const context& ctx, const layer_def& L, const shape& natural, rng& r) {
+    std::vector<int> ranks, fresh_ranks;
+    L.ranks.for_each([&](int k) {
+        ranks.push_back(k);
+        if (ctx.in_universe(L) && !ctx.has(criterion::layer_input, ctx.space().input_rank_item(ctx.slot(L), k))) fresh_ranks.push_back(k);
+    });
+    const auto& pool = fresh_ranks.empty() || r.chance(0.2) ? ranks : fresh_ranks;
+    int rank = pool[r.index(pool.size())];
+    if (L.ranks.contains(natural.rank()) && fresh_ranks.empty() && r.chance(0.5)) rank = natural.rank();
+    std::vector<int> fresh_buckets;
+    if (ctx.in_universe(L))
+        for (int b = 0; b < shape_buckets; ++b)
+            if (!ctx.has(criterion::layer_input, ctx.space().input_bucket_item(ctx.slot(L), b))) fresh_buckets.push_back(b);
+    const int bucket = !fresh_buckets.empty() && r.chance(0.7) ? fresh_buckets[r.index(fresh_buckets.size())]
+                       : rank == natural.rank() && r.chance(0.6) ? shape_bucket(natural)
+                                                                : static_cast<int>(r.index(4));  // bucket 4 only when sought
+    if (rank == natural.rank() && bucket == shape_bucket(natural)) return natural;
+    return shape_in_bucket(rank, bucket, r);
+}
+
+/// Re-infers node i after a change of its parameters or input. When its output shape or dtype
+/// is no longer `old_shape` / `old_type`, adapters turn it back for its consumers.
+inline expected<void> repair_output(model& m, const context& ctx, int i, const shape& old_shape, dtype old_type) {
+    if (auto ok = infer_node(m, static_cast<std::size_t>(i)); !ok) return ok;
+    const node& n = m.nodes[static_cast<std::size_t>(i)];
+    if (n.out == old_shape && n.type == old_type) return {};
+    auto back = convert(m, ctx.ad, i, i + 1, old_shape, old_type);
+    if (!back) return back.error();
+    redirect(m, i, *back);
+    return {};
+}
+
+/// Sets parameters of node i by trying up to `tries` fresh draws of the parameters `which` selects.
+template <class Which>
+inline bool redraw_until_valid(model& m, const context& ctx, int i, rng& r, Which which, int tries = 8) {
+    node& n = m.nodes[static_cast<std::size_t>(i)];
+    const auto saved = n.params;
+    for (int t = 0; t < tries; ++t) {
+        for (std::size_t j = 0; j < n.params.size(); ++j)
+            if (which(j)) n.params[j] = fresh_value(ctx, *n.layer, j, r);
+        if (infer_node(m, static_cast<std::size_t>(i))) return true;
+    }
+    n.params = saved;
+    return false;
+}
+
+/// Inserts a node of class L after node v: v's output, adapted to an input L accepts, feeds the
+/// new node, whose output, adapted back, feeds v's consumers. Returns the new node's index.
+inline expected<int> insert_layer_after(model& m, const context& ctx, const layer_def& L, int v, rng& r) {
+    const shape natural = m.nodes[static_cast<std::size_t>(v)].out;
+    const dtype vt = m.nodes[static_cast<std::size_t>(v)].type;
+    const bool feeds_something = !consumers(m, v).empty() || std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end();
+    // A pair is a direct edge: when v's class and L make a pair not yet covered, L reads v's
+    // output as it is (if L accepts its rank), at least on the first attempt.
+    bool direct = false;
+    if (ctx.in_universe(L) && L.ranks.contains(natural.rank()))
+        for (auto s : sources(ctx, m, v)) direct = direct || !ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)));
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        model trial = m;
+        const shape target = direct && attempt == 0 ? natural : input_for(ctx, L, natural, r);
+        auto in = convert(trial, ctx.ad, v, v + 1, target, vt);
+        if (!in) continue;
+        const int pos = *in + 1;
+        expected<int> added = fail("no valid parameters");
+        for (int t = 0; t < 8 && !added; ++t) added = add_node(trial, pos, L, fresh_params(ctx, L, r), {*in}, {});
+        if (!added) added = add_node(trial, pos, L, make_node(L).params, {*in}, {});
+        if (!added) continue;
+        if (!feeds_something) {
+            trial.outputs.push_back(*added);
+        } else {
+            auto back = convert(trial, ctx.ad, *added, *added + 1, natural, vt);
+            if (!back) continue;
+            redirect(trial, v, *back);
+        }
+        const int at = *added;
+        m = std::move(trial);
+        return at;
+    }
+    return fail("no input of " + std::string(L.name) + " could be made at node " + std::to_string(v));
+}
+
+/// The classes of `pool` the model does not use; the globally uncovered ones first when `fresh`.
+inline const layer_def* unused_class(const context& ctx, const model& m, const std::vector<const layer_def*>& pool, rng& r) {
+    std::vector<const layer_def*> unused, uncovered;
+    for (const auto* L : pool) {
+        bool used = false;
+        for (const auto& n : m.nodes) used = used || n.layer == L;
+        if (used) continue;
+        unused.push_back(L);
+        if (!ctx.type_covered(*L)) uncovered.push_back(L);
+    }
+    if (!uncovered.empty()) return uncovered[r.index(uncovered.size())];
+    if (!unused.empty()) return unused[r.index(unused.size())];
+    return pool.empty() ? nullptr : pool[r.index(pool.size())];
+}
+
+/// A node to insert after: of a few random candidates, one whose source class has not yet been
+/// paired with L.
+inline int insertion_point(const context& ctx, const model& m, const layer_def& L, rng& r) {
+    int best = pick_node(m, r);
+    if (!ctx.in_universe(L)) return best;
+    for (int k = 0; k < 4; ++k) {
+        const int v = pick_node(m, r);
+        for (auto s : sources(ctx, m, v))
+            if (!ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)))) return v;
+    }
+    return best;
+}
+
+/// Nodes of universe classes that have inputs (and only one, when `single_input`).
+inline std::vector<int> universe_nodes(const model& m, const context& ctx, bool single_input) {
+    std::vector<int> r;
     for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-        const node& n = m.nodes[i];
-        total += cost_detail::node_flops(m, i) + per_element * n.out.elements();
-        if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
-            n.layer->name != "TimeDistributed")
-            total += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
+        const auto& L = *m.nodes[i].layer;
+        if (ctx.in_universe(L) && !m.nodes[i].inputs.empty() && (!single_input || !L.is_merge())) r.push_back(static_cast<int>(i));
     }
-    return total;
+    return r;
 }
 
-}  // namespace memo
-// end #include <memo/reduce/cost.hpp>
+inline expected<model> within_limits(model m, const context& ctx) {
+    if (m.nodes.size() > ctx.max_nodes) return fail("mutant has " + std::to_string(m.nodes.size()) + " nodes, over the limit");
+    if (ctx.max_cost > 0 && execution_cost(m) > ctx.max_cost) return fail("mutant costs more to run than the limit");
+    return m;
+}
+
+}  // namespace memo::mutation::steps
+// end #include <memo/mutation/steps.hpp>
+// #include <memo/metamorphic/variant.hpp> (already included)
+
+namespace memo::metamorphic {
+
+struct splice_options {
+    int min_layers = 1, max_layers = 3;  // layers of F
+    double eps = 1e-3;                   // the gates' margin below zero, float32 and float64
+    double eps_low = 0.25;               // in float16 and bfloat16, whose rounding is coarser
+    /// The nodes a, b and F's input are drawn from (empty: any node). A tester passes the nodes
+    /// whose values are finite and not all zero, so that the gate and F have something to compute.
+    std::vector<int> sources{};
+};
+
+namespace detail {
+
+/// Appends nodes to a model under construction, naming them after the relation.
+struct appender {
+    model& m;
+    const mutation::context& ctx;
+    std::string prefix;
+
+    expected<int> add(std::string_view cls, std::vector<int> in, std::vector<std::pair<std::string_view, value>> set = {}) {
+        node n = make_node(ctx.reg.at(cls));
+        for (auto& [k, v] : set) n.set(k, std::move(v));
+        return mutation::add_node(m, static_cast<int>(m.size()), *n.layer, std::move(n.params), std::move(in), prefix + std::to_string(m.size()));
+    }
+    /// src's output with shape s and dtype t (adapters appended when needed).
+    expected<int> to(int src, const shape& s, dtype t) { return mutation::convert(m, ctx.ad, src, static_cast<int>(m.size()), s, t); }
+};
+
+/// src's values laid out as `target` (same dtype): flattened, averaged down or repeated up to the
+/// target's elements, cut to them exactly, reshaped. Unlike convert() (which drops an axis by taking
+/// its index 0 and crops the middle) every value of src still counts.
+inline expected<int> resize(appender& a, int src, const shape& target) {
+    std::int64_t n = a.m[src].out.elements();
+    const std::int64_t k = target.elements();
+    int cur = src;
+    auto put = [&](expected<int> e) {
+        if (e) cur = *e;
+        return static_cast<bool>(e);
+    };
+    auto reshape = [&](ints dims) { return put(a.add("Reshape", {cur}, {{"target_shape", dims}})); };
+    if (a.m[cur].out == target) return cur;
+    if (n > k) {  // each of about k windows averaged
+        const std::int64_t p = (n + k - 1) / k;
+        if (p > 1) {
+            if (!reshape(ints{n, 1}) || !put(a.add("AveragePooling1D", {cur}, {{"pool_size", ints{p}}, {"strides", ints{p}}, {"padding", std::string("same")}})))
+                return fail("cannot pool " + std::to_string(n) + " values");
+            n = (n + p - 1) / p;
+        }
+    } else if (n < k) {  // each value repeated
+        const std::int64_t times = (k + n - 1) / n;
+        if (!reshape(ints{n, 1}) || !put(a.add("UpSampling1D", {cur}, {{"size", times}}))) return fail("cannot repeat " + std::to_string(n) + " values");
+        n *= times;
+    }
+    if (a.m[cur].out.rank() != 2 && !reshape(ints{n})) return fail("cannot flatten");
+    if (n > k && !put(a.add("CustomCropLayer", {cur}, {{"cropping", ints{0, n - k}}}))) return fail("cannot cut to " + std::to_string(k));
+    if (n < k && !put(a.add("CustomPadLayer", {cur}, {{"padding", ints{0, k - n}}}))) return fail("cannot pad to " + std::to_string(k));
+    if (target.rank() != 2) {
+        ints dims;
+        for (auto d : target.sample()) dims.push(d);
+        if (!reshape(dims)) return fail("cannot reshape to " + target.str());
+    }
+    return cur;
+}
+
+/// src mixed into shape s, dtype t: normalised, a Dense layer with tanh, laid out as s. Every
+/// output element then depends on all of src's values (at most 1024 of them, averaged down), at a
+/// magnitude near 1 whatever src's own.
+inline expected<int> fit(appender& a, int src, const shape& s, dtype t) {
+    constexpr std::int64_t most_in = 1024, most_out = 2048;
+    const std::int64_t n = std::min(a.m[src].out.elements(), most_in), k = s.elements();
+    const std::int64_t dims[] = {n};
+    auto flat = resize(a, src, shape::batched(dims));
+    if (!flat) return flat;
+    // Normalised unless too few to normalise (one value would become 0).
+    auto norm = n >= 4 ? a.add("LayerNormalization", {*flat}) : flat;
+    if (!norm) return norm;
+    auto mixed = a.add("Dense", {*norm}, {{"units", std::min(k, most_out)}, {"activation", std::string("tanh")}});
+    if (!mixed) return mixed;
+    auto laid = resize(a, *mixed, s);
+    if (!laid) return laid;
+    return a.to(*laid, s, t);  // the dtype
+}
+
+/// F: a short chain of layers of the universe from node x (each reading its input as it is when
+/// it takes that rank, or resized to an input it takes), mixed into shape s, dtype t.
+inline expected<int> sub_network(appender& a, int x, const shape& s, dtype t, rng& r, const splice_options& o) {
+    int cur = x;
+    const int layers = static_cast<int>(r.uniform(o.min_layers, o.max_layers));
+    for (int k = 0; k < layers && !a.ctx.singles.empty(); ++k) {
+        const layer_def& L = *a.ctx.singles[r.index(a.ctx.singles.size())];
+        const shape natural = a.m[cur].out;
+        const bool as_is = L.ranks.contains(natural.rank()) && r.chance(0.8);
+        auto in = as_is ? expected<int>(cur) : resize(a, cur, mutation::steps::input_for(a.ctx, L, natural, r));
+        if (!in) continue;
+        expected<int> added = fail("no valid parameters");
+        for (int tries = 0; tries < 8 && !added; ++tries) {
+            // Keras' initializers: a zeros or constant kernel would make F a constant.
+            auto params = mutation::steps::fresh_params(a.ctx, L, r);
+            for (std::size_t j = 0; j < params.size(); ++j)
+                if (L.params[j].what == role::init) params[j] = L.params[j].fallback;
+            added = mutation::add_node(a.m, static_cast<int>(a.m.size()), L, std::move(params), {*in}, a.prefix + std::to_string(a.m.size()));
+        }
+        if (added) cur = *added;
+    }
+    return fit(a, cur, s, t);
+}
+
+/// A global pooling of node x (a tensor of rank 2 or 6, which no global pooling takes, is pooled
+/// as one sequence of its values).
+inline expected<int> reduction(appender& a, int x, rng& r) {
+    int cur = x;
+    if (const auto& s = a.m[cur].out; s.rank() == 2 || s.rank() > 5) {
+        auto e = a.add("Reshape", {cur}, {{"target_shape", ints{s.elements(), 1}}});
+        if (!e) return e;
+        cur = *e;
+    }
+    const int rank = a.m[cur].out.rank();
+    const std::string cls = std::string(r.chance(0.5) ? "GlobalAveragePooling" : "GlobalMaxPooling") + std::to_string(rank - 2) + "D";
+    return a.add(cls, {cur});
+}
+
+}  // namespace detail
+
+/// The variant of m for relation `rel`, spliced into one of its outputs; the reason when none
+/// could be made. `ctx` supplies the registry, the adapters and F's layer classes.
+inline expected<variant> splice(const model& m, relation rel, const mutation::context& ctx, rng& r, const splice_options& o = {}) {
+    if (m.outputs.empty()) return fail("the model has no output");
+    variant v;
+    v.m = m;
+    v.rel = rel;
+    v.output = static_cast<int>(r.index(m.outputs.size()));
+    v.first_new = static_cast<int>(m.size());
+    detail::appender a{v.m, ctx, std::string(name_of(rel)) + "_"};
+    const int out = m.outputs[static_cast<std::size_t>(v.output)];
+    const shape s = m[out].out;
+    const dtype t = m[out].type;
+    const double eps = t == dtype::float16 || t == dtype::bfloat16 ? o.eps_low : o.eps;
+    auto pick = [&] { return o.sources.empty() ? mutation::steps::pick_node(m, r) : o.sources[r.index(o.sources.size())]; };
+    std::vector<int> gate;
+    // Each step's node joins the gate; a failed step fails the splice.
+    auto step = [&](expected<int> e) -> int {
+        if (!e) throw error(e.reason());
+        gate.push_back(*e);
+        return *e;
+    };
+    try {
+        const int A = step(a.to(pick(), s, t));
+        int g = 0;
+        if (rel == relation::stop_gradient) {
+            const int red = step(detail::reduction(a, A, r));
+            const int frozen = step(a.add("StopGradient", {red}));
+            const int zero = step(a.add("Subtract", {red, frozen}));
+            g = step(a.to(zero, s, t));
+        } else {
+            const int B = step(a.to(pick(), s, t));
+            int below = 0;  // a value at most -eps
+            if (rel == relation::squared_difference) {
+                const int sq = step(a.add("Square", {step(a.add("Subtract", {A, B}))}));
+                below = step(a.add("ScaleShift", {sq}, {{"scale", -1.0}, {"shift", -eps}}));
+            } else {
+                const int sum = step(a.add("Abs", {step(a.add("Add", {A, B}))}));
+                const int absa = step(a.add("Abs", {A})), absb = step(a.add("Abs", {B}));
+                int gap = 0;
+                if (rel == relation::triangle) {  // |a + b| - |a| - |b| <= 0
+                    gap = step(a.add("Subtract", {step(a.add("Subtract", {sum, absa})), absb}));
+                } else {  // ||a| - |b|| - |a + b| <= 0
+                    gap = step(a.add("Subtract", {step(a.add("Abs", {step(a.add("Subtract", {absa, absb}))})), sum}));
+                }
+                below = step(a.add("ScaleShift", {gap}, {{"scale", 1.0}, {"shift", -eps}}));
+            }
+            g = step(a.add("ReLU", {below}));
+        }
+        auto f = detail::sub_network(a, pick(), s, t, r, o);
+        if (!f) return f.error();
+        const int product = step(a.add("Multiply", {g, *f}));
+        const int sum = step(a.add("Add", {out, product}));
+        v.m.outputs[static_cast<std::size_t>(v.output)] = sum;
+    } catch (const error& e) {
+        return fail(std::string(name_of(rel)) + ": " + e.what());
+    }
+    // The gate's own nodes (not the model's, which a step may return unchanged), in node order.
+    std::erase_if(gate, [&](int k) { return k < v.first_new; });
+    std::sort(gate.begin(), gate.end());
+    gate.erase(std::unique(gate.begin(), gate.end()), gate.end());
+    v.gate = std::move(gate);
+    if (auto ok = validate(v.m); !ok) return fail(std::string(name_of(rel)) + ": " + ok.reason());
+    return v;
+}
+
+}  // namespace memo::metamorphic
+// end #include <memo/metamorphic/relations.hpp>
+// #include <memo/oracle/tester.hpp> (already included)
+
+namespace memo::oracle {
+
+struct metamorphic_options {
+    int tries = 4;  // relations tried per model, each with its own variant, before the model is skipped
+    metamorphic::splice_options splice{};
+};
+
+/// Whether two runs' outputs are the same numbers: equal values (0 and -0 alike), NaN where NaN.
+inline bool same_outputs(const std::vector<tensor>& a, const std::vector<tensor>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        if (a[k].dims != b[k].dims) return false;
+        for (std::int64_t i = 0; i < a[k].size(); ++i) {
+            const double x = a[k][i], y = b[k][i];
+            if (!(x == y) && !(std::isnan(x) && std::isnan(y))) return false;
+        }
+    }
+    return true;
+}
+
+class metamorphic_tester final : public tester {
+public:
+    /// `participants` are tested one by one; `reference` (in the model's dtypes) self-checks the
+    /// variants and localises.
+    metamorphic_tester(std::vector<executor*> participants, executor& reference, const registry& reg, options o = {}, input_options in = {},
+                metamorphic_options mo = {})
+        : xs_(std::move(participants)), ref_(&reference), reg_(&reg), cov_(reg), ctx_(reg, cov_), o_(o), in_(in), mo_(mo) {
+        ctx_.guided = false;
+    }
+
+    std::string_view name() const override { return "metamorphic"; }
+    std::span<executor* const> participants() const override { return xs_; }
+    const input_options& inputs() const override { return in_; }
+    void set_trace(bool on) override { trace_ = on; }
+
+    void begin(const model& m) override {
+        current_ = m;
+        inputs_ = make_inputs(m, in_);
+        variant_.reset();
+        prepare();
+        launch();
+    }
+
+    /// Tests m against a given variant (a stored bug's), with no self-check.
+    void begin(const model& m, metamorphic::variant v) {
+        current_ = m;
+        inputs_ = make_inputs(m, in_);
+        variant_ = std::move(v);
+        prepare();
+        launch();
+    }
+
+    /// The model's runs ready, it starts the variant's (so they run while the campaign goes on).
+    bool ready() override {
+        for (std::size_t k : running_)
+            if (!xs_[k]->ready()) return false;
+        if (!on_variant_ && variant_) start_variant();
+        for (std::size_t k : running_)
+            if (!xs_[k]->ready()) return false;
+        return true;
+    }
+
+    verdict finish() override {
+        if (!on_variant_) {
+            if (!variant_) {
+                running_.clear();
+                skipped_ = true;
+                return {};
+            }
+            start_variant();
+        }
+        for (std::size_t k : running_) variant_obs_[k].result = xs_[k]->collect();
+        const auto judged = running_;
+        running_.clear();
+        skipped_ = judged.empty();
+        for (std::size_t k : judged)
+            if (verdict v = judge_pair(k); v) return v;
+        return {};
+    }
+
+    bool last_skipped() const override { return skipped_; }
+    bool last_suppressed() const override { return false; }
+    const std::vector<observation>& observations() const override { return obs_; }
+    const std::vector<tensor>& last_inputs() const override { return inputs_; }
+    /// The variant's runs of the last model (unsupported where it was not run).
+    const std::vector<observation>& variant_observations() const noexcept { return variant_obs_; }
+    /// The variant the last model was tested with, when one passed the self-check.
+    const std::optional<metamorphic::variant>& last_variant() const noexcept { return variant_; }
+
+    /// A metamorphic bug is kept as found: its variant is the evidence, and a smaller model would
+    /// need a variant of its own.
+    minimised minimise(const model& m, const verdict& v, int) override { return {m, v, 0}; }
+
+    /// Variants that failed the self-check, and models no relation gave a usable variant for.
+    std::uint64_t discarded() const noexcept { return discarded_; }
+    std::uint64_t without_variant() const noexcept { return without_variant_; }
+    /// Variants used, by relation.
+    const std::array<std::uint64_t, std::size(metamorphic::relation_names)>& used() const noexcept { return used_; }
+
+private:
+    void prepare() {
+        obs_.clear();
+        variant_obs_.clear();
+        running_.clear();
+        skipped_ = false;
+        on_variant_ = false;
+        for (auto* x : xs_) {
+            obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "not run"), {}});
+            variant_obs_.push_back(obs_.back());
+        }
+        if (!variant_) make_variant();
+    }
+
+    /// A variant that passes the self-check, trying the relations in an order drawn from the model.
+    void make_variant() {
+        rng r(structural_hash(current_) ^ current_.seed);
+        const auto first = r.index(metamorphic::all_relations.size());
+        auto all = ref_->run(current_, inputs_, {true, {}, {}});
+        if (!all.ok()) {
+            ++without_variant_;
+            return;
+        }
+        auto splice = mo_.splice;
+        splice.sources.clear();
+        for (std::size_t i = 0; i < all.outputs.size() && i < current_.size(); ++i) {
+            const auto& x = all.outputs[i].data;
+            if (!all.outputs[i].has_non_finite() && std::any_of(x.begin(), x.end(), [](double v) { return v != 0; }))
+                splice.sources.push_back(static_cast<int>(i));
+        }
+        std::vector<tensor> original;
+        for (int o : current_.outputs) original.push_back(std::move(all.outputs[static_cast<std::size_t>(o)]));
+        for (int t = 0; t < mo_.tries; ++t) {
+            const auto rel = metamorphic::all_relations[(first + static_cast<std::size_t>(t)) % metamorphic::all_relations.size()];
+            auto v = metamorphic::splice(current_, rel, ctx_, r, splice);
+            if (!v) continue;
+            const auto got = ref_->run(v->m, inputs_, {});
+            if (!got.ok() || !same_outputs(original, got.outputs)) {
+                ++discarded_;
+                continue;
+            }
+            ++used_[static_cast<std::size_t>(rel)];
+            variant_ = std::move(*v);
+            return;
+        }
+        ++without_variant_;
+    }
+
+    /// Collects the model's runs and starts the variant where the model ran (or failed), untraced:
+    /// the store keeps the model's runs.
+    void start_variant() {
+        for (std::size_t k : running_) {
+            obs_[k].result = xs_[k]->collect();
+            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
+                if (obs_[k].result.node_digests.empty()) obs_[k].result.digest_nodes(current_);
+                obs_[k].nodes = std::move(obs_[k].result.node_digests);
+            }
+        }
+        const auto ran = running_;
+        running_.clear();
+        on_variant_ = true;
+        for (std::size_t k : ran)
+            if (obs_[k].result.status != run_status::unsupported) {
+                xs_[k]->submit(variant_->m, inputs_, {});
+                running_.push_back(k);
+            }
+    }
+
+    /// Starts the model on every backend that supports both it and its variant.
+    void launch() {
+        if (!variant_) return;
+        for (std::size_t k = 0; k < xs_.size(); ++k) {
+            if (auto s = xs_[k]->supports(current_); !s) {
+                obs_[k].result = run_result::failed(run_status::unsupported, s.reason());
+                continue;
+            }
+            if (auto s = xs_[k]->supports(variant_->m); !s) {
+                obs_[k].result = run_result::failed(run_status::unsupported, "the variant: " + s.reason());
+                continue;
+            }
+            run_options o;
+            o.every_node = o.digest_nodes = trace_ && xs_[k]->traceable();
+            xs_[k]->submit(current_, inputs_, o);
+            running_.push_back(k);
+        }
+    }
+
+    verdict judge_pair(std::size_t k) {
+        const auto& a = obs_[k].result;
+        const auto& b = variant_obs_[k].result;
+        verdict v;
+        if (a.status == run_status::unsupported || b.status == run_status::unsupported) return v;
+        const std::string rel(metamorphic::name_of(variant_->rel));
+        v.culprits = {obs_[k].backend};
+        v.peers = {obs_[k].backend};
+        if (failed(a.status) || failed(b.status)) {
+            if (failed(a.status) && failed(b.status)) {
+                v.all_failed = true;
+                return v;
+            }
+            const auto& bad = failed(a.status) ? a : b;
+            v.status = bad.status;
+            v.node = bad.node;
+            v.message = "relation " + rel + ": " + (failed(a.status) ? "the model fails, its variant runs: " : "the variant fails, the model runs: ") + bad.message;
+        } else if (has_non_finite(a.outputs) != has_non_finite(b.outputs)) {
+            v.message = "relation " + rel + ": " + (has_non_finite(b.outputs) ? "the variant's outputs turn non-finite" : "the model's outputs are non-finite, its variant's are not");
+        } else {
+            const auto d = compare(a.outputs, b.outputs);
+            if (!d.shapes_differ && d.max_rel <= tolerance(coarsest(a.outputs), o_)) return v;
+            v.max_abs = d.max_abs;
+            v.max_rel = d.max_rel;
+            v.message = "relation " + rel + ": the variant's outputs differ from the model's";
+        }
+        v.what = kind::metamorphic;
+        v.variant = *variant_;
+        if (v.node < 0) v.node = localise(*xs_[k]);
+        if (v.node >= 0 && static_cast<std::size_t>(v.node) < variant_->m.size()) {
+            const node& n = variant_->m[v.node];
+            v.layer = std::string(n.layer->name);
+            if (!n.inputs.empty()) v.producer = std::string(variant_->m[n.inputs[0]].layer->name);
+        }
+        return v;
+    }
+
+    /// The first node of the gate (then the product and the sum) whose output on x differs from
+    /// the reference's: the operator that broke the relation; -1 when none does.
+    int localise(executor& x) {
+        const auto a = x.run(variant_->m, inputs_, {true, {}, {}});
+        const auto b = ref_->run(variant_->m, inputs_, {true, {}, {}});
+        if (!a.ok() || !b.ok()) return -1;
+        for (int i : variant_->gate) {
+            const auto k = static_cast<std::size_t>(i);
+            if (k >= a.outputs.size() || k >= b.outputs.size()) break;
+            if (a.outputs[k].has_non_finite() != b.outputs[k].has_non_finite()) return i;
+            const auto d = compare({a.outputs[k]}, {b.outputs[k]});
+            const dtype t = variant_->m[i].type;
+            if (d.shapes_differ || d.max_abs > tolerance(t, o_) * d.scale + min_normal(t)) return i;
+        }
+        return -1;
+    }
+
+    std::vector<executor*> xs_;
+    executor* ref_;
+    const registry* reg_;
+    memo_coverage cov_;  // empty: F's layers are drawn unguided
+    mutation::context ctx_;
+    options o_;
+    input_options in_;
+    metamorphic_options mo_;
+    model current_;
+    std::vector<tensor> inputs_;
+    std::optional<metamorphic::variant> variant_;
+    std::vector<observation> obs_, variant_obs_;
+    std::vector<std::size_t> running_;
+    bool trace_ = false, skipped_ = false;
+    bool on_variant_ = false;  // the model's runs are in; the variant's are running
+    std::uint64_t discarded_ = 0, without_variant_ = 0;
+    std::array<std::uint64_t, std::size(metamorphic::relation_names)> used_{};
+};
+
+}  // namespace memo::oracle
+// end #include <memo/oracle/metamorphic.hpp>
+// #include <memo/oracle/resources.hpp> (already included)
+// #include <memo/reduce/cost.hpp> (already included)
 // begin #include <memo/store/store.hpp>
 // The campaign store, DIR/store.db (SQLite, WAL): what a campaign generated, ran and covered, so
 // that it never has to start over.
@@ -6261,19 +7540,20 @@ struct execution_options {
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
     /// or resumed campaign runs exactly the same models).
     bool fill = true;
+    oracle::resource_options resources{};  // the performance and leak oracles, off by default
 };
 
 class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
-    execution(std::vector<oracle::differential*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : bugs_(dir, o.attach), cov_(reg), o_(o) {
+    execution(std::vector<oracle::tester*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : bugs_(dir, o.attach), cov_(reg), o_(o), resources_(o.resources) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
     }
-    execution(oracle::differential& diff, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : execution(std::vector<oracle::differential*>{&diff}, reg, std::move(dir), o) {}
+    execution(oracle::tester& t, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : execution(std::vector<oracle::tester*>{&t}, reg, std::move(dir), o) {}
 
     bool wants_any() const override { return o_.fill && queue_.empty() && idle() != nullptr; }
 
@@ -6315,9 +7595,10 @@ public:
     }
 
     std::string progress(double t) const override {
-        return fmt::format(" | exec {} ({:.0f}/s){} bugs {} crash {} nan {} incons {} shape", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
-                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), bugs_.unique("crash"), bugs_.unique("nan"),
-                           bugs_.unique("inconsistency"), bugs_.unique("shape"));
+        std::string kinds;
+        for (auto k : reported_kinds()) kinds += fmt::format(" {} {}", bugs_.unique(oracle::name_of(k)), short_name(k));
+        return fmt::format(" | exec {} ({:.0f}/s){} bugs{}", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), kinds);
     }
 
     void write_stats(io::json& s) const override {
@@ -6326,16 +7607,14 @@ public:
         s["models_over_cost"] = too_costly_;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
-        s["bugs"] = {{"crash", found_.count("crash") ? found_.at("crash") : 0},
-                     {"nan", found_.count("nan") ? found_.at("nan") : 0},
-                     {"inconsistency", found_.count("inconsistency") ? found_.at("inconsistency") : 0},
-                     {"unique", bugs_.unique()},
-                     {"unique_crash", bugs_.unique("crash")},
-                     {"unique_nan", bugs_.unique("nan")},
-                     {"unique_inconsistency", bugs_.unique("inconsistency")},
-                     {"unique_shape", bugs_.unique("shape")},
-                     {"suppressed_rounding", suppressed_},
-                     {"all_backends_failed", all_failed_}};
+        io::json bugs = {{"unique", bugs_.unique()}, {"suppressed_rounding", suppressed_}, {"all_backends_failed", all_failed_}};
+        for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k) {
+            const std::string name(oracle::kind_names[k]);
+            if (name != "shape") bugs[name] = found_.count(name) ? found_.at(name) : 0;  // sightings
+            bugs["unique_" + name] = bugs_.unique(name);
+        }
+        s["bugs"] = bugs;
+        s["oracle"] = oracle_json();
         io::json per = io::json::object();
         for (const auto& [name, c0] : per_backend_) {
             auto c = c0;
@@ -6373,8 +7652,27 @@ public:
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_},
-                {"single_backend", single_backend_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
+                {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
                 {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}};
+    }
+
+    /// The kinds of bug the oracles at work can report (the progress line's).
+    std::vector<oracle::kind> reported_kinds() const {
+        using oracle::kind;
+        std::vector<kind> r;
+        if (lanes_.front().diff->name() == "metamorphic") r = {kind::crash, kind::metamorphic};
+        else r = {kind::crash, kind::nan, kind::inconsistency, kind::shape};
+        if (o_.resources.performance) r.push_back(kind::performance);
+        if (o_.resources.leak) r.push_back(kind::leak);
+        return r;
+    }
+    static std::string_view short_name(oracle::kind k) {
+        switch (k) {
+            case oracle::kind::inconsistency: return "incons";
+            case oracle::kind::metamorphic: return "meta";
+            case oracle::kind::performance: return "perf";
+            default: return oracle::name_of(k);
+        }
     }
 
     std::uint64_t executed() const noexcept override { return executed_; }
@@ -6397,7 +7695,7 @@ private:
     };
 
     struct lane {
-        oracle::differential* diff;
+        oracle::tester* diff;
         pending current;
         bool running;
         std::uint64_t ticket;  // order of starting, for wait()
@@ -6424,10 +7722,40 @@ private:
 
     /// The store's key for a model's judgement: the backends and the inputs matter besides the model.
     std::string inputs_key() const { return store::inputs_text(lanes_.front().diff->inputs()); }
+    /// The backends, and the oracles when they are not the differential one alone.
     std::string backends_key() const {
         std::string s;
         for (const auto& n : names_) s += (s.empty() ? "" : ",") + n;
+        if (const auto t = lanes_.front().diff->name(); t != "differential") s = std::string(t) + ":" + s;
+        if (o_.resources.performance) s += "+performance";
+        if (o_.resources.leak) s += "+leak";
         return s;
+    }
+
+    /// Which oracles judged, with their own figures.
+    io::json oracle_json() const {
+        io::json j = {{"tester", std::string(lanes_.front().diff->name())}};
+        std::uint64_t discarded = 0, without = 0;
+        std::array<std::uint64_t, std::size(metamorphic::relation_names)> used{};
+        bool meta = false;
+        for (const auto& l : lanes_)
+            if (const auto* m = dynamic_cast<const oracle::metamorphic_tester*>(l.diff)) {
+                meta = true;
+                discarded += m->discarded(), without += m->without_variant();
+                for (std::size_t k = 0; k < used.size(); ++k) used[k] += m->used()[k];
+            }
+        if (meta) {
+            io::json rel = io::json::object();
+            for (std::size_t k = 0; k < used.size(); ++k) rel[std::string(metamorphic::relation_names[k])] = used[k];
+            j["metamorphic"] = {{"variants", rel}, {"discarded_self_check", discarded}, {"models_without_variant", without}};
+        }
+        if (const auto& r = o_.resources; r.any()) {
+            j["resources"] = resource_options_json(r);
+            j["resources"]["performance"] = r.performance;
+            j["resources"]["leak"] = r.leak;
+            j["resources"]["models_checked"] = resource_checks_;
+        }
+        return j;
     }
 
     /// A model judged before counts as executed, with its stored judgement, and is not run.
@@ -6473,7 +7801,7 @@ private:
 
     void restore(const io::json& j) {
         executed_ = j.at("executed"), suppressed_ = j.at("suppressed"), all_failed_ = j.at("all_failed"), too_costly_ = j.at("too_costly");
-        single_backend_ = j.at("single_backend"), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
+        single_backend_ = j.at("single_backend"), resource_checks_ = j.value("resource_checks", std::uint64_t{0}), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
         j.at("found").get_to(found_);
         j.at("known").get_to(known_);
         const auto& per = j.at("per_backend");
@@ -6491,7 +7819,7 @@ private:
 
     void complete(lane& l, double t) {
         l.running = false;
-        oracle::differential& diff = *l.diff;
+        oracle::tester& diff = *l.diff;
         const pending& cur = l.current;
         oracle::verdict v = diff.finish();
         if (diff.last_skipped()) {
@@ -6511,38 +7839,56 @@ private:
             c.peak_kb = std::max(c.peak_kb, obs[i].result.peak_kb);
         }
         if (v.all_failed) ++all_failed_;
-        if (!v) {
-            if (diff.last_suppressed()) ++suppressed_;
-            record(cur.m, obs, false, v.what, {});
-            return;
+        if (!v && diff.last_suppressed()) ++suppressed_;
+        record(cur.m, obs, false, v.what, v ? report(diff, cur, v, obs, t, true) : std::string());
+        if (o_.resources.any()) check_resources(diff, cur, obs, t);
+    }
+
+    /// Runs the model again on the backends that ran it, for the resource oracles.
+    void check_resources(oracle::tester& diff, const pending& cur, const std::vector<oracle::observation>& obs, double t) {
+        std::vector<executor*> xs;
+        const auto parts = diff.participants();
+        for (std::size_t k = 0; k < obs.size() && k < parts.size(); ++k)
+            if (obs[k].result.ok()) xs.push_back(parts[k]);
+        if (xs.empty()) return;
+        ++resource_checks_;
+        for (const auto& v : resources_.check(cur.m, diff.last_inputs(), xs)) report(diff, cur, v, obs, t, false);
+    }
+
+    /// Stores a bug (or counts a known one); returns its signature.
+    std::string report(oracle::tester& diff, const pending& cur, const oracle::verdict& v, const std::vector<oracle::observation>& obs, double t,
+                       bool minimise) {
+        ++found_[std::string(oracle::name_of(v.what))];
+        // A bug seen before (same first sighting signature) is counted, not minimised again.
+        const std::string first = oracle::signature(v, v.variant ? v.variant->m : cur.m);
+        if (const auto it = known_.find(first); it != known_.end()) {
+            bugs_.count(v.what, it->second);
+            return it->second;
         }
         bug_report b;
         b.original = cur.m;
         b.observations = obs;
         b.inputs = diff.inputs();
+        b.tester = std::string(diff.name());
         b.iteration = cur.iteration;
         b.seconds = t;
         b.v = v;
         b.minimal = cur.m;
-        // A bug seen before (same first sighting signature) is counted, not minimised again.
-        const std::string first = oracle::signature(v, cur.m);
-        ++found_[std::string(oracle::name_of(v.what))];
-        if (const auto it = known_.find(first); it != known_.end()) {
-            bugs_.count(v.what, it->second);
-            record(cur.m, obs, false, v.what, it->second);
-            return;
-        }
-        if (o_.minimise) {
+        if (minimise && o_.minimise) {
             auto small = diff.minimise(cur.m, v);
             b.minimal = std::move(small.m);
             b.v = small.v;
             b.minimise_checks = small.checks;
         }
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
-        b.signature = oracle::signature(b.v, b.minimal);
+        b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
+        if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak) {
+            b.resources = resources_.last_runs();
+            b.resource_options = o_.resources;
+        }
         known_.emplace(first, b.signature);
         bugs_.record(b, names_);
-        record(cur.m, obs, false, v.what, b.signature);
+        return b.signature;
     }
 
     std::vector<lane> lanes_;
@@ -6551,6 +7897,7 @@ private:
     store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
     execution_options o_;
+    oracle::resources resources_;
     std::vector<std::string> names_;
     std::deque<pending> queue_;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
@@ -6559,6 +7906,7 @@ private:
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
+    std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
 };
 
 }  // namespace memo::campaign
@@ -7132,397 +8480,7 @@ inline std::string compare_html(const std::vector<campaign_data>& cs) {
 // (Gaussian fuzzing, neuron effect blocking, neuron activation inverse, neuron switch), the latter
 // kept as weight edits that backends apply when they draw weights from the model's seed.
 // None of them looks at coverage.
-// begin #include <memo/mutation/steps.hpp>
-// The steps the operators are made of: draw parameters that prefer uncovered values, pick an
-// input configuration that prefers uncovered input items, insert a layer after a node, and
-// repair a node whose output changed.
-#include <algorithm>
-#include <vector>
-
-// #include <memo/reduce/cost.hpp> (already included)
-// begin #include <memo/mutation/context.hpp>
-// What a mutation operator sees besides the model: the registry, the coverage reached so far (so
-// it can prefer what is not yet covered), the adapters, and the size limit.
-#include <concepts>
-#include <string_view>
-#include <vector>
-
-// #include <memo/coverage/coverage.hpp> (already included)
-// begin #include <memo/mutation/edit.hpp>
-// Graph edits the mutation operators share: inserting and removing nodes in topological order,
-// redirecting consumers, and the adapter chains that repair ranks, shapes and dtypes so that a
-// change never leaves an invalid model behind.
-#include <algorithm>
-#include <cmath>
-#include <optional>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-
-namespace memo::mutation {
-
-/// The adapter layers, looked up once per registry.
-struct adapters {
-    const layer_def *pad, *crop, *expand, *drop, *cast, *inject;
-    explicit adapters(const registry& reg)
-        : pad(&reg.at("CustomPadLayer")), crop(&reg.at("CustomCropLayer")), expand(&reg.at("CustomExpandLayer")),
-          drop(&reg.at("CustomDropDimLayer")), cast(&reg.at("CustomCastLayer")), inject(&reg.at("CustomInjectLayer")) {}
-};
-
-/// Inserts `n` at index `pos`; every edge, output and weight edit naming a node at or after `pos`
-/// shifts by one.
-inline void insert_at(model& m, int pos, node n) {
-    for (auto& x : m.nodes)
-        for (int& e : x.inputs) e += e >= pos;
-    for (int& e : n.inputs) e += e >= pos;
-    for (int& o : m.outputs) o += o >= pos;
-    for (auto& w : m.weight_edits) w.node += w.node >= pos;
-    m.nodes.insert(m.nodes.begin() + pos, std::move(n));
-}
-
-/// Removes node `pos`, which nothing may read any more; later indices shift down by one.
-inline void erase_at(model& m, int pos) {
-    m.nodes.erase(m.nodes.begin() + pos);
-    for (auto& x : m.nodes)
-        for (int& e : x.inputs) e -= e > pos;
-    std::erase(m.outputs, pos);
-    for (int& o : m.outputs) o -= o > pos;
-    std::erase_if(m.weight_edits, [&](const weight_edit& w) { return w.node == pos; });
-    for (auto& w : m.weight_edits) w.node -= w.node > pos;
-}
-
-/// Nodes after `to` that read `from` read `to` instead, and an output `from` becomes `to`.
-inline void redirect(model& m, int from, int to) {
-    for (std::size_t i = static_cast<std::size_t>(to) + 1; i < m.nodes.size(); ++i)
-        for (int& e : m.nodes[i].inputs)
-            if (e == from) e = to;
-    for (int& o : m.outputs)
-        if (o == from) o = to;
-}
-
-/// Indices of the nodes that read node i.
-inline std::vector<int> consumers(const model& m, int i) {
-    std::vector<int> r;
-    for (std::size_t k = static_cast<std::size_t>(i) + 1; k < m.nodes.size(); ++k)
-        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end())
-            r.push_back(static_cast<int>(k));
-    return r;
-}
-
-/// Inserts a node of layer L with these parameters reading `inputs`, at `pos`; infers it.
-/// Returns its index, or the reason it is invalid (then nothing is inserted).
-inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs,
-                              std::string name) {
-    node n;
-    n.layer = &L;
-    n.params = std::move(params);
-    n.inputs = std::move(inputs);
-    n.name = std::move(name);
-    insert_at(m, pos, std::move(n));
-    if (auto ok = infer_node(m, static_cast<std::size_t>(pos)); !ok) {
-        erase_at(m, pos);
-        return ok.error();
-    }
-    return pos;
-}
-
-/// Appends, from index `pos` on, the adapters that turn node src's output into `target` (shape
-/// and dtype): drop or add dimensions to reach the rank, then pad or crop every dimension, then
-/// cast. Returns the index of the node that carries the result (src itself when nothing was needed).
-// `target` is taken by value: callers often pass a shape that lives in the model being edited.
-inline expected<int> convert(model& m, const adapters& a, int src, int pos, const shape target, dtype t) {
-    int cur = src;
-    auto step = [&](const layer_def& L, std::vector<value> params) -> expected<int> {
-        auto r = add_node(m, pos, L, std::move(params), {cur}, std::string{});
-        if (!r) return r;
-        cur = pos++;
-        return cur;
-    };
-    auto out = [&]() -> const shape& { return m.nodes[static_cast<std::size_t>(cur)].out; };
-    if (target.rank() < 2) return fail("cannot convert to rank " + std::to_string(target.rank()));
-    while (out().rank() > target.rank()) {  // drop the smallest dimension
-        const shape& s = out();
-        int axis = 1;
-        for (int i = 2; i < s.rank(); ++i)
-            if (s[i] < s[axis]) axis = i;
-        if (auto r = step(*a.drop, {std::int64_t{axis}}); !r) return r;
-    }
-    while (out().rank() < target.rank())
-        if (auto r = step(*a.expand, {std::int64_t{out().rank()}}); !r) return r;
-    ints pads, crops;
-    bool any_pad = false, any_crop = false;
-    for (int i = 1; i < target.rank(); ++i) {
-        const std::int64_t d = target[i] - out()[i];
-        const std::int64_t grow = std::max<std::int64_t>(d, 0), shrink = std::max<std::int64_t>(-d, 0);
-        pads.push(grow / 2), pads.push(grow - grow / 2);
-        crops.push(shrink / 2), crops.push(shrink - shrink / 2);
-        any_pad |= grow > 0;
-        any_crop |= shrink > 0;
-    }
-    if (any_crop)
-        if (auto r = step(*a.crop, {crops}); !r) return r;
-    if (any_pad)
-        if (auto r = step(*a.pad, {pads, 0.0}); !r) return r;
-    if (m.nodes[static_cast<std::size_t>(cur)].type != t)
-        if (auto r = step(*a.cast, {std::string(name_of(t))}); !r) return r;
-    return cur;
-}
-
-/// convert(), inserting at `cursor` and moving the cursor past what it inserted.
-inline expected<int> convert_at(model& m, const adapters& a, int src, int& cursor, const shape target, dtype t) {
-    const auto before = m.nodes.size();
-    auto r = convert(m, a, src, cursor, target, t);
-    cursor += static_cast<int>(m.nodes.size() - before);
-    return r;
-}
-
-/// Per-sample elements of each input-size bucket (coverage/universe.hpp's shape_bucket).
-inline constexpr std::int64_t bucket_low[] = {1, 65, 513, 4097, 32769};
-inline constexpr std::int64_t bucket_high[] = {64, 512, 4096, 32768, 131072};
-
-/// A shape of this rank whose elements per sample fall into `bucket`, channels last and small,
-/// spatial dimensions near equal.
-inline shape shape_in_bucket(int rank, int bucket, rng& r) {
-    const double lo = std::log(static_cast<double>(bucket_low[bucket])), hi = std::log(static_cast<double>(bucket_high[bucket]));
-    for (int tries = 0; tries < 16; ++tries) {
-        const auto e = static_cast<std::int64_t>(std::exp(r.uniform_real(lo, hi)));
-        const int n = rank - 1;
-        shape s;
-        s.push(shape::unknown);
-        if (n == 1) {
-            s.push(std::max<std::int64_t>(1, e));
-        } else {
-            const std::int64_t c = std::min<std::int64_t>(r.uniform(1, 8), std::max<std::int64_t>(1, e));
-            const double side = std::pow(static_cast<double>(e) / static_cast<double>(c), 1.0 / (n - 1));
-            std::int64_t prod = c;
-            for (int i = 0; i < n - 2; ++i) {
-                const auto d = std::max<std::int64_t>(1, std::llround(side));
-                s.push(d);
-                prod *= d;
-            }
-            s.push(std::max<std::int64_t>(1, e / prod));
-            s.push(c);
-        }
-        std::int64_t el = s.elements();
-        if (el >= bucket_low[bucket] && el <= (bucket == 4 ? bucket_high[4] * 2 : bucket_high[bucket])) return s;
-    }
-    shape s;  // fall back to a flat vector of the bucket's lowest size, widened to the rank
-    s.push(shape::unknown);
-    s.push(bucket_low[bucket]);
-    while (s.rank() < rank) s.push(1);
-    return s;
-}
-
-}  // namespace memo::mutation
-// end #include <memo/mutation/edit.hpp>
-
-namespace memo::mutation {
-
-struct context {
-    const registry& reg;
-    const memo_coverage& cov;
-    adapters ad;
-    std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
-    std::int64_t max_cost = 0;     // a mutant costlier to run than this (reduce/cost.hpp) is rejected; 0: no limit
-    bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
-    std::vector<const layer_def*> singles;   // universe classes with one input
-    std::vector<const layer_def*> merges;    // universe merge classes
-    std::vector<const layer_def*> reshapes;  // LResh
-
-    explicit context(const memo_coverage& c) : context(c.space().layers(), c) {}
-    context(const registry& r, const memo_coverage& c) : reg(r), cov(c), ad(r) {
-        const auto& u = c.space();
-        for (std::size_t s = 0; s < u.classes(); ++s) {
-            const layer_def* L = &u.class_at(s);
-            (L->is_merge() ? merges : singles).push_back(L);
-            if (L->fam == family::reshape) reshapes.push_back(L);
-        }
-    }
-    const universe& space() const noexcept { return cov.space(); }
-    std::size_t slot(const layer_def& L) const noexcept { return static_cast<std::size_t>(space().slot_of(L)); }
-    bool in_universe(const layer_def& L) const noexcept { return space().slot_of(L) >= 0; }
-    bool type_covered(const layer_def& L) const { return !guided || !in_universe(L) || cov.has(criterion::layer_type, slot(L)); }
-    /// Is this item covered? Unguided, everything counts as covered, so nothing is preferred.
-    bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
-    bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
-};
-
-/// The mutator concept. Requires:
-///   Op::name           the operator's short name ("NLA")
-///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
-template <class Op, class Model, class Ctx>
-concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
-    { Op::name } -> std::convertible_to<std::string_view>;
-    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
-};
-
-}  // namespace memo::mutation
-// end #include <memo/mutation/context.hpp>
-
-namespace memo::mutation::steps {
-
-/// A node index in [lo, m.size()) chosen uniformly.
-inline int pick_node(const model& m, rng& r, int lo = 0) {
-    return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1));
-}
-
-/// The universe classes that feed node i (itself when it is one; through adapters otherwise).
-inline std::vector<std::size_t> sources(const context& ctx, const model& m, int i) {
-    std::vector<std::size_t> out;
-    ctx.space().for_each_universe_source(m, i, [&](std::size_t s) { out.push_back(s); });
-    return out;
-}
-
-/// A value for parameter j of L that, with some luck, falls into a bucket not yet covered.
-inline value fresh_value(const context& ctx, const layer_def& L, std::size_t j, rng& r) {
-    const auto& dom = L.params[j].dom;
-    value v = dom.init(r);
-    if (!ctx.in_universe(L)) return v;
-    const auto s = ctx.slot(L);
-    for (int k = 0; k < 6 && ctx.has(criterion::layer_param, ctx.space().param_item(s, j, dom.bucket_of(v))); ++k) v = dom.init(r);
-    return v;
-}
-
-/// Fresh parameter values for a new node of L.
-inline std::vector<value> fresh_params(const context& ctx, const layer_def& L, rng& r) {
-    std::vector<value> ps;
-    ps.reserve(L.params.size());
-    for (std::size_t j = 0; j < L.params.size(); ++j)
-        ps.push_back(std::holds_alternative<int_list>(L.params[j].dom.d) ? L.params[j].fallback
-                     : r.chance(0.25)                                   ? L.params[j].fallback
-                                                                        : fresh_value(ctx, L, j, r));
-    return ps;
-}
-
-/// An input shape for L: a rank it accepts and an elements-per-sample bucket, each preferring an
-/// input item not yet covered; `natural` (the shape at hand) when it already fits.
-inline shape input_for(const context& ctx, const layer_def& L, const shape& natural, rng& r) {
-    std::vector<int> ranks, fresh_ranks;
-    L.ranks.for_each([&](int k) {
-        ranks.push_back(k);
-        if (ctx.in_universe(L) && !ctx.has(criterion::layer_input, ctx.space().input_rank_item(ctx.slot(L), k))) fresh_ranks.push_back(k);
-    });
-    const auto& pool = fresh_ranks.empty() || r.chance(0.2) ? ranks : fresh_ranks;
-    int rank = pool[r.index(pool.size())];
-    if (L.ranks.contains(natural.rank()) && fresh_ranks.empty() && r.chance(0.5)) rank = natural.rank();
-    std::vector<int> fresh_buckets;
-    if (ctx.in_universe(L))
-        for (int b = 0; b < shape_buckets; ++b)
-            if (!ctx.has(criterion::layer_input, ctx.space().input_bucket_item(ctx.slot(L), b))) fresh_buckets.push_back(b);
-    const int bucket = !fresh_buckets.empty() && r.chance(0.7) ? fresh_buckets[r.index(fresh_buckets.size())]
-                       : rank == natural.rank() && r.chance(0.6) ? shape_bucket(natural)
-                                                                : static_cast<int>(r.index(4));  // bucket 4 only when sought
-    if (rank == natural.rank() && bucket == shape_bucket(natural)) return natural;
-    return shape_in_bucket(rank, bucket, r);
-}
-
-/// Re-infers node i after a change of its parameters or input. When its output shape or dtype
-/// is no longer `old_shape` / `old_type`, adapters turn it back for its consumers.
-inline expected<void> repair_output(model& m, const context& ctx, int i, const shape& old_shape, dtype old_type) {
-    if (auto ok = infer_node(m, static_cast<std::size_t>(i)); !ok) return ok;
-    const node& n = m.nodes[static_cast<std::size_t>(i)];
-    if (n.out == old_shape && n.type == old_type) return {};
-    auto back = convert(m, ctx.ad, i, i + 1, old_shape, old_type);
-    if (!back) return back.error();
-    redirect(m, i, *back);
-    return {};
-}
-
-/// Sets parameters of node i by trying up to `tries` fresh draws of the parameters `which` selects.
-template <class Which>
-inline bool redraw_until_valid(model& m, const context& ctx, int i, rng& r, Which which, int tries = 8) {
-    node& n = m.nodes[static_cast<std::size_t>(i)];
-    const auto saved = n.params;
-    for (int t = 0; t < tries; ++t) {
-        for (std::size_t j = 0; j < n.params.size(); ++j)
-            if (which(j)) n.params[j] = fresh_value(ctx, *n.layer, j, r);
-        if (infer_node(m, static_cast<std::size_t>(i))) return true;
-    }
-    n.params = saved;
-    return false;
-}
-
-/// Inserts a node of class L after node v: v's output, adapted to an input L accepts, feeds the
-/// new node, whose output, adapted back, feeds v's consumers. Returns the new node's index.
-inline expected<int> insert_layer_after(model& m, const context& ctx, const layer_def& L, int v, rng& r) {
-    const shape natural = m.nodes[static_cast<std::size_t>(v)].out;
-    const dtype vt = m.nodes[static_cast<std::size_t>(v)].type;
-    const bool feeds_something = !consumers(m, v).empty() || std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end();
-    // A pair is a direct edge: when v's class and L make a pair not yet covered, L reads v's
-    // output as it is (if L accepts its rank), at least on the first attempt.
-    bool direct = false;
-    if (ctx.in_universe(L) && L.ranks.contains(natural.rank()))
-        for (auto s : sources(ctx, m, v)) direct = direct || !ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)));
-    for (int attempt = 0; attempt < 4; ++attempt) {
-        model trial = m;
-        const shape target = direct && attempt == 0 ? natural : input_for(ctx, L, natural, r);
-        auto in = convert(trial, ctx.ad, v, v + 1, target, vt);
-        if (!in) continue;
-        const int pos = *in + 1;
-        expected<int> added = fail("no valid parameters");
-        for (int t = 0; t < 8 && !added; ++t) added = add_node(trial, pos, L, fresh_params(ctx, L, r), {*in}, {});
-        if (!added) added = add_node(trial, pos, L, make_node(L).params, {*in}, {});
-        if (!added) continue;
-        if (!feeds_something) {
-            trial.outputs.push_back(*added);
-        } else {
-            auto back = convert(trial, ctx.ad, *added, *added + 1, natural, vt);
-            if (!back) continue;
-            redirect(trial, v, *back);
-        }
-        const int at = *added;
-        m = std::move(trial);
-        return at;
-    }
-    return fail("no input of " + std::string(L.name) + " could be made at node " + std::to_string(v));
-}
-
-/// The classes of `pool` the model does not use; the globally uncovered ones first when `fresh`.
-inline const layer_def* unused_class(const context& ctx, const model& m, const std::vector<const layer_def*>& pool, rng& r) {
-    std::vector<const layer_def*> unused, uncovered;
-    for (const auto* L : pool) {
-        bool used = false;
-        for (const auto& n : m.nodes) used = used || n.layer == L;
-        if (used) continue;
-        unused.push_back(L);
-        if (!ctx.type_covered(*L)) uncovered.push_back(L);
-    }
-    if (!uncovered.empty()) return uncovered[r.index(uncovered.size())];
-    if (!unused.empty()) return unused[r.index(unused.size())];
-    return pool.empty() ? nullptr : pool[r.index(pool.size())];
-}
-
-/// A node to insert after: of a few random candidates, one whose source class has not yet been
-/// paired with L.
-inline int insertion_point(const context& ctx, const model& m, const layer_def& L, rng& r) {
-    int best = pick_node(m, r);
-    if (!ctx.in_universe(L)) return best;
-    for (int k = 0; k < 4; ++k) {
-        const int v = pick_node(m, r);
-        for (auto s : sources(ctx, m, v))
-            if (!ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)))) return v;
-    }
-    return best;
-}
-
-/// Nodes of universe classes that have inputs (and only one, when `single_input`).
-inline std::vector<int> universe_nodes(const model& m, const context& ctx, bool single_input) {
-    std::vector<int> r;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-        const auto& L = *m.nodes[i].layer;
-        if (ctx.in_universe(L) && !m.nodes[i].inputs.empty() && (!single_input || !L.is_merge())) r.push_back(static_cast<int>(i));
-    }
-    return r;
-}
-
-inline expected<model> within_limits(model m, const context& ctx) {
-    if (m.nodes.size() > ctx.max_nodes) return fail("mutant has " + std::to_string(m.nodes.size()) + " nodes, over the limit");
-    if (ctx.max_cost > 0 && execution_cost(m) > ctx.max_cost) return fail("mutant costs more to run than the limit");
-    return m;
-}
-
-}  // namespace memo::mutation::steps
-// end #include <memo/mutation/steps.hpp>
+// #include <memo/mutation/steps.hpp> (already included)
 
 namespace memo::mutation {
 
@@ -9734,7 +10692,8 @@ inline void save_keras(const model& m, const std::string& path) {
 // #include <memo/core/model.hpp> (already included)
 // #include <memo/coverage/universe.hpp> (already included)
 // begin #include <memo/layers/all.hpp>
-// The default registry: MEMO's 67 Keras classes, Dense and Input, and the adapters.
+// The default registry: MEMO's 67 Keras classes, Dense and Input, the adapters, and the
+// element-wise layers the metamorphic relations use.
 // begin #include <memo/layers/act.hpp>
 // LAct: ReLU, Softmax, LeakyReLU, PReLU, ELU, ThresholdedReLU (shape unchanged).
 // #include <memo/layers/common.hpp> (already included)
@@ -10183,6 +11142,59 @@ using core_layers = layer_list<dense, activation, custom_scale, input_layer>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/core.hpp>
+// begin #include <memo/layers/elementwise.hpp>
+// Abs, Square, StopGradient and ScaleShift: element-wise functions of one tensor that Keras has no
+// layer class for (a Keras model writes them as tf ops). The metamorphic relations splice them into
+// a model, e.g. the zero gate relu(ScaleShift(Square(Subtract(a, b)), scale=-1, shift=-1e-3)),
+// which is exactly 0 on every backend. Outside the coverage universe.
+// #include <memo/layers/common.hpp> (already included)
+
+namespace memo::layers {
+
+/// What the four share: one input of rank 2 to 6; the output has its shape and dtype.
+template <class Tag>
+struct elementwise_unary {
+    static constexpr std::string_view name = Tag::name;
+    static constexpr memo::family family = memo::family::core;
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr bool in_universe = false;
+    static std::span<const param> params() { return Tag::params(); }
+    static expected<shape> infer(inputs in, args) { return in[0]; }
+};
+
+namespace tags {
+struct no_params {
+    static std::span<const param> params() { return {}; }
+};
+/// |x|: |-0| = +0, |NaN| = NaN, |-inf| = inf (tf.abs).
+struct abs : no_params { static constexpr std::string_view name = "Abs"; };
+/// x * x, rounded to the dtype (tf.square).
+struct square : no_params { static constexpr std::string_view name = "Square"; };
+/// x (tf.stop_gradient): the identity forward, but a copy of its own on every backend.
+struct stop_gradient : no_params { static constexpr std::string_view name = "StopGradient"; };
+/// scale * x + shift; the product is rounded to the dtype before the shift is added, as
+/// at::add(at::mul(x, scale), shift) and ONNX's Add(Mul(x, scale), shift) round it.
+struct scale_shift {
+    static constexpr std::string_view name = "ScaleShift";
+    static std::span<const param> params() {
+        static const auto ps = param_builder{}
+                                   .add("scale", real_in(-1e6, 1e6), role::mode, 1.0)
+                                   .add("shift", real_in(-1e6, 1e6), role::mode, 0.0)
+                                   .done();
+        return ps;
+    }
+};
+}  // namespace tags
+
+using absolute = elementwise_unary<tags::abs>;
+using square = elementwise_unary<tags::square>;
+using stop_gradient = elementwise_unary<tags::stop_gradient>;
+using scale_shift = elementwise_unary<tags::scale_shift>;
+
+using elementwise_layers = layer_list<absolute, square, stop_gradient, scale_shift>;
+
+}  // namespace memo::layers
+// end #include <memo/layers/elementwise.hpp>
 // begin #include <memo/layers/local.hpp>
 // LLocal: LocallyConnected1D/2D (unshared weights; Keras supports only padding='valid').
 // #include <memo/layers/common.hpp> (already included)
@@ -10803,7 +11815,8 @@ using keras_layers = concat<layers::conv_layers, layers::pool_layers, layers::rn
 static_assert(keras_layers::size == 67, "MEMO's universe has 67 layer classes");
 
 /// Everything a model may contain by default. Extend it with memo::concat<default_layers, ...>.
-using default_layers = concat<keras_layers, layers::core_layers, layers::adapter_layers>;
+/// New classes go last, so that the classes before keep their indices.
+using default_layers = concat<keras_layers, layers::core_layers, layers::adapter_layers, layers::elementwise_layers>;
 
 /// The run-time registry of the default layers.
 inline const registry& default_registry() { return registry_of<default_layers>(); }
@@ -13286,9 +14299,13 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
 // #include <memo/io/json.hpp> (already included)
 // #include <memo/io/keras.hpp> (already included)
 // #include <memo/layers/all.hpp> (already included)
+// #include <memo/metamorphic/relations.hpp> (already included)
 // #include <memo/mutation/operators.hpp> (already included)
 // #include <memo/oracle/differential.hpp> (already included)
+// #include <memo/oracle/metamorphic.hpp> (already included)
 // #include <memo/oracle/oracle.hpp> (already included)
+// #include <memo/oracle/resources.hpp> (already included)
+// #include <memo/oracle/tester.hpp> (already included)
 // #include <memo/reduce/reduce.hpp> (already included)
 // #include <memo/report/report.hpp> (already included)
 // #include <memo/search/search.hpp> (already included)

@@ -218,6 +218,64 @@ TEST(TorchBackend, ExceptionsBecomeErrorsWithTheirFirstLine) {
     EXPECT_EQ(r.status, memo::run_status::error);
 }
 
+// Abs, Square, StopGradient and ScaleShift give the reference's values bit for bit in each dtype
+// torch runs them in: signed zeros, NaN, infinities, and ScaleShift's product rounded to the dtype
+// before the shift (1 + 3 * 2^-7 squared is 1 + 6 * 2^-7 + 9 * 2^-14 exactly, and bfloat16 drops
+// the last term; 1 + 2^-12 squared drops 2^-24 in float32). StopGradient is a copy of its own.
+TEST(TorchBackend, ElementwiseLayersMatchTheReferenceBitForBit) {
+    const double qnan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> values{-0.0, 0.0, qnan, -inf, inf, -2.5, 1 + 3 * 0x1p-7, 1 + 0x1p-12, 300};
+    const std::pair<const char*, std::vector<std::pair<std::string_view, memo::value>>> cases[] = {
+        {"Abs", {}},
+        {"Square", {}},
+        {"StopGradient", {}},
+        {"ScaleShift", {{"scale", 1 + 3 * 0x1p-7}, {"shift", -1.0}}},
+        {"ScaleShift", {{"scale", 1 + 0x1p-12}, {"shift", -1.0}}},
+        {"ScaleShift", {{"scale", -1.0}, {"shift", -0x1p-10}}},
+        {"ScaleShift", {{"scale", 0.0}, {"shift", 0.5}}},
+    };
+    memo::reference::interpreter ref;
+    int compared = 0;
+    for (dtype t : {dtype::float64, dtype::float32, dtype::bfloat16, dtype::float16}) {
+        for (const auto& [cls, params] : cases) {
+            memo::builder b(test::reg());
+            const int x = b.input({static_cast<std::int64_t>(values.size())}, t);
+            const int y = b.add(cls, {x});
+            memo::model m = b.finish();
+            for (const auto& [k, v] : params) m.nodes[static_cast<std::size_t>(y)].set(k, v);
+            SCOPED_TRACE(describe(m) + std::string(name_of(t)));
+            const memo::tensor in[1] = {make({1, static_cast<std::int64_t>(values.size())}, values, t)};
+            const auto got = torch_backend().run(m, in, {});
+            if (got.status == memo::run_status::unsupported && t == dtype::float16) continue;  // a CPU kernel libtorch lacks
+            ASSERT_TRUE(got.ok()) << got.message;
+            const auto want = ref.run(m, in, {});
+            ASSERT_TRUE(want.ok()) << want.message;
+            const auto &g = got.outputs.at(0).data, &w = want.outputs.at(0).data;
+            ASSERT_EQ(g.size(), w.size());
+            for (std::size_t i = 0; i < w.size(); ++i) {
+                if (std::isnan(w[i])) {
+                    EXPECT_TRUE(std::isnan(g[i])) << "element " << i << " is " << g[i];
+                    continue;
+                }
+                EXPECT_EQ(g[i], w[i]) << "element " << i << " (" << values[i] << ")";
+                EXPECT_EQ(std::signbit(g[i]), std::signbit(w[i])) << "element " << i << " (" << values[i] << ")";
+            }
+            ++compared;
+        }
+    }
+    EXPECT_GE(compared, 3 * 7);
+    // StopGradient's op returns a tensor of its own, not the input's storage.
+    memo::builder b(test::reg());
+    b.add("StopGradient", {b.input({3})});
+    const memo::model m = b.finish();
+    const at::Tensor x = at::arange(3, at::kFloat).reshape({1, 3});
+    const memo::torch::call c{m.nodes.back(), std::span<const at::Tensor>(&x, 1), {}, {1, 3}};
+    const at::Tensor y = memo::torch::detail::builtin_ops().at("StopGradient")(c);
+    EXPECT_TRUE(at::equal(y, x));
+    EXPECT_NE(y.data_ptr(), x.data_ptr());
+    EXPECT_FALSE(y.requires_grad());
+}
+
 TEST(TorchBackend, EveryNodeTeacherForcingAndPrecision) {
     // Input -> Dense(2, ones, no bias) -> ReLU. Forced, ReLU reads the given Dense output
     // (-1, 3) rather than Dense's own (3, 3).

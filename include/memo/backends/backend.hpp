@@ -75,7 +75,9 @@ struct run_result {
     int signal = 0;               // the signal that killed the worker, for crash
     int node = -1;                // the node that failed, when the backend knows
     double ms = 0.0;              // wall time of the run
+    double cpu_ms = 0.0;          // CPU time the worker spent on it, every thread's (0: not measured)
     std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
+    std::int64_t start_kb = 0;    // resident memory of the worker when the run began (0: not measured)
     std::vector<store::digest> node_digests;  // every node's, from a worker asked for digest_nodes
 
     bool ok() const noexcept { return status == run_status::ok; }

@@ -54,8 +54,12 @@ private:
                 try {
                     auto q = wire::decode_request(frame, *reg_);
                     reset_peak();
+                    const auto start = resident_kb(::getpid());
+                    const double cpu = own_cpu_ms();
                     r = b.run(q.m, q.inputs, q.options);
+                    r.cpu_ms = own_cpu_ms() - cpu;
                     r.peak_kb = peak_kb();
+                    r.start_kb = start;
                     if (q.options.digest_nodes && q.options.every_node && r.ok()) r.digest_nodes(q.m);
                 } catch (const std::exception& e) {
                     r = run_result::failed(run_status::error, e.what());

@@ -17,9 +17,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "backend.hpp"
@@ -69,6 +72,28 @@ inline std::int64_t resident_kb(pid_t pid) {
     std::int64_t size = 0, resident = 0;
     f >> size >> resident;
     return resident * (::sysconf(_SC_PAGESIZE) / 1024);
+}
+/// CPU time (user and system, every thread) of a process in ms, from /proc/<pid>/stat: clock ticks.
+inline double cpu_ms_of(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto close = s.rfind(')');  // the command name may hold spaces
+    if (close == std::string::npos) return 0;
+    std::istringstream in(s.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int k = 3; k <= 15 && in >> field; ++k) {  // fields 14 and 15: utime, stime
+        if (k == 14) utime = std::stod(field);
+        if (k == 15) stime = std::stod(field);
+    }
+    return (utime + stime) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+/// This process's own CPU time in ms, every thread's (CLOCK_PROCESS_CPUTIME_ID counts nanoseconds;
+/// getrusage() may count whole clock ticks, far too coarse for runs of a few ms).
+inline double own_cpu_ms() {
+    timespec t{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1000.0 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 /// This process's peak resident memory (VmHWM) in KiB.
 inline std::int64_t peak_kb() {

@@ -119,7 +119,9 @@ inline std::string encode_result(const run_result& x) {
     w.pod<std::int32_t>(x.signal);
     w.pod<std::int32_t>(x.node);
     w.pod<double>(x.ms);
+    w.pod<double>(x.cpu_ms);
     w.pod<std::int64_t>(x.peak_kb);
+    w.pod<std::int64_t>(x.start_kb);
     w.tensors(x.outputs);
     w.pod<std::uint64_t>(x.node_digests.size());
     for (const auto& d : x.node_digests) {
@@ -137,7 +139,9 @@ inline run_result decode_result(std::string_view bytes) {
     x.signal = r.pod<std::int32_t>();
     x.node = r.pod<std::int32_t>();
     x.ms = r.pod<double>();
+    x.cpu_ms = r.pod<double>();
     x.peak_kb = r.pod<std::int64_t>();
+    x.start_kb = r.pod<std::int64_t>();
     x.outputs = r.tensors();
     x.node_digests.resize(r.pod<std::uint64_t>());
     for (auto& d : x.node_digests) {

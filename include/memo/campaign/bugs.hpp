@@ -3,6 +3,7 @@
 // directory renamed into place) before the campaign goes on, so a kill loses nothing stored.
 //   model.json    the model that first showed the bug
 //   minimal.json  the smallest model that still shows it
+//   variant.json  a metamorphic bug's variant: the model with a relation spliced in
 //   bug.json      verdict, culprits, localisation, each backend's status, error text, time, memory
 //                 and output summary, the inputs' options, sizes, first seen, count, reproduction
 //   repro.sh      the one-line reproduction: memo-fuzz replay <this directory>
@@ -19,6 +20,7 @@
 
 #include "../io/json.hpp"
 #include "../oracle/differential.hpp"
+#include "../oracle/resources.hpp"
 
 namespace memo::campaign {
 
@@ -31,7 +33,20 @@ struct bug_report {
     std::uint64_t iteration = 0;
     double seconds = 0;
     int minimise_checks = 0;
+    std::vector<oracle::resource_runs> resources;  // performance and leak: every run's figures
+    oracle::resource_options resource_options{};    // and the options they were judged with
+    std::string tester = "differential";            // which tester judged the model (oracle/tester.hpp)
 };
+
+inline io::json resource_options_json(const oracle::resource_options& r) {
+    return {{"repeats", r.repeats}, {"slower", r.slower}, {"larger", r.larger}, {"min_ms", r.min_ms}, {"min_kb", r.min_kb}, {"leak_kb", r.leak_kb}};
+}
+inline oracle::resource_options resource_options_from(const io::json& j) {
+    oracle::resource_options r;
+    r.repeats = j.value("repeats", r.repeats), r.slower = j.value("slower", r.slower), r.larger = j.value("larger", r.larger);
+    r.min_ms = j.value("min_ms", r.min_ms), r.min_kb = j.value("min_kb", r.min_kb), r.leak_kb = j.value("leak_kb", r.leak_kb);
+    return r;
+}
 
 inline io::json summary_json(const tensor& t) {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
@@ -96,20 +111,32 @@ public:
         fs::remove_all(tmp);
         fs::create_directories(tmp);
         fs::create_directories(final_dir.parent_path());
-        io::json j = verdict_json(b.v, b.minimal);
+        // A metamorphic verdict is localised in its variant.
+        io::json j = verdict_json(b.v, b.v.variant ? b.v.variant->m : b.minimal);
         io::json obs = io::json::array();
         for (const auto& o : b.observations) obs.push_back(observation_json(o));
         j["signature"] = b.signature;
         j["backends"] = backends;
+        j["tester"] = b.tester;
         j["observations"] = obs;
         j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}};
         j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()},
                       {"minimise_checks", b.minimise_checks}};
         j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
+        if (!b.resources.empty()) {
+            io::json runs = io::json::object();
+            for (const auto& r : b.resources) runs[r.backend] = {{"ms", r.ms}, {"cpu_ms", r.cpu_ms}, {"start_kb", r.start_kb}, {"peak_kb", r.peak_kb}};
+            j["runs"] = runs;
+            j["resource_options"] = resource_options_json(b.resource_options);
+        }
         j["count"] = 1;
         j["reproduce"] = "memo-fuzz replay " + final_dir.string();
         io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
         io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
+        if (const auto& x = b.v.variant) {
+            io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
+            j["variant"] = {{"relation", std::string(metamorphic::name_of(x->rel))}, {"output", x->output}, {"first_new", x->first_new}, {"gate", x->gate}};
+        }
         io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
         io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
         fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);

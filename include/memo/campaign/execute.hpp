@@ -5,6 +5,10 @@
 // when none waits, the newest valid model runs, so the workers never idle. Several lanes (each a
 // differential tester with workers of its own) keep several models in flight.
 //
+// The lanes' testers are differential (several libraries against each other) or metamorphic (each
+// library against itself on a model and its variant); the resource oracles (time and memory,
+// oracle/resources.hpp) may run beside either, on the models that ran.
+//
 // With the campaign's store, every run is recorded (status, output digest, a digest per node when
 // traced, time, memory) with the oracle's judgement, and a model judged before on the same
 // backends and inputs is not run again: its stored judgement counts (a memo hit).
@@ -14,6 +18,8 @@
 #include <fmt/core.h>
 
 #include "../coverage/coverage.hpp"
+#include "../oracle/metamorphic.hpp"
+#include "../oracle/resources.hpp"
 #include "../reduce/cost.hpp"
 #include "../store/store.hpp"
 #include "bugs.hpp"
@@ -31,19 +37,20 @@ struct execution_options {
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
     /// or resumed campaign runs exactly the same models).
     bool fill = true;
+    oracle::resource_options resources{};  // the performance and leak oracles, off by default
 };
 
 class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
-    execution(std::vector<oracle::differential*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : bugs_(dir, o.attach), cov_(reg), o_(o) {
+    execution(std::vector<oracle::tester*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : bugs_(dir, o.attach), cov_(reg), o_(o), resources_(o.resources) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
     }
-    execution(oracle::differential& diff, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : execution(std::vector<oracle::differential*>{&diff}, reg, std::move(dir), o) {}
+    execution(oracle::tester& t, const registry& reg, std::filesystem::path dir, execution_options o = {})
+        : execution(std::vector<oracle::tester*>{&t}, reg, std::move(dir), o) {}
 
     bool wants_any() const override { return o_.fill && queue_.empty() && idle() != nullptr; }
 
@@ -85,9 +92,10 @@ public:
     }
 
     std::string progress(double t) const override {
-        return fmt::format(" | exec {} ({:.0f}/s){} bugs {} crash {} nan {} incons {} shape", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
-                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), bugs_.unique("crash"), bugs_.unique("nan"),
-                           bugs_.unique("inconsistency"), bugs_.unique("shape"));
+        std::string kinds;
+        for (auto k : reported_kinds()) kinds += fmt::format(" {} {}", bugs_.unique(oracle::name_of(k)), short_name(k));
+        return fmt::format(" | exec {} ({:.0f}/s){} bugs{}", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), kinds);
     }
 
     void write_stats(io::json& s) const override {
@@ -96,16 +104,14 @@ public:
         s["models_over_cost"] = too_costly_;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
-        s["bugs"] = {{"crash", found_.count("crash") ? found_.at("crash") : 0},
-                     {"nan", found_.count("nan") ? found_.at("nan") : 0},
-                     {"inconsistency", found_.count("inconsistency") ? found_.at("inconsistency") : 0},
-                     {"unique", bugs_.unique()},
-                     {"unique_crash", bugs_.unique("crash")},
-                     {"unique_nan", bugs_.unique("nan")},
-                     {"unique_inconsistency", bugs_.unique("inconsistency")},
-                     {"unique_shape", bugs_.unique("shape")},
-                     {"suppressed_rounding", suppressed_},
-                     {"all_backends_failed", all_failed_}};
+        io::json bugs = {{"unique", bugs_.unique()}, {"suppressed_rounding", suppressed_}, {"all_backends_failed", all_failed_}};
+        for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k) {
+            const std::string name(oracle::kind_names[k]);
+            if (name != "shape") bugs[name] = found_.count(name) ? found_.at(name) : 0;  // sightings
+            bugs["unique_" + name] = bugs_.unique(name);
+        }
+        s["bugs"] = bugs;
+        s["oracle"] = oracle_json();
         io::json per = io::json::object();
         for (const auto& [name, c0] : per_backend_) {
             auto c = c0;
@@ -143,8 +149,27 @@ public:
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_},
-                {"single_backend", single_backend_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
+                {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
                 {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}};
+    }
+
+    /// The kinds of bug the oracles at work can report (the progress line's).
+    std::vector<oracle::kind> reported_kinds() const {
+        using oracle::kind;
+        std::vector<kind> r;
+        if (lanes_.front().diff->name() == "metamorphic") r = {kind::crash, kind::metamorphic};
+        else r = {kind::crash, kind::nan, kind::inconsistency, kind::shape};
+        if (o_.resources.performance) r.push_back(kind::performance);
+        if (o_.resources.leak) r.push_back(kind::leak);
+        return r;
+    }
+    static std::string_view short_name(oracle::kind k) {
+        switch (k) {
+            case oracle::kind::inconsistency: return "incons";
+            case oracle::kind::metamorphic: return "meta";
+            case oracle::kind::performance: return "perf";
+            default: return oracle::name_of(k);
+        }
     }
 
     std::uint64_t executed() const noexcept override { return executed_; }
@@ -167,7 +192,7 @@ private:
     };
 
     struct lane {
-        oracle::differential* diff;
+        oracle::tester* diff;
         pending current;
         bool running;
         std::uint64_t ticket;  // order of starting, for wait()
@@ -194,10 +219,40 @@ private:
 
     /// The store's key for a model's judgement: the backends and the inputs matter besides the model.
     std::string inputs_key() const { return store::inputs_text(lanes_.front().diff->inputs()); }
+    /// The backends, and the oracles when they are not the differential one alone.
     std::string backends_key() const {
         std::string s;
         for (const auto& n : names_) s += (s.empty() ? "" : ",") + n;
+        if (const auto t = lanes_.front().diff->name(); t != "differential") s = std::string(t) + ":" + s;
+        if (o_.resources.performance) s += "+performance";
+        if (o_.resources.leak) s += "+leak";
         return s;
+    }
+
+    /// Which oracles judged, with their own figures.
+    io::json oracle_json() const {
+        io::json j = {{"tester", std::string(lanes_.front().diff->name())}};
+        std::uint64_t discarded = 0, without = 0;
+        std::array<std::uint64_t, std::size(metamorphic::relation_names)> used{};
+        bool meta = false;
+        for (const auto& l : lanes_)
+            if (const auto* m = dynamic_cast<const oracle::metamorphic_tester*>(l.diff)) {
+                meta = true;
+                discarded += m->discarded(), without += m->without_variant();
+                for (std::size_t k = 0; k < used.size(); ++k) used[k] += m->used()[k];
+            }
+        if (meta) {
+            io::json rel = io::json::object();
+            for (std::size_t k = 0; k < used.size(); ++k) rel[std::string(metamorphic::relation_names[k])] = used[k];
+            j["metamorphic"] = {{"variants", rel}, {"discarded_self_check", discarded}, {"models_without_variant", without}};
+        }
+        if (const auto& r = o_.resources; r.any()) {
+            j["resources"] = resource_options_json(r);
+            j["resources"]["performance"] = r.performance;
+            j["resources"]["leak"] = r.leak;
+            j["resources"]["models_checked"] = resource_checks_;
+        }
+        return j;
     }
 
     /// A model judged before counts as executed, with its stored judgement, and is not run.
@@ -243,7 +298,7 @@ private:
 
     void restore(const io::json& j) {
         executed_ = j.at("executed"), suppressed_ = j.at("suppressed"), all_failed_ = j.at("all_failed"), too_costly_ = j.at("too_costly");
-        single_backend_ = j.at("single_backend"), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
+        single_backend_ = j.at("single_backend"), resource_checks_ = j.value("resource_checks", std::uint64_t{0}), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
         j.at("found").get_to(found_);
         j.at("known").get_to(known_);
         const auto& per = j.at("per_backend");
@@ -261,7 +316,7 @@ private:
 
     void complete(lane& l, double t) {
         l.running = false;
-        oracle::differential& diff = *l.diff;
+        oracle::tester& diff = *l.diff;
         const pending& cur = l.current;
         oracle::verdict v = diff.finish();
         if (diff.last_skipped()) {
@@ -281,38 +336,56 @@ private:
             c.peak_kb = std::max(c.peak_kb, obs[i].result.peak_kb);
         }
         if (v.all_failed) ++all_failed_;
-        if (!v) {
-            if (diff.last_suppressed()) ++suppressed_;
-            record(cur.m, obs, false, v.what, {});
-            return;
+        if (!v && diff.last_suppressed()) ++suppressed_;
+        record(cur.m, obs, false, v.what, v ? report(diff, cur, v, obs, t, true) : std::string());
+        if (o_.resources.any()) check_resources(diff, cur, obs, t);
+    }
+
+    /// Runs the model again on the backends that ran it, for the resource oracles.
+    void check_resources(oracle::tester& diff, const pending& cur, const std::vector<oracle::observation>& obs, double t) {
+        std::vector<executor*> xs;
+        const auto parts = diff.participants();
+        for (std::size_t k = 0; k < obs.size() && k < parts.size(); ++k)
+            if (obs[k].result.ok()) xs.push_back(parts[k]);
+        if (xs.empty()) return;
+        ++resource_checks_;
+        for (const auto& v : resources_.check(cur.m, diff.last_inputs(), xs)) report(diff, cur, v, obs, t, false);
+    }
+
+    /// Stores a bug (or counts a known one); returns its signature.
+    std::string report(oracle::tester& diff, const pending& cur, const oracle::verdict& v, const std::vector<oracle::observation>& obs, double t,
+                       bool minimise) {
+        ++found_[std::string(oracle::name_of(v.what))];
+        // A bug seen before (same first sighting signature) is counted, not minimised again.
+        const std::string first = oracle::signature(v, v.variant ? v.variant->m : cur.m);
+        if (const auto it = known_.find(first); it != known_.end()) {
+            bugs_.count(v.what, it->second);
+            return it->second;
         }
         bug_report b;
         b.original = cur.m;
         b.observations = obs;
         b.inputs = diff.inputs();
+        b.tester = std::string(diff.name());
         b.iteration = cur.iteration;
         b.seconds = t;
         b.v = v;
         b.minimal = cur.m;
-        // A bug seen before (same first sighting signature) is counted, not minimised again.
-        const std::string first = oracle::signature(v, cur.m);
-        ++found_[std::string(oracle::name_of(v.what))];
-        if (const auto it = known_.find(first); it != known_.end()) {
-            bugs_.count(v.what, it->second);
-            record(cur.m, obs, false, v.what, it->second);
-            return;
-        }
-        if (o_.minimise) {
+        if (minimise && o_.minimise) {
             auto small = diff.minimise(cur.m, v);
             b.minimal = std::move(small.m);
             b.v = small.v;
             b.minimise_checks = small.checks;
         }
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
-        b.signature = oracle::signature(b.v, b.minimal);
+        b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
+        if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak) {
+            b.resources = resources_.last_runs();
+            b.resource_options = o_.resources;
+        }
         known_.emplace(first, b.signature);
         bugs_.record(b, names_);
-        record(cur.m, obs, false, v.what, b.signature);
+        return b.signature;
     }
 
     std::vector<lane> lanes_;
@@ -321,6 +394,7 @@ private:
     store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
     execution_options o_;
+    oracle::resources resources_;
     std::vector<std::string> names_;
     std::deque<pending> queue_;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
@@ -329,6 +403,7 @@ private:
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
+    std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
 };
 
 }  // namespace memo::campaign

@@ -1,9 +1,11 @@
 #pragma once
-// The default registry: MEMO's 67 Keras classes, Dense and Input, and the adapters.
+// The default registry: MEMO's 67 Keras classes, Dense and Input, the adapters, and the
+// element-wise layers the metamorphic relations use.
 #include "act.hpp"
 #include "adapters.hpp"
 #include "conv.hpp"
 #include "core.hpp"
+#include "elementwise.hpp"
 #include "local.hpp"
 #include "merge.hpp"
 #include "norm.hpp"
@@ -21,7 +23,8 @@ using keras_layers = concat<layers::conv_layers, layers::pool_layers, layers::rn
 static_assert(keras_layers::size == 67, "MEMO's universe has 67 layer classes");
 
 /// Everything a model may contain by default. Extend it with memo::concat<default_layers, ...>.
-using default_layers = concat<keras_layers, layers::core_layers, layers::adapter_layers>;
+/// New classes go last, so that the classes before keep their indices.
+using default_layers = concat<keras_layers, layers::core_layers, layers::adapter_layers, layers::elementwise_layers>;
 
 /// The run-time registry of the default layers.
 inline const registry& default_registry() { return registry_of<default_layers>(); }

@@ -758,6 +758,16 @@ inline std::map<std::string, lowering, std::less<>> builtin_lowerings() {
     t["CustomCropLayer"] = [](call& c) { return adapter_border(c, -1); };
     t["CustomCastLayer"] = [](call& c) { return c.g.op("Identity", {c.in[0]}); };  // the exporter casts the input
     t["CustomInjectLayer"] = inject;
+    // Element-wise: ScaleShift's product is rounded to the dtype before the shift is added.
+    t["Abs"] = unary("Abs");
+    t["Square"] = [](call& c) { return c.g.op("Mul", {c.in[0], c.in[0]}); };
+    t["StopGradient"] = unary("Identity");
+    t["ScaleShift"] = [](call& c) {
+        std::string y = c.g.op("Mul", {c.in[0], c.scalar(c.real("scale"))});
+        if (c.type != c.n.type)  // a bfloat16 node computes in float32: round its product as a bfloat16 Mul would
+            y = c.g.op("Cast", {c.g.op("Cast", {y}, {{"to", elem_type(c.n.type)}})}, {{"to", elem_type(c.type)}});
+        return c.g.op("Add", {y, c.scalar(c.real("shift"))});
+    };
     // Regularisation: the identity at inference.
     for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D",
                       "SpatialDropout2D", "SpatialDropout3D"})

@@ -18,7 +18,7 @@
 #include "../backends/executor.hpp"
 #include "../core/hash.hpp"
 #include "../exec/inputs.hpp"
-#include "oracle.hpp"
+#include "tester.hpp"
 
 namespace memo::oracle {
 
@@ -82,20 +82,21 @@ inline std::string signature(const verdict& v, const model& m) {
     return layer + "-" + hex;
 }
 
-class differential {
+class differential final : public tester {
 public:
     /// `participants` are compared; `truth` computes the float64 reference (O of D_MAD).
     differential(std::vector<executor*> participants, executor& truth, const registry& reg, options o = {}, input_options in = {})
         : xs_(std::move(participants)), truth_(&truth), reg_(&reg), o_(o), in_(in) {}
 
-    const input_options& inputs() const noexcept { return in_; }
+    std::string_view name() const override { return "differential"; }
+    const input_options& inputs() const override { return in_; }
     const options& oracle_options() const noexcept { return o_; }
-    std::span<executor* const> participants() const noexcept { return xs_; }
+    std::span<executor* const> participants() const override { return xs_; }
 
     /// Starts running m on every participant that supports it (workers run while the caller goes on).
     /// Models fewer than two participants take are not run (nothing to compare them with), unless
     /// there is only one participant.
-    void begin(const model& m) {
+    void begin(const model& m) override {
         current_ = m;
         inputs_ = make_inputs(m, in_);
         obs_.clear();
@@ -119,14 +120,14 @@ public:
 
     /// Traced runs return every node's output: each observation then carries a digest per node
     /// (what a campaign's store keeps, for replay), and the oracle still sees the model's outputs.
-    void set_trace(bool on) noexcept { trace_ = on; }
+    void set_trace(bool on) override { trace_ = on; }
 
     /// Whether the last model was left unjudged because fewer than two participants take it (by
     /// supports(), or by declining it when run).
-    bool last_skipped() const noexcept { return skipped_; }
+    bool last_skipped() const override { return skipped_; }
 
     /// Waits for the runs begun last and judges them; a verdict that holds is localised.
-    verdict finish() {
+    verdict finish() override {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
             if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
@@ -158,32 +159,22 @@ public:
     }
 
     /// Whether finish() would return without waiting for a worker.
-    bool ready() const {
+    bool ready() override {
         for (std::size_t k : running_)
             if (!xs_[k]->ready()) return false;
         return true;
     }
 
-    verdict check(const model& m) {
-        begin(m);
-        return finish();
-    }
-
     /// The observations of the last run.
-    const std::vector<observation>& observations() const noexcept { return obs_; }
-    const std::vector<tensor>& last_inputs() const noexcept { return inputs_; }
+    const std::vector<observation>& observations() const override { return obs_; }
+    const std::vector<tensor>& last_inputs() const override { return inputs_; }
     /// Whether the last run's outputs differed but no single node was to blame (rounding).
-    bool last_suppressed() const noexcept { return suppressed_; }
+    bool last_suppressed() const override { return suppressed_; }
 
     /// The smallest model found (within `budget` re-runs) that gives the same kind of verdict on
     /// the same culprits, localised to the same layer class: the node alone, the node with its
     /// producer, the prefix up to it; then smaller inputs and parameters.
-    struct minimised {
-        model m;
-        verdict v;
-        int checks = 0;
-    };
-    minimised minimise(const model& m, const verdict& v, int budget = 40) {
+    minimised minimise(const model& m, const verdict& v, int budget = 40) override {
         minimised best{m, v, 0};
         if (v.node < 0 || v.status == run_status::timeout || v.status == run_status::memory) return best;
         auto holds = [&](const model& cand, verdict& out) {

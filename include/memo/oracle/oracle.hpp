@@ -7,6 +7,11 @@
 //   inconsistency  outputs differ beyond the dtype's tolerance and D_MAD (CRADLE) against the
 //                  float64 reference O exceeds a threshold; confirmed only once localised to a
 //                  node that differs on identical inputs (see differential.hpp)
+//   metamorphic    one library gives a model and its variant (metamorphic.hpp) different outputs,
+//                  though the variant computes the same function
+//   performance    a run far slower, or using far more memory, than the same model on the other
+//                  backends or than its own earlier runs (resources.hpp)
+//   leak           a worker's memory grows across repeated runs of one model (resources.hpp)
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -16,12 +21,13 @@
 #include <vector>
 
 #include "../backends/backend.hpp"
+#include "../metamorphic/variant.hpp"
 #include "../store/digest.hpp"
 
 namespace memo::oracle {
 
-enum class kind : unsigned char { none, crash, nan, inconsistency, shape };
-inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape"};
+enum class kind : unsigned char { none, crash, nan, inconsistency, shape, metamorphic, performance, leak };
+inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape", "metamorphic", "performance", "leak"};
 constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
 /// The kind a name stands for (a stored judgement's); none for a name that is no kind.
 constexpr kind kind_from(std::string_view s) noexcept {
@@ -127,6 +133,7 @@ struct verdict {
     std::string layer;                  // its class
     std::string producer;               // the class of its first input's producer (the pair)
     bool all_failed = false;            // every backend that ran failed: a model no library takes
+    std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
 
     explicit operator bool() const noexcept { return what != kind::none; }
 };

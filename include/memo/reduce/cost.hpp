@@ -18,6 +18,7 @@
 //   ConvLSTM1D/2D/3D                     steps * P * 4 * k * (c_in + filters) * filters
 //   Dense                                output elements * input features
 //   BatchNormalization, LayerNormalization, CustomScaleLayer   one per element
+//   Abs, Square, StopGradient, ScaleShift                      one per element
 //   pooling                              window size per output element (global: per input element)
 //   Add, Average, Maximum, Minimum, Multiply, Subtract          one per element per extra input
 //   Dot                                  its products
@@ -101,7 +102,9 @@ inline std::int64_t node_flops(const model& m, std::size_t i) {
         return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
     }
     if (c == "Dense") return n.out.elements() * in.back();
-    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer") return in.elements();
+    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" ||
+        c == "StopGradient" || c == "ScaleShift")
+        return in.elements();
     if (n.layer->fam == family::pool) {
         if (c.substr(0, 6) == "Global") return in.elements();
         return n.out.elements() * volume(n, "pool_size", rank - 2);
@@ -123,20 +126,24 @@ inline std::int64_t count_flops(const model& m) {
     return total;
 }
 
-/// What running a model costs, per sample, in multiply-add equivalents: its multiply-adds, every
+/// What running node i costs, per sample, in multiply-add equivalents: its multiply-adds, every
 /// element it writes (at 32: moving, indexing and converting an element costs tens of times a
 /// multiply-add), and a fixed price per recurrent step (a library runs steps one after the other,
-/// so a long sequence is slow however small its units). Campaigns skip models above a budget.
-inline std::int64_t execution_cost(const model& m) {
+/// so a long sequence is slow however small its units).
+inline std::int64_t node_cost(const model& m, std::size_t i) {
     constexpr std::int64_t per_element = 32, per_step = 2000;
+    const node& n = m.nodes[i];
+    std::int64_t c = cost_detail::node_flops(m, i) + per_element * n.out.elements();
+    if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
+        n.layer->name != "TimeDistributed")
+        c += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
+    return c;
+}
+
+/// What running a model costs, per sample: the sum of its nodes'. Campaigns skip models above a budget.
+inline std::int64_t execution_cost(const model& m) {
     std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-        const node& n = m.nodes[i];
-        total += cost_detail::node_flops(m, i) + per_element * n.out.elements();
-        if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
-            n.layer->name != "TimeDistributed")
-            total += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
-    }
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_cost(m, i);
     return total;
 }
 

@@ -134,6 +134,8 @@ public:
         result_.reset();
         types_.clear();
         start_ = std::chrono::steady_clock::now();
+        start_kb_ = worker_.pid() > 0 ? memo::detail::isolate::resident_kb(worker_.pid()) : 0;
+        start_cpu_ms_ = worker_.pid() > 0 ? memo::detail::isolate::cpu_ms_of(worker_.pid()) : 0;
         if (o.precision) return settle(run_result::failed(run_status::unsupported, "ONNX Runtime runs a model in its own dtypes"));
         onnx::export_options eo;
         eo.batch = inputs.empty() || inputs[0].dims.empty() ? 1 : inputs[0].dims[0];
@@ -193,6 +195,8 @@ public:
             }
         }
         if (r.peak_kb == 0 && worker_.pid() > 0) r.peak_kb = memo::detail::isolate::resident_kb(worker_.pid());
+        if (r.start_kb == 0) r.start_kb = start_kb_;
+        if (r.cpu_ms == 0 && worker_.pid() > 0 && start_cpu_ms_ > 0) r.cpu_ms = memo::detail::isolate::cpu_ms_of(worker_.pid()) - start_cpu_ms_;
         return r;
     }
 
@@ -208,6 +212,8 @@ private:
     std::optional<run_result> result_;
     std::vector<dtype> types_;
     std::chrono::steady_clock::time_point start_{};
+    std::int64_t start_kb_ = 0;  // the worker's resident memory when the run was sent
+    double start_cpu_ms_ = 0;    // and its CPU time
 };
 
 }  // namespace memo::ort

@@ -13,6 +13,7 @@
 #include "array.hpp"
 #include "conv.hpp"
 #include "core.hpp"
+#include "elementwise.hpp"
 #include "merge.hpp"
 #include "norm.hpp"
 #include "pool.hpp"
@@ -33,6 +34,7 @@ kernel_table<T> builtin_kernels() {
     register_reshape(t);
     register_merge(t);
     register_rnn(t);
+    register_elementwise(t);
     return t;
 }
 

@@ -613,6 +613,11 @@ inline std::map<std::string, op, std::less<>> builtin_ops() {
         flat.slice(0, 0, flat.numel(), std::max<int64_t>(1, c.integer("stride"))).fill_(fill);
         return y;
     };
+    // Element-wise: ScaleShift's product is rounded to the dtype before the shift is added.
+    t["Abs"] = [](const call& c) { return ::at::abs(c.in[0]); };
+    t["Square"] = [](const call& c) { return ::at::mul(c.in[0], c.in[0]); };
+    t["StopGradient"] = [](const call& c) { return c.in[0].detach().clone(); };
+    t["ScaleShift"] = [](const call& c) { return ::at::add(::at::mul(c.in[0], c.real("scale")), c.real("shift")); };
     // Regularisation: the identity at inference.
     for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D",
                       "SpatialDropout2D", "SpatialDropout3D"})

@@ -1,0 +1,58 @@
+#pragma once
+// A tester runs one model on the backends under test and judges what they did: what a campaign's
+// execution stage drives, one model at a time per lane. Two kinds exist:
+//   differential  (differential.hpp)  the same model on several libraries, judged against each other
+//   metamorphic   (metamorphic.hpp)   a model and a variant that must give the same outputs, on each
+//                                     library alone
+// begin() starts the runs and returns (the backends work in their workers meanwhile); finish()
+// waits for them and returns the verdict, localised.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../backends/executor.hpp"
+#include "../exec/inputs.hpp"
+#include "oracle.hpp"
+
+namespace memo::oracle {
+
+/// The smallest model found that still gives a verdict, and the re-runs it took.
+struct minimised {
+    model m;
+    verdict v;
+    int checks = 0;
+};
+
+class tester {
+public:
+    virtual ~tester() = default;
+    /// "differential" or "metamorphic": part of a stored judgement's key.
+    virtual std::string_view name() const = 0;
+    virtual std::span<executor* const> participants() const = 0;
+    virtual const input_options& inputs() const = 0;
+    /// Traced runs return a digest of every node's output (what a campaign's store keeps).
+    virtual void set_trace(bool on) = 0;
+
+    virtual void begin(const model& m) = 0;
+    /// Whether finish() would return without waiting for a worker. Not const: a tester whose runs
+    /// come in steps (the metamorphic one: the model, then its variant) starts the next step here.
+    virtual bool ready() = 0;
+    virtual verdict finish() = 0;
+    verdict check(const model& m) {
+        begin(m);
+        return finish();
+    }
+
+    /// Whether the last model was left unjudged (no backend pair, or no variant, to judge it by).
+    virtual bool last_skipped() const = 0;
+    /// Whether the last model's outputs differed but the difference was put down to rounding.
+    virtual bool last_suppressed() const = 0;
+    /// The runs of the last model (the model itself, not a variant), and its inputs.
+    virtual const std::vector<observation>& observations() const = 0;
+    virtual const std::vector<tensor>& last_inputs() const = 0;
+    /// A smaller model that shows the same verdict, within `budget` re-runs.
+    virtual minimised minimise(const model& m, const verdict& v, int budget = 40) = 0;
+};
+
+}  // namespace memo::oracle

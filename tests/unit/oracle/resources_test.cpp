@@ -1,0 +1,178 @@
+// The resource oracles: the judgement of hand-made figures, and workers with planted faults (a
+// leak of 1 MiB a run, 20 % more time in one operator) against clean ones, measured for real.
+#include <filesystem>
+
+#include <memo/backends/isolate.hpp>
+#include <memo/campaign/execute.hpp>
+#include <memo/campaign/generate.hpp>
+#include <memo/core/builder.hpp>
+#include <memo/exec/inputs.hpp>
+#include <memo/oracle/resources.hpp>
+
+#include "../backends/faulty.hpp"
+#include "../support.hpp"
+
+namespace {
+
+using memo::oracle::kind;
+using memo::oracle::resource_runs;
+
+std::size_t count_of(const std::vector<memo::oracle::verdict>& vs, kind k, const std::string& culprit) {
+    std::size_t n = 0;
+    for (const auto& v : vs) n += v.what == k && v.culprits == std::vector<std::string>{culprit};
+    return n;
+}
+
+/// Input(256) -> Dense(units) -> Dense(units) -> Dense(10): Dense takes nearly all the time.
+memo::model dense_model(std::int64_t units, std::uint64_t seed) {
+    memo::builder b(test::reg());
+    const int x = b.input({256});
+    const int d1 = b.add("Dense", {x}, {{"units", units}});
+    const int d2 = b.add("Dense", {d1}, {{"units", units}});
+    b.add("Dense", {d2}, {{"units", std::int64_t{10}}});
+    auto m = b.finish();
+    m.seed = seed;
+    return m;
+}
+
+std::unique_ptr<memo::executor> worker(std::string name, std::optional<test::fault> f = std::nullopt) {
+    return memo::make_isolated<memo::reference::interpreter>(
+        [name, f] { return f ? test::faulty_backend(*f, "Dense", name) : memo::reference::interpreter(std::nullopt, name); }, test::reg(),
+        memo::isolation_limits{20000, 2048});
+}
+
+std::vector<memo::oracle::verdict> check(memo::oracle::resources& r, const memo::model& m, std::vector<memo::executor*> xs) {
+    return r.check(m, memo::make_inputs(m, {32, 0.0, 1.0}), xs);
+}
+
+}  // namespace
+
+TEST(Resources, JudgesTheFigures) {
+    memo::oracle::resource_options o;
+    o.performance = o.leak = true;
+    o.slower = 2, o.spike = 2, o.larger = 2, o.min_ms = 1, o.min_kb = 1024, o.leak_kb = 256;
+    const resource_runs fast{"fast", {5, 5.2, 4.9, 5.1, 5}, {100000, 100000, 100000, 100000, 100000}, {101000, 101000, 101000, 101000, 101000}};
+    const resource_runs slow{"slow", {12, 11.5, 12.2, 11.9, 12}, {50000, 50000, 50000, 50000, 50000}, {51000, 51000, 51000, 51000, 51000}};
+    auto vs = memo::oracle::judge_resources({fast, slow}, o);
+    ASSERT_EQ(vs.size(), 1u);
+    EXPECT_EQ(count_of(vs, kind::performance, "slow"), 1u);
+    EXPECT_EQ(vs[0].peers, std::vector<std::string>{"fast"});
+
+    // Memory a run takes (peak - start): 9 MiB against 1 MiB.
+    resource_runs hungry = fast;
+    hungry.backend = "hungry";
+    for (auto& p : hungry.peak_kb) p += 8 * 1024;
+    vs = memo::oracle::judge_resources({fast, hungry}, o);
+    EXPECT_EQ(count_of(vs, kind::performance, "hungry"), 1u);
+    EXPECT_EQ(count_of(vs, kind::performance, "fast"), 0u);
+
+    // A run far slower than its own earlier ones.
+    resource_runs spike = fast;
+    spike.ms = {5, 5, 5, 5, 16};
+    vs = memo::oracle::judge_resources({spike}, o);
+    ASSERT_EQ(vs.size(), 1u);
+    EXPECT_NE(vs[0].message.find("run 5"), std::string::npos) << vs[0].message;
+
+    // Peak memory growing run after run from the second run on; the first run's warm-up is not growth.
+    resource_runs leaky = fast;
+    leaky.peak_kb = {150000, 101000, 102024, 103048, 104072};
+    EXPECT_EQ(count_of(memo::oracle::judge_resources({leaky}, o), kind::leak, "fast"), 1u);
+    resource_runs flat = fast;
+    flat.peak_kb = {150000, 101000, 101000, 101004, 101000};
+    EXPECT_TRUE(memo::oracle::judge_resources({flat}, o).empty());
+
+    // Under the noise floors nothing counts: 0.5 ms against 0.1 ms, 2 MiB a run growth under 4 MiB.
+    o.min_ms = 1;
+    const resource_runs tiny{"tiny", {0.5, 0.5, 0.5}, {}, {}};
+    const resource_runs tinier{"tinier", {0.1, 0.1, 0.1}, {}, {}};
+    EXPECT_TRUE(memo::oracle::judge_resources({tiny, tinier}, o).empty());
+}
+
+TEST(Resources, PlantedLeakTripsTheLeakOracleAndCleanWorkersStayQuiet) {
+    memo::oracle::resource_options o;
+    o.leak = true;
+    o.repeats = 6;
+    memo::oracle::resources r(o);
+    auto leaky = worker("leaky", test::fault::leak);
+    auto clean = worker("clean");
+    // One Dense a run leaks 1 MiB: the model has three, so 3 MiB a run.
+    int caught = 0, false_alarms = 0, checks = 0;
+    for (std::uint64_t s = 0; s < 20; ++s) {
+        const auto vs = check(r, dense_model(64, s), {leaky.get(), clean.get()});
+        caught += count_of(vs, kind::leak, "leaky") > 0;
+        false_alarms += count_of(vs, kind::leak, "clean") > 0;
+        ++checks;
+    }
+    // 20 checks of 6 runs each side: 120 clean runs.
+    std::printf("leak caught in %d of %d checks; the clean worker flagged in %d\n", caught, checks, false_alarms);
+    EXPECT_EQ(caught, checks);
+    EXPECT_LE(false_alarms, checks / 20) << false_alarms << " of " << checks;  // at most 5 %
+}
+
+TEST(Resources, PlantedSlowOperatorTripsThePerformanceOracleAndCleanWorkersStayQuiet) {
+#ifdef __SANITIZE_ADDRESS__
+    GTEST_SKIP() << "timing under the sanitizers measures the sanitizers";
+#endif
+    memo::oracle::resource_options o;
+    o.performance = true;
+    o.repeats = 9;
+    o.slower = 1.1;  // the fault is 20 %: the factor must sit below it
+    o.spike = 3;     // a single run's jitter on a busy machine is far more than 10 %
+    o.min_ms = 0.5;
+    memo::oracle::resources r(o);
+    auto slow = worker("slow", test::fault::slow);
+    auto clean = worker("clean");
+    auto other = worker("other");
+    int caught = 0, false_alarms = 0, checks = 0;
+    for (std::uint64_t s = 0; s < 12; ++s) {
+        const auto m = dense_model(384, s);
+        const auto vs = check(r, m, {slow.get(), clean.get()});
+        for (const auto& v : vs)
+            if (v.culprits.front() == "slow" && v.peers == std::vector<std::string>{"clean"}) {
+                ++caught;
+                EXPECT_EQ(v.layer, "Dense");
+                break;
+            }
+        // Two clean workers against each other: a slowdown of over 10 % is a false alarm.
+        const auto quiet = check(r, m, {clean.get(), other.get()});
+        false_alarms += !quiet.empty();
+        ++checks;
+    }
+    // 12 checks of 9 runs each side: 108 runs of each clean worker against the other.
+    std::printf("slow operator caught in %d of %d checks; clean workers flagged in %d\n", caught, checks, false_alarms);
+    // The same worker's runs of one model vary by up to 40 % on a shared 2-core machine: a 10 % bar
+    // is close to that noise, so the bounds leave room (measured: 12 of 12 caught, 0 to 5 flagged).
+    EXPECT_GE(caught, checks * 3 / 4) << caught << " of " << checks;
+    EXPECT_LE(false_alarms, checks / 2) << false_alarms << " of " << checks;
+}
+
+TEST(Resources, CampaignStoresALeakWithEveryRunsFigures) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "memo-resources-campaign";
+    fs::remove_all(dir);
+    auto leaky = worker("leaky", test::fault::leak);
+    auto clean = worker("clean");
+    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::oracle::differential diff({leaky.get(), clean.get()}, truth, test::reg());
+    memo::campaign::execution_options eo;
+    eo.resources.leak = true;
+    eo.resources.repeats = 5;
+    eo.max_models = 6;
+    memo::campaign::execution exec(diff, test::reg(), dir, eo);
+    memo::campaign::generation_options o;
+    o.out = dir.string();
+    o.seconds = 120;
+    o.quiet = true;
+    memo::campaign::generate({dense_model(64, 1)}, test::reg(), o, &exec);
+    const auto stats = memo::io::parse_json_file((dir / "stats.json").string());
+    EXPECT_TRUE(stats.at("oracle").at("resources").at("leak").get<bool>());
+    EXPECT_GE(stats.at("oracle").at("resources").at("models_checked").get<int>(), 1);
+    ASSERT_GE(stats.at("bugs").at("unique_leak").get<int>(), 1);
+    for (const auto& b : fs::directory_iterator(dir / "bugs" / "leak")) {
+        const auto bug = memo::io::parse_json_file((b.path() / "bug.json").string());
+        EXPECT_EQ(bug.at("culprits"), std::vector<std::string>{"leaky"});
+        EXPECT_EQ(bug.at("runs").at("leaky").at("peak_kb").size(), 5u);
+        EXPECT_EQ(bug.at("resource_options").at("repeats"), 5);
+    }
+    fs::remove_all(dir);
+}
