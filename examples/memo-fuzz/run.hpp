@@ -90,7 +90,7 @@ inline oracle_choice oracles_from(const cli::args& a) {
     r.larger = to_double(a.get_or("larger", "3"), "larger");
     if (r.slower < 1 || r.larger < 1) throw memo::error("--slower and --larger are factors of at least 1");
     r.min_ms = to_double(a.get_or("min-ms", "10"), "min-ms");
-    r.leak_kb = static_cast<std::int64_t>(to_u64(a.get_or("leak-kb", "256"), "leak-kb"));
+    r.leak_kb = static_cast<std::int64_t>(to_u64(a.get_or("leak-kb", "1024"), "leak-kb"));
     return c;
 }
 
@@ -291,7 +291,7 @@ inline cli::command run_command() {
             "                       median of its own earlier runs (default 3)\n"
             "  --larger F           performance: memory a run takes F times another backend's (default 3)\n"
             "  --min-ms T           time differences under T ms are noise (default 10)\n"
-            "  --leak-kb K          leak: peak memory growing at least K KiB a run from the second on (default 256)\n" +
+            "  --leak-kb K          leak: peak memory growing at least K KiB a run from the second on (default 1024)\n" +
                 execution_help,
             {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
              "memory-mb", "samples", "input-range", "dmad-threshold", "resume", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb"},
