@@ -24,6 +24,8 @@ DEBIAN_PACKAGES=(
   libprotobuf-dev
   python3-onnx
   chromium
+  libopenmpi-dev
+  openmpi-bin
 )
 
 if [[ "${MEMO_SKIP_SETUP:-0}" == "1" ]]; then

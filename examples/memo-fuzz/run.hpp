@@ -7,6 +7,9 @@
 #include <memo/campaign/execute.hpp>
 #include <memo/campaign/generate.hpp>
 #include <memo/campaign/seeds.hpp>
+#ifdef MEMO_FUZZ_MPI
+#include <memo/cluster/mpi.hpp>
+#endif
 
 #include "backends.hpp"
 #include "cli.hpp"
@@ -140,17 +143,22 @@ inline const std::string execution_help =
     "  --in-process         run the backends in this process (no isolation; for debugging)";
 
 /// Options a resumed campaign takes from its first run rather than from its command line.
-inline bool stored_option(const std::string& k) { return k != "out" && k != "resume" && k != "seconds" && k != "iterations" && k != "quiet"; }
+inline bool stored_option(const std::string& k) {
+    return k != "out" && k != "resume" && k != "seconds" && k != "iterations" && k != "quiet" && k != "mpi";
+}
 
-inline int run(const cli::args& given) {
-    auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p",
-                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill", "no-trace",
-                                          "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb"};
-    flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
-    given.only(flags);
-    if (!given.positional().empty()) throw memo::error("unexpected argument '" + given.positional()[0] + "'");
+/// Where a rank of a campaign over several keeps its own store, queue and bugs: rank 0 in the
+/// campaign directory itself (it owns stats.json, coverage.csv, bugs/ and the report), rank r in
+/// DIR/ranks/r (on its own machine's disk when DIR is not shared).
+inline std::string rank_dir(const std::string& dir, int rank) {
+    return rank == 0 ? dir : (std::filesystem::path(dir) / "ranks" / std::to_string(rank)).string();
+}
+
+/// A campaign; `world` when this process is one rank of an MPI job (--mpi).
+inline int run_campaign(const cli::args& given, memo::cluster::communicator* world) {
     namespace fs = std::filesystem;
     const auto& reg = memo::default_registry();
+    const int rank = world ? world->rank() : 0;
     cli::args a = given;
     memo::campaign::generation_options o;
     std::vector<memo::model> seeds;
@@ -158,7 +166,14 @@ inline int run(const cli::args& given) {
         // The campaign's own options come back from its store; only the budget and --quiet are new.
         for (const auto& [k, v] : given.options())
             if (stored_option(k)) throw memo::error("--resume continues a campaign with its own options; --" + k + " cannot change them");
-        auto r = memo::campaign::resume_options(*given.get("resume"), reg);
+        const std::string dir = *given.get("resume");
+        auto r = memo::campaign::resume_options(rank_dir(dir, rank), reg);
+        const int ranks = r.options.tool.value("ranks", 0);
+        if (ranks && !world)
+            throw memo::error(fmt::format("{}: a campaign over {} ranks; resume it with mpirun -np {} memo-fuzz run --mpi --resume {}", dir, ranks, ranks, dir));
+        if (world && ranks != world->size())
+            throw memo::error(ranks ? fmt::format("{}: a campaign over {} ranks cannot resume over {}; use mpirun -np {}", dir, ranks, world->size(), ranks)
+                                    : dir + ": a campaign of one process; resume it without --mpi");
         for (const auto& [k, v] : r.options.tool.at("args").items()) a.set(k, v.get<std::string>());
         if (r.finished && !given.has("seconds") && !given.has("iterations"))
             throw memo::error(r.options.out + ": the campaign ran its whole budget; give --seconds S or --iterations N to run it further");
@@ -169,12 +184,13 @@ inline int run(const cli::args& given) {
     } else {
         o.out = a.get("out").value_or("");
         if (o.out.empty()) throw memo::error("--out DIR is required (the campaign directory)");
+        o.out = rank_dir(o.out, rank);
         for (const char* f : {"stats.json", "store.db"})
             if (fs::exists(fs::path(o.out) / f))
                 throw memo::error(o.out + ": already holds a campaign (" + f + "); continue it with --resume " + o.out + ", or choose another --out");
         o.seconds = to_double(a.get_or("seconds", "60"), "seconds");
         o.iterations = to_u64(a.get_or("iterations", "0"), "iterations");
-        o.seed = to_u64(a.get_or("seed", "0"), "seed");
+        o.seed = to_u64(a.get_or("seed", "0"), "seed") + static_cast<std::uint64_t>(rank);  // each rank its own search
         o.selector = a.get_or("selector", "mh");
         o.operators = a.get_or("operators", "memo");
         o.coverage = a.get_or("coverage", "memo");
@@ -185,13 +201,23 @@ inline int run(const cli::args& given) {
         for (const auto& [k, v] : a.options())
             if (stored_option(k)) stored[k] = v;
         o.tool = {{"args", stored}};
+        if (world) o.tool["ranks"] = world->size();
         seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg, model_readers());
     }
-    o.quiet = a.has("quiet");
+    o.quiet = a.has("quiet") || rank != 0;  // one progress line: rank 0's
+    memo::cluster::exchange_options xo;
+    xo.seconds = to_double(a.get_or("sync-seconds", "3"), "sync-seconds");
+    xo.share = to_u64(a.get_or("share", "8"), "share");
+    if (xo.seconds <= 0) throw memo::error("--sync-seconds must be above 0");
+    if (world && memo::campaign::wants_rnn_state(o.coverage))
+        throw memo::error("--mpi merges MEMO's four criteria; --coverage memo,rnn-state runs in one process only");
     const auto oracles = oracles_from(a);  // a bad oracle option fails before anything starts
     const auto backends = a.get_or("backends", default_backends());
     if (backends == "none") {
+        std::optional<memo::cluster::exchange> x;
+        if (world) o.peers = &x.emplace(*world, reg, xo);
         const auto s = memo::campaign::generate(seeds, reg, o);
+        if (rank != 0) return 0;
         fmt::print("{}: {} models in {:.1f} s ({:.0f}/s), {} valid, {} raised coverage; see stats.json, coverage.csv, queue/\n", o.out,
                    s.generated, s.seconds, static_cast<double>(s.generated) / std::max(s.seconds, 1e-9), s.valid, s.diverse);
         for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
@@ -218,23 +244,56 @@ inline int run(const cli::args& given) {
     eo.resources = oracles.resources;
     o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
     memo::campaign::execution exec(t.lanes(), reg, o.out, eo);
+    std::optional<memo::cluster::exchange> x;
+    if (world) o.peers = &x.emplace(*world, reg, xo, &exec.store());
     const auto s = memo::campaign::generate(small, reg, o, &exec);
+    if (rank != 0) return 0;
     const double secs = std::max(s.seconds, 1e-9);
     std::string bugs;
     for (auto k : exec.reported_kinds()) bugs += fmt::format("{}{} {}", bugs.empty() ? "" : ", ", exec.store().unique(memo::oracle::name_of(k)), memo::oracle::name_of(k));
-    fmt::print("{}: {} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s; {} run, {} memo hits); bugs: {}\n", o.out, s.generated,
-               static_cast<double>(s.generated) / secs, exec.executed(), backends, static_cast<double>(exec.executed()) / secs, exec.models_run(),
-               exec.memo_hits(), bugs);
+    // Over several ranks, the job's figures are in rank 0's stats.json.
+    const auto job = world ? memo::io::parse_json_file((fs::path(o.out) / "stats.json").string()) : memo::io::json::object();
+    const std::uint64_t executed = job.value("models_executed", exec.executed());
+    fmt::print("{}: {}{} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s; {} run, {} memo hits); bugs: {}\n", o.out,
+               world ? fmt::format("{} ranks, ", world->size()) : std::string(), s.generated, static_cast<double>(s.generated) / secs, executed,
+               backends, static_cast<double>(executed) / secs, job.value(memo::io::json::json_pointer("/memo/models_run"), exec.models_run()),
+               job.value(memo::io::json::json_pointer("/memo/hits"), exec.memo_hits()), bugs);
     for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
     fmt::print("report: {}/report.html\n", o.out);
     if (exec.store().unique()) fmt::print("bugs are in {}/bugs/<kind>/<signature>/; each replays with memo-fuzz replay <that directory>\n", o.out);
     return 0;
 }
 
+inline int run(const cli::args& given) {
+    auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p",
+                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill", "no-trace",
+                                          "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb", "mpi", "sync-seconds", "share"};
+    flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
+    given.only(flags);
+    if (!given.positional().empty()) throw memo::error("unexpected argument '" + given.positional()[0] + "'");
+    if (!given.has("mpi")) {
+        if (given.has("sync-seconds") || given.has("share")) throw memo::error("--sync-seconds and --share are options of --mpi");
+        return run_campaign(given, nullptr);
+    }
+#ifdef MEMO_FUZZ_MPI
+    memo::cluster::mpi_session session;
+    memo::cluster::mpi_communicator world;
+    try {
+        return run_campaign(given, &world);
+    } catch (const std::exception& e) {
+        // The other ranks would wait for this one in their next exchange: the job goes down.
+        fmt::print(stderr, "memo-fuzz: rank {}: error: {}\n", world.rank(), e.what());
+        memo::cluster::mpi_session::abort(1);
+    }
+#else
+    throw memo::error("--mpi: this memo-fuzz was built without MPI (install libopenmpi-dev and openmpi-bin, then rebuild)");
+#endif
+}
+
 inline cli::command run_command() {
     return {"run",
             "run (--out DIR | --resume DIR) [--backends LIST|none] [--seconds S] [--iterations N] [--models N] [--seed N] "
-            "[--selector mh|random] [--operators memo|lemon] [--coverage memo|memo,rnn-state] [--seeds zoo|DIR] [--oracle LIST] [execution options]",
+            "[--selector mh|random] [--operators memo|lemon] [--coverage memo|memo,rnn-state] [--seeds zoo|DIR] [--oracle LIST] [--mpi] [execution options]",
             "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
             "the generated models run on the backends under test (each in its own worker process) and judged\n"
             "by the differential oracle (crash, nan, inconsistency; shape when ONNX's checks disagree), or by the\n"
@@ -291,10 +350,23 @@ inline cli::command run_command() {
             "                       median of its own earlier runs (default 3)\n"
             "  --larger F           performance: memory a run takes F times another backend's (default 3)\n"
             "  --min-ms T           time differences under T ms are noise (default 10)\n"
-            "  --leak-kb K          leak: peak memory growing at least K KiB a run from the second on (default 1024)\n" +
+            "  --leak-kb K          leak: peak memory growing at least K KiB a run from the second on (default 1024)\n"
+            "\nover several processes (see docs/cluster.md):\n"
+            "  --mpi                this process is one rank of an MPI job: mpirun -np N memo-fuzz run --mpi ...\n"
+            "                       Each rank runs its own search (seed + rank) on backends of its own; every\n"
+            "                       --sync-seconds they merge their coverage (a bitwise OR), send one another the\n"
+            "                       models that raised it (adopted into the seed pools of the ranks they are new\n"
+            "                       to), and send rank 0 their bugs, stored once per signature. Rank 0 owns DIR\n"
+            "                       (stats.json with ranks and per_rank, coverage.csv of the whole job, bugs/,\n"
+            "                       report.html); rank r keeps its own store in DIR/ranks/r. The job stops at the\n"
+            "                       first exchange after any rank's budget; a job that died resumes with\n"
+            "                       mpirun -np N memo-fuzz run --mpi --resume DIR\n"
+            "  --sync-seconds S     seconds between two exchanges (default 3)\n"
+            "  --share N            models each rank sends per exchange, at most (default 8)\n" +
                 execution_help,
             {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
-             "memory-mb", "samples", "input-range", "dmad-threshold", "resume", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb"},
+             "memory-mb", "samples", "input-range", "dmad-threshold", "resume", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb", "sync-seconds",
+             "share"},
             run};
 }
 

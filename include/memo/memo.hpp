@@ -2,7 +2,7 @@
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
 // libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3, nlohmann-json
 // and SQLite (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
-// ONNX) have headers of their own: <memo/backends/torch/backend.hpp>.
+// ONNX, MPI) have headers of their own: <memo/backends/torch/backend.hpp>, <memo/cluster/mpi.hpp>.
 #include "backends/backend.hpp"
 #include "backends/executor.hpp"
 #include "backends/isolate.hpp"
@@ -11,6 +11,8 @@
 #include "campaign/execute.hpp"
 #include "campaign/generate.hpp"
 #include "campaign/seeds.hpp"
+#include "cluster/communicator.hpp"
+#include "cluster/exchange.hpp"
 #include "core/builder.hpp"
 #include "core/domain.hpp"
 #include "core/dtype.hpp"

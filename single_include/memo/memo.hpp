@@ -9,7 +9,7 @@
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
 // libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3, nlohmann-json
 // and SQLite (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
-// ONNX) have headers of their own: <memo/backends/torch/backend.hpp>.
+// ONNX, MPI) have headers of their own: <memo/backends/torch/backend.hpp>, <memo/cluster/mpi.hpp>.
 // begin #include <memo/backends/backend.hpp>
 // The backend concept: a DL library (or our reference interpreter) that runs a model.
 //
@@ -5704,6 +5704,45 @@ public:
         return seen_.count(std::string(oracle::name_of(k)) + "/" + signature) != 0;
     }
 
+    /// Every stored bug: "<kind>/<signature>" -> its bug.json.
+    const std::map<std::string, io::json>& all() const noexcept { return seen_; }
+    /// The directory of a stored bug ("<kind>/<signature>").
+    std::filesystem::path dir_of(const std::string& key) const { return dir_ / key; }
+
+    /// Stores a bug another process of the campaign stored first (cluster/exchange.hpp): its
+    /// files as that process wrote them, `sightings` of them. Returns true when its signature is
+    /// new here; a known one only adds the sightings to its count (and needs no files).
+    bool adopt(const std::string& key, const std::map<std::string, std::string>& files, std::uint64_t sightings, int rank) {
+        namespace fs = std::filesystem;
+        if (auto it = seen_.find(key); it != seen_.end()) {
+            it->second["count"] = it->second.value("count", std::uint64_t{1}) + sightings;
+            io::write_file((dir_ / key / "bug.json").string(), it->second.dump(2) + "\n");
+            return false;
+        }
+        const auto slash = key.find('/');
+        if (slash == std::string::npos || key.find('/', slash + 1) != std::string::npos || key.find("..") != std::string::npos || !files.count("bug.json"))
+            throw error("a shared bug '" + key + "' is not <kind>/<signature> with a bug.json");
+        const fs::path final_dir = dir_ / key;
+        const fs::path tmp = dir_ / ".tmp" / (key.substr(0, slash) + "-" + key.substr(slash + 1) + "-" + std::to_string(::getpid()));
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        fs::create_directories(final_dir.parent_path());
+        io::json j = io::json::parse(files.at("bug.json"));
+        j["count"] = sightings;
+        j["reproduce"] = "memo-fuzz replay " + final_dir.string();
+        j["rank"] = rank;  // the process that found it (first_seen is that process's)
+        for (const auto& [name, bytes] : files) {
+            if (name.find('/') != std::string::npos || name.starts_with(".")) throw error("a shared bug's file '" + name + "' is not a plain name");
+            io::write_file((tmp / name).string(), name == "bug.json" ? j.dump(2) + "\n" : bytes);
+        }
+        if (fs::exists(tmp / "repro.sh"))
+            fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+        fs::rename(tmp, final_dir);
+        seen_.emplace(key, std::move(j));
+        ++unique_[key.substr(0, slash)];
+        return true;
+    }
+
     /// Distinct bugs of a kind ("crash", "nan", "inconsistency"), and in all.
     std::size_t unique(std::string_view kind) const {
         auto it = unique_.find(std::string(kind));
@@ -7678,6 +7717,7 @@ public:
     std::uint64_t executed() const noexcept override { return executed_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
     const bug_store& store() const noexcept { return bugs_; }
+    bug_store& store() noexcept { return bugs_; }
     std::uint64_t memo_hits() const noexcept { return hits_; }
     /// Models run on the backends by this campaign (memo hits excluded).
     std::uint64_t models_run() const noexcept { return runs_; }
@@ -7927,6 +7967,313 @@ private:
 
 #include <fmt/core.h>
 
+// begin #include <memo/cluster/exchange.hpp>
+// One campaign over many processes (ranks), each running its own search with its own backends:
+// every few seconds they exchange what they found (AFL's parallel mode syncs its queue the same
+// way, here through a communicator rather than a shared file system).
+//
+//   1. models: each rank's models that raised its coverage since the last exchange (at most
+//      `share`, the largest gains first) go to every rank, and each adopts into its seed pool those
+//      that raise its own coverage (search::adopt): what one rank found, the others mutate too;
+//   2. coverage: a bitwise OR of each criterion's items over the ranks, so that no rank keeps
+//      chasing what another covered (every rank has the same coverage after an exchange);
+//   3. counters: the ranks' models generated, valid and executed summed (coverage.csv's job-wide
+//      columns) and a stop flag: the campaign ends at the first exchange after any rank's budget;
+//   4. bugs: each rank's bugs stored since the last exchange go to rank 0, which owns the campaign
+//      directory and stores each signature once (bug_store::adopt); later sightings add to its count.
+//
+// The generation loop (campaign/generate.hpp) drives it; the stats of every rank are gathered to
+// rank 0 at the end (merge_stats). See docs/cluster.md for the bytes each exchange moves.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+// #include <memo/campaign/bugs.hpp> (already included)
+// #include <memo/coverage/coverage.hpp> (already included)
+// #include <memo/io/json.hpp> (already included)
+// #include <memo/store/store.hpp> (already included)
+// begin #include <memo/cluster/communicator.hpp>
+// The processes of one campaign spread over many machines, as the exchange (exchange.hpp) sees
+// them: a rank and a size, and the four collective operations it needs. cluster/mpi.hpp implements
+// it with MPI; any other transport (a test's threads, say) can too. Every operation is collective:
+// each rank calls it, in the same order, or the job hangs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memo::cluster {
+
+class communicator {
+public:
+    virtual ~communicator() = default;
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    /// Every rank's `words`, or-ed bit by bit; the result replaces `words` on every rank.
+    virtual void bitwise_or(std::vector<std::uint64_t>& words) = 0;
+    /// Every rank's `values`, summed element by element; the result replaces `values` on every rank.
+    virtual void sum(std::vector<std::uint64_t>& values) = 0;
+    /// Every rank's `bytes`, in rank order, on every rank.
+    virtual std::vector<std::string> all_gather(const std::string& bytes) = 0;
+    /// Every rank's `bytes`, in rank order, on rank 0 (other ranks get an empty vector).
+    virtual std::vector<std::string> gather(const std::string& bytes) = 0;
+};
+
+}  // namespace memo::cluster
+// end #include <memo/cluster/communicator.hpp>
+
+namespace memo::cluster {
+
+struct exchange_options {
+    double seconds = 3;          // between two exchanges
+    std::size_t share = 8;       // models each rank sends per exchange, at most
+    std::size_t max_slots = 20;  // a search's seed pool stops adopting at this many models (each costs every step: selection sorts all seeds)
+};
+
+class exchange {
+public:
+    /// `bugs`: this rank's bug store (a campaign's execution stage's), whose bugs go to rank 0's.
+    exchange(communicator& c, const registry& reg, exchange_options o = {}, campaign::bug_store* bugs = nullptr)
+        : c_(c), own_(reg), o_(o), bugs_(bugs) {}
+
+    int rank() const { return c_.rank(); }
+    int size() const { return c_.size(); }
+    const exchange_options& options() const noexcept { return o_; }
+
+    /// The seed models a fresh campaign starts from (their items are this rank's own too).
+    void seeded(const std::vector<model>& seeds) {
+        for (const auto& m : seeds) own_.add(m);
+    }
+    /// A model that raised this rank's coverage: its items are this rank's own, and it is offered
+    /// to the other ranks at the next exchange.
+    void found(const model& m, std::size_t gain) {
+        own_.add(m);
+        // Only the `share` largest gains are kept (thousands of models can raise coverage between
+        // two exchanges when nothing runs them).
+        if (found_.size() < o_.share) {
+            found_.push_back({gain, m});
+            return;
+        }
+        const auto least = std::min_element(found_.begin(), found_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (least != found_.end() && gain > least->first) *least = {gain, m};
+    }
+    /// Whether an exchange is due at campaign time `t` (seconds).
+    bool due(double t) const noexcept { return t >= next_; }
+
+    /// What an exchange did.
+    struct outcome {
+        bool stop = false;        // some rank's budget is spent: every rank stops now
+        std::size_t adopted = 0;  // models this rank took into its seed pool
+    };
+
+    /// One exchange (collective: every rank calls it, in step). `mine`: this rank's models
+    /// generated, valid and executed; `done`: this rank's budget is spent. Adopted models go into
+    /// the store (a checkpoint names its slots' models by key).
+    template <class Search>
+    outcome sync(Search& s, store::campaign_store& st, std::array<std::uint64_t, 3> mine, bool done, double t) {
+        const auto began = std::chrono::steady_clock::now();
+        outcome r;
+        std::uint64_t sent = 0;
+        // 1. models
+        std::sort(found_.begin(), found_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        io::json mj = io::json::array();
+        for (const auto& f : found_) mj.push_back(io::model_to_json(f.second));
+        shared_ += found_.size();
+        found_.clear();
+        const std::string payload = mj.dump();
+        sent += payload.size();
+        const auto all = c_.all_gather(payload);
+        for (std::size_t k = 0; k < all.size(); ++k) {
+            if (static_cast<int>(k) == rank()) continue;
+            for (const auto& j : io::json::parse(all[k])) {
+                auto m = io::model_from_json(j, own_.space().layers(), "a model from rank " + std::to_string(k));
+                const auto key = store::model_key(m);
+                if (s.adopt(std::move(m), o_.max_slots)) {
+                    st.add_model(key, s.models().back());
+                    ++r.adopted;
+                }
+            }
+        }
+        adopted_ += r.adopted;
+        // 2. coverage
+        std::vector<std::uint64_t> words;
+        for (auto k : all_criteria) words.insert(words.end(), s.coverage().items(k).words().begin(), s.coverage().items(k).words().end());
+        c_.bitwise_or(words);
+        sent += 8 * words.size();
+        std::size_t at = 0;
+        for (auto k : all_criteria) {
+            auto& items = s.coverage().items(k);
+            item_set merged(items.size());
+            const auto n = items.words().size();
+            merged.assign(std::vector<std::uint64_t>(words.begin() + static_cast<std::ptrdiff_t>(at), words.begin() + static_cast<std::ptrdiff_t>(at + n)));
+            items.merge(merged);
+            at += n;
+        }
+        // 3. counters and the stop flag
+        std::vector<std::uint64_t> totals{done ? 1u : 0u, mine[0], mine[1], mine[2]};
+        c_.sum(totals);
+        sent += 8 * totals.size();
+        r.stop = totals[0] > 0;
+        for (std::size_t i = 0; i < 3; ++i) others_[i] = totals[i + 1] - mine[i];
+        // 4. bugs
+        sent += ship_bugs();
+        ++syncs_;
+        bytes_ += sent;
+        seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+        next_ = t + o_.seconds;
+        return r;
+    }
+
+    /// Sends this rank's bugs not yet sent (and new sightings of those sent) to rank 0, which
+    /// stores each signature once (collective; the generation loop calls it once more at the end,
+    /// after the last models ran). Returns the bytes this rank sent.
+    std::uint64_t ship_bugs() {
+        auto* bugs = bugs_;
+        io::json out = io::json::array();
+        if (bugs && rank() != 0) {
+            for (const auto& [key, j] : bugs->all()) {
+                const std::uint64_t count = j.value("count", std::uint64_t{1});
+                auto& sent = shipped_[key];
+                if (count <= sent) continue;
+                io::json e = {{"key", key}, {"sightings", count - sent}};
+                if (sent == 0) {
+                    io::json files = io::json::object();
+                    for (const auto& f : std::filesystem::directory_iterator(bugs->dir_of(key)))
+                        if (f.is_regular_file()) files[f.path().filename().string()] = to_hex(io::read_file(f.path().string()));
+                    e["files"] = files;
+                }
+                sent = count;
+                out.push_back(std::move(e));
+            }
+        }
+        const std::string payload = out.dump();
+        const auto all = c_.gather(payload);
+        for (std::size_t k = 1; k < all.size() && bugs; ++k)
+            for (const auto& e : io::json::parse(all[k])) {
+                std::map<std::string, std::string> files;
+                if (e.contains("files"))
+                    for (const auto& [name, hex] : e.at("files").items()) files[name] = from_hex(hex.get<std::string>());
+                const auto key = e.at("key").get<std::string>();
+                bugs->adopt(key, files, e.at("sightings").get<std::uint64_t>(), static_cast<int>(k));
+            }
+        return payload.size();
+    }
+
+    /// Job-wide totals of the other ranks at the last exchange (models generated, valid, executed).
+    const std::array<std::uint64_t, 3>& others() const noexcept { return others_; }
+    /// Items this rank covered itself (its seeds and the models that raised its coverage).
+    const memo_coverage& own() const noexcept { return own_; }
+
+    /// Gathers every rank's stats.json to rank 0 (collective), which then holds the job's:
+    /// `ranks`, `per_rank` (each rank's figures and own coverage, its items in hex words), the
+    /// counters summed over the ranks, and `cluster` (exchanges, models shared, bytes).
+    void merge_stats(io::json& stats) {
+        const auto* bugs = bugs_;
+        io::json mine = {{"rank", rank()}, {"seed", stats.value("seed", std::uint64_t{0})}, {"seconds", stats.value("seconds", 0.0)}};
+        for (const char* k : summed) mine[k] = stats.value(k, std::uint64_t{0});
+        io::json cov = io::json::object(), items = io::json::object();
+        for (auto k : all_criteria) {
+            cov[std::string(name_of(k))] = {{"covered", own_.covered(k)}, {"total", own_.total(k)}};
+            std::string hex;
+            for (auto w : own_.items(k).words()) hex += fmt::format("{:016x}", w);
+            items[std::string(name_of(k))] = hex;
+        }
+        mine["coverage"] = cov;
+        mine["coverage_items"] = items;
+        std::uint64_t stored = 0;  // by this rank (rank 0 also holds those the others sent)
+        if (bugs)
+            for (const auto& [key, j] : bugs->all()) stored += !j.contains("rank");
+        mine["bugs_stored"] = stored;
+        for (const char* k : {"bugs", "memo"}) mine[k] = stats.value(k, io::json::object());
+        mine["exchange"] = {{"syncs", syncs_}, {"models_shared", shared_}, {"models_adopted", adopted_}, {"bytes_sent", bytes_}, {"seconds", seconds_}};
+        const auto all = c_.gather(mine.dump());
+        stats["rank"] = rank();
+        if (rank() != 0) return;
+        io::json per = io::json::array();
+        for (const auto& s : all) per.push_back(io::json::parse(s));
+        for (const char* k : summed) {
+            std::uint64_t total = 0;
+            for (const auto& p : per) total += p.at(k).get<std::uint64_t>();
+            if (stats.contains(k)) stats[k] = total;
+        }
+        // Sightings and memo hits add up; the unique counts are rank 0's store's already.
+        for (const char* o : {"bugs", "memo"})
+            if (stats.contains(o))
+                for (auto& [k, v] : stats[o].items())
+                    if (!k.starts_with("unique") && v.is_number()) {
+                        double total = 0;
+                        for (const auto& p : per) total += p.at(o).value(k, 0.0);
+                        v = v.is_number_unsigned() ? io::json(static_cast<std::uint64_t>(total)) : io::json(total);
+                    }
+        const double secs = std::max(stats.value("seconds", 0.0), 1e-9);
+        stats["models_per_second"] = static_cast<double>(stats.value("models_generated", std::uint64_t{0})) / secs;
+        stats["valid_per_second"] = static_cast<double>(stats.value("models_valid", std::uint64_t{0})) / secs;
+        std::uint64_t shared = 0, adopted = 0, bytes = 0;
+        for (const auto& p : per) {
+            shared += p.at("exchange").at("models_shared").get<std::uint64_t>();
+            adopted += p.at("exchange").at("models_adopted").get<std::uint64_t>();
+            bytes += p.at("exchange").at("bytes_sent").get<std::uint64_t>();
+        }
+        stats["ranks"] = size();
+        stats["per_rank"] = per;
+        stats["cluster"] = {{"syncs", syncs_}, {"sync_seconds", o_.seconds}, {"share", o_.share}, {"models_shared", shared},
+                            {"models_adopted", adopted}, {"bytes_sent", bytes}, {"coverage_bytes_per_sync", coverage_bytes()}};
+    }
+
+    /// The bytes of one rank's coverage words (what each exchange's OR moves per rank).
+    std::uint64_t coverage_bytes() const {
+        std::uint64_t n = 0;
+        for (auto k : all_criteria) n += 8 * own_.items(k).words().size();
+        return n;
+    }
+
+    /// What a checkpoint keeps of the exchange, and its restoring.
+    io::json save() const {
+        return {{"own", own_.save()}, {"syncs", syncs_}, {"shared", shared_}, {"adopted", adopted_}, {"bytes", bytes_}, {"seconds", seconds_}, {"shipped", shipped_}};
+    }
+    void restore(const io::json& j) {
+        own_.restore(j.at("own"));
+        syncs_ = j.at("syncs"), shared_ = j.at("shared"), adopted_ = j.at("adopted"), bytes_ = j.at("bytes"), seconds_ = j.at("seconds");
+        j.at("shipped").get_to(shipped_);
+    }
+
+private:
+    // A bug's files travel in JSON, which holds text only (model.onnx is binary): in hex.
+    static std::string to_hex(const std::string& bytes) {
+        static constexpr char digits[] = "0123456789abcdef";
+        std::string r;
+        r.reserve(2 * bytes.size());
+        for (unsigned char c : bytes) r += digits[c >> 4], r += digits[c & 15];
+        return r;
+    }
+    static std::string from_hex(const std::string& hex) {
+        auto value = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+        std::string r(hex.size() / 2, '\0');
+        for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<char>(value(hex[2 * i]) << 4 | value(hex[2 * i + 1]));
+        return r;
+    }
+
+    static constexpr const char* summed[] = {"iterations", "models_generated", "models_valid", "models_diverse", "models_executed"};
+    communicator& c_;
+    memo_coverage own_;
+    exchange_options o_;
+    campaign::bug_store* bugs_;
+    std::vector<std::pair<std::size_t, model>> found_;  // since the last exchange, with their gains
+    std::map<std::string, std::uint64_t> shipped_;      // bug key -> sightings sent to rank 0
+    std::array<std::uint64_t, 3> others_{};
+    double next_ = 0;  // campaign time of the next exchange
+    std::uint64_t syncs_ = 0, shared_ = 0, adopted_ = 0, bytes_ = 0;
+    double seconds_ = 0;  // in exchanges, waiting for the other ranks included
+};
+
+}  // namespace memo::cluster
+// end #include <memo/cluster/exchange.hpp>
 // #include <memo/io/json.hpp> (already included)
 // begin #include <memo/report/report.hpp>
 // report.html: a campaign at a glance, as one self-contained page (no script, no network):
@@ -9039,7 +9386,7 @@ public:
     };
 
     search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
-        : models_(std::move(seeds)), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
+        : models_(std::move(seeds)), initial_(models_.size()), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
         for (const auto& m : models_) cov_.add(m);
         model_score_.assign(models_.size(), 0.0);
         op_score_.assign(Ops::size, 0.0);
@@ -9088,19 +9435,22 @@ public:
         std::vector<std::size_t> selected;  // per seed
         std::array<std::uint64_t, 4> rng{};
         std::vector<std::uint64_t> selector;  // what the selector's state() gave, when it has one
+        std::size_t initial = 0;              // models from the seeds (the rest were adopted); 0: all
     };
     state save() const {
-        state st{models_, model_score_, op_score_, {}, rng_.state(), {}};
+        state st{models_, model_score_, op_score_, {}, rng_.state(), {}, initial_};
         for (const auto& s : seeds_) st.selected.push_back(s.selected);
         if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
         return st;
     }
-    /// Restores a saved state and its coverage; throws when it was saved with another seed pool.
+    /// Restores a saved state and its coverage; throws when it was saved with another seed pool
+    /// (the state may hold more models than this search's seeds: those it adopted).
     void restore(state st, Coverage cov) {
-        if (st.models.size() != models_.size() || st.selected.size() != seeds_.size() || st.model_score.size() != model_score_.size() ||
+        if ((st.initial ? st.initial : st.models.size()) != initial_ || st.models.size() < initial_ || st.model_score.size() != st.models.size() || st.selected.size() != st.models.size() * Ops::size ||
             st.op_score.size() != op_score_.size())
             throw error("a saved search state with " + std::to_string(st.models.size()) + " models and " + std::to_string(st.selected.size()) +
                         " seeds cannot restore a search of " + std::to_string(models_.size()) + " and " + std::to_string(seeds_.size()));
+        while (models_.size() < st.models.size()) add_slot(Model{}, 0.0);
         models_ = std::move(st.models);
         model_score_ = std::move(st.model_score);
         op_score_ = std::move(st.op_score);
@@ -9110,7 +9460,21 @@ public:
         cov_ = std::move(cov);  // in place: ctx_ keeps referring to it
     }
 
+    /// Adopts a model found elsewhere (by another process of the same campaign) as a new slot with
+    /// a seed per operator, when it raises this search's coverage; returns its gain (0: not
+    /// adopted). The pool stops growing at `max_slots`.
+    std::size_t adopt(Model m, std::size_t max_slots) {
+        if (models_.size() >= max_slots) return 0;
+        const std::size_t gain = cov_.gain(m);
+        if (gain == 0) return 0;
+        cov_.add(m);
+        add_slot(std::move(m), 1.0);  // the score a diverse mutant earns its slot
+        return gain;
+    }
+
     const Coverage& coverage() const noexcept { return cov_; }
+    /// For merging in what other searches covered (cluster/exchange.hpp): items only ever added.
+    Coverage& coverage() noexcept { return cov_; }
     const std::vector<Model>& models() const noexcept { return models_; }
     std::size_t seed_count() const noexcept { return seeds_.size(); }
     static constexpr std::span<const std::string_view> operator_names() { return Ops::names; }
@@ -9126,7 +9490,15 @@ private:
     struct seed_entry {
         std::size_t slot, op, selected;
     };
+    void add_slot(Model m, double score) {
+        models_.push_back(std::move(m));
+        model_score_.push_back(score);
+        for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({models_.size() - 1, o, 0});
+        fitness_.resize(seeds_.size());
+    }
+
     std::vector<Model> models_;
+    std::size_t initial_;  // slots from the seeds; adopt() adds more
     Coverage cov_;
     Selector sel_;
     rng rng_;
@@ -9888,6 +10260,9 @@ struct generation_options {
     /// The caller's own options (a tool's backends, say), stored with the campaign's and given
     /// back by resume_options().
     io::json tool = io::json::object();
+    /// This process is one rank of a campaign over several (cluster/exchange.hpp): the loop
+    /// exchanges coverage, models and bugs with the others every few seconds, and stops with them.
+    cluster::exchange* peers = nullptr;
 };
 
 struct generation_summary {
@@ -9954,7 +10329,7 @@ inline void record_coverage(store::campaign_store& st, const memo_coverage& c, m
 }
 
 template <class Search>
-io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec) {
+io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec, const cluster::exchange* peers) {
     const auto st = s.save();
     io::json slots = io::json::array();
     for (const auto& m : st.models) slots.push_back(store::model_key(m));
@@ -9962,9 +10337,10 @@ io::json save_state(const Search& s, const loop_counters& n, double seconds, std
             {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
                           {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
             {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
-                        {"selector", st.selector}}},
+                        {"selector", st.selector}, {"initial", st.initial}}},
             {"coverage", s.coverage().save()},
-            {"stage", exec ? exec->save() : io::json::object()}};
+            {"stage", exec ? exec->save() : io::json::object()},
+            {"cluster", peers ? peers->save() : io::json::object()}};
 }
 
 template <class Search>
@@ -9981,6 +10357,7 @@ void restore_state(Search& s, loop_counters& n, const io::json& j, store::campai
     }
     sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
     sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
+    state.initial = sj.value("initial", state.models.size());
     memo_coverage cov = s.coverage();  // with its extra metric, if it has one
     cov.restore(j.at("coverage"));
     s.restore(std::move(state), std::move(cov));
@@ -9995,6 +10372,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     const auto names = Search::operator_names();
     loop_counters n{0, 0, 0, std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size())};
     double t0 = 0;  // seconds of the campaign before this invocation
+    cluster::exchange* peers = o.peers;
     memo_coverage recorded(reg);
     std::ofstream csv;
     if (resumed) {
@@ -10008,6 +10386,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         fs::resize_file(dir / "coverage.csv", resumed->state.at("csv_bytes").get<std::uint64_t>());
         csv.open(dir / "coverage.csv", std::ios::app);
         if (exec) exec->open(st, &resumed->state.at("stage"));
+        if (peers) {
+            if (resumed->state.value("cluster", io::json::object()).empty()) throw error(o.out + ": its checkpoint was not made by a rank of a campaign over several");
+            peers->restore(resumed->state.at("cluster"));
+        }
     } else {
         // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
         fs::remove_all(dir / "queue");
@@ -10026,6 +10408,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         for (const auto& [name, v] : extra.items()) csv << ',' << name;
         csv << '\n';
         if (exec) exec->open(st, nullptr);
+        if (peers) peers->seeded(s.models());
     }
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
     std::vector<std::uint64_t> slot_keys;
@@ -10038,8 +10421,11 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.checkpoint_seconds));
     auto next_checkpoint = start + every;
     const std::uint64_t first = n.generated;
+    // The job's counters: this process's, and the other ranks' as of the last exchange.
+    auto others = [&] { return peers ? peers->others() : std::array<std::uint64_t, 3>{}; };
     auto row = [&](double t) {
-        csv << fmt::format("{:.3f},{},{},{}", t, n.generated, n.valid, exec ? exec->executed() : 0);
+        const auto x = others();
+        csv << fmt::format("{:.3f},{},{},{}", t, n.generated + x[0], n.valid + x[1], (exec ? exec->executed() : 0) + x[2]);
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
         const auto extra = extra_columns(s.coverage());
         for (const auto& [name, v] : extra.items()) csv << ',' << v.at("covered").dump();
@@ -10048,23 +10434,31 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     // Between two steps: the csv so far, the search, the stage.
     auto checkpoint = [&](double t) {
         csv.flush();
-        st.save_checkpoint({n.generated, t, save_state(s, n, t, static_cast<std::uint64_t>(csv.tellp()), exec)});
+        st.save_checkpoint({n.generated, t, save_state(s, n, t, static_cast<std::uint64_t>(csv.tellp()), exec, peers)});
     };
     auto line = [&](double t) {
         const double rate = t > t0 ? static_cast<double>(n.generated - first) / (t - t0) : 0.0;
-        return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, n.generated, rate,
+        return fmt::format("[{:6.1f}s] {}{} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t,
+                           peers ? fmt::format("{} ranks, rank 0: ", peers->size()) : std::string(), n.generated, rate,
                            n.generated ? 100.0 * static_cast<double>(n.valid) / static_cast<double>(n.generated) : 0.0, n.diverse,
                            coverage_line(s.coverage())) +
                (exec ? exec->progress(t) : std::string());
     };
     if (!resumed) row(0);
     for (;;) {
-        if (o.iterations && n.generated - first >= o.iterations) break;
-        if (exec && exec->done()) break;
         // Reading the clock every iteration costs ~20 ns; steps take microseconds.
         const auto now = clock::now();
         const double t = t0 + std::chrono::duration<double>(now - start).count();
-        if (t - t0 >= o.seconds) break;
+        const bool done = (o.iterations && n.generated - first >= o.iterations) || (exec && exec->done()) || t - t0 >= o.seconds;
+        if (peers && (done || peers->due(t))) {
+            // Ranks stop together, at the first exchange after any one's budget is spent.
+            const auto x = peers->sync(s, st, {n.generated, n.valid, exec ? exec->executed() : 0}, done, t);
+            for (std::size_t i = slot_keys.size(); i < s.models().size(); ++i) slot_keys.push_back(store::model_key(s.models()[i]));
+            record_coverage(st, s.coverage(), recorded, n.generated);
+            if (x.stop) break;
+        } else if (done) {
+            break;
+        }
         if (now >= next_row) {
             row(t);
             next_row += std::chrono::seconds(1);
@@ -10091,6 +10485,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             st.add_model(key, *r.mutant);
             record_coverage(st, s.coverage(), recorded, n.generated);
             if (r.mutant == &s.models()[r.slot]) slot_keys[r.slot] = key;
+            if (peers) peers->found(*r.mutant, r.gain);
         }
         if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, n.generated, t);
         if (!r.gain) continue;
@@ -10101,6 +10496,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         io::write_file((dir / "queue" / fmt::format("{:09}.json", n.generated)).string(), j.dump() + "\n");
     }
     if (exec) exec->drain(t0 + std::chrono::duration<double>(clock::now() - start).count());
+    if (peers) peers->ship_bugs();  // what the last models found
     sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count();
     sum.generated = n.generated, sum.valid = n.valid, sum.diverse = n.diverse;
     for (auto k : all_criteria) {
@@ -10134,6 +10530,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                       {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()},
                                  {"executions", st.execution_count()}}}};
     if (exec) exec->write_stats(stats);
+    if (peers) {
+        peers->merge_stats(stats);  // rank 0: the job's figures and each rank's
+        if (peers->rank() == 0) sum.generated = stats.at("models_generated"), sum.valid = stats.at("models_valid"), sum.diverse = stats.at("models_diverse");
+    }
     io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
     report::write_report(dir, s.coverage());
     return sum;
@@ -14281,6 +14681,8 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
 
 }  // namespace memo::campaign
 // end #include <memo/campaign/seeds.hpp>
+// #include <memo/cluster/communicator.hpp> (already included)
+// #include <memo/cluster/exchange.hpp> (already included)
 // #include <memo/core/builder.hpp> (already included)
 // #include <memo/core/domain.hpp> (already included)
 // #include <memo/core/dtype.hpp> (already included)

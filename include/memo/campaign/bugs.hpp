@@ -167,6 +167,45 @@ public:
         return seen_.count(std::string(oracle::name_of(k)) + "/" + signature) != 0;
     }
 
+    /// Every stored bug: "<kind>/<signature>" -> its bug.json.
+    const std::map<std::string, io::json>& all() const noexcept { return seen_; }
+    /// The directory of a stored bug ("<kind>/<signature>").
+    std::filesystem::path dir_of(const std::string& key) const { return dir_ / key; }
+
+    /// Stores a bug another process of the campaign stored first (cluster/exchange.hpp): its
+    /// files as that process wrote them, `sightings` of them. Returns true when its signature is
+    /// new here; a known one only adds the sightings to its count (and needs no files).
+    bool adopt(const std::string& key, const std::map<std::string, std::string>& files, std::uint64_t sightings, int rank) {
+        namespace fs = std::filesystem;
+        if (auto it = seen_.find(key); it != seen_.end()) {
+            it->second["count"] = it->second.value("count", std::uint64_t{1}) + sightings;
+            io::write_file((dir_ / key / "bug.json").string(), it->second.dump(2) + "\n");
+            return false;
+        }
+        const auto slash = key.find('/');
+        if (slash == std::string::npos || key.find('/', slash + 1) != std::string::npos || key.find("..") != std::string::npos || !files.count("bug.json"))
+            throw error("a shared bug '" + key + "' is not <kind>/<signature> with a bug.json");
+        const fs::path final_dir = dir_ / key;
+        const fs::path tmp = dir_ / ".tmp" / (key.substr(0, slash) + "-" + key.substr(slash + 1) + "-" + std::to_string(::getpid()));
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        fs::create_directories(final_dir.parent_path());
+        io::json j = io::json::parse(files.at("bug.json"));
+        j["count"] = sightings;
+        j["reproduce"] = "memo-fuzz replay " + final_dir.string();
+        j["rank"] = rank;  // the process that found it (first_seen is that process's)
+        for (const auto& [name, bytes] : files) {
+            if (name.find('/') != std::string::npos || name.starts_with(".")) throw error("a shared bug's file '" + name + "' is not a plain name");
+            io::write_file((tmp / name).string(), name == "bug.json" ? j.dump(2) + "\n" : bytes);
+        }
+        if (fs::exists(tmp / "repro.sh"))
+            fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+        fs::rename(tmp, final_dir);
+        seen_.emplace(key, std::move(j));
+        ++unique_[key.substr(0, slash)];
+        return true;
+    }
+
     /// Distinct bugs of a kind ("crash", "nan", "inconsistency"), and in all.
     std::size_t unique(std::string_view kind) const {
         auto it = unique_.find(std::string(kind));

@@ -175,6 +175,7 @@ public:
     std::uint64_t executed() const noexcept override { return executed_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
     const bug_store& store() const noexcept { return bugs_; }
+    bug_store& store() noexcept { return bugs_; }
     std::uint64_t memo_hits() const noexcept { return hits_; }
     /// Models run on the backends by this campaign (memo hits excluded).
     std::uint64_t models_run() const noexcept { return runs_; }

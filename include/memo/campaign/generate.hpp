@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "../cluster/exchange.hpp"
 #include "../io/json.hpp"
 #include "../report/report.hpp"
 #include "../search/search.hpp"
@@ -48,6 +49,9 @@ struct generation_options {
     /// The caller's own options (a tool's backends, say), stored with the campaign's and given
     /// back by resume_options().
     io::json tool = io::json::object();
+    /// This process is one rank of a campaign over several (cluster/exchange.hpp): the loop
+    /// exchanges coverage, models and bugs with the others every few seconds, and stops with them.
+    cluster::exchange* peers = nullptr;
 };
 
 struct generation_summary {
@@ -114,7 +118,7 @@ inline void record_coverage(store::campaign_store& st, const memo_coverage& c, m
 }
 
 template <class Search>
-io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec) {
+io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec, const cluster::exchange* peers) {
     const auto st = s.save();
     io::json slots = io::json::array();
     for (const auto& m : st.models) slots.push_back(store::model_key(m));
@@ -122,9 +126,10 @@ io::json save_state(const Search& s, const loop_counters& n, double seconds, std
             {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
                           {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
             {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
-                        {"selector", st.selector}}},
+                        {"selector", st.selector}, {"initial", st.initial}}},
             {"coverage", s.coverage().save()},
-            {"stage", exec ? exec->save() : io::json::object()}};
+            {"stage", exec ? exec->save() : io::json::object()},
+            {"cluster", peers ? peers->save() : io::json::object()}};
 }
 
 template <class Search>
@@ -141,6 +146,7 @@ void restore_state(Search& s, loop_counters& n, const io::json& j, store::campai
     }
     sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
     sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
+    state.initial = sj.value("initial", state.models.size());
     memo_coverage cov = s.coverage();  // with its extra metric, if it has one
     cov.restore(j.at("coverage"));
     s.restore(std::move(state), std::move(cov));
@@ -155,6 +161,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     const auto names = Search::operator_names();
     loop_counters n{0, 0, 0, std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size())};
     double t0 = 0;  // seconds of the campaign before this invocation
+    cluster::exchange* peers = o.peers;
     memo_coverage recorded(reg);
     std::ofstream csv;
     if (resumed) {
@@ -168,6 +175,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         fs::resize_file(dir / "coverage.csv", resumed->state.at("csv_bytes").get<std::uint64_t>());
         csv.open(dir / "coverage.csv", std::ios::app);
         if (exec) exec->open(st, &resumed->state.at("stage"));
+        if (peers) {
+            if (resumed->state.value("cluster", io::json::object()).empty()) throw error(o.out + ": its checkpoint was not made by a rank of a campaign over several");
+            peers->restore(resumed->state.at("cluster"));
+        }
     } else {
         // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
         fs::remove_all(dir / "queue");
@@ -186,6 +197,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         for (const auto& [name, v] : extra.items()) csv << ',' << name;
         csv << '\n';
         if (exec) exec->open(st, nullptr);
+        if (peers) peers->seeded(s.models());
     }
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
     std::vector<std::uint64_t> slot_keys;
@@ -198,8 +210,11 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.checkpoint_seconds));
     auto next_checkpoint = start + every;
     const std::uint64_t first = n.generated;
+    // The job's counters: this process's, and the other ranks' as of the last exchange.
+    auto others = [&] { return peers ? peers->others() : std::array<std::uint64_t, 3>{}; };
     auto row = [&](double t) {
-        csv << fmt::format("{:.3f},{},{},{}", t, n.generated, n.valid, exec ? exec->executed() : 0);
+        const auto x = others();
+        csv << fmt::format("{:.3f},{},{},{}", t, n.generated + x[0], n.valid + x[1], (exec ? exec->executed() : 0) + x[2]);
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
         const auto extra = extra_columns(s.coverage());
         for (const auto& [name, v] : extra.items()) csv << ',' << v.at("covered").dump();
@@ -208,23 +223,31 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     // Between two steps: the csv so far, the search, the stage.
     auto checkpoint = [&](double t) {
         csv.flush();
-        st.save_checkpoint({n.generated, t, save_state(s, n, t, static_cast<std::uint64_t>(csv.tellp()), exec)});
+        st.save_checkpoint({n.generated, t, save_state(s, n, t, static_cast<std::uint64_t>(csv.tellp()), exec, peers)});
     };
     auto line = [&](double t) {
         const double rate = t > t0 ? static_cast<double>(n.generated - first) / (t - t0) : 0.0;
-        return fmt::format("[{:6.1f}s] {} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t, n.generated, rate,
+        return fmt::format("[{:6.1f}s] {}{} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t,
+                           peers ? fmt::format("{} ranks, rank 0: ", peers->size()) : std::string(), n.generated, rate,
                            n.generated ? 100.0 * static_cast<double>(n.valid) / static_cast<double>(n.generated) : 0.0, n.diverse,
                            coverage_line(s.coverage())) +
                (exec ? exec->progress(t) : std::string());
     };
     if (!resumed) row(0);
     for (;;) {
-        if (o.iterations && n.generated - first >= o.iterations) break;
-        if (exec && exec->done()) break;
         // Reading the clock every iteration costs ~20 ns; steps take microseconds.
         const auto now = clock::now();
         const double t = t0 + std::chrono::duration<double>(now - start).count();
-        if (t - t0 >= o.seconds) break;
+        const bool done = (o.iterations && n.generated - first >= o.iterations) || (exec && exec->done()) || t - t0 >= o.seconds;
+        if (peers && (done || peers->due(t))) {
+            // Ranks stop together, at the first exchange after any one's budget is spent.
+            const auto x = peers->sync(s, st, {n.generated, n.valid, exec ? exec->executed() : 0}, done, t);
+            for (std::size_t i = slot_keys.size(); i < s.models().size(); ++i) slot_keys.push_back(store::model_key(s.models()[i]));
+            record_coverage(st, s.coverage(), recorded, n.generated);
+            if (x.stop) break;
+        } else if (done) {
+            break;
+        }
         if (now >= next_row) {
             row(t);
             next_row += std::chrono::seconds(1);
@@ -251,6 +274,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             st.add_model(key, *r.mutant);
             record_coverage(st, s.coverage(), recorded, n.generated);
             if (r.mutant == &s.models()[r.slot]) slot_keys[r.slot] = key;
+            if (peers) peers->found(*r.mutant, r.gain);
         }
         if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, n.generated, t);
         if (!r.gain) continue;
@@ -261,6 +285,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         io::write_file((dir / "queue" / fmt::format("{:09}.json", n.generated)).string(), j.dump() + "\n");
     }
     if (exec) exec->drain(t0 + std::chrono::duration<double>(clock::now() - start).count());
+    if (peers) peers->ship_bugs();  // what the last models found
     sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count();
     sum.generated = n.generated, sum.valid = n.valid, sum.diverse = n.diverse;
     for (auto k : all_criteria) {
@@ -294,6 +319,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                       {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()},
                                  {"executions", st.execution_count()}}}};
     if (exec) exec->write_stats(stats);
+    if (peers) {
+        peers->merge_stats(stats);  // rank 0: the job's figures and each rank's
+        if (peers->rank() == 0) sum.generated = stats.at("models_generated"), sum.valid = stats.at("models_valid"), sum.diverse = stats.at("models_diverse");
+    }
     io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
     report::write_report(dir, s.coverage());
     return sum;

@@ -39,7 +39,7 @@ public:
     };
 
     search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
-        : models_(std::move(seeds)), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
+        : models_(std::move(seeds)), initial_(models_.size()), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
         for (const auto& m : models_) cov_.add(m);
         model_score_.assign(models_.size(), 0.0);
         op_score_.assign(Ops::size, 0.0);
@@ -88,19 +88,22 @@ public:
         std::vector<std::size_t> selected;  // per seed
         std::array<std::uint64_t, 4> rng{};
         std::vector<std::uint64_t> selector;  // what the selector's state() gave, when it has one
+        std::size_t initial = 0;              // models from the seeds (the rest were adopted); 0: all
     };
     state save() const {
-        state st{models_, model_score_, op_score_, {}, rng_.state(), {}};
+        state st{models_, model_score_, op_score_, {}, rng_.state(), {}, initial_};
         for (const auto& s : seeds_) st.selected.push_back(s.selected);
         if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
         return st;
     }
-    /// Restores a saved state and its coverage; throws when it was saved with another seed pool.
+    /// Restores a saved state and its coverage; throws when it was saved with another seed pool
+    /// (the state may hold more models than this search's seeds: those it adopted).
     void restore(state st, Coverage cov) {
-        if (st.models.size() != models_.size() || st.selected.size() != seeds_.size() || st.model_score.size() != model_score_.size() ||
+        if ((st.initial ? st.initial : st.models.size()) != initial_ || st.models.size() < initial_ || st.model_score.size() != st.models.size() || st.selected.size() != st.models.size() * Ops::size ||
             st.op_score.size() != op_score_.size())
             throw error("a saved search state with " + std::to_string(st.models.size()) + " models and " + std::to_string(st.selected.size()) +
                         " seeds cannot restore a search of " + std::to_string(models_.size()) + " and " + std::to_string(seeds_.size()));
+        while (models_.size() < st.models.size()) add_slot(Model{}, 0.0);
         models_ = std::move(st.models);
         model_score_ = std::move(st.model_score);
         op_score_ = std::move(st.op_score);
@@ -110,7 +113,21 @@ public:
         cov_ = std::move(cov);  // in place: ctx_ keeps referring to it
     }
 
+    /// Adopts a model found elsewhere (by another process of the same campaign) as a new slot with
+    /// a seed per operator, when it raises this search's coverage; returns its gain (0: not
+    /// adopted). The pool stops growing at `max_slots`.
+    std::size_t adopt(Model m, std::size_t max_slots) {
+        if (models_.size() >= max_slots) return 0;
+        const std::size_t gain = cov_.gain(m);
+        if (gain == 0) return 0;
+        cov_.add(m);
+        add_slot(std::move(m), 1.0);  // the score a diverse mutant earns its slot
+        return gain;
+    }
+
     const Coverage& coverage() const noexcept { return cov_; }
+    /// For merging in what other searches covered (cluster/exchange.hpp): items only ever added.
+    Coverage& coverage() noexcept { return cov_; }
     const std::vector<Model>& models() const noexcept { return models_; }
     std::size_t seed_count() const noexcept { return seeds_.size(); }
     static constexpr std::span<const std::string_view> operator_names() { return Ops::names; }
@@ -126,7 +143,15 @@ private:
     struct seed_entry {
         std::size_t slot, op, selected;
     };
+    void add_slot(Model m, double score) {
+        models_.push_back(std::move(m));
+        model_score_.push_back(score);
+        for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({models_.size() - 1, o, 0});
+        fitness_.resize(seeds_.size());
+    }
+
     std::vector<Model> models_;
+    std::size_t initial_;  // slots from the seeds; adopt() adds more
     Coverage cov_;
     Selector sel_;
     rng rng_;

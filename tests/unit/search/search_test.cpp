@@ -146,3 +146,33 @@ TEST(Search, RestoredStateMakesTheSameSteps) {
     memo_search c(std::vector<memo::model>{seeds[0]}, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 1);
     EXPECT_THROW(c.restore(saved, cov), memo::error);  // another seed pool
 }
+
+TEST(Search, AdoptsModelsThatRaiseItsCoverageAndRestoresThem) {
+    // A model from elsewhere becomes a slot (a seed per operator) when it raises coverage; a model
+    // it covers already does not, nor any beyond the pool's limit; a restored search with the
+    // adopted slots makes the same steps.
+    const auto seeds = small_seeds();
+    memo_search a(std::vector<memo::model>{seeds[0]}, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 5);
+    const auto seed_count = a.seed_count();
+    EXPECT_EQ(a.adopt(seeds[0], 8), 0u);  // nothing new
+    EXPECT_GT(a.adopt(seeds[1], 8), 0u);
+    EXPECT_EQ(a.models().size(), 2u);
+    EXPECT_EQ(a.seed_count(), 2 * seed_count);
+    EXPECT_EQ(a.adopt(seeds[1], 8), 0u);  // covered now
+    memo_search other(std::vector<memo::model>{seeds[1]}, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 6);
+    for (int i = 0; i < 200; ++i) other.step();
+    EXPECT_EQ(a.adopt(other.models()[0], 2), 0u);  // the pool is full
+    for (int i = 0; i < 100; ++i) a.step();
+    const auto saved = a.save();
+    const memo::memo_coverage cov = a.coverage();
+    std::vector<std::uint64_t> next_a, next_b;
+    for (int i = 0; i < 200; ++i)
+        if (const auto r = a.step(); r.valid) next_a.push_back(memo::structural_hash(*r.mutant));
+    memo_search b(std::vector<memo::model>{seeds[0]}, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 5);
+    b.restore(saved, cov);
+    for (int i = 0; i < 200; ++i)
+        if (const auto r = b.step(); r.valid) next_b.push_back(memo::structural_hash(*r.mutant));
+    EXPECT_EQ(next_a, next_b);
+    memo_search c(seeds, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 1);
+    EXPECT_THROW(c.restore(saved, cov), memo::error);  // two seeds of its own, not one and one adopted
+}
