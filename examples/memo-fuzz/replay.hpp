@@ -63,12 +63,8 @@ inline void print_resources(const memo::oracle::resources& r, const std::vector<
 
 /// Runs the resource oracles on the backends that ran the tester's last model; their verdicts.
 inline std::vector<memo::oracle::verdict> print_resources_of(memo::oracle::tester& diff, const memo::model& m, const memo::oracle::resource_options& o) {
-    std::vector<memo::executor*> xs;
-    const auto parts = diff.participants();
-    for (std::size_t k = 0; k < diff.observations().size() && k < parts.size(); ++k)
-        if (diff.observations()[k].result.ok()) xs.push_back(parts[k]);
     memo::oracle::resources r(o);
-    const auto vs = r.check(m, diff.last_inputs(), xs);
+    const auto vs = r.check(m, diff.last_inputs(), memo::oracle::ran_ok(diff.participants(), diff.observations()));
     print_resources(r, vs);
     return vs;
 }

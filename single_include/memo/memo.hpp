@@ -4787,6 +4787,22 @@ struct minimised {
     int checks = 0;
 };
 
+/// How a tester submits a model: traced (every node's output, digested for the campaign's store)
+/// when the campaign traces and the backend can.
+inline run_options traced_run(bool trace, const executor& x) {
+    run_options o;
+    o.every_node = o.digest_nodes = trace && x.traceable();
+    return o;
+}
+
+/// Keeps a traced run's digest per node in its observation: a worker digests the nodes itself; an
+/// in-process backend returns every node's output, digested here.
+inline void keep_node_digests(observation& ob, const model& m, bool traced) {
+    if (!traced || !ob.result.ok()) return;
+    if (ob.result.node_digests.empty()) ob.result.digest_nodes(m);
+    ob.nodes = std::move(ob.result.node_digests);
+}
+
 class tester {
 public:
     virtual ~tester() = default;
@@ -4817,6 +4833,15 @@ public:
     /// A smaller model that shows the same verdict, within `budget` re-runs.
     virtual minimised minimise(const model& m, const verdict& v, int budget = 40) = 0;
 };
+
+/// The participants whose run succeeded, given a tester's observations of one model (those the
+/// resource oracles run it on again).
+inline std::vector<executor*> ran_ok(std::span<executor* const> parts, const std::vector<observation>& obs) {
+    std::vector<executor*> xs;
+    for (std::size_t k = 0; k < obs.size() && k < parts.size(); ++k)
+        if (obs[k].result.ok()) xs.push_back(parts[k]);
+    return xs;
+}
 
 }  // namespace memo::oracle
 // end #include <memo/oracle/tester.hpp>
@@ -4912,9 +4937,7 @@ public:
         skipped_ = xs_.size() >= 2 && runnable.size() < 2;
         if (skipped_) return;
         for (std::size_t k : runnable) {
-            run_options o;
-            o.every_node = o.digest_nodes = trace_ && xs_[k]->traceable();
-            xs_[k]->submit(m, inputs_, o);
+            xs_[k]->submit(m, inputs_, traced_run(trace_, *xs_[k]));
             running_.push_back(k);
         }
     }
@@ -4931,11 +4954,7 @@ public:
     verdict finish() override {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
-            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
-                // A worker digests the nodes itself; an in-process backend returns every node.
-                if (obs_[k].result.node_digests.empty()) obs_[k].result.digest_nodes(current_);
-                obs_[k].nodes = std::move(obs_[k].result.node_digests);
-            }
+            keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
             // A layer and dtype a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
                 declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
@@ -7031,10 +7050,7 @@ private:
     void start_variant() {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
-            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
-                if (obs_[k].result.node_digests.empty()) obs_[k].result.digest_nodes(current_);
-                obs_[k].nodes = std::move(obs_[k].result.node_digests);
-            }
+            keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
         }
         const auto ran = running_;
         running_.clear();
@@ -7058,9 +7074,7 @@ private:
                 obs_[k].result = run_result::failed(run_status::unsupported, "the variant: " + s.reason());
                 continue;
             }
-            run_options o;
-            o.every_node = o.digest_nodes = trace_ && xs_[k]->traceable();
-            xs_[k]->submit(current_, inputs_, o);
+            xs_[k]->submit(current_, inputs_, traced_run(trace_, *xs_[k]));
             running_.push_back(k);
         }
     }
@@ -7886,10 +7900,7 @@ private:
 
     /// Runs the model again on the backends that ran it, for the resource oracles.
     void check_resources(oracle::tester& diff, const pending& cur, const std::vector<oracle::observation>& obs, double t) {
-        std::vector<executor*> xs;
-        const auto parts = diff.participants();
-        for (std::size_t k = 0; k < obs.size() && k < parts.size(); ++k)
-            if (obs[k].result.ok()) xs.push_back(parts[k]);
+        const auto xs = oracle::ran_ok(diff.participants(), obs);  // obs: minimising a bug ran other models since
         if (xs.empty()) return;
         ++resource_checks_;
         for (const auto& v : resources_.check(cur.m, diff.last_inputs(), xs)) report(diff, cur, v, obs, t, false);

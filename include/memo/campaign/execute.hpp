@@ -344,10 +344,7 @@ private:
 
     /// Runs the model again on the backends that ran it, for the resource oracles.
     void check_resources(oracle::tester& diff, const pending& cur, const std::vector<oracle::observation>& obs, double t) {
-        std::vector<executor*> xs;
-        const auto parts = diff.participants();
-        for (std::size_t k = 0; k < obs.size() && k < parts.size(); ++k)
-            if (obs[k].result.ok()) xs.push_back(parts[k]);
+        const auto xs = oracle::ran_ok(diff.participants(), obs);  // obs: minimising a bug ran other models since
         if (xs.empty()) return;
         ++resource_checks_;
         for (const auto& v : resources_.check(cur.m, diff.last_inputs(), xs)) report(diff, cur, v, obs, t, false);

@@ -111,9 +111,7 @@ public:
         skipped_ = xs_.size() >= 2 && runnable.size() < 2;
         if (skipped_) return;
         for (std::size_t k : runnable) {
-            run_options o;
-            o.every_node = o.digest_nodes = trace_ && xs_[k]->traceable();
-            xs_[k]->submit(m, inputs_, o);
+            xs_[k]->submit(m, inputs_, traced_run(trace_, *xs_[k]));
             running_.push_back(k);
         }
     }
@@ -130,11 +128,7 @@ public:
     verdict finish() override {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
-            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
-                // A worker digests the nodes itself; an in-process backend returns every node.
-                if (obs_[k].result.node_digests.empty()) obs_[k].result.digest_nodes(current_);
-                obs_[k].nodes = std::move(obs_[k].result.node_digests);
-            }
+            keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
             // A layer and dtype a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
                 declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);

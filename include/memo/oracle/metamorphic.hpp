@@ -168,10 +168,7 @@ private:
     void start_variant() {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
-            if (trace_ && xs_[k]->traceable() && obs_[k].result.ok()) {
-                if (obs_[k].result.node_digests.empty()) obs_[k].result.digest_nodes(current_);
-                obs_[k].nodes = std::move(obs_[k].result.node_digests);
-            }
+            keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
         }
         const auto ran = running_;
         running_.clear();
@@ -195,9 +192,7 @@ private:
                 obs_[k].result = run_result::failed(run_status::unsupported, "the variant: " + s.reason());
                 continue;
             }
-            run_options o;
-            o.every_node = o.digest_nodes = trace_ && xs_[k]->traceable();
-            xs_[k]->submit(current_, inputs_, o);
+            xs_[k]->submit(current_, inputs_, traced_run(trace_, *xs_[k]));
             running_.push_back(k);
         }
     }

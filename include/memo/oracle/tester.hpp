@@ -24,6 +24,22 @@ struct minimised {
     int checks = 0;
 };
 
+/// How a tester submits a model: traced (every node's output, digested for the campaign's store)
+/// when the campaign traces and the backend can.
+inline run_options traced_run(bool trace, const executor& x) {
+    run_options o;
+    o.every_node = o.digest_nodes = trace && x.traceable();
+    return o;
+}
+
+/// Keeps a traced run's digest per node in its observation: a worker digests the nodes itself; an
+/// in-process backend returns every node's output, digested here.
+inline void keep_node_digests(observation& ob, const model& m, bool traced) {
+    if (!traced || !ob.result.ok()) return;
+    if (ob.result.node_digests.empty()) ob.result.digest_nodes(m);
+    ob.nodes = std::move(ob.result.node_digests);
+}
+
 class tester {
 public:
     virtual ~tester() = default;
@@ -54,5 +70,14 @@ public:
     /// A smaller model that shows the same verdict, within `budget` re-runs.
     virtual minimised minimise(const model& m, const verdict& v, int budget = 40) = 0;
 };
+
+/// The participants whose run succeeded, given a tester's observations of one model (those the
+/// resource oracles run it on again).
+inline std::vector<executor*> ran_ok(std::span<executor* const> parts, const std::vector<observation>& obs) {
+    std::vector<executor*> xs;
+    for (std::size_t k = 0; k < obs.size() && k < parts.size(); ++k)
+        if (obs[k].result.ok()) xs.push_back(parts[k]);
+    return xs;
+}
 
 }  // namespace memo::oracle
