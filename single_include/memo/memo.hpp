@@ -5728,14 +5728,21 @@ public:
     /// The directory of a stored bug ("<kind>/<signature>").
     std::filesystem::path dir_of(const std::string& key) const { return dir_ / key; }
 
-    /// Stores a bug another process of the campaign stored first (cluster/exchange.hpp): its
-    /// files as that process wrote them, `sightings` of them. Returns true when its signature is
-    /// new here; a known one only adds the sightings to its count (and needs no files).
+    /// Stores a bug another process of the campaign (`rank`) stored too (cluster/exchange.hpp): its
+    /// files as that process wrote them, and `sightings`, that process's count so far. Returns true
+    /// when its signature is new here; a known one needs no files. bug.json's `sightings_by_rank`
+    /// keeps each process's last count, so that a count sent twice (after a resume, say) adds
+    /// nothing: `count` grows by what is new.
     bool adopt(const std::string& key, const std::map<std::string, std::string>& files, std::uint64_t sightings, int rank) {
         namespace fs = std::filesystem;
+        const std::string from = std::to_string(rank);
         if (auto it = seen_.find(key); it != seen_.end()) {
-            it->second["count"] = it->second.value("count", std::uint64_t{1}) + sightings;
-            io::write_file((dir_ / key / "bug.json").string(), it->second.dump(2) + "\n");
+            auto& j = it->second;
+            const std::uint64_t before = j.contains("sightings_by_rank") ? j["sightings_by_rank"].value(from, std::uint64_t{0}) : 0;
+            if (sightings <= before) return false;
+            j["count"] = j.value("count", std::uint64_t{1}) + (sightings - before);
+            j["sightings_by_rank"][from] = sightings;
+            io::write_file((dir_ / key / "bug.json").string(), j.dump(2) + "\n");
             return false;
         }
         const auto slash = key.find('/');
@@ -5748,6 +5755,7 @@ public:
         fs::create_directories(final_dir.parent_path());
         io::json j = io::json::parse(files.at("bug.json"));
         j["count"] = sightings;
+        j["sightings_by_rank"] = {{from, sightings}};
         j["reproduce"] = "memo-fuzz replay " + final_dir.string();
         j["rank"] = rank;  // the process that found it (first_seen is that process's)
         for (const auto& [name, bytes] : files) {
@@ -7991,7 +7999,7 @@ private:
 //   3. counters: the ranks' models generated, valid and executed summed (coverage.csv's job-wide
 //      columns) and a stop flag: the campaign ends at the first exchange after any rank's budget;
 //   4. bugs: each rank's bugs stored since the last exchange go to rank 0, which owns the campaign
-//      directory and stores each signature once (bug_store::adopt); later sightings add to its count.
+//      directory and stores each signature once (bug_store::adopt), counting every rank's sightings.
 //
 // The generation loop (campaign/generate.hpp) drives it; the stats of every rank are gathered to
 // rank 0 at the end (merge_stats). See docs/cluster.md for the bytes each exchange moves.
@@ -8141,9 +8149,10 @@ public:
         return r;
     }
 
-    /// Sends this rank's bugs not yet sent (and new sightings of those sent) to rank 0, which
+    /// Sends this rank's bugs not yet sent, and the counts of those seen again, to rank 0, which
     /// stores each signature once (collective; the generation loop calls it once more at the end,
-    /// after the last models ran). Returns the bytes this rank sent.
+    /// after the last models ran). A count is this rank's total, so sending it again (after a
+    /// resume from an older checkpoint) adds nothing. Returns the bytes this rank sent.
     std::uint64_t ship_bugs() {
         auto* bugs = bugs_;
         io::json out = io::json::array();
@@ -8152,7 +8161,7 @@ public:
                 const std::uint64_t count = j.value("count", std::uint64_t{1});
                 auto& sent = shipped_[key];
                 if (count <= sent) continue;
-                io::json e = {{"key", key}, {"sightings", count - sent}};
+                io::json e = {{"key", key}, {"sightings", count}};
                 if (sent == 0) {
                     io::json files = io::json::object();
                     for (const auto& f : std::filesystem::directory_iterator(bugs->dir_of(key)))

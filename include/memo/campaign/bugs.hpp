@@ -172,14 +172,21 @@ public:
     /// The directory of a stored bug ("<kind>/<signature>").
     std::filesystem::path dir_of(const std::string& key) const { return dir_ / key; }
 
-    /// Stores a bug another process of the campaign stored first (cluster/exchange.hpp): its
-    /// files as that process wrote them, `sightings` of them. Returns true when its signature is
-    /// new here; a known one only adds the sightings to its count (and needs no files).
+    /// Stores a bug another process of the campaign (`rank`) stored too (cluster/exchange.hpp): its
+    /// files as that process wrote them, and `sightings`, that process's count so far. Returns true
+    /// when its signature is new here; a known one needs no files. bug.json's `sightings_by_rank`
+    /// keeps each process's last count, so that a count sent twice (after a resume, say) adds
+    /// nothing: `count` grows by what is new.
     bool adopt(const std::string& key, const std::map<std::string, std::string>& files, std::uint64_t sightings, int rank) {
         namespace fs = std::filesystem;
+        const std::string from = std::to_string(rank);
         if (auto it = seen_.find(key); it != seen_.end()) {
-            it->second["count"] = it->second.value("count", std::uint64_t{1}) + sightings;
-            io::write_file((dir_ / key / "bug.json").string(), it->second.dump(2) + "\n");
+            auto& j = it->second;
+            const std::uint64_t before = j.contains("sightings_by_rank") ? j["sightings_by_rank"].value(from, std::uint64_t{0}) : 0;
+            if (sightings <= before) return false;
+            j["count"] = j.value("count", std::uint64_t{1}) + (sightings - before);
+            j["sightings_by_rank"][from] = sightings;
+            io::write_file((dir_ / key / "bug.json").string(), j.dump(2) + "\n");
             return false;
         }
         const auto slash = key.find('/');
@@ -192,6 +199,7 @@ public:
         fs::create_directories(final_dir.parent_path());
         io::json j = io::json::parse(files.at("bug.json"));
         j["count"] = sightings;
+        j["sightings_by_rank"] = {{from, sightings}};
         j["reproduce"] = "memo-fuzz replay " + final_dir.string();
         j["rank"] = rank;  // the process that found it (first_seen is that process's)
         for (const auto& [name, bytes] : files) {

@@ -11,7 +11,7 @@
 //   3. counters: the ranks' models generated, valid and executed summed (coverage.csv's job-wide
 //      columns) and a stop flag: the campaign ends at the first exchange after any rank's budget;
 //   4. bugs: each rank's bugs stored since the last exchange go to rank 0, which owns the campaign
-//      directory and stores each signature once (bug_store::adopt); later sightings add to its count.
+//      directory and stores each signature once (bug_store::adopt), counting every rank's sightings.
 //
 // The generation loop (campaign/generate.hpp) drives it; the stats of every rank are gathered to
 // rank 0 at the end (merge_stats). See docs/cluster.md for the bytes each exchange moves.
@@ -134,9 +134,10 @@ public:
         return r;
     }
 
-    /// Sends this rank's bugs not yet sent (and new sightings of those sent) to rank 0, which
+    /// Sends this rank's bugs not yet sent, and the counts of those seen again, to rank 0, which
     /// stores each signature once (collective; the generation loop calls it once more at the end,
-    /// after the last models ran). Returns the bytes this rank sent.
+    /// after the last models ran). A count is this rank's total, so sending it again (after a
+    /// resume from an older checkpoint) adds nothing. Returns the bytes this rank sent.
     std::uint64_t ship_bugs() {
         auto* bugs = bugs_;
         io::json out = io::json::array();
@@ -145,7 +146,7 @@ public:
                 const std::uint64_t count = j.value("count", std::uint64_t{1});
                 auto& sent = shipped_[key];
                 if (count <= sent) continue;
-                io::json e = {{"key", key}, {"sightings", count - sent}};
+                io::json e = {{"key", key}, {"sightings", count}};
                 if (sent == 0) {
                     io::json files = io::json::object();
                     for (const auto& f : std::filesystem::directory_iterator(bugs->dir_of(key)))

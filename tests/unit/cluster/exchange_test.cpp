@@ -1,7 +1,8 @@
 // The exchange between the ranks of one campaign, over a communicator of threads (one per rank):
 // merged coverage is the union of what the ranks covered themselves, models move into the seed
 // pools they are new to, and rank 0 stores each bug once with every rank's sightings. (The same
-// over MPI processes is tests/cli/mpi.sh's.)
+// over MPI processes is tests/cli/mpi.sh's.) Sending a rank's bugs again, as a resumed rank
+// does, counts nothing twice.
 #include <barrier>
 #include <filesystem>
 #include <thread>
@@ -157,11 +158,14 @@ TEST(Exchange, RankZeroStoresEachBugOnceWithEverySighting) {
         if (r == 1) bugs.count(memo::oracle::kind::nan, "Dot-1");  // one more sighting since
         x.ship_bugs();
         x.ship_bugs();  // nothing new: nothing counted twice
+        memo::cluster::exchange resumed(c, test::reg(), {}, &bugs);  // knows nothing of what x sent
+        resumed.ship_bugs();                                          // sends it all again
     });
     const auto bugs = dirs[0].path / "bugs";
     const auto dot = memo::io::parse_json_file((bugs / "nan/Dot-1/bug.json").string());
     EXPECT_EQ(dot.at("count").get<int>(), 6);
     EXPECT_TRUE(dot.contains("rank"));
+    EXPECT_EQ(dot.at("sightings_by_rank"), (memo::io::json{{"1", 3}, {"2", 3}}));
     EXPECT_TRUE(std::filesystem::exists(bugs / "crash/Conv2D-2/bug.json"));
     EXPECT_EQ(memo::io::read_file((bugs / "nan/Dot-1/model.onnx").string()), std::string("\x08\x07\0\xff binary", 11));
     std::size_t dirs_stored = 0;
