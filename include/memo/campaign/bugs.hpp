@@ -105,12 +105,6 @@ public:
             count(b.v.what, b.signature);
             return false;
         }
-        const fs::path final_dir = dir_ / key;
-        // Written beside, then renamed into place: a stored bug is always complete.
-        const fs::path tmp = dir_ / ".tmp" / (kind + "-" + b.signature + "-" + std::to_string(::getpid()));
-        fs::remove_all(tmp);
-        fs::create_directories(tmp);
-        fs::create_directories(final_dir.parent_path());
         // A metamorphic verdict is localised in its variant.
         io::json j = verdict_json(b.v, b.v.variant ? b.v.variant->m : b.minimal);
         io::json obs = io::json::array();
@@ -130,26 +124,21 @@ public:
             j["resource_options"] = resource_options_json(b.resource_options);
         }
         j["count"] = 1;
-        j["reproduce"] = "memo-fuzz replay " + final_dir.string();
-        io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
-        io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
-        if (const auto& x = b.v.variant) {
-            io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
+        if (const auto& x = b.v.variant)
             j["variant"] = {{"relation", std::string(metamorphic::name_of(x->rel))}, {"output", x->output}, {"first_new", x->first_new}, {"gate", x->gate}};
-        }
-        io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
-        io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
-        fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
-        if (attach_) {
-            try {
-                attach_(b.original, b.minimal, tmp);
-            } catch (const std::exception&) {
-                // An extra file that cannot be written must not cost the bug itself.
+        store_new(kind, b.signature, std::move(j), [&](const fs::path& tmp) {
+            io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
+            io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
+            if (const auto& x = b.v.variant) io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
+            io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
+            if (attach_) {
+                try {
+                    attach_(b.original, b.minimal, tmp);
+                } catch (const std::exception&) {
+                    // An extra file that cannot be written must not cost the bug itself.
+                }
             }
-        }
-        fs::rename(tmp, final_dir);
-        seen_.emplace(key, std::move(j));
-        ++unique_[kind];
+        });
         return true;
     }
 
@@ -192,25 +181,16 @@ public:
         const auto slash = key.find('/');
         if (slash == std::string::npos || key.find('/', slash + 1) != std::string::npos || key.find("..") != std::string::npos || !files.count("bug.json"))
             throw error("a shared bug '" + key + "' is not <kind>/<signature> with a bug.json");
-        const fs::path final_dir = dir_ / key;
-        const fs::path tmp = dir_ / ".tmp" / (key.substr(0, slash) + "-" + key.substr(slash + 1) + "-" + std::to_string(::getpid()));
-        fs::remove_all(tmp);
-        fs::create_directories(tmp);
-        fs::create_directories(final_dir.parent_path());
+        for (const auto& [name, bytes] : files)
+            if (name.find('/') != std::string::npos || name.starts_with(".")) throw error("a shared bug's file '" + name + "' is not a plain name");
         io::json j = io::json::parse(files.at("bug.json"));
         j["count"] = sightings;
         j["sightings_by_rank"] = {{from, sightings}};
-        j["reproduce"] = "memo-fuzz replay " + final_dir.string();
         j["rank"] = rank;  // the process that found it (first_seen is that process's)
-        for (const auto& [name, bytes] : files) {
-            if (name.find('/') != std::string::npos || name.starts_with(".")) throw error("a shared bug's file '" + name + "' is not a plain name");
-            io::write_file((tmp / name).string(), name == "bug.json" ? j.dump(2) + "\n" : bytes);
-        }
-        if (fs::exists(tmp / "repro.sh"))
-            fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
-        fs::rename(tmp, final_dir);
-        seen_.emplace(key, std::move(j));
-        ++unique_[key.substr(0, slash)];
+        store_new(key.substr(0, slash), key.substr(slash + 1), std::move(j), [&](const fs::path& tmp) {
+            for (const auto& [name, bytes] : files)
+                if (name != "bug.json") io::write_file((tmp / name).string(), bytes);
+        });
         return true;
     }
 
@@ -222,6 +202,27 @@ public:
     std::size_t unique() const { return seen_.size(); }
 
 private:
+    /// Stores a new bug: its directory is written beside (`write` fills it, then bug.json goes in,
+    /// with its reproduction line) and renamed into place, so a stored bug is always complete.
+    template <class Write>
+    void store_new(const std::string& kind, const std::string& signature, io::json j, Write write) {
+        namespace fs = std::filesystem;
+        const std::string key = kind + "/" + signature;
+        const fs::path final_dir = dir_ / key;
+        const fs::path tmp = dir_ / ".tmp" / (kind + "-" + signature + "-" + std::to_string(::getpid()));
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        fs::create_directories(final_dir.parent_path());
+        write(tmp);
+        j["reproduce"] = "memo-fuzz replay " + final_dir.string();
+        io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
+        if (fs::exists(tmp / "repro.sh"))
+            fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+        fs::rename(tmp, final_dir);
+        seen_.emplace(key, std::move(j));
+        ++unique_[kind];
+    }
+
     void load() {
         namespace fs = std::filesystem;
         std::error_code ec;

@@ -110,13 +110,11 @@ public:
         for (auto k : all_criteria) words.insert(words.end(), s.coverage().items(k).words().begin(), s.coverage().items(k).words().end());
         c_.bitwise_or(words);
         sent += 8 * words.size();
-        std::size_t at = 0;
+        auto at = words.begin();  // the OR holds this rank's items: it replaces them
         for (auto k : all_criteria) {
             auto& items = s.coverage().items(k);
-            item_set merged(items.size());
-            const auto n = items.words().size();
-            merged.assign(std::vector<std::uint64_t>(words.begin() + static_cast<std::ptrdiff_t>(at), words.begin() + static_cast<std::ptrdiff_t>(at + n)));
-            items.merge(merged);
+            const auto n = static_cast<std::ptrdiff_t>(items.words().size());
+            items.assign(std::vector<std::uint64_t>(at, at + n));
             at += n;
         }
         // 3. counters and the stop flag
