@@ -84,6 +84,9 @@ inline io::json verdict_json(const oracle::verdict& v, const model& m) {
         where["params"] = ps;
         where["dtype"] = std::string(name_of(n.type));
     }
+    // What the localised node alone did on identical inputs, against what rounding explains there.
+    if (const auto& d = v.at_node; d.bound > 0)
+        where["difference"] = {{"max_abs", d.max_abs}, {"scale", d.scale}, {"bound", d.bound}, {"relative", d.scale > 0 ? d.max_abs / d.scale : -1.0}};
     j["localisation"] = where;
     return j;
 }

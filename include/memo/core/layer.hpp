@@ -12,7 +12,9 @@
 //   };
 //
 // Optional members: `arity` (how many inputs: default {1, 1}), `in_universe` (counted by coverage:
-// default true), `dtype_param` (the parameter that sets the output dtype: default none).
+// default true), `dtype_param` (the parameter that sets the output dtype: default none),
+// `rounds_at(in, p)` (the magnitude its formula rounds against besides its output, as ELU's
+// alpha: default none; oracle/rounding.hpp).
 #include <algorithm>
 #include <bit>
 #include <tuple>
@@ -92,6 +94,16 @@ using inputs = std::span<const shape>;
 using args = std::span<const value>;
 using infer_fn = expected<shape> (*)(inputs, args);
 
+/// The magnitude a layer's formula rounds against besides its output, which the oracles allow a
+/// dtype's rounding of as absolute difference (oracle/rounding.hpp): a constant (ELU's
+/// alpha * (exp(x) - 1) rounds at alpha however small its output), a multiple of its inputs'
+/// magnitude (a normalization's x * rstd - mean * rstd rounds at |x| * rstd, even where the exact
+/// output is 0) and a multiple of its output's (a recurrence of T steps rounds at its state's
+/// scale T times over).
+struct rounding_scale {
+    double constant = 0, per_input = 0, per_output = 0;
+};
+
 /// The run-time view of a layer type: what a model node points to.
 struct layer_def {
     std::string_view name;
@@ -102,6 +114,9 @@ struct layer_def {
     infer_fn infer;
     bool in_universe;
     int dtype_param;  // index of the parameter that sets the output dtype, or -1
+    /// What the layer's own formula rounds against besides its output (oracle/rounding.hpp).
+    /// nullptr: its output alone.
+    rounding_scale (*rounds_at)(inputs, args) = nullptr;
 
     /// Index of the parameter called `n`, or -1.
     int param_index(std::string_view n) const noexcept {
@@ -116,6 +131,7 @@ namespace detail {
 template <class L> concept has_arity = requires { { L::arity } -> std::convertible_to<arity_t>; };
 template <class L> concept has_in_universe = requires { { L::in_universe } -> std::convertible_to<bool>; };
 template <class L> concept has_dtype_param = requires { { L::dtype_param } -> std::convertible_to<std::string_view>; };
+template <class L> concept has_rounds_at = requires(inputs in, args p) { { L::rounds_at(in, p) } -> std::convertible_to<rounding_scale>; };
 }  // namespace detail
 
 /// The layer concept. Requires:
@@ -140,6 +156,7 @@ layer_def describe() {
     if constexpr (detail::has_arity<L>) d.arity = L::arity;
     if constexpr (detail::has_in_universe<L>) d.in_universe = L::in_universe;
     if constexpr (detail::has_dtype_param<L>) d.dtype_param = d.param_index(L::dtype_param);
+    if constexpr (detail::has_rounds_at<L>) d.rounds_at = &L::rounds_at;
     return d;
 }
 

@@ -24,6 +24,11 @@ struct activation_layer {
         }
         return in[0];
     }
+    static rounding_scale rounds_at(inputs, args p)
+        requires requires { Tag::rounds_at(p); }
+    {
+        return Tag::rounds_at(p);
+    }
 };
 
 namespace tags {
@@ -40,6 +45,7 @@ struct softmax {
     static constexpr std::string_view name = "Softmax";
     static constexpr std::size_t axis_param = 0;
     static param_builder build() { return param_builder{}.add("axis", axes(), role::mode, int64_t{-1}); }
+    static rounding_scale rounds_at(args) { return {1.0, 0.0}; }  // exp(x - max) rounds at 1, the largest term
 };
 struct leaky_relu {
     static constexpr std::string_view name = "LeakyReLU";
@@ -66,6 +72,7 @@ struct prelu {
 struct elu {
     static constexpr std::string_view name = "ELU";
     static param_builder build() { return param_builder{}.add("alpha", real_in(0, 2), role::mode, 1.0); }
+    static rounding_scale rounds_at(args p) { return {std::abs(as_real(p[0])), 0.0}; }  // alpha * (exp(x) - 1)
 };
 struct thresholded_relu {
     static constexpr std::string_view name = "ThresholdedReLU";

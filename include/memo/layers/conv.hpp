@@ -45,7 +45,20 @@ expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
             const value& op = at("output_padding");
             if (!is_none(op) && std::get<ints>(op)[i] >= st[i])
                 return fail("output_padding " + str_i(std::get<ints>(op)[i]) + " must be less than strides " + str_i(st[i]));
-            s.sizes[i] = deconv_length(s.sizes[i], ks[i], padding, op, i, st[i], dl[i]);
+            const int64_t out = deconv_length(s.sizes[i], ks[i], padding, op, i, st[i], dl[i]);
+            // With an explicit output_padding, TensorFlow runs the transpose as the gradient of a
+            // forward convolution from the output's size, which must come back to the input's: an
+            // even (dilated) kernel under 'same' with output_padding 0 loses one, and TensorFlow
+            // rejects the model; libraries that run it anyway each crop their own side.
+            if (!is_none(op) && padding != "full") {
+                const int64_t k = (ks[i] - 1) * dl[i] + 1;
+                const int64_t back = padding == "same" ? (out + st[i] - 1) / st[i] : (out - k) / st[i] + 1;
+                if (back != s.sizes[i])
+                    return fail("output_padding " + str_i(std::get<ints>(op)[i]) + " with kernel " + str_i(k) + " under padding '" + std::string(padding) +
+                                "' gives output size " + str_i(out) + ", whose convolution has size " + str_i(back) + ", not the input's " +
+                                str_i(s.sizes[i]) + " (TensorFlow rejects it)");
+            }
+            s.sizes[i] = out;
         } else {
             const int64_t out = conv_length(s.sizes[i], ks[i], padding, st[i], dl[i]);
             if (out <= 0)

@@ -1,5 +1,8 @@
 #pragma once
 // LNorm: BatchNormalization and LayerNormalization (shape unchanged; the axis must exist).
+#include <algorithm>
+#include <cmath>
+
 #include "common.hpp"
 
 namespace memo::layers {
@@ -27,6 +30,9 @@ struct batch_normalization {
         if (normal_axis(as_int(p[0]), in[0].rank()) < 0) return fail("axis " + str_i(as_int(p[0])) + " is not an axis of " + in[0].str());
         return in[0];
     }
+    /// (x - mean) / sqrt(var + epsilon), computed as x * rstd - mean * rstd, rounds at |x| * rstd,
+    /// and rstd is at most 1 / sqrt(epsilon) (epsilon taken as at least 1e-6).
+    static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[2]), 1e-6))}; }
 };
 
 struct layer_normalization {
@@ -46,6 +52,7 @@ struct layer_normalization {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return batch_normalization::infer(in, p); }
+    static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[1]), 1e-6))}; }  // as BatchNormalization's
 };
 
 using norm_layers = layer_list<batch_normalization, layer_normalization>;

@@ -22,6 +22,12 @@ inline param_builder& recurrent_tail(param_builder& b, bool unroll) {
     return b;
 }
 
+/// A recurrence over the time axis (axis 1) rounds its state once a step, T steps: oracle/
+/// rounding.hpp allows 2 units of roundoff of its output's scale a step (its 8 units of T / 4).
+inline rounding_scale recurrence_rounding(inputs in) {
+    return {0.0, 0.0, in.empty() || in[0].rank() < 2 ? 0.0 : static_cast<double>(std::max<int64_t>(in[0][1], 1)) / 4.0};
+}
+
 template <cell C>
 struct recurrent {
     static constexpr std::string_view name = cell_names[static_cast<int>(C)];
@@ -45,6 +51,7 @@ struct recurrent {
         }();
         return ps;
     }
+    static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
         const auto& ps = params();
         auto at = [&](std::string_view n) -> const value& {
@@ -76,6 +83,7 @@ struct bidirectional {
                                    .done();
         return ps;
     }
+    static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
         const int64_t u = as_int(p[units]) * (as_str(p[merge_mode]) == "concat" ? 2 : 1);
         if (as_bool(p[return_sequences])) return shape{in[0][0], in[0][1], u};
@@ -122,6 +130,7 @@ struct conv_lstm {
         }();
         return ps;
     }
+    static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
         enum : std::size_t { filters, kernel_size, strides, padding, data_format, dilation_rate };
         const auto& ps = params();

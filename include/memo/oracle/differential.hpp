@@ -17,7 +17,9 @@
 
 #include "../backends/executor.hpp"
 #include "../core/hash.hpp"
+#include "../exec/budget.hpp"
 #include "../exec/inputs.hpp"
+#include "rounding.hpp"
 #include "tester.hpp"
 
 namespace memo::oracle {
@@ -98,9 +100,15 @@ public:
     /// there is only one participant.
     void begin(const model& m) override {
         current_ = m;
-        inputs_ = make_inputs(m, in_);
         obs_.clear();
         running_.clear();
+        inputs_.clear();
+        if (auto fits = within_budget(m, in_.samples, o_.max_bytes); !fits) {  // before any tensor of it exists
+            for (auto* x : xs_) obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + fits.reason()), {}});
+            skipped_ = true;
+            return;
+        }
+        inputs_ = make_inputs(m, in_);
         std::vector<std::size_t> runnable;
         for (std::size_t k = 0; k < xs_.size(); ++k) {
             observation ob{std::string(xs_[k]->name()), {}, {}};
@@ -238,12 +246,17 @@ private:
             const run_options forced{true, fed, {}};
             const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
             if (!a.ok() || !b.ok()) return false;
-            const auto slack = rounding_slack(m, fed);
-            if (slack.empty()) return false;
+            const auto bounds = measure_rounding(m, fed);
+            if (bounds.empty()) return false;
             for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
                 if (m.nodes[i].layer->arity.max == 0) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
-                if (d.max_abs > tolerance(m.nodes[i].type, o_) * d.scale + slack[i]) { v.node = static_cast<int>(i); break; }
+                const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
+                if (beyond(d, bound)) {
+                    v.node = static_cast<int>(i);
+                    v.at_node = {d.max_abs, bounds[i].scale, bound};
+                    break;
+                }
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
         }
@@ -255,13 +268,18 @@ private:
         return true;
     }
 
-    /// How much each node's output may move from rounding alone: the float64 reference run on the
-    /// fed inputs, and again on inputs perturbed by 8 units in the last place of their dtype (random
-    /// signs); 16 times the largest change (a library that sums in float32, in its own order, rounds
-    /// about that much). An ill-conditioned node (a LayerNormalization of nearly constant values, a
-    /// long recurrence, values near a dtype's smallest normal) earns a wide slack; a
-    /// well-conditioned one almost none. Empty when the reference fails.
-    std::vector<double> rounding_slack(const model& m, const std::vector<tensor>& fed) {
+    /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
+    /// move from rounding alone (the slack of oracle/rounding.hpp). The float64 reference runs on
+    /// the fed inputs, and again on inputs perturbed by 8 units in the last place of their dtype
+    /// (random signs); the slack is 16 times the largest change (a library that sums in float32, in
+    /// its own order, rounds about that much) plus half a unit of the output's scale (the node's
+    /// own dtype rounds its output). An ill-conditioned node (a LayerNormalization of nearly
+    /// constant values, a long recurrence, values near a dtype's smallest normal) earns a wide
+    /// slack; a well-conditioned one almost none. Empty when the reference fails.
+    struct node_rounding {
+        double scale = 0, slack = 0;
+    };
+    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed) {
         auto shaken = fed;
         rng r(m.seed ^ 0x5ca1ab1eULL);
         for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
@@ -275,13 +293,13 @@ private:
         const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
         if (!base.ok() || !moved.ok()) return {};
-        std::vector<double> slack(m.size(), 0.0);
+        std::vector<node_rounding> out(m.size());
         for (std::size_t i = 0; i < m.size() && i < base.outputs.size() && i < moved.outputs.size(); ++i) {
-            // The node's own dtype rounds its output too: half a unit of the output's scale.
             const auto d = compare({base.outputs[i]}, {moved.outputs[i]});
-            slack[i] = 16.0 * d.max_abs + unit_roundoff(m.nodes[i].type) * d.scale + min_normal(m.nodes[i].type);
+            const double scale = magnitude(base.outputs[i]);
+            out[i] = {scale, 16.0 * d.max_abs + unit_roundoff(m.nodes[i].type) * scale};
         }
-        return slack;
+        return out;
     }
 
     /// The shortest prefix on which the culprit still fails (binary search over the last node).

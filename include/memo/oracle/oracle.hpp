@@ -39,6 +39,10 @@ constexpr kind kind_from(std::string_view s) noexcept {
 struct options {
     double dmad_threshold = 0.5;  // D_MAD above which two backends disagree in their closeness to O
     double tolerance_scale = 1.0; // multiplies every dtype's tolerance
+    /// A model whose run would hold more float64 values than this many bytes is not run
+    /// (exec/budget.hpp): every participant gets it back unsupported, with the node that passes
+    /// the budget. 0: no limit.
+    std::int64_t max_bytes = 0;
 };
 
 /// The normwise relative difference a dtype's rounding explains for one layer: max |a - b| over
@@ -132,6 +136,12 @@ struct verdict {
     int node = -1;                      // the localised node, -1 when not localised
     std::string layer;                  // its class
     std::string producer;               // the class of its first input's producer (the pair)
+    /// At the localised node, on identical inputs (inconsistency, metamorphic): the largest
+    /// difference, the magnitude of the float64 output, and the most rounding explains there
+    /// (oracle/rounding.hpp). All 0 when not measured.
+    struct node_difference {
+        double max_abs = 0, scale = 0, bound = 0;
+    } at_node;
     bool all_failed = false;            // every backend that ran failed: a model no library takes
     std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
 

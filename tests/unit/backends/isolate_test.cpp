@@ -33,8 +33,13 @@ memo::model small_model(std::uint64_t seed = 1) {
 
 memo::isolation_limits quick() { return {1500, 512}; }
 
-std::unique_ptr<memo::executor> isolated_fault(test::fault f) {
-    return memo::make_isolated<memo::reference::interpreter>([f] { return test::faulty_backend(f, "Activation"); }, test::reg(), quick());
+/// For the memory hog: it must reach the 512 MiB cap before any time limit, and writing 64 MiB
+/// blocks under ASan on a loaded machine has taken more than 1.5 s. A minute is far above what
+/// it needs, and the hog is killed at the cap long before: the verdict stays `memory`.
+memo::isolation_limits roomy() { return {60000, 512}; }
+
+std::unique_ptr<memo::executor> isolated_fault(test::fault f, memo::isolation_limits lim = quick()) {
+    return memo::make_isolated<memo::reference::interpreter>([f] { return test::faulty_backend(f, "Activation"); }, test::reg(), lim);
 }
 
 TEST(Isolation, HealthyWorkerMatchesInProcess) {
@@ -74,13 +79,20 @@ struct death_case {
     test::fault f;
     run_status status;
     int signal;
+    memo::isolation_limits limits = quick();
 };
+
+// Readable parameters: "memory (status memory, signal 0, 60000 ms, 512 MiB)", not the bytes.
+void PrintTo(const death_case& c, std::ostream* os) {
+    *os << test::name_of(c.f) << " (status " << memo::name_of(c.status) << ", signal " << c.signal << ", " << c.limits.timeout_ms << " ms, "
+        << c.limits.memory_mb << " MiB)";
+}
 
 class WorkerDeath : public ::testing::TestWithParam<death_case> {};
 
 TEST_P(WorkerDeath, IsAVerdictAndTheWorkerComesBack) {
     const auto c = GetParam();
-    auto w = isolated_fault(c.f);
+    auto w = isolated_fault(c.f, c.limits);
     const auto m = small_model();
     const auto in = memo::make_inputs(m);
     const auto r = w->run(m, in);
@@ -100,7 +112,8 @@ INSTANTIATE_TEST_SUITE_P(Faults, WorkerDeath,
                          ::testing::Values(death_case{test::fault::segfault, run_status::crash, SIGSEGV},
                                            death_case{test::fault::abort, run_status::crash, SIGABRT},
                                            death_case{test::fault::hang, run_status::timeout, 0},
-                                           death_case{test::fault::memory, run_status::memory, 0}));
+                                           death_case{test::fault::memory, run_status::memory, 0, roomy()}),
+                         [](const ::testing::TestParamInfo<death_case>& i) { return std::string(test::name_of(i.param.f)); });
 
 TEST(Isolation, LibraryErrorIsAnErrorNotADeath) {
     auto w = isolated_fault(test::fault::error);
@@ -116,6 +129,8 @@ struct oracle_case {
     test::fault f;
     kind what;
 };
+
+void PrintTo(const oracle_case& c, std::ostream* os) { *os << test::name_of(c.f) << " (" << memo::oracle::name_of(c.what) << ")"; }
 
 class OracleCatches : public ::testing::TestWithParam<oracle_case> {};
 
@@ -143,7 +158,8 @@ TEST_P(OracleCatches, TheFaultLocalisedToItsLayer) {
 INSTANTIATE_TEST_SUITE_P(Faults, OracleCatches,
                          ::testing::Values(oracle_case{test::fault::segfault, kind::crash}, oracle_case{test::fault::abort, kind::crash},
                                            oracle_case{test::fault::error, kind::crash}, oracle_case{test::fault::nan, kind::nan},
-                                           oracle_case{test::fault::wrong_value, kind::inconsistency}));
+                                           oracle_case{test::fault::wrong_value, kind::inconsistency}),
+                         [](const ::testing::TestParamInfo<oracle_case>& i) { return std::string(test::name_of(i.param.f)); });
 
 TEST(Oracle, HangIsACrashVerdictOfKindTimeout) {
     auto good = memo::make_in_process(memo::reference::interpreter());

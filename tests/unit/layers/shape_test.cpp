@@ -75,6 +75,18 @@ TEST(ConvShapes, Transposed) {
                  {14, 14, 3});
     EXPECT_REJECTED(infer("Conv2DTranspose", {7, 7, 4}, {{"strides", ints{2, 2}}, {"output_padding", ints{2, 2}}}), "less than strides");
     EXPECT_SHAPE(infer("Conv3DTranspose", {2, 3, 4, 1}, {{"filters", 2}, {"kernel_size", ints{2, 2, 2}}}), {3, 4, 5, 2});
+    // An even kernel under same with output_padding 0: (18 - 1) + 4 - 2 * 2 = 17, whose forward
+    // convolution has 17 positions, not 18: TensorFlow rejects it. Without output_padding, or with
+    // an odd kernel, or with output_padding 1, it comes back to the input's size.
+    EXPECT_REJECTED(infer("Conv2DTranspose", {18, 3, 4},
+                          {{"filters", 3}, {"kernel_size", ints{4, 3}}, {"padding", "same"}, {"output_padding", ints{0, 0}}}),
+                    "TensorFlow rejects it");
+    EXPECT_SHAPE(infer("Conv2DTranspose", {18, 3, 4}, {{"filters", 3}, {"kernel_size", ints{4, 3}}, {"padding", "same"}}), {18, 3, 3});
+    EXPECT_SHAPE(infer("Conv2DTranspose", {18, 3, 4}, {{"filters", 3}, {"kernel_size", ints{3, 3}}, {"padding", "same"}, {"output_padding", ints{0, 0}}}),
+                 {18, 3, 3});
+    EXPECT_SHAPE(infer("Conv2DTranspose", {18, 3, 4},
+                       {{"filters", 3}, {"kernel_size", ints{4, 4}}, {"strides", ints{2, 2}}, {"padding", "same"}, {"output_padding", ints{1, 1}}}),
+                 {35, 5, 3});  // (18 - 1) * 2 + 4 - 4 + 1 = 35, which comes back to 18
 }
 
 TEST(PoolShapes, WindowsAndGlobal) {
