@@ -1,8 +1,10 @@
 # Thin wrapper over scripts/setup.sh, CMake and CTest. See docs/building.md.
 #   make build       install what is missing, configure build/ (Release) once, build it and the benchmarks
-#   make demo        build, then run the main job: build/bin/memo-fuzz demo
+#   make demo        build memo-fuzz alone (nothing the demo does not run), then run the main job:
+#                    build/bin/memo-fuzz demo
 #   make test        build what the tests need (not the benchmarks), then run every test (unit,
-#                    sanitizer, CLI, compile-fail, packaging, ...)
+#                    sanitizer, CLI, compile-fail, packaging, ...); prints the set-up, build and
+#                    test times at the end
 #   make amalgamate  regenerate single_include/memo/memo.hpp from include/
 #   make clean       remove build/
 
@@ -14,7 +16,7 @@ CTEST ?= ctest
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all setup configure build build-tests demo test amalgamate clean
+.PHONY: all setup configure build build-tests build-demo demo test amalgamate clean
 
 all: build
 
@@ -34,11 +36,21 @@ build: build-tests
 	  $(CMAKE) --build "$(BUILD_DIR)" -j$(JOBS) --target memo-bench; \
 	fi
 
-demo: build
+build-demo: configure
+	$(CMAKE) --build "$(BUILD_DIR)" -j$(JOBS) --target memo-fuzz
+
+demo: build-demo
 	"$(BUILD_DIR)/bin/memo-fuzz" demo
 
-test: build-tests
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(CTEST) --test-dir "$(BUILD_DIR)" --output-on-failure -j$(JOBS)
+# Each step timed: a cold run (fresh machine, empty ccache) must stay well inside CI's limit.
+test:
+	@t0=$$(date +%s); \
+	$(MAKE) configure || exit $$?; t1=$$(date +%s); \
+	$(MAKE) build-tests || exit $$?; t2=$$(date +%s); \
+	rc=0; env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(CTEST) --test-dir "$(BUILD_DIR)" --output-on-failure -j$(JOBS) || rc=$$?; \
+	t3=$$(date +%s); \
+	echo "times: set-up and configure $$((t1 - t0)) s, build $$((t2 - t1)) s, tests $$((t3 - t2)) s, total $$((t3 - t0)) s"; \
+	exit $$rc
 
 amalgamate:
 	python3 scripts/amalgamate.py

@@ -85,19 +85,14 @@ inline int universe(const cli::args& a) {
     return 0;
 }
 
-inline int import_keras(const cli::args& a) {
-    a.only({"json", "save"});
-    if (a.positional().size() != 1) throw memo::error("expects one FILE (a Keras model.to_json() file)");
-    const auto& path = a.positional()[0];
+/// What an imported model is and the coverage it reaches: import-keras's and import-onnx's summary,
+/// as JSON or as text.
+inline void print_import_summary(const std::string& path, const memo::model& m, bool as_json) {
     const auto& reg = memo::default_registry();
-    const memo::model m = memo::io::load_keras(path, reg);
     memo::memo_coverage c(reg);
     c.add(m);
-    if (auto out = a.get("save")) {
-        memo::io::write_file(*out, memo::io::model_to_json(m).dump(1) + "\n");
-    }
     const auto hash = fmt::format("{:016x}", memo::structural_hash(m));
-    if (a.has("json")) {
+    if (as_json) {
         json j = {{"file", path},
                   {"layers", m.size()},
                   {"inputs", m.input_nodes().size()},
@@ -105,11 +100,20 @@ inline int import_keras(const cli::args& a) {
                   {"hash", hash},
                   {"coverage", memo::campaign::coverage_json(c)}};
         fmt::print("{}\n", j.dump(2));
-        return 0;
+        return;
     }
     fmt::print("{}: {} layers ({} inputs, {} outputs), valid, structural hash {}\n", path, m.size(), m.input_nodes().size(),
                m.outputs.size(), hash);
     print_coverage(c);
+}
+
+inline int import_keras(const cli::args& a) {
+    a.only({"json", "save"});
+    if (a.positional().size() != 1) throw memo::error("expects one FILE (a Keras model.to_json() file)");
+    const auto& path = a.positional()[0];
+    const memo::model m = memo::io::load_keras(path, memo::default_registry());
+    if (auto out = a.get("save")) memo::io::write_file(*out, memo::io::model_to_json(m).dump(1) + "\n");
+    print_import_summary(path, m, a.has("json"));
     return 0;
 }
 

@@ -77,6 +77,7 @@ inline int run_model(const cli::args& a) {
     const auto& reg = memo::default_registry();
     auto m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
     if (a.has("seed")) m.seed = to_u64(*a.get("seed"), "seed");
+    check_fits(m, a.positional()[0], a);
     const auto oracles = oracles_from(a);
     testers t(a, a.get_or("backends", default_backends()), reg, inputs_from(a), 1, oracles.tester);
     auto& diff = t.first();
@@ -154,6 +155,7 @@ inline int replay(const cli::args& a) {
     std::string backends;
     for (const auto& b : bug.at("backends")) backends += (backends.empty() ? "" : ",") + b.get<std::string>();
     backends = a.get_or("backends", backends);
+    check_fits(m, file.string(), a);
     memo::input_options in = inputs_from(a);
     if (!a.has("samples")) in.samples = bug.at("inputs").value("samples", std::int64_t{2});
     if (!a.has("input-range")) in.lo = bug.at("inputs").value("lo", 0.0), in.hi = bug.at("inputs").value("hi", 1.0);

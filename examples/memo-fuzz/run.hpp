@@ -65,10 +65,19 @@ inline memo::input_options inputs_from(const cli::args& a) {
     if (!(in.lo < in.hi)) throw memo::error("--input-range: LO must be below HI");
     return in;
 }
+/// What memo-fuzz itself may hold of a model's values: as much as a worker may (--memory-mb).
+inline std::int64_t max_bytes_from(const cli::args& a) { return limits_from(a).memory_mb << 20; }
 inline memo::oracle::options oracle_from(const cli::args& a) {
     memo::oracle::options o;
     o.dmad_threshold = to_double(a.get_or("dmad-threshold", "0.5"), "dmad-threshold");
+    o.max_bytes = max_bytes_from(a);
     return o;
+}
+/// Refuses, before any tensor of it exists, a model too large to run within --memory-mb.
+inline void check_fits(const memo::model& m, const std::string& file, const cli::args& a) {
+    const auto samples = inputs_from(a).samples;
+    if (auto fits = memo::within_budget(m, samples, max_bytes_from(a)); !fits)
+        throw memo::error(file + ": too large to run within --memory-mb " + std::to_string(limits_from(a).memory_mb) + ": " + fits.reason());
 }
 /// Which oracles judge: a tester (differential or metamorphic) and the resource oracles.
 struct oracle_choice {
@@ -229,6 +238,9 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", "20000000"), "max-cost"));
     std::vector<memo::model> small;
     for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::shrink(m, max_cost / 10));
+    for (std::size_t i = 0; i < small.size(); ++i)
+        if (auto fits = memo::within_budget(small[i], inputs_from(a).samples, max_bytes_from(a)); !fits)
+            throw memo::error("seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", "zoo") + ": too large to run within --memory-mb: " + fits.reason());
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     testers t(a, backends, reg, inputs_from(a), lanes, oracles.tester);
@@ -241,6 +253,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     eo.max_models = to_u64(a.get_or("models", "0"), "models");
     eo.fill = !a.has("no-fill");
     eo.max_cost = full ? 0 : max_cost;
+    eo.max_bytes = max_bytes_from(a);
     eo.resources = oracles.resources;
     o.max_cost = eo.max_cost;  // the search itself keeps to models the backends can run quickly
     memo::campaign::execution exec(t.lanes(), reg, o.out, eo);

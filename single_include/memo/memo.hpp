@@ -189,7 +189,9 @@ struct hasher {
 //   };
 //
 // Optional members: `arity` (how many inputs: default {1, 1}), `in_universe` (counted by coverage:
-// default true), `dtype_param` (the parameter that sets the output dtype: default none).
+// default true), `dtype_param` (the parameter that sets the output dtype: default none),
+// `rounds_at(in, p)` (the magnitude its formula rounds against besides its output, as ELU's
+// alpha: default none; oracle/rounding.hpp).
 #include <algorithm>
 #include <bit>
 #include <tuple>
@@ -831,6 +833,16 @@ using inputs = std::span<const shape>;
 using args = std::span<const value>;
 using infer_fn = expected<shape> (*)(inputs, args);
 
+/// The magnitude a layer's formula rounds against besides its output, which the oracles allow a
+/// dtype's rounding of as absolute difference (oracle/rounding.hpp): a constant (ELU's
+/// alpha * (exp(x) - 1) rounds at alpha however small its output), a multiple of its inputs'
+/// magnitude (a normalization's x * rstd - mean * rstd rounds at |x| * rstd, even where the exact
+/// output is 0) and a multiple of its output's (a recurrence of T steps rounds at its state's
+/// scale T times over).
+struct rounding_scale {
+    double constant = 0, per_input = 0, per_output = 0;
+};
+
 /// The run-time view of a layer type: what a model node points to.
 struct layer_def {
     std::string_view name;
@@ -841,6 +853,9 @@ struct layer_def {
     infer_fn infer;
     bool in_universe;
     int dtype_param;  // index of the parameter that sets the output dtype, or -1
+    /// What the layer's own formula rounds against besides its output (oracle/rounding.hpp).
+    /// nullptr: its output alone.
+    rounding_scale (*rounds_at)(inputs, args) = nullptr;
 
     /// Index of the parameter called `n`, or -1.
     int param_index(std::string_view n) const noexcept {
@@ -855,6 +870,7 @@ namespace detail {
 template <class L> concept has_arity = requires { { L::arity } -> std::convertible_to<arity_t>; };
 template <class L> concept has_in_universe = requires { { L::in_universe } -> std::convertible_to<bool>; };
 template <class L> concept has_dtype_param = requires { { L::dtype_param } -> std::convertible_to<std::string_view>; };
+template <class L> concept has_rounds_at = requires(inputs in, args p) { { L::rounds_at(in, p) } -> std::convertible_to<rounding_scale>; };
 }  // namespace detail
 
 /// The layer concept. Requires:
@@ -879,6 +895,7 @@ layer_def describe() {
     if constexpr (detail::has_arity<L>) d.arity = L::arity;
     if constexpr (detail::has_in_universe<L>) d.in_universe = L::in_universe;
     if constexpr (detail::has_dtype_param<L>) d.dtype_param = d.param_index(L::dtype_param);
+    if constexpr (detail::has_rounds_at<L>) d.rounds_at = &L::rounds_at;
     return d;
 }
 
@@ -1903,42 +1920,62 @@ inline json model_to_json(const model& m) {
 }
 
 /// Reads our model format; `origin` names the input in errors. The result is validated.
+/// j[key] as a T, or an error in the user's terms: where, which key is missing or wrong, and what
+/// it should hold.
+template <class T>
+T required(const json& j, const std::string& key, const std::string& where, std::string_view holds) {
+    const auto it = j.is_object() ? j.find(key) : j.end();
+    if (it == j.end()) throw error(where + ": missing key \"" + key + "\", which should hold " + std::string(holds));
+    try {
+        return it->get<T>();
+    } catch (const json::exception&) {
+        throw error(where + ": key \"" + key + "\" should hold " + std::string(holds) + ", not " + it->dump().substr(0, 60));
+    }
+}
+
 inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model") {
     if (!j.is_object() || j.value("format", "") != "memo.model")
         throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
     model m;
     m.seed = j.value("seed", std::uint64_t{0});
-    const auto& nodes = j.at("nodes");
+    const auto nodes = required<json>(j, "nodes", origin, "the model's nodes, an array of objects in topological order");
+    if (!nodes.is_array()) throw error(origin + ": key \"nodes\" should hold an array of node objects");
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto& jn = nodes[i];
         const std::string where = origin + ": node " + std::to_string(i);
-        const auto cls = jn.at("layer").get<std::string>();
+        const auto cls = required<std::string>(jn, "layer", where, "the node's layer class, a string such as \"Conv2D\"");
         const layer_def* L = reg.find(cls);
         if (!L) throw error(where + ": unknown layer class '" + cls + "'");
         node n = make_node(*L, jn.value("name", ""));
-        const auto& ps = jn.at("params");
+        const auto ps = required<json>(jn, "params", where, "the node's parameters, an object (empty for defaults)");
         for (auto it = ps.begin(); it != ps.end(); ++it) {
             const int k = L->param_index(it.key());
             if (k < 0) throw error(where + " (" + cls + "): unknown parameter '" + it.key() + "'");
             n.params[static_cast<std::size_t>(k)] = from_json(it.value(), where + " (" + cls + ") parameter " + it.key());
         }
-        n.inputs = jn.at("inputs").get<std::vector<int>>();
+        n.inputs = required<std::vector<int>>(jn, "inputs", where, "the indices of the nodes that feed it, an array of integers ([] for an InputLayer)");
         const auto t = parse_dtype(jn.value("dtype", "float32"));
         if (!t) throw error(where + ": unknown dtype " + jn.value("dtype", ""));
         n.type = *t;
-        for (const auto& d : jn.at("shape")) n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
+        const auto dims = required<json>(jn, "shape", where, "the node's output shape, an array of integers with null for the batch");
+        if (!dims.is_array()) throw error(where + ": key \"shape\" should hold an array of integers with null for the batch");
+        for (const auto& d : dims) {
+            if (!d.is_null() && !d.is_number_integer()) throw error(where + ": key \"shape\" should hold integers and null, not " + d.dump());
+            n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
+        }
         m.nodes.push_back(std::move(n));
     }
-    m.outputs = j.at("outputs").get<std::vector<int>>();
+    m.outputs = required<std::vector<int>>(j, "outputs", origin, "the indices of the model's output nodes, an array of integers");
     for (const auto& e : j.value("weight_edits", json::array())) {
         weight_edit w;
-        const auto kind = e.at("kind").get<std::string>();
+        const std::string at = origin + ": weight edit";
+        const auto kind = required<std::string>(e, "kind", at, "the kind of edit, a string");
         const auto* it = std::find(std::begin(weight_edit_names), std::end(weight_edit_names), kind);
         if (it == std::end(weight_edit_names)) throw error(origin + ": unknown weight edit '" + kind + "'");
         w.what = static_cast<weight_edit::kind>(it - std::begin(weight_edit_names));
-        w.node = e.at("node").get<int>();
-        w.amount = e.at("amount").get<double>();
-        w.seed = e.at("seed").get<std::uint64_t>();
+        w.node = required<int>(e, "node", at, "the index of the node whose weights it edits");
+        w.amount = required<double>(e, "amount", at, "a number");
+        w.seed = required<std::uint64_t>(e, "seed", at, "an unsigned integer");
         if (w.node < 0 || static_cast<std::size_t>(w.node) >= m.nodes.size()) throw error(origin + ": weight edit on node " + std::to_string(w.node) + ", which is not a node");
         m.weight_edits.push_back(w);
     }
@@ -4519,22 +4556,77 @@ static_assert(backend<interpreter>);
 
 // #include <memo/backends/executor.hpp> (already included)
 // #include <memo/core/hash.hpp> (already included)
-// #include <memo/exec/inputs.hpp> (already included)
-// begin #include <memo/oracle/tester.hpp>
-// A tester runs one model on the backends under test and judges what they did: what a campaign's
-// execution stage drives, one model at a time per lane. Two kinds exist:
-//   differential  (differential.hpp)  the same model on several libraries, judged against each other
-//   metamorphic   (metamorphic.hpp)   a model and a variant that must give the same outputs, on each
-//                                     library alone
-// begin() starts the runs and returns (the backends work in their workers meanwhile); finish()
-// waits for them and returns the verdict, localised.
-#include <span>
+// begin #include <memo/exec/budget.hpp>
+// The memory a model's run takes, known before anything is allocated. memo holds a model's values
+// as float64: its inputs, every node's output when a run is traced (the ground truth and the
+// localisation both trace), and its weights where it runs in process. A valid model can still be
+// far too large for the machine (a 4000x4000x64 input to a Conv2D of 512 filters needs 131 GB),
+// so such a model is refused by its size, naming the node that passes the budget, before any
+// tensor of it exists.
+#include <cstdint>
 #include <string>
+
+#include <fmt/format.h>
+
+// #include <memo/core/error.hpp> (already included)
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/exec/weights.hpp> (already included)
+
+namespace memo {
+
+/// Fails when m's run with `samples` samples would hold more than `max_bytes` (0: no limit),
+/// naming the node at which the running total passes it, that node's output and element count.
+inline expected<void> within_budget(const model& m, std::int64_t samples, std::int64_t max_bytes) {
+    if (max_bytes <= 0) return {};
+    double bytes = 0;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        const node& n = m.nodes[i];
+        const double out = static_cast<double>(samples) * static_cast<double>(n.out.elements());
+        double weights = 0;
+        for (const auto& w : weight_specs(m, static_cast<int>(i))) weights += static_cast<double>(tensor::count(w.dims));
+        bytes += 8.0 * (out + weights);
+        if (bytes > static_cast<double>(max_bytes))
+            return fail(fmt::format("node {} ({} '{}', output {} with {} samples: {:.0f} elements{}) brings the model's tensors to {:.1f} MiB as float64, "
+                                    "over the budget of {} MiB",
+                                    i, n.layer->name, n.name, n.out.str(), samples, out,
+                                    weights > 0 ? fmt::format(", {:.0f} weights", weights) : std::string(), bytes / (1 << 20), max_bytes >> 20));
+    }
+    return {};
+}
+
+}  // namespace memo
+// end #include <memo/exec/budget.hpp>
+// #include <memo/exec/inputs.hpp> (already included)
+// begin #include <memo/oracle/rounding.hpp>
+// The rounding rule: how far two results of one node may differ before the difference counts.
+// One rule for every oracle that compares tensors (differential.hpp's localisation,
+// metamorphic.hpp's outputs and gates); docs/oracles.md derives it.
+//
+// A node computed in a dtype of unit roundoff u rounds relative to the magnitudes it passes
+// through, not to its output's: a sum rounds at the size of its terms, and an element-wise formula
+// that subtracts a constant rounds at that constant (ELU's exp(x) - 1 is exact to u * 1 however
+// small x is, so a library that writes it so differs from one that calls expm1 by 1e-7 at outputs of
+// 1e-4: a relative difference of 1e-3 that no library would call a bug). So two results of node n
+// differ beyond rounding only when
+//
+//     max |a - b|  >  tol(dtype) * S  +  8 u * A(n)  +  slack
+//
+//   S      the magnitude of n's float64 output (normwise: near-zero elements of a larger tensor
+//          are judged at the tensor's scale, as allclose's atol judges them at 1)
+//   A(n)   the magnitude n's formula rounds against: its activations' constants (elu, selu,
+//          sigmoid, tanh, softplus, softmax, hard_sigmoid round at 1) and its class's own
+//          (layer_def::rounds_at: ELU's alpha, Softmax's 1, a normalization's |x| / sqrt(eps),
+//          since x * rstd - mean * rstd rounds at |x| * rstd even where the exact output is 0, a
+//          recurrence's T / 4 times S, since it rounds its state every step); 0 for
+//          formulas exact to u * |y|
+//   slack  how much n's output moves when its inputs move by their own rounding (measured by the
+//          caller; ill-conditioned nodes earn more), plus the dtype's smallest normal
+#include <algorithm>
+#include <cmath>
 #include <string_view>
 #include <vector>
 
-// #include <memo/backends/executor.hpp> (already included)
-// #include <memo/exec/inputs.hpp> (already included)
+// #include <memo/core/model.hpp> (already included)
 // begin #include <memo/oracle/oracle.hpp>
 // The differential oracle: from the results of several backends on one model, a verdict.
 //   crash          some backends fail (error, death, time-out, memory) where others succeed
@@ -4610,6 +4702,10 @@ constexpr kind kind_from(std::string_view s) noexcept {
 struct options {
     double dmad_threshold = 0.5;  // D_MAD above which two backends disagree in their closeness to O
     double tolerance_scale = 1.0; // multiplies every dtype's tolerance
+    /// A model whose run would hold more float64 values than this many bytes is not run
+    /// (exec/budget.hpp): every participant gets it back unsupported, with the node that passes
+    /// the budget. 0: no limit.
+    std::int64_t max_bytes = 0;
 };
 
 /// The normwise relative difference a dtype's rounding explains for one layer: max |a - b| over
@@ -4703,6 +4799,12 @@ struct verdict {
     int node = -1;                      // the localised node, -1 when not localised
     std::string layer;                  // its class
     std::string producer;               // the class of its first input's producer (the pair)
+    /// At the localised node, on identical inputs (inconsistency, metamorphic): the largest
+    /// difference, the magnitude of the float64 output, and the most rounding explains there
+    /// (oracle/rounding.hpp). All 0 when not measured.
+    struct node_difference {
+        double max_abs = 0, scale = 0, bound = 0;
+    } at_node;
     bool all_failed = false;            // every backend that ran failed: a model no library takes
     std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
 
@@ -4777,6 +4879,86 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
 
 }  // namespace memo::oracle
 // end #include <memo/oracle/oracle.hpp>
+
+namespace memo::oracle {
+
+/// The magnitude a Keras activation's usual formulas round against: elu and selu (exp(x) - 1),
+/// softplus (log(1 + exp(x))), sigmoid and hard_sigmoid (1 + ..., or 0.5 * tanh + 0.5 in
+/// approximating kernels), tanh (polynomial kernels are accurate to a few u absolute) and softmax
+/// (exp(x - max): the largest term is 1) round at 1 (selu at its scale * alpha). relu, linear,
+/// softsign and exponential are accurate to a few u of their result: 0.
+constexpr double activation_rounds_at(std::string_view a) noexcept {
+    if (a == "selu") return 1.0507009873554805 * 1.6732632423543772;
+    if (a == "elu" || a == "softplus" || a == "sigmoid" || a == "hard_sigmoid" || a == "tanh" || a == "softmax") return 1.0;
+    return 0.0;
+}
+
+/// A(n): the magnitude node i of m rounds against besides its output, given the magnitudes of
+/// its inputs and of its float64 output.
+inline double rounds_at(const model& m, std::size_t i, double input_scale, double scale) {
+    const node& n = m.nodes[i];
+    double a = 0;
+    if (n.layer->rounds_at) {
+        std::vector<shape> in;
+        for (int e : n.inputs) in.push_back(m[e].out);
+        const auto r = n.layer->rounds_at(in, n.params);
+        a = r.constant + r.per_input * input_scale + r.per_output * scale;
+    }
+    for (std::string_view p : {"activation", "recurrent_activation"})
+        if (const int k = n.layer->param_index(p); k >= 0)
+            if (const auto* s = std::get_if<std::string>(&n.params[static_cast<std::size_t>(k)])) a = std::max(a, activation_rounds_at(*s));
+    return a;
+}
+
+/// Units of roundoff of A(n) allowed: a formula with a constant rounds at u * A; kernels that
+/// approximate exp or tanh by polynomials stay within a few u; 8 leaves a margin. (In bfloat16,
+/// 8 u is 3 % of A already: more would hide real faults of half-precision kernels.)
+inline constexpr double formula_units = 8;
+
+/// The most two results of node i of m may differ by rounding alone (the rule above), given the
+/// magnitudes of its float64 output and of its inputs, and the caller's measured slack.
+inline double rounding_bound(const model& m, std::size_t i, double scale, double input_scale, double slack, const options& o = {}) {
+    const dtype t = m.nodes[i].type;
+    return tolerance(t, o) * scale + formula_units * unit_roundoff(t) * rounds_at(m, i, input_scale, scale) + slack + min_normal(t);
+}
+
+/// The largest finite magnitude in t (0 for an empty tensor).
+inline double magnitude(const tensor& t) {
+    double m = 0;
+    for (double x : t.data)
+        if (std::isfinite(x)) m = std::max(m, std::abs(x));
+    return m;
+}
+
+/// The largest magnitude among node i's inputs, given every node's values.
+inline double input_magnitude(const model& m, std::size_t i, const std::vector<tensor>& values) {
+    double s = 0;
+    for (int e : m.nodes[i].inputs)
+        if (static_cast<std::size_t>(e) < values.size()) s = std::max(s, magnitude(values[static_cast<std::size_t>(e)]));
+    return s;
+}
+
+/// Whether a difference goes beyond that bound (different dims always do).
+inline bool beyond(const difference& d, double bound) noexcept { return d.shapes_differ || d.max_abs > bound; }
+
+}  // namespace memo::oracle
+// end #include <memo/oracle/rounding.hpp>
+// begin #include <memo/oracle/tester.hpp>
+// A tester runs one model on the backends under test and judges what they did: what a campaign's
+// execution stage drives, one model at a time per lane. Two kinds exist:
+//   differential  (differential.hpp)  the same model on several libraries, judged against each other
+//   metamorphic   (metamorphic.hpp)   a model and a variant that must give the same outputs, on each
+//                                     library alone
+// begin() starts the runs and returns (the backends work in their workers meanwhile); finish()
+// waits for them and returns the verdict, localised.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// #include <memo/backends/executor.hpp> (already included)
+// #include <memo/exec/inputs.hpp> (already included)
+// #include <memo/oracle/oracle.hpp> (already included)
 
 namespace memo::oracle {
 
@@ -4924,9 +5106,15 @@ public:
     /// there is only one participant.
     void begin(const model& m) override {
         current_ = m;
-        inputs_ = make_inputs(m, in_);
         obs_.clear();
         running_.clear();
+        inputs_.clear();
+        if (auto fits = within_budget(m, in_.samples, o_.max_bytes); !fits) {  // before any tensor of it exists
+            for (auto* x : xs_) obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + fits.reason()), {}});
+            skipped_ = true;
+            return;
+        }
+        inputs_ = make_inputs(m, in_);
         std::vector<std::size_t> runnable;
         for (std::size_t k = 0; k < xs_.size(); ++k) {
             observation ob{std::string(xs_[k]->name()), {}, {}};
@@ -5064,12 +5252,17 @@ private:
             const run_options forced{true, fed, {}};
             const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
             if (!a.ok() || !b.ok()) return false;
-            const auto slack = rounding_slack(m, fed);
-            if (slack.empty()) return false;
+            const auto bounds = measure_rounding(m, fed);
+            if (bounds.empty()) return false;
             for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
                 if (m.nodes[i].layer->arity.max == 0) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
-                if (d.max_abs > tolerance(m.nodes[i].type, o_) * d.scale + slack[i]) { v.node = static_cast<int>(i); break; }
+                const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
+                if (beyond(d, bound)) {
+                    v.node = static_cast<int>(i);
+                    v.at_node = {d.max_abs, bounds[i].scale, bound};
+                    break;
+                }
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
         }
@@ -5081,13 +5274,18 @@ private:
         return true;
     }
 
-    /// How much each node's output may move from rounding alone: the float64 reference run on the
-    /// fed inputs, and again on inputs perturbed by 8 units in the last place of their dtype (random
-    /// signs); 16 times the largest change (a library that sums in float32, in its own order, rounds
-    /// about that much). An ill-conditioned node (a LayerNormalization of nearly constant values, a
-    /// long recurrence, values near a dtype's smallest normal) earns a wide slack; a
-    /// well-conditioned one almost none. Empty when the reference fails.
-    std::vector<double> rounding_slack(const model& m, const std::vector<tensor>& fed) {
+    /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
+    /// move from rounding alone (the slack of oracle/rounding.hpp). The float64 reference runs on
+    /// the fed inputs, and again on inputs perturbed by 8 units in the last place of their dtype
+    /// (random signs); the slack is 16 times the largest change (a library that sums in float32, in
+    /// its own order, rounds about that much) plus half a unit of the output's scale (the node's
+    /// own dtype rounds its output). An ill-conditioned node (a LayerNormalization of nearly
+    /// constant values, a long recurrence, values near a dtype's smallest normal) earns a wide
+    /// slack; a well-conditioned one almost none. Empty when the reference fails.
+    struct node_rounding {
+        double scale = 0, slack = 0;
+    };
+    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed) {
         auto shaken = fed;
         rng r(m.seed ^ 0x5ca1ab1eULL);
         for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
@@ -5101,13 +5299,13 @@ private:
         const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
         if (!base.ok() || !moved.ok()) return {};
-        std::vector<double> slack(m.size(), 0.0);
+        std::vector<node_rounding> out(m.size());
         for (std::size_t i = 0; i < m.size() && i < base.outputs.size() && i < moved.outputs.size(); ++i) {
-            // The node's own dtype rounds its output too: half a unit of the output's scale.
             const auto d = compare({base.outputs[i]}, {moved.outputs[i]});
-            slack[i] = 16.0 * d.max_abs + unit_roundoff(m.nodes[i].type) * d.scale + min_normal(m.nodes[i].type);
+            const double scale = magnitude(base.outputs[i]);
+            out[i] = {scale, 16.0 * d.max_abs + unit_roundoff(m.nodes[i].type) * scale};
         }
-        return slack;
+        return out;
     }
 
     /// The shortest prefix on which the culprit still fails (binary search over the last node).
@@ -5640,6 +5838,9 @@ inline io::json verdict_json(const oracle::verdict& v, const model& m) {
         where["params"] = ps;
         where["dtype"] = std::string(name_of(n.type));
     }
+    // What the localised node alone did on identical inputs, against what rounding explains there.
+    if (const auto& d = v.at_node; d.bound > 0)
+        where["difference"] = {{"max_abs", d.max_abs}, {"scale", d.scale}, {"bound", d.bound}, {"relative", d.scale > 0 ? d.max_abs / d.scale : -1.0}};
     j["localisation"] = where;
     return j;
 }
@@ -6301,6 +6502,7 @@ static_assert(coverage_metric<criterion_coverage, model>);
 #include <vector>
 
 // #include <memo/core/hash.hpp> (already included)
+// #include <memo/exec/budget.hpp> (already included)
 // begin #include <memo/metamorphic/relations.hpp>
 // ModelMeta's model-level metamorphic relations. A variant of a model splices an extra
 // sub-network F (layers drawn by the mutation operators' generator, its output bounded by tanh)
@@ -6333,6 +6535,7 @@ static_assert(coverage_metric<criterion_coverage, model>);
 // What a mutation operator sees besides the model: the registry, the coverage reached so far (so
 // it can prefer what is not yet covered), the adapters, and the size limit.
 #include <concepts>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -6514,6 +6717,9 @@ struct context {
     std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
     std::int64_t max_cost = 0;     // a mutant costlier to run than this (reduce/cost.hpp) is rejected; 0: no limit
     bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    /// Whether a library under test is known to decline a class in a dtype (campaign/declines.hpp):
+    /// once a (class, dtype) is covered, operators prefer dtypes every library runs. Empty: none.
+    std::function<bool(std::string_view layer, dtype)> declined;
     std::vector<const layer_def*> singles;   // universe classes with one input
     std::vector<const layer_def*> merges;    // universe merge classes
     std::vector<const layer_def*> reshapes;  // LResh
@@ -6534,6 +6740,7 @@ struct context {
     /// Is this item covered? Unguided, everything counts as covered, so nothing is preferred.
     bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
     bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
+    bool is_declined(const layer_def& L, dtype t) const { return declined && declined(L.name, t); }
 };
 
 /// The mutator concept. Requires:
@@ -6905,6 +7112,7 @@ inline expected<variant> splice(const model& m, relation rel, const mutation::co
 
 }  // namespace memo::metamorphic
 // end #include <memo/metamorphic/relations.hpp>
+// #include <memo/oracle/rounding.hpp> (already included)
 // #include <memo/oracle/tester.hpp> (already included)
 
 namespace memo::oracle {
@@ -6944,8 +7152,9 @@ public:
 
     void begin(const model& m) override {
         current_ = m;
-        inputs_ = make_inputs(m, in_);
         variant_.reset();
+        if (too_large(m)) return;
+        inputs_ = make_inputs(m, in_);
         prepare();
         launch();
     }
@@ -6953,6 +7162,8 @@ public:
     /// Tests m against a given variant (a stored bug's), with no self-check.
     void begin(const model& m, metamorphic::variant v) {
         current_ = m;
+        variant_.reset();
+        if (too_large(v.m)) return;
         inputs_ = make_inputs(m, in_);
         variant_ = std::move(v);
         prepare();
@@ -7007,6 +7218,20 @@ public:
     const std::array<std::uint64_t, std::size(metamorphic::relation_names)>& used() const noexcept { return used_; }
 
 private:
+    /// A model (or variant) whose run would pass the byte budget is not run: no tensor of it is made.
+    bool too_large(const model& m) {
+        const auto fits = within_budget(m, in_.samples, o_.max_bytes);
+        if (fits) return false;
+        inputs_.clear();
+        obs_.clear();
+        variant_obs_.clear();
+        running_.clear();
+        on_variant_ = false;
+        for (auto* x : xs_) obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + fits.reason()), {}});
+        variant_obs_ = obs_;
+        return true;
+    }
+
     void prepare() {
         obs_.clear();
         variant_obs_.clear();
@@ -7108,8 +7333,14 @@ private:
         } else if (has_non_finite(a.outputs) != has_non_finite(b.outputs)) {
             v.message = "relation " + rel + ": " + (has_non_finite(b.outputs) ? "the variant's outputs turn non-finite" : "the model's outputs are non-finite, its variant's are not");
         } else {
+            // Output by output, each against its own node's rounding (oracle/rounding.hpp).
             const auto d = compare(a.outputs, b.outputs);
-            if (!d.shapes_differ && d.max_rel <= tolerance(coarsest(a.outputs), o_)) return v;
+            bool differs = d.shapes_differ;
+            for (std::size_t o = 0; !differs && o < a.outputs.size() && o < current_.outputs.size(); ++o) {
+                const auto dk = compare({a.outputs[o]}, {b.outputs[o]});
+                differs = beyond(dk, rounding_bound(current_, static_cast<std::size_t>(current_.outputs[o]), dk.scale, dk.scale, 0.0, o_));
+            }
+            if (!differs) return v;
             v.max_abs = d.max_abs;
             v.max_rel = d.max_rel;
             v.message = "relation " + rel + ": the variant's outputs differ from the model's";
@@ -7136,8 +7367,7 @@ private:
             if (k >= a.outputs.size() || k >= b.outputs.size()) break;
             if (a.outputs[k].has_non_finite() != b.outputs[k].has_non_finite()) return i;
             const auto d = compare({a.outputs[k]}, {b.outputs[k]});
-            const dtype t = variant_->m[i].type;
-            if (d.shapes_differ || d.max_abs > tolerance(t, o_) * d.scale + min_normal(t)) return i;
+            if (beyond(d, rounding_bound(variant_->m, k, d.scale, input_magnitude(variant_->m, k, b.outputs), 0.0, o_))) return i;
         }
         return -1;
     }
@@ -7543,6 +7773,127 @@ private:
 }  // namespace memo::store
 // end #include <memo/store/store.hpp>
 // #include <memo/campaign/bugs.hpp> (already included)
+// begin #include <memo/campaign/declines.hpp>
+// What the backends under test decline, learnt as a campaign goes. A library that lacks a kernel
+// (libtorch's float16 convolutions on the CPU, ONNX Runtime's float64 Resize) says so when it
+// runs the model; from then on that (layer class, dtype) is known to be declined by it. The
+// campaign uses the table two ways:
+//   - generation keeps to what every backend runs: a mutant some backend declines still counts
+//     for coverage and still runs on the backends that take it, but it does not become a seed (its
+//     descendants would all be declined too), and it is never run merely to keep workers busy;
+//   - stats.json and report.html say, per backend, how many executed models it declined and why.
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/io/json.hpp> (already included)
+// #include <memo/oracle/oracle.hpp> (already included)
+
+namespace memo::campaign {
+
+class decline_table {
+public:
+    /// Learns from one executed model's runs: a run that came back unsupported at a node declines
+    /// that node's (class, dtype) for its backend. Counts the declined run under its reason.
+    /// Returns whether anything new was learnt.
+    bool learn(const model& m, const std::vector<oracle::observation>& obs) {
+        bool fresh = false;
+        for (const auto& o : obs) {
+            const auto& r = o.result;
+            if (r.status != run_status::unsupported) continue;
+            auto& b = backends_[o.backend];
+            std::string why;
+            if (r.node >= 0 && static_cast<std::size_t>(r.node) < m.size()) {
+                const node& n = m[r.node];
+                fresh |= b.pairs.emplace(std::string(n.layer->name), n.type).second;
+                why = reason(n.layer->name, n.type);
+            } else {
+                why = known_reason(b, m);
+                if (why.empty()) why = r.message.substr(0, 80);
+            }
+            ++b.reasons[why];
+        }
+        if (fresh) ++learnt_;
+        return fresh;
+    }
+
+    /// Whether any backend is known to decline class L in dtype t.
+    bool declined(std::string_view layer, dtype t) const {
+        for (const auto& [name, b] : backends_)
+            if (b.pairs.count({std::string(layer), t})) return true;
+        return false;
+    }
+
+    /// Fails, naming the backend, the node and its class and dtype, when some backend is known to
+    /// decline a node of m.
+    expected<void> runs_everywhere(const model& m) const {
+        for (const auto& [name, b] : backends_)
+            if (!b.pairs.empty())
+                for (std::size_t i = 0; i < m.size(); ++i)
+                    if (b.pairs.count({std::string(m.nodes[i].layer->name), m.nodes[i].type}))
+                        return fail(name + " declines node " + std::to_string(i) + " (" + reason(m.nodes[i].layer->name, m.nodes[i].type) + ")");
+        return {};
+    }
+
+    /// How many times something new was learnt (the campaign re-checks its seeds when it grows).
+    std::uint64_t learnt() const noexcept { return learnt_; }
+
+    /// stats.json's executions.<backend>.declined: the declined runs by reason, most first, and
+    /// what the backend is known to decline.
+    io::json stats(const std::string& backend) const {
+        io::json j = {{"reasons", io::json::array()}, {"known", io::json::array()}};
+        const auto it = backends_.find(backend);
+        if (it == backends_.end()) return j;
+        std::vector<std::pair<std::uint64_t, std::string>> by;
+        for (const auto& [why, n] : it->second.reasons) by.emplace_back(n, why);
+        std::sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+        for (const auto& [n, why] : by) j["reasons"].push_back({{"reason", why}, {"runs", n}});
+        for (const auto& [layer, t] : it->second.pairs) j["known"].push_back(reason(layer, t));
+        return j;
+    }
+
+    io::json save() const {
+        io::json j = io::json::object();
+        for (const auto& [name, b] : backends_) {
+            io::json pairs = io::json::array();
+            for (const auto& [layer, t] : b.pairs) pairs.push_back({layer, std::string(name_of(t))});
+            j[name] = {{"pairs", pairs}, {"reasons", b.reasons}};
+        }
+        return {{"backends", j}, {"learnt", learnt_}};
+    }
+    void restore(const io::json& j) {
+        backends_.clear();
+        learnt_ = j.value("learnt", std::uint64_t{0});
+        for (const auto& [name, b] : j.at("backends").items()) {
+            auto& mine = backends_[name];
+            for (const auto& p : b.at("pairs"))
+                if (const auto t = parse_dtype(p.at(1).get<std::string>())) mine.pairs.emplace(p.at(0).get<std::string>(), *t);
+            b.at("reasons").get_to(mine.reasons);
+        }
+    }
+
+private:
+    struct backend_declines {
+        std::set<std::pair<std::string, dtype>> pairs;  // (class, dtype) known to be declined
+        std::map<std::string, std::uint64_t> reasons;   // declined runs by reason
+    };
+    static std::string reason(std::string_view layer, dtype t) { return std::string(layer) + " in " + std::string(name_of(t)); }
+    /// A run declined before it ran (the tester knew the backend declines a node of m): that node's reason.
+    static std::string known_reason(const backend_declines& b, const model& m) {
+        for (const auto& n : m.nodes)
+            if (b.pairs.count({std::string(n.layer->name), n.type})) return reason(n.layer->name, n.type);
+        return {};
+    }
+
+    std::map<std::string, backend_declines> backends_;
+    std::uint64_t learnt_ = 0;
+};
+
+}  // namespace memo::campaign
+// end #include <memo/campaign/declines.hpp>
 // begin #include <memo/campaign/stage.hpp>
 // What a campaign does with the models its search generates, beyond coverage: the generation
 // loop offers valid models to a stage and drives it without blocking, so that backends run in
@@ -7550,6 +7901,7 @@ private:
 #include <cstdint>
 #include <string>
 
+// #include <memo/core/error.hpp> (already included)
 // #include <memo/core/model.hpp> (already included)
 // #include <memo/io/json.hpp> (already included)
 
@@ -7583,6 +7935,13 @@ public:
     /// Called once before the first model, with the campaign's store (for what the stage records
     /// or memoises) and, when the campaign resumes, the state save() gave at its checkpoint.
     virtual void open(store::campaign_store&, const io::json* /*resumed*/) {}
+    /// Whether every backend of the stage is known to run m (supports(), and what they declined at
+    /// run time so far): the search keeps to such models for its seeds (campaign/declines.hpp).
+    virtual expected<void> runnable(const model&) const { return {}; }
+    /// Grows each time the stage learns that a backend declines something new.
+    virtual std::uint64_t declines_learnt() const { return 0; }
+    /// Whether some backend is known to decline class `layer` in dtype t.
+    virtual bool declines(std::string_view /*layer*/, dtype) const { return false; }
     /// The stage's state, saved with each checkpoint of the campaign.
     virtual io::json save() const { return io::json::object(); }
 };
@@ -7596,11 +7955,13 @@ struct execution_options {
     std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
+    std::int64_t max_bytes = 0;        // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
     std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
     /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
-    /// or resumed campaign runs exactly the same models).
+    /// or resumed campaign runs exactly the same models), and generation does not follow what the
+    /// backends declined at run time (campaign/declines.hpp).
     bool fill = true;
     oracle::resource_options resources{};  // the performance and leak oracles, off by default
 };
@@ -7621,13 +7982,29 @@ public:
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
         if (!diverse && !wants_any()) return;
+        if (!diverse && !runnable(m)) return;  // run to keep the workers busy: only what all of them take
         if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
             ++too_costly_;
+            return;
+        }
+        if (!within_budget(m, lanes_.front().diff->inputs().samples, o_.max_bytes)) {
+            ++too_large_;
             return;
         }
         if (store_) store_->add_model(store::model_key(m), m);  // a checkpoint names waiting models by key
         queue_.push_back({m, iteration});
     }
+
+    /// What the backends said they take (supports()), and what they declined at run time. Without
+    /// fill, what runs depends on the seed alone, so generation does not follow run-time declines:
+    /// when a worker answers would change the models made.
+    expected<void> runnable(const model& m) const override {
+        for (auto* x : lanes_.front().diff->participants())
+            if (auto ok = x->supports(m); !ok) return fail(std::string(x->name()) + ": " + ok.reason());
+        return o_.fill ? declines_.runs_everywhere(m) : expected<void>{};
+    }
+    std::uint64_t declines_learnt() const override { return o_.fill ? declines_.learnt() : 0; }
+    bool declines(std::string_view layer, dtype t) const override { return o_.fill && declines_.declined(layer, t); }
 
     bool poll(double t) override {
         for (auto& l : lanes_)
@@ -7667,6 +8044,8 @@ public:
         s["backends"] = names_;
         s["models_executed"] = executed_;
         s["models_over_cost"] = too_costly_;
+        s["models_over_memory"] = too_large_;
+        s["max_bytes"] = o_.max_bytes;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
         io::json bugs = {{"unique", bugs_.unique()}, {"suppressed_rounding", suppressed_}, {"all_backends_failed", all_failed_}};
@@ -7689,6 +8068,11 @@ public:
                 if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
             per[name] = {{"runs", c.runs}, {"status", st}, {"ms_total", c.ms}, {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
                          {"peak_kb_max", c.peak_kb}, {"restarts", c.restarts}};
+            // How many executed models it declined, and why (layer and dtype).
+            const auto declined = c.status[static_cast<std::size_t>(run_status::unsupported)];
+            per[name]["declined"] = declines_.stats(name);
+            per[name]["declined"]["runs"] = declined;
+            per[name]["declined"]["share"] = c.runs ? static_cast<double>(declined) / static_cast<double>(c.runs) : 0.0;
         }
         s["executions"] = per;
         io::json cov = io::json::object();
@@ -7713,9 +8097,9 @@ public:
         for (const auto& p : queue_) pending.push_back({store::model_key(p.m), p.iteration});
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
-        return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_},
+        return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
                 {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}};
+                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}, {"declines", declines_.save()}};
     }
 
     /// The kinds of bug the oracles at work can report (the progress line's).
@@ -7864,6 +8248,7 @@ private:
 
     void restore(const io::json& j) {
         executed_ = j.at("executed"), suppressed_ = j.at("suppressed"), all_failed_ = j.at("all_failed"), too_costly_ = j.at("too_costly");
+        too_large_ = j.value("too_large", std::uint64_t{0});
         single_backend_ = j.at("single_backend"), resource_checks_ = j.value("resource_checks", std::uint64_t{0}), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
         j.at("found").get_to(found_);
         j.at("known").get_to(known_);
@@ -7874,6 +8259,7 @@ private:
             it.value().at("status").get_to(c.status);
         }
         cov_.restore(j.at("coverage"));
+        if (j.contains("declines")) declines_.restore(j.at("declines"));
         for (const auto& p : j.at("pending")) {
             auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
             if (m) queue_.push_back({std::move(*m), p.at(1).get<std::uint64_t>()});
@@ -7894,6 +8280,7 @@ private:
         ++runs_;
         cov_.add(cur.m);
         const auto obs = diff.observations();
+        declines_.learn(cur.m, obs);
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];
             ++c.runs;
@@ -7960,12 +8347,13 @@ private:
     oracle::resources resources_;
     std::vector<std::string> names_;
     std::deque<pending> queue_;
-    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
+    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, too_large_ = 0, single_backend_ = 0;
     std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
     double saved_ms_ = 0;                // the backends' time those judgements took when they were made
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
+    decline_table declines_;  // what each backend was seen to decline, and how often
     std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
 };
 
@@ -8682,14 +9070,19 @@ inline std::string coverage_section(const campaign_data& c, const memo_coverage&
 
 inline std::string executions_section(const campaign_data& c) {
     if (!c.stats || !c.stats->contains("executions") || (*c.stats)["executions"].empty()) return "";
-    std::string h = "<h2>Backends</h2><table><tr><th>backend</th><th>runs</th><th>status</th><th>mean ms</th><th>peak MiB</th><th>restarts</th></tr>";
+    std::string h = "<h2>Backends</h2><table><tr><th>backend</th><th>runs</th><th>status</th><th>mean ms</th><th>peak MiB</th><th>restarts</th>"
+                    "<th>declined</th><th>why (layer in dtype: runs)</th></tr>";
     for (const auto& [name, e] : (*c.stats)["executions"].items()) {
-        std::string st;
+        std::string st, why;
         const auto status = e.value("status", io::json::object());  // named: a temporary would die before the loop
         for (const auto& [k, v] : status.items()) st += (st.empty() ? "" : ", ") + k + " " + v.dump();
-        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{}</td></tr>",
+        const auto declined = e.value("declined", io::json::object());
+        for (const auto& r : declined.value("reasons", io::json::array()))
+            why += (why.empty() ? "" : "; ") + r.value("reason", std::string()) + ": " + r.value("runs", io::json(0)).dump();
+        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{}</td>"
+                         "<td class=\"n\">{:.1f} %</td><td>{}</td></tr>",
                          escape(name), e.value("runs", 0), escape(st), e.value("ms_mean", 0.0), e.value("peak_kb_max", 0.0) / 1024,
-                         e.value("restarts", 0));
+                         e.value("restarts", 0), 100.0 * declined.value("share", 0.0), escape(why));
     }
     return h + "</table>";
 }
@@ -9266,7 +9659,8 @@ struct mdims {
     }
 };
 
-/// MDtype: runs a layer in another dtype (uncovered dtypes first).
+/// MDtype: runs a layer in another dtype (uncovered dtypes first; then those every library under
+/// test runs the layer in).
 struct mdtype {
     static constexpr std::string_view name = "MDtype";
     expected<model> operator()(const model& m, rng& r, const context& ctx) const {
@@ -9275,13 +9669,14 @@ struct mdtype {
         const int c = nodes[r.index(nodes.size())];
         const layer_def& L = *m.nodes[static_cast<std::size_t>(c)].layer;
         const dtype now = m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(c)].inputs[0])].type;
-        std::vector<dtype> fresh, other;
+        std::vector<dtype> fresh, taken, other;
         for (auto t : all_dtypes) {
             if (t == now) continue;
             other.push_back(t);
             if (!ctx.has(criterion::layer_input, ctx.space().input_dtype_item(ctx.slot(L), t))) fresh.push_back(t);
+            else if (!ctx.is_declined(L, t)) taken.push_back(t);
         }
-        const auto& pool = fresh.empty() ? other : fresh;
+        const auto& pool = !fresh.empty() ? fresh : !taken.empty() ? taken : other;
         const dtype t = pool[r.index(pool.size())];
         return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
             const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
@@ -9441,6 +9836,11 @@ public:
                 last_ = std::move(*mutant);
                 return {i, s.slot, s.op, true, gain, &last_};
             }
+        // Nor does one a library under test declines: every descendant would be declined too.
+        if (seedable_ && !seedable_(*mutant)) {
+            last_ = std::move(*mutant);
+            return {i, s.slot, s.op, true, gain, &last_};
+        }
         models_[s.slot] = std::move(*mutant);
         return {i, s.slot, s.op, true, gain, &models_[s.slot]};
     }
@@ -9502,6 +9902,12 @@ public:
     /// (its backend's supports()): a diverse mutant replaces its parent, so one the library declines
     /// would leave every descendant unrunnable too.
     void set_filter(std::function<expected<void>(const Model&)> f) { filter_ = std::move(f); }
+    /// Diverse mutants this rejects count for coverage but do not replace their parent: a campaign
+    /// keeps its seeds to models every library under test runs (campaign/declines.hpp).
+    void set_seedable(std::function<bool(const Model&)> f) { seedable_ = std::move(f); }
+    /// Puts m in slot i in place of its model (a slot whose model turned out to be declined goes
+    /// back to its seed); the slot's score stays.
+    void reset_slot(std::size_t i, Model m) { models_.at(i) = std::move(m); }
     /// Diverse mutants larger than this do not replace their parent (models would grow without end).
     void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
 
@@ -9526,6 +9932,7 @@ private:
     std::vector<double> model_score_, op_score_, fitness_;
     std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
     std::function<expected<void>(const Model&)> filter_;
+    std::function<bool(const Model&)> seedable_;
     Model last_{};
 };
 
@@ -10432,6 +10839,21 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
     std::vector<std::uint64_t> slot_keys;
     for (const auto& m : s.models()) slot_keys.push_back(store::model_key(m));
+    // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
+    // backend declines counts for coverage and runs on the others, but breeds no descendants. A
+    // slot whose model turns out to be declined goes back to its seed.
+    std::uint64_t declines_seen = 0;
+    if (exec) {
+        s.set_seedable([exec](const model& m) { return static_cast<bool>(exec->runnable(m)); });
+        s.context().declined = [exec](std::string_view layer, dtype t) { return exec->declines(layer, t); };
+    }
+    auto reseed_declined = [&] {
+        for (std::size_t i = 0; i < s.models().size() && i < seeds.size(); ++i)
+            if (!exec->runnable(s.models()[i]) && exec->runnable(seeds[i])) {
+                s.reset_slot(i, seeds[i]);
+                slot_keys[i] = store::model_key(seeds[i]);
+            }
+    };
 
     generation_summary sum;
     progress bar;
@@ -10490,6 +10912,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         if (exec && exec->poll(t)) {
             exec->wait(t);  // enough models wait for the backends: let them catch up
             continue;
+        }
+        if (exec && exec->declines_learnt() != declines_seen) {
+            declines_seen = exec->declines_learnt();
+            reseed_declined();
         }
 
         const auto r = s.step();
@@ -11139,6 +11565,11 @@ struct activation_layer {
         }
         return in[0];
     }
+    static rounding_scale rounds_at(inputs, args p)
+        requires requires { Tag::rounds_at(p); }
+    {
+        return Tag::rounds_at(p);
+    }
 };
 
 namespace tags {
@@ -11155,6 +11586,7 @@ struct softmax {
     static constexpr std::string_view name = "Softmax";
     static constexpr std::size_t axis_param = 0;
     static param_builder build() { return param_builder{}.add("axis", axes(), role::mode, int64_t{-1}); }
+    static rounding_scale rounds_at(args) { return {1.0, 0.0}; }  // exp(x - max) rounds at 1, the largest term
 };
 struct leaky_relu {
     static constexpr std::string_view name = "LeakyReLU";
@@ -11181,6 +11613,7 @@ struct prelu {
 struct elu {
     static constexpr std::string_view name = "ELU";
     static param_builder build() { return param_builder{}.add("alpha", real_in(0, 2), role::mode, 1.0); }
+    static rounding_scale rounds_at(args p) { return {std::abs(as_real(p[0])), 0.0}; }  // alpha * (exp(x) - 1)
 };
 struct thresholded_relu {
     static constexpr std::string_view name = "ThresholdedReLU";
@@ -11376,7 +11809,20 @@ expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
             const value& op = at("output_padding");
             if (!is_none(op) && std::get<ints>(op)[i] >= st[i])
                 return fail("output_padding " + str_i(std::get<ints>(op)[i]) + " must be less than strides " + str_i(st[i]));
-            s.sizes[i] = deconv_length(s.sizes[i], ks[i], padding, op, i, st[i], dl[i]);
+            const int64_t out = deconv_length(s.sizes[i], ks[i], padding, op, i, st[i], dl[i]);
+            // With an explicit output_padding, TensorFlow runs the transpose as the gradient of a
+            // forward convolution from the output's size, which must come back to the input's: an
+            // even (dilated) kernel under 'same' with output_padding 0 loses one, and TensorFlow
+            // rejects the model; libraries that run it anyway each crop their own side.
+            if (!is_none(op) && padding != "full") {
+                const int64_t k = (ks[i] - 1) * dl[i] + 1;
+                const int64_t back = padding == "same" ? (out + st[i] - 1) / st[i] : (out - k) / st[i] + 1;
+                if (back != s.sizes[i])
+                    return fail("output_padding " + str_i(std::get<ints>(op)[i]) + " with kernel " + str_i(k) + " under padding '" + std::string(padding) +
+                                "' gives output size " + str_i(out) + ", whose convolution has size " + str_i(back) + ", not the input's " +
+                                str_i(s.sizes[i]) + " (TensorFlow rejects it)");
+            }
+            s.sizes[i] = out;
         } else {
             const int64_t out = conv_length(s.sizes[i], ks[i], padding, st[i], dl[i]);
             if (out <= 0)
@@ -11751,6 +12197,9 @@ using merge_layers = layer_list<concatenate, average, maximum, minimum, add, sub
 // end #include <memo/layers/merge.hpp>
 // begin #include <memo/layers/norm.hpp>
 // LNorm: BatchNormalization and LayerNormalization (shape unchanged; the axis must exist).
+#include <algorithm>
+#include <cmath>
+
 // #include <memo/layers/common.hpp> (already included)
 
 namespace memo::layers {
@@ -11778,6 +12227,9 @@ struct batch_normalization {
         if (normal_axis(as_int(p[0]), in[0].rank()) < 0) return fail("axis " + str_i(as_int(p[0])) + " is not an axis of " + in[0].str());
         return in[0];
     }
+    /// (x - mean) / sqrt(var + epsilon), computed as x * rstd - mean * rstd, rounds at |x| * rstd,
+    /// and rstd is at most 1 / sqrt(epsilon) (epsilon taken as at least 1e-6).
+    static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[2]), 1e-6))}; }
 };
 
 struct layer_normalization {
@@ -11797,6 +12249,7 @@ struct layer_normalization {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return batch_normalization::infer(in, p); }
+    static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[1]), 1e-6))}; }  // as BatchNormalization's
 };
 
 using norm_layers = layer_list<batch_normalization, layer_normalization>;
@@ -12087,6 +12540,12 @@ inline param_builder& recurrent_tail(param_builder& b, bool unroll) {
     return b;
 }
 
+/// A recurrence over the time axis (axis 1) rounds its state once a step, T steps: oracle/
+/// rounding.hpp allows 2 units of roundoff of its output's scale a step (its 8 units of T / 4).
+inline rounding_scale recurrence_rounding(inputs in) {
+    return {0.0, 0.0, in.empty() || in[0].rank() < 2 ? 0.0 : static_cast<double>(std::max<int64_t>(in[0][1], 1)) / 4.0};
+}
+
 template <cell C>
 struct recurrent {
     static constexpr std::string_view name = cell_names[static_cast<int>(C)];
@@ -12110,6 +12569,7 @@ struct recurrent {
         }();
         return ps;
     }
+    static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
         const auto& ps = params();
         auto at = [&](std::string_view n) -> const value& {
@@ -12141,6 +12601,7 @@ struct bidirectional {
                                    .done();
         return ps;
     }
+    static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
         const int64_t u = as_int(p[units]) * (as_str(p[merge_mode]) == "concat" ? 2 : 1);
         if (as_bool(p[return_sequences])) return shape{in[0][0], in[0][1], u};
@@ -12187,6 +12648,7 @@ struct conv_lstm {
         }();
         return ps;
     }
+    static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
         enum : std::size_t { filters, kernel_size, strides, padding, data_format, dilation_rate };
         const auto& ps = params();

@@ -33,8 +33,11 @@ if /usr/bin/python3 -c "import onnx" 2>/dev/null; then
 fi
 
 # Import gives back a model memo can run; .onnx files seed a campaign.
-"$memo" import-onnx "$tmp/onnx/lenet5-mnist_orig-simplified.onnx" --json >"$tmp/lenet.json"
-[[ $(json "$tmp/lenet.json" "d['format']") == memo.model ]] || fail "import-onnx --json"
+# --json prints the summary import-keras --json prints; --out writes the model itself.
+"$memo" import-onnx "$tmp/onnx/lenet5-mnist_orig-simplified.onnx" --json --out "$tmp/lenet.json" >"$tmp/summary.json"
+[[ $(json "$tmp/lenet.json" "d['format']") == memo.model ]] || fail "import-onnx --out"
+[[ $(json "$tmp/summary.json" "sorted(d.keys())") == "['coverage', 'file', 'hash', 'inputs', 'layers', 'outputs']" ]] || fail "import-onnx --json keys: $(cat "$tmp/summary.json")"
+[[ $(json "$tmp/summary.json" "int(d['coverage']['layer_type']['covered'] > 3)") == 1 ]] || fail "import-onnx --json coverage"
 "$memo" run-model "$tmp/onnx/lenet5-mnist_orig-simplified.onnx" --backends reference,ort >"$tmp/one"
 grep -q "^verdict: none" "$tmp/one" || fail "reference and ort disagree on LeNet-5: $(cat "$tmp/one")"
 "$memo" run --backends none --seeds "$tmp/onnx" --seconds 2 --out "$tmp/g" --quiet >/dev/null || fail "run --seeds with .onnx files"

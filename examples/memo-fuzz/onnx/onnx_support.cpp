@@ -69,16 +69,10 @@ int export_onnx(const cli::args& a) {
 int import_onnx(const cli::args& a) {
     a.only({"json", "out"});
     if (a.positional().size() != 1) throw memo::error("import-onnx needs one FILE.onnx (see --help)");
-    const auto& reg = memo::default_registry();
-    const auto m = memo::onnx::load_onnx(a.positional()[0], reg);
-    const auto text = memo::io::model_to_json(m).dump(1) + "\n";
-    if (const auto out = a.get("out")) {
-        memo::io::write_file(*out, text);
-        fmt::print("{}: {} nodes, written to {}\n", a.positional()[0], m.size(), *out);
-    } else if (a.has("json")) {
-        fmt::print("{}", text);
-    } else {
-        fmt::print("{}: {} nodes, {} layers\n", a.positional()[0], m.size(), m.layer_count());
+    const auto& path = a.positional()[0];
+    const auto m = memo::onnx::load_onnx(path, memo::default_registry());
+    if (const auto out = a.get("out")) memo::io::write_file(*out, memo::io::model_to_json(m).dump(1) + "\n");
+    if (!a.has("json")) {
         for (std::size_t i = 0; i < m.size(); ++i) {
             const auto& n = m.nodes[i];
             std::string ins;
@@ -86,6 +80,8 @@ int import_onnx(const cli::args& a) {
             fmt::print("  {:>3} {:<26} {:<12} {:<8} <- {}\n", i, n.layer->name, n.out.str(), memo::name_of(n.type), ins);
         }
     }
+    print_import_summary(path, m, a.has("json"));
+    if (const auto out = a.get("out"); out && !a.has("json")) fmt::print("written to {}\n", *out);
     return 0;
 }
 
@@ -106,9 +102,9 @@ std::vector<cli::command> onnx_commands() {
          "Gemm/MatMul, BatchNormalization, activations, pooling, Concat, element-wise merges, Reshape/Flatten,\n"
          "Transpose, Pad, Resize, Dropout, Softmax, LSTM, GRU, RNN). Weights are not imported: a memo model's\n"
          "weights come from its seed. An operator or attribute that cannot be mapped is an error naming the\n"
-         "node. Prints the nodes, or the model as memo JSON.\n\n"
-         "  --json        print the model as memo JSON\n"
-         "  --out FILE    write the model as memo JSON to FILE",
+         "node. Prints the nodes and the coverage the model reaches (as import-keras does).\n\n"
+         "  --json        print the summary as JSON: layers, inputs, outputs, hash, coverage\n"
+         "  --out FILE    write the model itself as memo JSON to FILE",
          {"out"}, import_onnx},
     };
 }

@@ -23,6 +23,7 @@
 #include "../reduce/cost.hpp"
 #include "../store/store.hpp"
 #include "bugs.hpp"
+#include "declines.hpp"
 #include "stage.hpp"
 
 namespace memo::campaign {
@@ -31,11 +32,13 @@ struct execution_options {
     std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
+    std::int64_t max_bytes = 0;        // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
     std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
     /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
-    /// or resumed campaign runs exactly the same models).
+    /// or resumed campaign runs exactly the same models), and generation does not follow what the
+    /// backends declined at run time (campaign/declines.hpp).
     bool fill = true;
     oracle::resource_options resources{};  // the performance and leak oracles, off by default
 };
@@ -56,13 +59,29 @@ public:
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
         if (!diverse && !wants_any()) return;
+        if (!diverse && !runnable(m)) return;  // run to keep the workers busy: only what all of them take
         if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
             ++too_costly_;
+            return;
+        }
+        if (!within_budget(m, lanes_.front().diff->inputs().samples, o_.max_bytes)) {
+            ++too_large_;
             return;
         }
         if (store_) store_->add_model(store::model_key(m), m);  // a checkpoint names waiting models by key
         queue_.push_back({m, iteration});
     }
+
+    /// What the backends said they take (supports()), and what they declined at run time. Without
+    /// fill, what runs depends on the seed alone, so generation does not follow run-time declines:
+    /// when a worker answers would change the models made.
+    expected<void> runnable(const model& m) const override {
+        for (auto* x : lanes_.front().diff->participants())
+            if (auto ok = x->supports(m); !ok) return fail(std::string(x->name()) + ": " + ok.reason());
+        return o_.fill ? declines_.runs_everywhere(m) : expected<void>{};
+    }
+    std::uint64_t declines_learnt() const override { return o_.fill ? declines_.learnt() : 0; }
+    bool declines(std::string_view layer, dtype t) const override { return o_.fill && declines_.declined(layer, t); }
 
     bool poll(double t) override {
         for (auto& l : lanes_)
@@ -102,6 +121,8 @@ public:
         s["backends"] = names_;
         s["models_executed"] = executed_;
         s["models_over_cost"] = too_costly_;
+        s["models_over_memory"] = too_large_;
+        s["max_bytes"] = o_.max_bytes;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
         io::json bugs = {{"unique", bugs_.unique()}, {"suppressed_rounding", suppressed_}, {"all_backends_failed", all_failed_}};
@@ -124,6 +145,11 @@ public:
                 if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
             per[name] = {{"runs", c.runs}, {"status", st}, {"ms_total", c.ms}, {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
                          {"peak_kb_max", c.peak_kb}, {"restarts", c.restarts}};
+            // How many executed models it declined, and why (layer and dtype).
+            const auto declined = c.status[static_cast<std::size_t>(run_status::unsupported)];
+            per[name]["declined"] = declines_.stats(name);
+            per[name]["declined"]["runs"] = declined;
+            per[name]["declined"]["share"] = c.runs ? static_cast<double>(declined) / static_cast<double>(c.runs) : 0.0;
         }
         s["executions"] = per;
         io::json cov = io::json::object();
@@ -148,9 +174,9 @@ public:
         for (const auto& p : queue_) pending.push_back({store::model_key(p.m), p.iteration});
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
-        return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_},
+        return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
                 {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}};
+                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}, {"declines", declines_.save()}};
     }
 
     /// The kinds of bug the oracles at work can report (the progress line's).
@@ -299,6 +325,7 @@ private:
 
     void restore(const io::json& j) {
         executed_ = j.at("executed"), suppressed_ = j.at("suppressed"), all_failed_ = j.at("all_failed"), too_costly_ = j.at("too_costly");
+        too_large_ = j.value("too_large", std::uint64_t{0});
         single_backend_ = j.at("single_backend"), resource_checks_ = j.value("resource_checks", std::uint64_t{0}), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
         j.at("found").get_to(found_);
         j.at("known").get_to(known_);
@@ -309,6 +336,7 @@ private:
             it.value().at("status").get_to(c.status);
         }
         cov_.restore(j.at("coverage"));
+        if (j.contains("declines")) declines_.restore(j.at("declines"));
         for (const auto& p : j.at("pending")) {
             auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
             if (m) queue_.push_back({std::move(*m), p.at(1).get<std::uint64_t>()});
@@ -329,6 +357,7 @@ private:
         ++runs_;
         cov_.add(cur.m);
         const auto obs = diff.observations();
+        declines_.learn(cur.m, obs);
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];
             ++c.runs;
@@ -395,12 +424,13 @@ private:
     oracle::resources resources_;
     std::vector<std::string> names_;
     std::deque<pending> queue_;
-    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, single_backend_ = 0;
+    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, too_large_ = 0, single_backend_ = 0;
     std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
     double saved_ms_ = 0;                // the backends' time those judgements took when they were made
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
+    decline_table declines_;  // what each backend was seen to decline, and how often
     std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
 };
 

@@ -202,6 +202,21 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
     std::vector<std::uint64_t> slot_keys;
     for (const auto& m : s.models()) slot_keys.push_back(store::model_key(m));
+    // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
+    // backend declines counts for coverage and runs on the others, but breeds no descendants. A
+    // slot whose model turns out to be declined goes back to its seed.
+    std::uint64_t declines_seen = 0;
+    if (exec) {
+        s.set_seedable([exec](const model& m) { return static_cast<bool>(exec->runnable(m)); });
+        s.context().declined = [exec](std::string_view layer, dtype t) { return exec->declines(layer, t); };
+    }
+    auto reseed_declined = [&] {
+        for (std::size_t i = 0; i < s.models().size() && i < seeds.size(); ++i)
+            if (!exec->runnable(s.models()[i]) && exec->runnable(seeds[i])) {
+                s.reset_slot(i, seeds[i]);
+                slot_keys[i] = store::model_key(seeds[i]);
+            }
+    };
 
     generation_summary sum;
     progress bar;
@@ -260,6 +275,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         if (exec && exec->poll(t)) {
             exec->wait(t);  // enough models wait for the backends: let them catch up
             continue;
+        }
+        if (exec && exec->declines_learnt() != declines_seen) {
+            declines_seen = exec->declines_learnt();
+            reseed_declined();
         }
 
         const auto r = s.step();

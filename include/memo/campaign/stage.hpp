@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../core/error.hpp"
 #include "../core/model.hpp"
 #include "../io/json.hpp"
 
@@ -38,6 +39,13 @@ public:
     /// Called once before the first model, with the campaign's store (for what the stage records
     /// or memoises) and, when the campaign resumes, the state save() gave at its checkpoint.
     virtual void open(store::campaign_store&, const io::json* /*resumed*/) {}
+    /// Whether every backend of the stage is known to run m (supports(), and what they declined at
+    /// run time so far): the search keeps to such models for its seeds (campaign/declines.hpp).
+    virtual expected<void> runnable(const model&) const { return {}; }
+    /// Grows each time the stage learns that a backend declines something new.
+    virtual std::uint64_t declines_learnt() const { return 0; }
+    /// Whether some backend is known to decline class `layer` in dtype t.
+    virtual bool declines(std::string_view /*layer*/, dtype) const { return false; }
     /// The stage's state, saved with each checkpoint of the campaign.
     virtual io::json save() const { return io::json::object(); }
 };

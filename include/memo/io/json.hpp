@@ -89,42 +89,62 @@ inline json model_to_json(const model& m) {
 }
 
 /// Reads our model format; `origin` names the input in errors. The result is validated.
+/// j[key] as a T, or an error in the user's terms: where, which key is missing or wrong, and what
+/// it should hold.
+template <class T>
+T required(const json& j, const std::string& key, const std::string& where, std::string_view holds) {
+    const auto it = j.is_object() ? j.find(key) : j.end();
+    if (it == j.end()) throw error(where + ": missing key \"" + key + "\", which should hold " + std::string(holds));
+    try {
+        return it->get<T>();
+    } catch (const json::exception&) {
+        throw error(where + ": key \"" + key + "\" should hold " + std::string(holds) + ", not " + it->dump().substr(0, 60));
+    }
+}
+
 inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model") {
     if (!j.is_object() || j.value("format", "") != "memo.model")
         throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
     model m;
     m.seed = j.value("seed", std::uint64_t{0});
-    const auto& nodes = j.at("nodes");
+    const auto nodes = required<json>(j, "nodes", origin, "the model's nodes, an array of objects in topological order");
+    if (!nodes.is_array()) throw error(origin + ": key \"nodes\" should hold an array of node objects");
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto& jn = nodes[i];
         const std::string where = origin + ": node " + std::to_string(i);
-        const auto cls = jn.at("layer").get<std::string>();
+        const auto cls = required<std::string>(jn, "layer", where, "the node's layer class, a string such as \"Conv2D\"");
         const layer_def* L = reg.find(cls);
         if (!L) throw error(where + ": unknown layer class '" + cls + "'");
         node n = make_node(*L, jn.value("name", ""));
-        const auto& ps = jn.at("params");
+        const auto ps = required<json>(jn, "params", where, "the node's parameters, an object (empty for defaults)");
         for (auto it = ps.begin(); it != ps.end(); ++it) {
             const int k = L->param_index(it.key());
             if (k < 0) throw error(where + " (" + cls + "): unknown parameter '" + it.key() + "'");
             n.params[static_cast<std::size_t>(k)] = from_json(it.value(), where + " (" + cls + ") parameter " + it.key());
         }
-        n.inputs = jn.at("inputs").get<std::vector<int>>();
+        n.inputs = required<std::vector<int>>(jn, "inputs", where, "the indices of the nodes that feed it, an array of integers ([] for an InputLayer)");
         const auto t = parse_dtype(jn.value("dtype", "float32"));
         if (!t) throw error(where + ": unknown dtype " + jn.value("dtype", ""));
         n.type = *t;
-        for (const auto& d : jn.at("shape")) n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
+        const auto dims = required<json>(jn, "shape", where, "the node's output shape, an array of integers with null for the batch");
+        if (!dims.is_array()) throw error(where + ": key \"shape\" should hold an array of integers with null for the batch");
+        for (const auto& d : dims) {
+            if (!d.is_null() && !d.is_number_integer()) throw error(where + ": key \"shape\" should hold integers and null, not " + d.dump());
+            n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
+        }
         m.nodes.push_back(std::move(n));
     }
-    m.outputs = j.at("outputs").get<std::vector<int>>();
+    m.outputs = required<std::vector<int>>(j, "outputs", origin, "the indices of the model's output nodes, an array of integers");
     for (const auto& e : j.value("weight_edits", json::array())) {
         weight_edit w;
-        const auto kind = e.at("kind").get<std::string>();
+        const std::string at = origin + ": weight edit";
+        const auto kind = required<std::string>(e, "kind", at, "the kind of edit, a string");
         const auto* it = std::find(std::begin(weight_edit_names), std::end(weight_edit_names), kind);
         if (it == std::end(weight_edit_names)) throw error(origin + ": unknown weight edit '" + kind + "'");
         w.what = static_cast<weight_edit::kind>(it - std::begin(weight_edit_names));
-        w.node = e.at("node").get<int>();
-        w.amount = e.at("amount").get<double>();
-        w.seed = e.at("seed").get<std::uint64_t>();
+        w.node = required<int>(e, "node", at, "the index of the node whose weights it edits");
+        w.amount = required<double>(e, "amount", at, "a number");
+        w.seed = required<std::uint64_t>(e, "seed", at, "an unsigned integer");
         if (w.node < 0 || static_cast<std::size_t>(w.node) >= m.nodes.size()) throw error(origin + ": weight edit on node " + std::to_string(w.node) + ", which is not a node");
         m.weight_edits.push_back(w);
     }

@@ -2,6 +2,7 @@
 // What a mutation operator sees besides the model: the registry, the coverage reached so far (so
 // it can prefer what is not yet covered), the adapters, and the size limit.
 #include <concepts>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct context {
     std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
     std::int64_t max_cost = 0;     // a mutant costlier to run than this (reduce/cost.hpp) is rejected; 0: no limit
     bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    /// Whether a library under test is known to decline a class in a dtype (campaign/declines.hpp):
+    /// once a (class, dtype) is covered, operators prefer dtypes every library runs. Empty: none.
+    std::function<bool(std::string_view layer, dtype)> declined;
     std::vector<const layer_def*> singles;   // universe classes with one input
     std::vector<const layer_def*> merges;    // universe merge classes
     std::vector<const layer_def*> reshapes;  // LResh
@@ -37,6 +41,7 @@ struct context {
     /// Is this item covered? Unguided, everything counts as covered, so nothing is preferred.
     bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
     bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
+    bool is_declined(const layer_def& L, dtype t) const { return declined && declined(L.name, t); }
 };
 
 /// The mutator concept. Requires:

@@ -259,7 +259,8 @@ struct mdims {
     }
 };
 
-/// MDtype: runs a layer in another dtype (uncovered dtypes first).
+/// MDtype: runs a layer in another dtype (uncovered dtypes first; then those every library under
+/// test runs the layer in).
 struct mdtype {
     static constexpr std::string_view name = "MDtype";
     expected<model> operator()(const model& m, rng& r, const context& ctx) const {
@@ -268,13 +269,14 @@ struct mdtype {
         const int c = nodes[r.index(nodes.size())];
         const layer_def& L = *m.nodes[static_cast<std::size_t>(c)].layer;
         const dtype now = m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(c)].inputs[0])].type;
-        std::vector<dtype> fresh, other;
+        std::vector<dtype> fresh, taken, other;
         for (auto t : all_dtypes) {
             if (t == now) continue;
             other.push_back(t);
             if (!ctx.has(criterion::layer_input, ctx.space().input_dtype_item(ctx.slot(L), t))) fresh.push_back(t);
+            else if (!ctx.is_declined(L, t)) taken.push_back(t);
         }
-        const auto& pool = fresh.empty() ? other : fresh;
+        const auto& pool = !fresh.empty() ? fresh : !taken.empty() ? taken : other;
         const dtype t = pool[r.index(pool.size())];
         return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
             const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];

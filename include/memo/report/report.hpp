@@ -119,14 +119,19 @@ inline std::string coverage_section(const campaign_data& c, const memo_coverage&
 
 inline std::string executions_section(const campaign_data& c) {
     if (!c.stats || !c.stats->contains("executions") || (*c.stats)["executions"].empty()) return "";
-    std::string h = "<h2>Backends</h2><table><tr><th>backend</th><th>runs</th><th>status</th><th>mean ms</th><th>peak MiB</th><th>restarts</th></tr>";
+    std::string h = "<h2>Backends</h2><table><tr><th>backend</th><th>runs</th><th>status</th><th>mean ms</th><th>peak MiB</th><th>restarts</th>"
+                    "<th>declined</th><th>why (layer in dtype: runs)</th></tr>";
     for (const auto& [name, e] : (*c.stats)["executions"].items()) {
-        std::string st;
+        std::string st, why;
         const auto status = e.value("status", io::json::object());  // named: a temporary would die before the loop
         for (const auto& [k, v] : status.items()) st += (st.empty() ? "" : ", ") + k + " " + v.dump();
-        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{}</td></tr>",
+        const auto declined = e.value("declined", io::json::object());
+        for (const auto& r : declined.value("reasons", io::json::array()))
+            why += (why.empty() ? "" : "; ") + r.value("reason", std::string()) + ": " + r.value("runs", io::json(0)).dump();
+        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{}</td>"
+                         "<td class=\"n\">{:.1f} %</td><td>{}</td></tr>",
                          escape(name), e.value("runs", 0), escape(st), e.value("ms_mean", 0.0), e.value("peak_kb_max", 0.0) / 1024,
-                         e.value("restarts", 0));
+                         e.value("restarts", 0), 100.0 * declined.value("share", 0.0), escape(why));
     }
     return h + "</table>";
 }

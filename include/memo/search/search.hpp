@@ -75,6 +75,11 @@ public:
                 last_ = std::move(*mutant);
                 return {i, s.slot, s.op, true, gain, &last_};
             }
+        // Nor does one a library under test declines: every descendant would be declined too.
+        if (seedable_ && !seedable_(*mutant)) {
+            last_ = std::move(*mutant);
+            return {i, s.slot, s.op, true, gain, &last_};
+        }
         models_[s.slot] = std::move(*mutant);
         return {i, s.slot, s.op, true, gain, &models_[s.slot]};
     }
@@ -136,6 +141,12 @@ public:
     /// (its backend's supports()): a diverse mutant replaces its parent, so one the library declines
     /// would leave every descendant unrunnable too.
     void set_filter(std::function<expected<void>(const Model&)> f) { filter_ = std::move(f); }
+    /// Diverse mutants this rejects count for coverage but do not replace their parent: a campaign
+    /// keeps its seeds to models every library under test runs (campaign/declines.hpp).
+    void set_seedable(std::function<bool(const Model&)> f) { seedable_ = std::move(f); }
+    /// Puts m in slot i in place of its model (a slot whose model turned out to be declined goes
+    /// back to its seed); the slot's score stays.
+    void reset_slot(std::size_t i, Model m) { models_.at(i) = std::move(m); }
     /// Diverse mutants larger than this do not replace their parent (models would grow without end).
     void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
 
@@ -160,6 +171,7 @@ private:
     std::vector<double> model_score_, op_score_, fitness_;
     std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
     std::function<expected<void>(const Model&)> filter_;
+    std::function<bool(const Model&)> seedable_;
     Model last_{};
 };
 
