@@ -235,7 +235,7 @@ private:
             const auto a = culprit->run(m, inputs_, {true, {}, {}}), b = peer->run(m, inputs_, {true, {}, {}});
             if (a.ok() && b.ok())
                 for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
-                    if (a.outputs[i].has_non_finite() && !b.outputs[i].has_non_finite()) { v.node = static_cast<int>(i); break; }
+                    if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) { v.node = static_cast<int>(i); break; }
         } else if (v.what == kind::inconsistency && peer) {
             // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
             // the very same numbers and only the node's own rounding remains.

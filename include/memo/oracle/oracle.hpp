@@ -1,7 +1,8 @@
 #pragma once
 // The differential oracle: from the results of several backends on one model, a verdict.
 //   crash          some backends fail (error, death, time-out, memory) where others succeed
-//   nan            some produce NaN or Inf where others do not
+//   nan            some produce NaN or Inf where others do not (or, where the float64 reference
+//                  does too, some lose the NaN or Inf the others keep)
 //   shape          a library's own model checks (ONNX's checker and shape inference) reject a
 //                  model memo holds valid, or infer other shapes: a bug in one of the two
 //   inconsistency  outputs differ beyond the dtype's tolerance and D_MAD (CRADLE) against the
@@ -184,8 +185,12 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
     for (auto* x : ok) (has_non_finite(x->result.outputs) ? nan : finite).push_back(x);
     if (!nan.empty() && !finite.empty()) {
         v.what = kind::nan;
-        for (auto* x : nan) v.culprits.push_back(x->backend);
-        for (auto* x : finite) v.peers.push_back(x->backend);
+        // Where the float64 reference is non-finite too (a NaN the model injects, a value beyond
+        // even float64), producing it is right: the odd ones are those that lost it.
+        const bool expected = has_non_finite(truth());
+        for (auto* x : expected ? finite : nan) v.culprits.push_back(x->backend);
+        for (auto* x : expected ? nan : finite) v.peers.push_back(x->backend);
+        if (expected) v.message = "finite outputs where the float64 reference's are not: a NaN or infinity lost";
         return v;
     }
     // Inconsistency: the pair that differs most, judged against O.
