@@ -238,9 +238,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", "20000000"), "max-cost"));
     std::vector<memo::model> small;
     for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::shrink(m, max_cost / 10));
-    for (std::size_t i = 0; i < small.size(); ++i)
-        if (auto fits = memo::within_budget(small[i], inputs_from(a).samples, max_bytes_from(a)); !fits)
-            throw memo::error("seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", "zoo") + ": too large to run within --memory-mb: " + fits.reason());
+    for (std::size_t i = 0; i < small.size(); ++i) check_fits(small[i], "seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", "zoo"), a);
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     testers t(a, backends, reg, inputs_from(a), lanes, oracles.tester);

@@ -8,6 +8,7 @@
 //     descendants would all be declined too), and it is never run merely to keep workers busy;
 //   - stats.json and report.html say, per backend, how many executed models it declined and why.
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,8 +24,7 @@ class decline_table {
 public:
     /// Learns from one executed model's runs: a run that came back unsupported at a node declines
     /// that node's (class, dtype) for its backend. Counts the declined run under its reason.
-    /// Returns whether anything new was learnt.
-    bool learn(const model& m, const std::vector<oracle::observation>& obs) {
+    void learn(const model& m, const std::vector<oracle::observation>& obs) {
         bool fresh = false;
         for (const auto& o : obs) {
             const auto& r = o.result;
@@ -35,14 +35,14 @@ public:
                 const node& n = m[r.node];
                 fresh |= b.pairs.emplace(std::string(n.layer->name), n.type).second;
                 why = reason(n.layer->name, n.type);
+            } else if (const auto k = first_declined(b, m)) {  // declined before it ran: the tester knew
+                why = reason(m.nodes[*k].layer->name, m.nodes[*k].type);
             } else {
-                why = known_reason(b, m);
-                if (why.empty()) why = r.message.substr(0, 80);
+                why = r.message.substr(0, 80);
             }
             ++b.reasons[why];
         }
         if (fresh) ++learnt_;
-        return fresh;
     }
 
     /// Whether any backend is known to decline class L in dtype t.
@@ -56,10 +56,7 @@ public:
     /// decline a node of m.
     expected<void> runs_everywhere(const model& m) const {
         for (const auto& [name, b] : backends_)
-            if (!b.pairs.empty())
-                for (std::size_t i = 0; i < m.size(); ++i)
-                    if (b.pairs.count({std::string(m.nodes[i].layer->name), m.nodes[i].type}))
-                        return fail(name + " declines node " + std::to_string(i) + " (" + reason(m.nodes[i].layer->name, m.nodes[i].type) + ")");
+            if (const auto i = first_declined(b, m)) return fail(name + " declines node " + std::to_string(*i) + " (" + reason(m.nodes[*i].layer->name, m.nodes[*i].type) + ")");
         return {};
     }
 
@@ -106,11 +103,12 @@ private:
         std::map<std::string, std::uint64_t> reasons;   // declined runs by reason
     };
     static std::string reason(std::string_view layer, dtype t) { return std::string(layer) + " in " + std::string(name_of(t)); }
-    /// A run declined before it ran (the tester knew the backend declines a node of m): that node's reason.
-    static std::string known_reason(const backend_declines& b, const model& m) {
-        for (const auto& n : m.nodes)
-            if (b.pairs.count({std::string(n.layer->name), n.type})) return reason(n.layer->name, n.type);
-        return {};
+    /// The first node of m whose (class, dtype) b is known to decline.
+    static std::optional<std::size_t> first_declined(const backend_declines& b, const model& m) {
+        if (b.pairs.empty()) return std::nullopt;
+        for (std::size_t i = 0; i < m.size(); ++i)
+            if (b.pairs.count({std::string(m.nodes[i].layer->name), m.nodes[i].type})) return i;
+        return std::nullopt;
     }
 
     std::map<std::string, backend_declines> backends_;

@@ -104,7 +104,7 @@ public:
         running_.clear();
         inputs_.clear();
         if (auto fits = within_budget(m, in_.samples, o_.max_bytes); !fits) {  // before any tensor of it exists
-            for (auto* x : xs_) obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + fits.reason()), {}});
+            obs_ = declined_as_too_large(xs_, fits.reason());
             skipped_ = true;
             return;
         }
@@ -246,13 +246,14 @@ private:
             const run_options forced{true, fed, {}};
             const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
             if (!a.ok() || !b.ok()) return false;
-            const auto bounds = measure_rounding(m, fed);
+            const auto bounds = measure_rounding(m, fed, a, b);
             if (bounds.empty()) return false;
             for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
                 if (m.nodes[i].layer->arity.max == 0) continue;
-                // A node that 8 units of roundoff in its inputs alone move beyond the tolerance (a
-                // chaotic recurrence) amplifies any two libraries' rounding apart: nothing to judge.
-                if (bounds[i].moved > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
+                // A node that rounding alone (8 units in its inputs, or its own dtype) moves beyond
+                // the tolerance (a chaotic recurrence) amplifies any two libraries' rounding apart:
+                // nothing to judge.
+                if (bounds[i].by_rounding > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
                 const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
                 if (beyond(d, bound)) {
@@ -272,36 +273,44 @@ private:
     }
 
     /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
-    /// move from rounding alone (the slack of oracle/rounding.hpp). The float64 reference runs on
-    /// the fed inputs, and again on inputs perturbed by 8 units in the last place of their dtype
-    /// (random signs); the slack is 16 times the largest change (a library that sums in float32, in
-    /// its own order, rounds about that much) plus half a unit of the output's scale (the node's
-    /// own dtype rounds its output). An ill-conditioned node (a LayerNormalization of nearly
-    /// constant values, a long recurrence, values near a dtype's smallest normal) earns a wide
-    /// slack; a well-conditioned one almost none. Empty when the reference fails.
+    /// move from rounding alone (the slack of oracle/rounding.hpp), from two measures:
+    ///   moved  the float64 change when the fed inputs are perturbed by 8 units in the last place of
+    ///          their dtype (random signs): the node's conditioning in its inputs;
+    ///   drift  how far the better of the two compared libraries (a, b: their runs on the same fed
+    ///          inputs) lies from float64: the node's conditioning in its own dtype. In a recurrence
+    ///          whose state outgrows its inputs (an LSTM with softplus activation: state 1e4, fed
+    ///          1e-3) the state's rounding, not the inputs', is what grows, and only a run in the
+    ///          dtype shows it. The better library: the worse one may be the fault.
+    /// A library that sums in its own order rounds about 16 times either, so the slack is 16 times
+    /// the larger plus half a unit of the output's scale (the node's own dtype rounds its output).
+    /// An ill-conditioned node (a LayerNormalization of nearly constant values, a long recurrence,
+    /// values near a dtype's smallest normal) earns a wide slack; a well-conditioned one almost none.
+    /// Empty when the reference fails.
     struct node_rounding {
         double scale = 0, slack = 0;
-        double moved = 0;  // the largest change from the shaken inputs
+        double by_rounding = 0;  // the larger of moved and drift: beyond the tolerance, a chaotic node
     };
-    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed) {
+    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed, const run_result& a, const run_result& b) {
         auto shaken = fed;
         rng r(m.seed ^ 0x5ca1ab1eULL);
         for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
             // Small values and zeros move too (at least 8 units of a thousandth of the tensor's
             // scale, or of 1e-3): a node fed zeros still rounds its own state, as a recurrence does.
             const dtype t = m.nodes[i].type;
-            double scale = 0;
-            for (double x : shaken[i].data) scale = std::max(scale, std::isfinite(x) ? std::abs(x) : 0.0);
+            const double scale = magnitude(shaken[i]);
             for (auto& x : shaken[i].data) x += 8.0 * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
         const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
         if (!base.ok() || !moved.ok()) return {};
+        const std::size_t n = std::min({m.size(), base.outputs.size(), moved.outputs.size(), a.outputs.size(), b.outputs.size()});
         std::vector<node_rounding> out(m.size());
-        for (std::size_t i = 0; i < m.size() && i < base.outputs.size() && i < moved.outputs.size(); ++i) {
-            const auto d = compare({base.outputs[i]}, {moved.outputs[i]});
+        for (std::size_t i = 0; i < n; ++i) {
+            const double by_inputs = compare({base.outputs[i]}, {moved.outputs[i]}).max_abs;
+            const double by_dtype = std::min(compare({base.outputs[i]}, {a.outputs[i]}).max_abs, compare({base.outputs[i]}, {b.outputs[i]}).max_abs);
             const double scale = magnitude(base.outputs[i]);
-            out[i] = {scale, 16.0 * d.max_abs + unit_roundoff(m.nodes[i].type) * scale, d.max_abs};
+            const double most = std::max(by_inputs, by_dtype);
+            out[i] = {scale, 16.0 * most + unit_roundoff(m.nodes[i].type) * scale, most};
         }
         return out;
     }

@@ -130,8 +130,7 @@ private:
         variant_obs_.clear();
         running_.clear();
         on_variant_ = false;
-        for (auto* x : xs_) obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + fits.reason()), {}});
-        variant_obs_ = obs_;
+        obs_ = variant_obs_ = declined_as_too_large(xs_, fits.reason());
         return true;
     }
 

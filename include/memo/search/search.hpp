@@ -68,15 +68,11 @@ public:
         cov_.add(*mutant);
         model_score_[s.slot] += 1;
         op_score_[s.op] += 1;
-        // UpdateSeeds: every seed of this slot now holds the mutant, unless it has outgrown the
-        // size limit (then it is kept as a result, and its parent goes on as the seed).
-        if constexpr (requires { mutant->size(); })
-            if (mutant->size() > max_seed_size_) {
-                last_ = std::move(*mutant);
-                return {i, s.slot, s.op, true, gain, &last_};
-            }
-        // Nor does one a library under test declines: every descendant would be declined too.
-        if (seedable_ && !seedable_(*mutant)) {
+        // UpdateSeeds: every seed of this slot now holds the mutant, unless it cannot breed: it
+        // has outgrown the size limit (models would grow without end), or a library under test
+        // declines it (every descendant would be declined too). Then it is kept as a result, and
+        // its parent goes on as the seed.
+        if (!breeds(*mutant)) {
             last_ = std::move(*mutant);
             return {i, s.slot, s.op, true, gain, &last_};
         }
@@ -151,6 +147,11 @@ public:
     void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
 
 private:
+    bool breeds(const Model& m) const {
+        if constexpr (requires { m.size(); })
+            if (m.size() > max_seed_size_) return false;
+        return !seedable_ || seedable_(m);
+    }
     struct seed_entry {
         std::size_t slot, op, selected;
     };
