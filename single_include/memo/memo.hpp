@@ -1536,9 +1536,12 @@ std::unique_ptr<executor> make_in_process(B b) {
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 // #include <memo/backends/backend.hpp> (already included)
 
@@ -1633,6 +1636,64 @@ inline std::string signal_text(int sig) {
     return "worker killed by signal " + std::to_string(sig) + " (" + (d ? d : "?") + ")";
 }
 
+/// Watches every live worker's resident memory on its own clock, whatever the parent is doing
+/// (waiting on another worker, judging, storing): a worker over its limit is killed there and then,
+/// so a hog cannot grow while nobody looks. Its sample at the kill is kept for the verdict. A
+/// kernel limit would be tighter, but RLIMIT_AS breaks the libraries under test (libtorch and ONNX
+/// Runtime reserve large address ranges), and a cgroup cannot be made in most containers.
+class memory_watch {
+public:
+    struct watched {
+        pid_t pid = -1;
+        std::int64_t limit_kb = 0;
+        std::int64_t killed_kb = 0;  // the resident size it was killed at (0: not killed for memory)
+    };
+    static memory_watch& instance() {
+        static auto* w = new memory_watch;  // never destroyed: a worker may end after main's statics
+        return *w;
+    }
+    void watch(watched* w) {
+        std::lock_guard lock(m_);
+        list_.push_back(w);
+        if (!started_) {
+            std::thread([this] { loop(); }).detach();
+            started_ = true;
+        }
+    }
+    /// Stops watching w. Once it returns, w's process is never signalled by the watch: its pid may
+    /// be reaped (and reused) safely.
+    void forget(watched* w) {
+        std::lock_guard lock(m_);
+        std::erase(list_, w);
+    }
+    /// w's state, read under the watch's lock.
+    watched read(const watched* w) const {
+        std::lock_guard lock(m_);
+        return *w;
+    }
+    static constexpr auto period = std::chrono::milliseconds(4);
+
+private:
+    memory_watch() = default;
+    void loop() {
+        for (;;) {
+            {
+                std::lock_guard lock(m_);
+                for (auto* w : list_)
+                    if (w->pid > 0 && w->killed_kb == 0)
+                        if (const auto rss = resident_kb(w->pid); rss > w->limit_kb) {
+                            ::kill(w->pid, SIGKILL);
+                            w->killed_kb = rss;
+                        }
+            }
+            std::this_thread::sleep_for(period);
+        }
+    }
+    mutable std::mutex m_;
+    std::vector<watched*> list_;
+    bool started_ = false;
+};
+
 }  // namespace detail::isolate
 
 /// One worker process at a time, started on demand.
@@ -1687,26 +1748,32 @@ public:
         if (!sent_) return died();
         const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms);
         for (;;) {
-            const auto now = std::chrono::steady_clock::now();
-            if (now >= deadline) {
-                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
-                r.ms = lim_.timeout_ms;
-                return r;
-            }
+            // What is there is read first: an answer that came in time is not thrown away because
+            // the parent came to collect it late (it was waiting on another lane or backend).
+            const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
             pollfd p{from_, POLLIN, 0};
-            const int slice = static_cast<int>(std::min<double>(20.0, std::chrono::duration<double, std::milli>(deadline - now).count() + 1));
-            const int k = ::poll(&p, 1, slice);
+            const int k = ::poll(&p, 1, left > 0 ? static_cast<int>(std::min(20.0, left + 1)) : 0);
             if (k > 0) break;
             if (k < 0 && errno != EINTR) return died();
-            if (const auto rss = resident_kb(pid_); rss > lim_.memory_mb * 1024) {
-                auto r = kill_worker(run_status::memory, "resident memory " + std::to_string(rss / 1024) + " MiB over the limit of " +
-                                                             std::to_string(lim_.memory_mb) + " MiB");
-                r.peak_kb = rss;
+            if (left <= 0) {
+                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
+                r.ms = lim_.timeout_ms;
                 return r;
             }
         }
         if (!recv_frame(from_, frame)) return died();
         return std::nullopt;
+    }
+
+    /// An answer read after its deadline is judged by when the worker finished the run (its own
+    /// wall time, which it stamps on the result), not by when the parent came to read it: a run
+    /// the worker itself timed beyond the limit is a time-out (the worker lives on: it answered).
+    void judge_late(run_result& r) const {
+        if (r.ms <= lim_.timeout_ms) return;
+        const double took = r.ms;
+        r = run_result::failed(run_status::timeout, "answered after " + std::to_string(static_cast<long>(took)) + " ms, over the limit of " +
+                                                        std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
+        r.ms = took;
     }
 
     /// Kills the worker after an unreadable answer; the result says so.
@@ -1722,6 +1789,7 @@ public:
     /// Ends the worker: it sees end-of-file on its requests and should exit; killed if it lingers.
     void stop() {
         if (pid_ < 0) return;
+        detail::isolate::memory_watch::instance().forget(&watched_);
         ::close(to_);
         ::close(from_);
         int status = 0;
@@ -1771,11 +1839,16 @@ private:
         pid_ = pid;
         to_ = down[1];
         from_ = up[0];
+        watched_ = {pid, lim_.memory_mb * 1024, 0};
+        detail::isolate::memory_watch::instance().watch(&watched_);
         return true;
     }
 
     /// The worker is gone: reap it and say how it ended.
     run_result died() {
+        auto& watch = detail::isolate::memory_watch::instance();
+        watch.forget(&watched_);  // before the reap
+        const auto killed_kb = watch.read(&watched_).killed_kb;
         int status = 0;
         ::close(to_);
         ::close(from_);
@@ -1783,13 +1856,17 @@ private:
         pid_ = -1;
         ++restarts_;
         auto r = run_result::failed(run_status::crash, "");
-        if (WIFSIGNALED(status)) {
+        if (killed_kb > 0) {
+            r.status = run_status::memory;
+            r.message = "resident memory " + std::to_string(killed_kb / 1024) + " MiB over the limit of " + std::to_string(lim_.memory_mb) + " MiB";
+            r.peak_kb = killed_kb;
+        } else if (WIFSIGNALED(status)) {
             r.signal = WTERMSIG(status);
             r.message = detail::isolate::signal_text(r.signal);
         } else {
             r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
         }
-        if (const auto tail = log_tail(); !tail.empty()) r.message += ": " + tail;
+        if (const auto tail = log_tail(); !tail.empty() && killed_kb == 0) r.message += ": " + tail;
         r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
         return r;
     }
@@ -1815,6 +1892,7 @@ private:
     bool pending_ = false, sent_ = false, started_ = false;
     std::uint64_t restarts_ = 0;
     std::chrono::steady_clock::time_point start_{};
+    detail::isolate::memory_watch::watched watched_{};  // registered with the watch while the worker lives
 };
 
 }  // namespace memo
@@ -2192,7 +2270,9 @@ public:
         std::string frame;
         if (auto failed = worker_.receive(frame)) return std::move(*failed);
         try {
-            return wire::decode_result(frame);
+            auto r = wire::decode_result(frame);
+            worker_.judge_late(r);
+            return r;
         } catch (const std::exception& e) {
             return worker_.kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
         }
@@ -4990,6 +5070,14 @@ inline void keep_node_digests(observation& ob, const model& m, bool traced) {
     ob.nodes = std::move(ob.result.node_digests);
 }
 
+/// The observations of a model too large to run (exec/budget.hpp): every participant declines it
+/// with the reason, and no tensor of it is made.
+inline std::vector<observation> declined_as_too_large(std::span<executor* const> parts, const std::string& why) {
+    std::vector<observation> obs;
+    for (auto* x : parts) obs.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + why), {}});
+    return obs;
+}
+
 class tester {
 public:
     virtual ~tester() = default;
@@ -5115,7 +5203,7 @@ public:
         running_.clear();
         inputs_.clear();
         if (auto fits = within_budget(m, in_.samples, o_.max_bytes); !fits) {  // before any tensor of it exists
-            for (auto* x : xs_) obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + fits.reason()), {}});
+            obs_ = declined_as_too_large(xs_, fits.reason());
             skipped_ = true;
             return;
         }
@@ -5257,13 +5345,14 @@ private:
             const run_options forced{true, fed, {}};
             const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
             if (!a.ok() || !b.ok()) return false;
-            const auto bounds = measure_rounding(m, fed);
+            const auto bounds = measure_rounding(m, fed, a, b);
             if (bounds.empty()) return false;
             for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
                 if (m.nodes[i].layer->arity.max == 0) continue;
-                // A node that 8 units of roundoff in its inputs alone move beyond the tolerance (a
-                // chaotic recurrence) amplifies any two libraries' rounding apart: nothing to judge.
-                if (bounds[i].moved > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
+                // A node that rounding alone (8 units in its inputs, or its own dtype) moves beyond
+                // the tolerance (a chaotic recurrence) amplifies any two libraries' rounding apart:
+                // nothing to judge.
+                if (bounds[i].by_rounding > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
                 const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
                 if (beyond(d, bound)) {
@@ -5283,36 +5372,44 @@ private:
     }
 
     /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
-    /// move from rounding alone (the slack of oracle/rounding.hpp). The float64 reference runs on
-    /// the fed inputs, and again on inputs perturbed by 8 units in the last place of their dtype
-    /// (random signs); the slack is 16 times the largest change (a library that sums in float32, in
-    /// its own order, rounds about that much) plus half a unit of the output's scale (the node's
-    /// own dtype rounds its output). An ill-conditioned node (a LayerNormalization of nearly
-    /// constant values, a long recurrence, values near a dtype's smallest normal) earns a wide
-    /// slack; a well-conditioned one almost none. Empty when the reference fails.
+    /// move from rounding alone (the slack of oracle/rounding.hpp), from two measures:
+    ///   moved  the float64 change when the fed inputs are perturbed by 8 units in the last place of
+    ///          their dtype (random signs): the node's conditioning in its inputs;
+    ///   drift  how far the better of the two compared libraries (a, b: their runs on the same fed
+    ///          inputs) lies from float64: the node's conditioning in its own dtype. In a recurrence
+    ///          whose state outgrows its inputs (an LSTM with softplus activation: state 1e4, fed
+    ///          1e-3) the state's rounding, not the inputs', is what grows, and only a run in the
+    ///          dtype shows it. The better library: the worse one may be the fault.
+    /// A library that sums in its own order rounds about 16 times either, so the slack is 16 times
+    /// the larger plus half a unit of the output's scale (the node's own dtype rounds its output).
+    /// An ill-conditioned node (a LayerNormalization of nearly constant values, a long recurrence,
+    /// values near a dtype's smallest normal) earns a wide slack; a well-conditioned one almost none.
+    /// Empty when the reference fails.
     struct node_rounding {
         double scale = 0, slack = 0;
-        double moved = 0;  // the largest change from the shaken inputs
+        double by_rounding = 0;  // the larger of moved and drift: beyond the tolerance, a chaotic node
     };
-    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed) {
+    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed, const run_result& a, const run_result& b) {
         auto shaken = fed;
         rng r(m.seed ^ 0x5ca1ab1eULL);
         for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
             // Small values and zeros move too (at least 8 units of a thousandth of the tensor's
             // scale, or of 1e-3): a node fed zeros still rounds its own state, as a recurrence does.
             const dtype t = m.nodes[i].type;
-            double scale = 0;
-            for (double x : shaken[i].data) scale = std::max(scale, std::isfinite(x) ? std::abs(x) : 0.0);
+            const double scale = magnitude(shaken[i]);
             for (auto& x : shaken[i].data) x += 8.0 * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
         const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
         if (!base.ok() || !moved.ok()) return {};
+        const std::size_t n = std::min({m.size(), base.outputs.size(), moved.outputs.size(), a.outputs.size(), b.outputs.size()});
         std::vector<node_rounding> out(m.size());
-        for (std::size_t i = 0; i < m.size() && i < base.outputs.size() && i < moved.outputs.size(); ++i) {
-            const auto d = compare({base.outputs[i]}, {moved.outputs[i]});
+        for (std::size_t i = 0; i < n; ++i) {
+            const double by_inputs = compare({base.outputs[i]}, {moved.outputs[i]}).max_abs;
+            const double by_dtype = std::min(compare({base.outputs[i]}, {a.outputs[i]}).max_abs, compare({base.outputs[i]}, {b.outputs[i]}).max_abs);
             const double scale = magnitude(base.outputs[i]);
-            out[i] = {scale, 16.0 * d.max_abs + unit_roundoff(m.nodes[i].type) * scale, d.max_abs};
+            const double most = std::max(by_inputs, by_dtype);
+            out[i] = {scale, 16.0 * most + unit_roundoff(m.nodes[i].type) * scale, most};
         }
         return out;
     }
@@ -7236,8 +7333,7 @@ private:
         variant_obs_.clear();
         running_.clear();
         on_variant_ = false;
-        for (auto* x : xs_) obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + fits.reason()), {}});
-        variant_obs_ = obs_;
+        obs_ = variant_obs_ = declined_as_too_large(xs_, fits.reason());
         return true;
     }
 
@@ -7792,6 +7888,7 @@ private:
 //     descendants would all be declined too), and it is never run merely to keep workers busy;
 //   - stats.json and report.html say, per backend, how many executed models it declined and why.
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -7807,8 +7904,7 @@ class decline_table {
 public:
     /// Learns from one executed model's runs: a run that came back unsupported at a node declines
     /// that node's (class, dtype) for its backend. Counts the declined run under its reason.
-    /// Returns whether anything new was learnt.
-    bool learn(const model& m, const std::vector<oracle::observation>& obs) {
+    void learn(const model& m, const std::vector<oracle::observation>& obs) {
         bool fresh = false;
         for (const auto& o : obs) {
             const auto& r = o.result;
@@ -7819,14 +7915,14 @@ public:
                 const node& n = m[r.node];
                 fresh |= b.pairs.emplace(std::string(n.layer->name), n.type).second;
                 why = reason(n.layer->name, n.type);
+            } else if (const auto k = first_declined(b, m)) {  // declined before it ran: the tester knew
+                why = reason(m.nodes[*k].layer->name, m.nodes[*k].type);
             } else {
-                why = known_reason(b, m);
-                if (why.empty()) why = r.message.substr(0, 80);
+                why = r.message.substr(0, 80);
             }
             ++b.reasons[why];
         }
         if (fresh) ++learnt_;
-        return fresh;
     }
 
     /// Whether any backend is known to decline class L in dtype t.
@@ -7840,10 +7936,7 @@ public:
     /// decline a node of m.
     expected<void> runs_everywhere(const model& m) const {
         for (const auto& [name, b] : backends_)
-            if (!b.pairs.empty())
-                for (std::size_t i = 0; i < m.size(); ++i)
-                    if (b.pairs.count({std::string(m.nodes[i].layer->name), m.nodes[i].type}))
-                        return fail(name + " declines node " + std::to_string(i) + " (" + reason(m.nodes[i].layer->name, m.nodes[i].type) + ")");
+            if (const auto i = first_declined(b, m)) return fail(name + " declines node " + std::to_string(*i) + " (" + reason(m.nodes[*i].layer->name, m.nodes[*i].type) + ")");
         return {};
     }
 
@@ -7890,11 +7983,12 @@ private:
         std::map<std::string, std::uint64_t> reasons;   // declined runs by reason
     };
     static std::string reason(std::string_view layer, dtype t) { return std::string(layer) + " in " + std::string(name_of(t)); }
-    /// A run declined before it ran (the tester knew the backend declines a node of m): that node's reason.
-    static std::string known_reason(const backend_declines& b, const model& m) {
-        for (const auto& n : m.nodes)
-            if (b.pairs.count({std::string(n.layer->name), n.type})) return reason(n.layer->name, n.type);
-        return {};
+    /// The first node of m whose (class, dtype) b is known to decline.
+    static std::optional<std::size_t> first_declined(const backend_declines& b, const model& m) {
+        if (b.pairs.empty()) return std::nullopt;
+        for (std::size_t i = 0; i < m.size(); ++i)
+            if (b.pairs.count({std::string(m.nodes[i].layer->name), m.nodes[i].type})) return i;
+        return std::nullopt;
     }
 
     std::map<std::string, backend_declines> backends_;
@@ -9838,15 +9932,11 @@ public:
         cov_.add(*mutant);
         model_score_[s.slot] += 1;
         op_score_[s.op] += 1;
-        // UpdateSeeds: every seed of this slot now holds the mutant, unless it has outgrown the
-        // size limit (then it is kept as a result, and its parent goes on as the seed).
-        if constexpr (requires { mutant->size(); })
-            if (mutant->size() > max_seed_size_) {
-                last_ = std::move(*mutant);
-                return {i, s.slot, s.op, true, gain, &last_};
-            }
-        // Nor does one a library under test declines: every descendant would be declined too.
-        if (seedable_ && !seedable_(*mutant)) {
+        // UpdateSeeds: every seed of this slot now holds the mutant, unless it cannot breed: it
+        // has outgrown the size limit (models would grow without end), or a library under test
+        // declines it (every descendant would be declined too). Then it is kept as a result, and
+        // its parent goes on as the seed.
+        if (!breeds(*mutant)) {
             last_ = std::move(*mutant);
             return {i, s.slot, s.op, true, gain, &last_};
         }
@@ -9921,6 +10011,11 @@ public:
     void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
 
 private:
+    bool breeds(const Model& m) const {
+        if constexpr (requires { m.size(); })
+            if (m.size() > max_seed_size_) return false;
+        return !seedable_ || seedable_(m);
+    }
     struct seed_entry {
         std::size_t slot, op, selected;
     };

@@ -35,7 +35,9 @@ public:
         std::string frame;
         if (auto failed = worker_.receive(frame)) return std::move(*failed);
         try {
-            return wire::decode_result(frame);
+            auto r = wire::decode_result(frame);
+            worker_.judge_late(r);
+            return r;
         } catch (const std::exception& e) {
             return worker_.kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
         }

@@ -21,9 +21,12 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "backend.hpp"
 
@@ -118,6 +121,64 @@ inline std::string signal_text(int sig) {
     return "worker killed by signal " + std::to_string(sig) + " (" + (d ? d : "?") + ")";
 }
 
+/// Watches every live worker's resident memory on its own clock, whatever the parent is doing
+/// (waiting on another worker, judging, storing): a worker over its limit is killed there and then,
+/// so a hog cannot grow while nobody looks. Its sample at the kill is kept for the verdict. A
+/// kernel limit would be tighter, but RLIMIT_AS breaks the libraries under test (libtorch and ONNX
+/// Runtime reserve large address ranges), and a cgroup cannot be made in most containers.
+class memory_watch {
+public:
+    struct watched {
+        pid_t pid = -1;
+        std::int64_t limit_kb = 0;
+        std::int64_t killed_kb = 0;  // the resident size it was killed at (0: not killed for memory)
+    };
+    static memory_watch& instance() {
+        static auto* w = new memory_watch;  // never destroyed: a worker may end after main's statics
+        return *w;
+    }
+    void watch(watched* w) {
+        std::lock_guard lock(m_);
+        list_.push_back(w);
+        if (!started_) {
+            std::thread([this] { loop(); }).detach();
+            started_ = true;
+        }
+    }
+    /// Stops watching w. Once it returns, w's process is never signalled by the watch: its pid may
+    /// be reaped (and reused) safely.
+    void forget(watched* w) {
+        std::lock_guard lock(m_);
+        std::erase(list_, w);
+    }
+    /// w's state, read under the watch's lock.
+    watched read(const watched* w) const {
+        std::lock_guard lock(m_);
+        return *w;
+    }
+    static constexpr auto period = std::chrono::milliseconds(4);
+
+private:
+    memory_watch() = default;
+    void loop() {
+        for (;;) {
+            {
+                std::lock_guard lock(m_);
+                for (auto* w : list_)
+                    if (w->pid > 0 && w->killed_kb == 0)
+                        if (const auto rss = resident_kb(w->pid); rss > w->limit_kb) {
+                            ::kill(w->pid, SIGKILL);
+                            w->killed_kb = rss;
+                        }
+            }
+            std::this_thread::sleep_for(period);
+        }
+    }
+    mutable std::mutex m_;
+    std::vector<watched*> list_;
+    bool started_ = false;
+};
+
 }  // namespace detail::isolate
 
 /// One worker process at a time, started on demand.
@@ -172,26 +233,32 @@ public:
         if (!sent_) return died();
         const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms);
         for (;;) {
-            const auto now = std::chrono::steady_clock::now();
-            if (now >= deadline) {
-                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
-                r.ms = lim_.timeout_ms;
-                return r;
-            }
+            // What is there is read first: an answer that came in time is not thrown away because
+            // the parent came to collect it late (it was waiting on another lane or backend).
+            const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
             pollfd p{from_, POLLIN, 0};
-            const int slice = static_cast<int>(std::min<double>(20.0, std::chrono::duration<double, std::milli>(deadline - now).count() + 1));
-            const int k = ::poll(&p, 1, slice);
+            const int k = ::poll(&p, 1, left > 0 ? static_cast<int>(std::min(20.0, left + 1)) : 0);
             if (k > 0) break;
             if (k < 0 && errno != EINTR) return died();
-            if (const auto rss = resident_kb(pid_); rss > lim_.memory_mb * 1024) {
-                auto r = kill_worker(run_status::memory, "resident memory " + std::to_string(rss / 1024) + " MiB over the limit of " +
-                                                             std::to_string(lim_.memory_mb) + " MiB");
-                r.peak_kb = rss;
+            if (left <= 0) {
+                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
+                r.ms = lim_.timeout_ms;
                 return r;
             }
         }
         if (!recv_frame(from_, frame)) return died();
         return std::nullopt;
+    }
+
+    /// An answer read after its deadline is judged by when the worker finished the run (its own
+    /// wall time, which it stamps on the result), not by when the parent came to read it: a run
+    /// the worker itself timed beyond the limit is a time-out (the worker lives on: it answered).
+    void judge_late(run_result& r) const {
+        if (r.ms <= lim_.timeout_ms) return;
+        const double took = r.ms;
+        r = run_result::failed(run_status::timeout, "answered after " + std::to_string(static_cast<long>(took)) + " ms, over the limit of " +
+                                                        std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
+        r.ms = took;
     }
 
     /// Kills the worker after an unreadable answer; the result says so.
@@ -207,6 +274,7 @@ public:
     /// Ends the worker: it sees end-of-file on its requests and should exit; killed if it lingers.
     void stop() {
         if (pid_ < 0) return;
+        detail::isolate::memory_watch::instance().forget(&watched_);
         ::close(to_);
         ::close(from_);
         int status = 0;
@@ -256,11 +324,16 @@ private:
         pid_ = pid;
         to_ = down[1];
         from_ = up[0];
+        watched_ = {pid, lim_.memory_mb * 1024, 0};
+        detail::isolate::memory_watch::instance().watch(&watched_);
         return true;
     }
 
     /// The worker is gone: reap it and say how it ended.
     run_result died() {
+        auto& watch = detail::isolate::memory_watch::instance();
+        watch.forget(&watched_);  // before the reap
+        const auto killed_kb = watch.read(&watched_).killed_kb;
         int status = 0;
         ::close(to_);
         ::close(from_);
@@ -268,13 +341,17 @@ private:
         pid_ = -1;
         ++restarts_;
         auto r = run_result::failed(run_status::crash, "");
-        if (WIFSIGNALED(status)) {
+        if (killed_kb > 0) {
+            r.status = run_status::memory;
+            r.message = "resident memory " + std::to_string(killed_kb / 1024) + " MiB over the limit of " + std::to_string(lim_.memory_mb) + " MiB";
+            r.peak_kb = killed_kb;
+        } else if (WIFSIGNALED(status)) {
             r.signal = WTERMSIG(status);
             r.message = detail::isolate::signal_text(r.signal);
         } else {
             r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
         }
-        if (const auto tail = log_tail(); !tail.empty()) r.message += ": " + tail;
+        if (const auto tail = log_tail(); !tail.empty() && killed_kb == 0) r.message += ": " + tail;
         r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
         return r;
     }
@@ -300,6 +377,7 @@ private:
     bool pending_ = false, sent_ = false, started_ = false;
     std::uint64_t restarts_ = 0;
     std::chrono::steady_clock::time_point start_{};
+    detail::isolate::memory_watch::watched watched_{};  // registered with the watch while the worker lives
 };
 
 }  // namespace memo

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <memo/backends/isolate.hpp>
 #include <memo/campaign/execute.hpp>
@@ -114,6 +115,66 @@ INSTANTIATE_TEST_SUITE_P(Faults, WorkerDeath,
                                            death_case{test::fault::hang, run_status::timeout, 0},
                                            death_case{test::fault::memory, run_status::memory, 0, roomy()}),
                          [](const ::testing::TestParamInfo<death_case>& i) { return std::string(test::name_of(i.param.f)); });
+
+/// A backend whose every run takes `ms` of wall time (it sleeps), and says so on its result as
+/// every backend does.
+struct sleeper {
+    int ms = 0;
+    std::string_view name() const { return "sleeper"; }
+    memo::expected<void> supports(const memo::model&) const { return {}; }
+    memo::run_result run(const memo::model&, std::span<const memo::tensor>, const memo::run_options&) {
+        const auto start = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        memo::run_result r;
+        r.status = run_status::ok;
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        return r;
+    }
+};
+
+// The parent may come to collect late (it waited on another lane or backend): a worker that
+// answered in time is judged by when it answered, not by when the parent looked.
+TEST(Isolation, FastWorkerCollectedLateIsNoTimeout) {
+    auto w = memo::make_isolated<sleeper>([] { return sleeper{0}; }, test::reg(), {1000, 512});
+    const auto m = small_model();
+    const auto in = memo::make_inputs(m);
+    w->submit(m, in, {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // three times the limit
+    const auto r = w->collect();
+    EXPECT_EQ(r.status, run_status::ok) << r.message;
+    EXPECT_EQ(w->restarts(), 0u);
+}
+
+// A worker that answered, but only after its limit, is a time-out by its own clock even when the
+// parent reads the answer later still; it answered, so it is not killed.
+TEST(Isolation, SlowAnswerReadLateIsATimeoutByTheWorkersClock) {
+    auto w = memo::make_isolated<sleeper>([] { return sleeper{1500}; }, test::reg(), {1000, 512});
+    const auto m = small_model();
+    const auto in = memo::make_inputs(m);
+    w->submit(m, in, {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    const auto r = w->collect();
+    EXPECT_EQ(r.status, run_status::timeout) << r.message;
+    EXPECT_NE(r.message.find("answered after"), std::string::npos) << r.message;
+    EXPECT_EQ(w->restarts(), 0u);
+}
+
+// The memory limit holds whatever the parent is doing: while it waits on a slow worker, a hog in
+// another grows, and is stopped near its limit (within 10 %) all the same.
+TEST(Isolation, HogIsStoppedNearItsLimitWhileTheParentWaitsOnAnother) {
+    const memo::isolation_limits hog_limits{60000, 2048};
+    auto hog = isolated_fault(test::fault::memory, hog_limits);
+    auto slow = memo::make_isolated<sleeper>([] { return sleeper{4000}; }, test::reg(), {60000, 512});
+    const auto m = small_model();
+    const auto in = memo::make_inputs(m);
+    hog->submit(m, in, {});
+    slow->submit(m, in, {});
+    EXPECT_EQ(slow->collect().status, run_status::ok);  // four seconds in which nobody collects the hog
+    const auto r = hog->collect();
+    EXPECT_EQ(r.status, run_status::memory) << r.message;
+    EXPECT_GT(r.peak_kb, hog_limits.memory_mb * 1024);
+    EXPECT_LE(r.peak_kb, hog_limits.memory_mb * 1024 * 11 / 10) << r.message;
+}
 
 TEST(Isolation, LibraryErrorIsAnErrorNotADeath) {
     auto w = isolated_fault(test::fault::error);

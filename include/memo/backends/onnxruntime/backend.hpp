@@ -190,6 +190,7 @@ public:
         } else {
             try {
                 r = detail::decode(frame, types_);
+                worker_.judge_late(r);
             } catch (const std::exception& e) {
                 r = worker_.kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
             }
