@@ -8,6 +8,7 @@
 #include "replay.hpp"
 #include "report.hpp"
 #include "run.hpp"
+#include "selftest.hpp"
 #include "stats.hpp"
 #include "states.hpp"
 
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
                     {"seeds", "out", "seconds", "backends"}, commands::demo});
     cmds.push_back(commands::run_command());
     cmds.push_back(commands::reduce_command());
+    cmds.push_back(commands::selftest_command());
     for (auto& c : commands::execution_commands()) cmds.push_back(std::move(c));
     for (auto& c : commands::onnx_commands()) cmds.push_back(std::move(c));
     for (auto& c : commands::report_commands()) cmds.push_back(std::move(c));

@@ -145,7 +145,8 @@ private:
 inline const std::string execution_help =
     "\nexecution options:\n"
     "  --timeout-ms T       a run past T ms is a timeout verdict; its worker is replaced (default 10000)\n"
-    "  --memory-mb M        a worker past M MiB resident is killed: a memory verdict (default 4096)\n"
+    "  --memory-mb M        a worker that grows by more than M MiB resident is killed: a memory verdict\n"
+    "                       (default 4096)\n"
     "  --samples N          samples per input batch (default 2)\n"
     "  --input-range LO,HI  inputs drawn uniform in [LO, HI) (default 0,1, as MEMO)\n"
     "  --dmad-threshold D   D_MAD above which an output difference counts (default 0.5)\n"

@@ -1464,6 +1464,15 @@ public:
     virtual bool ready() const { return true; }
     /// Worker restarts after a death or a time-out (0 in process).
     virtual std::uint64_t restarts() const { return 0; }
+    /// Drops the run in flight, whose answer will not be collected (a campaign at its budget's
+    /// end): a worker is stopped at once, and the next submit() starts a fresh one.
+    virtual void abandon() {}
+    /// The limits of a backend that runs in a worker (0: none), settable: a time-out is confirmed
+    /// with a longer one, and a known hang or blow-up met again gets a short one.
+    virtual double time_limit() const { return 0; }
+    virtual void set_time_limit(double) {}
+    virtual std::int64_t memory_limit_mb() const { return 0; }
+    virtual void set_memory_limit_mb(std::int64_t) {}
 
     run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
         submit(m, inputs, o);
@@ -1537,6 +1546,7 @@ std::unique_ptr<executor> make_in_process(B b) {
 #include <functional>
 #include <iterator>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -1544,12 +1554,34 @@ std::unique_ptr<executor> make_in_process(B b) {
 #include <vector>
 
 // #include <memo/backends/backend.hpp> (already included)
+// begin #include <memo/backends/progress.hpp>
+// Which node a backend is running, told to the parent of its worker. A backend that runs a model
+// node by node (the reference interpreter, libtorch's) calls progress::at_node(i) before node i.
+// In a worker (backends/process.hpp) the word lives in memory shared with the parent, so when the
+// worker hangs, blows its memory limit or dies by a signal, the parent reads where: the verdict
+// names that node's layer without re-running anything. Elsewhere the word is a local dummy.
+#include <atomic>
+
+namespace memo::progress {
+
+/// Where at_node() writes: a local word, or the one a worker shares with its parent.
+inline std::atomic<int>*& word() noexcept {
+    static std::atomic<int> local{-1};
+    static std::atomic<int>* w = &local;
+    return w;
+}
+
+/// Node i is about to run (-1: no node is running).
+inline void at_node(int i) noexcept { word()->store(i, std::memory_order_relaxed); }
+
+}  // namespace memo::progress
+// end #include <memo/backends/progress.hpp>
 
 namespace memo {
 
 struct isolation_limits {
     double timeout_ms = 10000;         // per run
-    std::int64_t memory_mb = 4096;     // resident memory of the worker
+    std::int64_t memory_mb = 4096;     // what the worker may add to its resident memory
 };
 
 namespace detail::isolate {
@@ -1638,7 +1670,10 @@ inline std::string signal_text(int sig) {
 
 /// Watches every live worker's resident memory on its own clock, whatever the parent is doing
 /// (waiting on another worker, judging, storing): a worker over its limit is killed there and then,
-/// so a hog cannot grow while nobody looks. Its sample at the kill is kept for the verdict. A
+/// so a hog cannot grow while nobody looks. Its sample at the kill is kept for the verdict.
+/// What counts is what the worker added to its resident size, above the lowest it was seen at: a
+/// worker forked from a large campaign (libtorch loaded, or a sanitizer's shadow memory) starts
+/// with the campaign's pages resident, which are not its own doing. A
 /// kernel limit would be tighter, but RLIMIT_AS breaks the libraries under test (libtorch and ONNX
 /// Runtime reserve large address ranges), and a cgroup cannot be made in most containers.
 class memory_watch {
@@ -1646,6 +1681,7 @@ public:
     struct watched {
         pid_t pid = -1;
         std::int64_t limit_kb = 0;
+        std::int64_t base_kb = 0;    // the lowest resident size seen (at the fork, then each sample)
         std::int64_t killed_kb = 0;  // the resident size it was killed at (0: not killed for memory)
     };
     static memory_watch& instance() {
@@ -1666,6 +1702,10 @@ public:
         std::lock_guard lock(m_);
         std::erase(list_, w);
     }
+    void set_limit(watched* w, std::int64_t kb) {
+        std::lock_guard lock(m_);
+        w->limit_kb = kb;
+    }
     /// w's state, read under the watch's lock.
     watched read(const watched* w) const {
         std::lock_guard lock(m_);
@@ -1680,11 +1720,15 @@ private:
             {
                 std::lock_guard lock(m_);
                 for (auto* w : list_)
-                    if (w->pid > 0 && w->killed_kb == 0)
-                        if (const auto rss = resident_kb(w->pid); rss > w->limit_kb) {
+                    if (w->pid > 0 && w->killed_kb == 0) {
+                        const auto rss = resident_kb(w->pid);
+                        if (rss <= 0) continue;  // gone already
+                        w->base_kb = std::min(w->base_kb, rss);
+                        if (rss - w->base_kb > w->limit_kb) {
                             ::kill(w->pid, SIGKILL);
                             w->killed_kb = rss;
                         }
+                    }
             }
             std::this_thread::sleep_for(period);
         }
@@ -1704,15 +1748,24 @@ public:
     /// return (exec or _exit); if it does, the child exits with status 0.
     worker_process(std::function<void()> body, isolation_limits lim) : body_(std::move(body)), lim_(lim) {
         ::signal(SIGPIPE, SIG_IGN);  // a dead worker must be a result, not the campaign's death
+        // The word the worker's backend writes its running node to (backends/progress.hpp).
+        if (void* p = ::mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0); p != MAP_FAILED)
+            at_node_ = new (p) std::atomic<int>(-1);
     }
     ~worker_process() {
         stop();
         if (log_ >= 0) ::close(log_);
+        if (at_node_) ::munmap(at_node_, sizeof(std::atomic<int>));
     }
     worker_process(const worker_process&) = delete;
     worker_process& operator=(const worker_process&) = delete;
 
     const isolation_limits& limits() const noexcept { return lim_; }
+    void set_timeout_ms(double ms) noexcept { lim_.timeout_ms = ms; }
+    void set_memory_mb(std::int64_t mb) {
+        lim_.memory_mb = mb;
+        detail::isolate::memory_watch::instance().set_limit(&watched_, mb * 1024);
+    }
     std::uint64_t restarts() const noexcept { return restarts_; }
     pid_t pid() const noexcept { return pid_; }
 
@@ -1726,6 +1779,7 @@ public:
             started_ = false;
             return false;
         }
+        if (at_node_) at_node_->store(-1);
         start_ = std::chrono::steady_clock::now();
         sent_ = detail::isolate::send_frame(to_, frame);
         return sent_;
@@ -1786,6 +1840,20 @@ public:
         return r;
     }
 
+    /// Drops the request in flight, if any: the worker, busy with it, is killed (not counted as a
+    /// restart: nothing went wrong); the next send() starts a fresh one.
+    void abandon() {
+        if (!pending_) return;
+        pending_ = false;
+        if (pid_ < 0) return;
+        detail::isolate::memory_watch::instance().forget(&watched_);
+        ::kill(pid_, SIGKILL);
+        ::close(to_);
+        ::close(from_);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
+
     /// Ends the worker: it sees end-of-file on its requests and should exit; killed if it lingers.
     void stop() {
         if (pid_ < 0) return;
@@ -1821,6 +1889,7 @@ private:
         }
         if (pid == 0) {
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
+            if (at_node_) progress::word() = at_node_;
             // Keep only our two pipe ends (as fds 3 and 4) and the log (as stderr): another
             // worker's pipe held open here would hide that worker's end-of-file from it. They move
             // above 4 first, so that placing one on 3 or 4 never overwrites another.
@@ -1839,7 +1908,7 @@ private:
         pid_ = pid;
         to_ = down[1];
         from_ = up[0];
-        watched_ = {pid, lim_.memory_mb * 1024, 0};
+        watched_ = {pid, lim_.memory_mb * 1024, detail::isolate::resident_kb(::getpid()), 0};  // the child starts as a copy of us
         detail::isolate::memory_watch::instance().watch(&watched_);
         return true;
     }
@@ -1848,7 +1917,8 @@ private:
     run_result died() {
         auto& watch = detail::isolate::memory_watch::instance();
         watch.forget(&watched_);  // before the reap
-        const auto killed_kb = watch.read(&watched_).killed_kb;
+        const auto seen = watch.read(&watched_);
+        const auto killed_kb = seen.killed_kb;
         int status = 0;
         ::close(to_);
         ::close(from_);
@@ -1858,8 +1928,10 @@ private:
         auto r = run_result::failed(run_status::crash, "");
         if (killed_kb > 0) {
             r.status = run_status::memory;
-            r.message = "resident memory " + std::to_string(killed_kb / 1024) + " MiB over the limit of " + std::to_string(lim_.memory_mb) + " MiB";
+            r.message = "grew by " + std::to_string((killed_kb - seen.base_kb) / 1024) + " MiB (to " + std::to_string(killed_kb / 1024) +
+                        " MiB resident), over the limit of " + std::to_string(lim_.memory_mb) + " MiB";
             r.peak_kb = killed_kb;
+            r.start_kb = seen.base_kb;
         } else if (WIFSIGNALED(status)) {
             r.signal = WTERMSIG(status);
             r.message = detail::isolate::signal_text(r.signal);
@@ -1867,6 +1939,7 @@ private:
             r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
         }
         if (const auto tail = log_tail(); !tail.empty() && killed_kb == 0) r.message += ": " + tail;
+        if (at_node_) r.node = at_node_->load();  // where it was when it hung, blew up or died
         r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
         return r;
     }
@@ -1893,6 +1966,7 @@ private:
     std::uint64_t restarts_ = 0;
     std::chrono::steady_clock::time_point start_{};
     detail::isolate::memory_watch::watched watched_{};  // registered with the watch while the worker lives
+    std::atomic<int>* at_node_ = nullptr;                // shared with the worker: the node it runs
 };
 
 }  // namespace memo
@@ -2261,6 +2335,11 @@ public:
     std::uint64_t restarts() const override { return worker_.restarts(); }
     pid_t worker_pid() const noexcept { return worker_.pid(); }
     bool ready() const override { return worker_.ready(); }
+    void abandon() override { worker_.abandon(); }
+    double time_limit() const override { return worker_.limits().timeout_ms; }
+    void set_time_limit(double ms) override { worker_.set_timeout_ms(ms); }
+    std::int64_t memory_limit_mb() const override { return worker_.limits().memory_mb; }
+    void set_memory_limit_mb(std::int64_t mb) override { worker_.set_memory_mb(mb); }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
         worker_.send(wire::encode_request(m, inputs, o));
@@ -2333,6 +2412,7 @@ std::unique_ptr<executor> make_isolated(std::function<B()> make, const registry&
 #include <utility>
 
 // #include <memo/backends/backend.hpp> (already included)
+// #include <memo/backends/progress.hpp> (already included)
 // begin #include <memo/backends/reference/act.hpp>
 // Reference kernels: ReLU, Softmax, LeakyReLU, PReLU, ELU, ThresholdedReLU (Keras 2.8).
 //
@@ -4541,6 +4621,7 @@ private:
                     return run_result::failed(run_status::error, "node " + std::to_string(i) + " got a " + x->dims_str() + " input, expected " + m[src].out.str());
                 in.push_back(x);
             }
+            progress::at_node(static_cast<int>(i));
             auto out = node_in(t, m, static_cast<int>(i), in);
             if (!out) {
                 auto r = run_result::failed(run_status::error, std::string(n.layer->name) + ": " + out.reason());
@@ -4549,6 +4630,7 @@ private:
             }
             values[i] = std::move(*out);
         }
+        progress::at_node(-1);
         run_result r;
         if (forced || o.every_node) r.outputs = std::move(values);
         else
@@ -5036,6 +5118,7 @@ inline bool beyond(const difference& d, double bound) noexcept { return d.shapes
 //                                     library alone
 // begin() starts the runs and returns (the backends work in their workers meanwhile); finish()
 // waits for them and returns the verdict, localised.
+#include <chrono>
 #include <span>
 #include <string>
 #include <string_view>
@@ -5089,6 +5172,10 @@ public:
     virtual void set_trace(bool on) = 0;
 
     virtual void begin(const model& m) = 0;
+    /// Drops the runs begun last, unjudged (a campaign at its budget's end does not wait for them).
+    virtual void abandon() {
+        for (auto* x : participants()) x->abandon();
+    }
     /// Whether finish() would return without waiting for a worker. Not const: a tester whose runs
     /// come in steps (the metamorphic one: the model, then its variant) starts the next step here.
     virtual bool ready() = 0;
@@ -5107,6 +5194,14 @@ public:
     virtual const std::vector<tensor>& last_inputs() const = 0;
     /// A smaller model that shows the same verdict, within `budget` re-runs.
     virtual minimised minimise(const model& m, const verdict& v, int budget = 40) = 0;
+
+    /// When the campaign's budget ends: work beyond judging (minimisation, confirming a
+    /// time-out) stops there, so that the campaign ends on time.
+    void set_deadline(std::chrono::steady_clock::time_point t) noexcept { deadline_ = t; }
+    bool past_deadline() const noexcept { return std::chrono::steady_clock::now() >= deadline_; }
+
+private:
+    std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };
 
 /// The participants whose run succeeded, given a tester's observations of one model (those the
@@ -5155,8 +5250,33 @@ inline expected<model> isolate_node(const model& m, int k, const registry& reg) 
     return s;
 }
 
+/// What of a node a bug is taken to hinge on besides its layer class: its mode parameters that
+/// differ from Keras' defaults, and its dtype. Part of a bug's signature.
+inline void hash_trigger(hasher& h, const node& n) {
+    for (std::size_t i = 0; i < n.params.size(); ++i)
+        if (n.layer->params[i].what == role::mode && !(n.params[i] == n.layer->params[i].fallback)) {
+            h.mix(n.layer->params[i].name);
+            hash_value(h, n.params[i]);
+        }
+    h.mix(name_of(n.type));
+}
+
+/// A time-out or a memory blow-up is not minimised, so which of its node's parameters matter is
+/// not known: it is named by its layer class and dtype alone (one hanging kernel met with other
+/// activations is one bug), and that pair is a known hang's trigger.
+inline bool named_by_class(const verdict& v) {
+    return v.what == kind::crash && (v.status == run_status::timeout || v.status == run_status::memory);
+}
+inline std::uint64_t hang_trigger(const node& n) {
+    hasher h;
+    h.mix(n.layer->name);
+    h.mix(name_of(n.type));
+    return h.value();
+}
+
 /// A stable name for a bug: kind, culprits, the localised layer, its mode parameters that differ
-/// from Keras' defaults, its dtype and the error text with numbers blanked. "Conv2DTranspose-1a2b3c4d".
+/// from Keras' defaults (not for a time-out or memory blow-up), its dtype and the error text with
+/// each number blanked to one '#'. "Conv2DTranspose-1a2b3c4d".
 inline std::string signature(const verdict& v, const model& m) {
     hasher h;
     h.mix(name_of(v.what));
@@ -5167,16 +5287,15 @@ inline std::string signature(const verdict& v, const model& m) {
     std::string layer = v.layer.empty() ? "unlocalised" : v.layer;
     h.mix(layer);
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
-        const node& n = m[v.node];
-        for (std::size_t i = 0; i < n.params.size(); ++i)
-            if (n.layer->params[i].what == role::mode && !(n.params[i] == n.layer->params[i].fallback)) {
-                h.mix(n.layer->params[i].name);
-                hash_value(h, n.params[i]);
-            }
-        h.mix(name_of(n.type));
+        if (named_by_class(v)) h.mix(name_of(m[v.node].type));
+        else hash_trigger(h, m[v.node]);
     }
     std::string msg;
-    for (char c : v.message.substr(0, 120)) msg += (c >= '0' && c <= '9') ? '#' : c;
+    for (char c : v.message.substr(0, 120)) {
+        const bool digit = c >= '0' && c <= '9';
+        if (!digit) msg += c;
+        else if (msg.empty() || msg.back() != '#') msg += '#';  // a number, whatever its length: one '#'
+    }
     h.mix(msg);
     char hex[17];
     std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
@@ -5218,6 +5337,16 @@ public:
         skipped_ = xs_.size() >= 2 && runnable.size() < 2;
         if (skipped_) return;
         for (std::size_t k : runnable) {
+            const bool hangs = carries_known(k, m, run_status::timeout), blows_up = carries_known(k, m, run_status::memory);
+            if (hangs || blows_up) {
+                // Each such run would cost the whole limit again: a short one, and the rest of the
+                // model is still tested on that library.
+                const limits full{xs_[k]->time_limit(), xs_[k]->memory_limit_mb()};
+                restore_limit_[k] = full;
+                if (hangs && full.ms > 0) xs_[k]->set_time_limit(std::max(250.0, full.ms / 10));
+                if (blows_up && full.mb > 0) xs_[k]->set_memory_limit_mb(std::max<std::int64_t>(256, full.mb / 8));
+                ++short_limit_runs_;
+            }
             xs_[k]->submit(m, inputs_, traced_run(trace_, *xs_[k]));
             running_.push_back(k);
         }
@@ -5235,6 +5364,11 @@ public:
     verdict finish() override {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
+            if (const auto it = restore_limit_.find(k); it != restore_limit_.end()) {
+                if (it->second.ms > 0) xs_[k]->set_time_limit(it->second.ms);
+                if (it->second.mb > 0) xs_[k]->set_memory_limit_mb(it->second.mb);
+                restore_limit_.erase(it);
+            }
             keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
             // A layer and dtype a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
@@ -5256,8 +5390,21 @@ public:
             v = verdict{};
             suppressed_ = true;
         }
+        if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
+            ++unconfirmed_timeouts_;
+            return {};
+        }
+        learn_hang(v);
         return v;
     }
+
+    /// Time-outs that did not come again when the model ran alone with the limit doubled (the
+    /// machine was busy, not the library stuck): not reported.
+    std::uint64_t unconfirmed_timeouts() const noexcept { return unconfirmed_timeouts_; }
+
+    /// Runs given short limits because their model carries the trigger (layer class and dtype) of
+    /// a time-out or memory blow-up their backend showed before.
+    std::uint64_t short_limit_runs() const noexcept { return short_limit_runs_; }
 
     /// Whether finish() would return without waiting for a worker.
     bool ready() override {
@@ -5279,7 +5426,7 @@ public:
         minimised best{m, v, 0};
         if (v.node < 0 || v.status == run_status::timeout || v.status == run_status::memory) return best;
         auto holds = [&](const model& cand, verdict& out) {
-            if (best.checks >= budget) return false;
+            if (best.checks >= budget || past_deadline()) return false;
             ++best.checks;
             out = check(cand);
             return out.what == v.what && out.culprits == v.culprits && out.layer == v.layer;
@@ -5301,6 +5448,47 @@ public:
     }
 
 private:
+    /// A time-out is reported only when the model, run again alone on each culprit with the limit
+    /// doubled, times out again (as AFL confirms its hangs).
+    bool timeout_confirmed(const verdict& v) {
+        if (past_deadline()) return false;  // no time left to confirm it: not reported
+        for (const auto& c : v.culprits) {
+            executor* x = by_name(c);
+            if (!x || x->time_limit() <= 0) continue;
+            if (knows_hang(x, v)) continue;  // a sighting of a hang confirmed before
+            const double limit = x->time_limit();
+            x->set_time_limit(2 * limit);
+            const auto again = x->run(current_, inputs_, {});
+            x->set_time_limit(limit);
+            if (again.status != run_status::timeout) return false;
+        }
+        return true;
+    }
+
+    /// A confirmed time-out or a memory blow-up localised to a node: from now on, a model with a
+    /// node of the same layer class and dtype runs on its culprits under short limits.
+    void learn_hang(const verdict& v) {
+        if (!named_by_class(v)) return;
+        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return;
+        for (const auto& c : v.culprits)
+            for (std::size_t k = 0; k < xs_.size(); ++k)
+                if (xs_[k]->name() == c) known_hangs_[k].emplace(v.status, hang_trigger(current_[v.node]));
+    }
+    /// Whether m has a node of a trigger that made participant k time out (or blow up) before.
+    bool carries_known(std::size_t k, const model& m, run_status s) const {
+        const auto it = known_hangs_.find(k);
+        if (it == known_hangs_.end()) return false;
+        return std::any_of(m.nodes.begin(), m.nodes.end(), [&](const node& n) { return it->second.count({s, hang_trigger(n)}) != 0; });
+    }
+    bool knows_hang(const executor* x, const verdict& v) const {
+        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return false;
+        for (std::size_t k = 0; k < xs_.size(); ++k)
+            if (xs_[k] == x)
+                if (const auto it = known_hangs_.find(k); it != known_hangs_.end())
+                    return it->second.count({run_status::timeout, hang_trigger(current_[v.node])}) != 0;
+        return false;
+    }
+
     expected<void> supported(std::size_t k, const model& m) const {
         if (auto s = xs_[k]->supports(m); !s) return s;
         if (const auto it = declined_.find(k); it != declined_.end())
@@ -5502,6 +5690,14 @@ private:
     std::vector<std::size_t> running_;
     bool suppressed_ = false, skipped_ = false, trace_ = false;
     std::map<std::size_t, std::set<std::pair<std::string_view, dtype>>> declined_;
+    std::map<std::size_t, std::set<std::pair<run_status, std::uint64_t>>> known_hangs_;  // per participant: (timeout or memory, trigger)
+    struct limits {
+        double ms = 0;
+        std::int64_t mb = 0;
+    };
+    std::map<std::size_t, limits> restore_limit_;  // participants running under short limits
+    std::uint64_t short_limit_runs_ = 0;
+    std::uint64_t unconfirmed_timeouts_ = 0;
 };
 
 }  // namespace memo::oracle
@@ -6121,7 +6317,9 @@ private:
 // With the campaign's store, every run is recorded (status, output digest, a digest per node when
 // traced, time, memory) with the oracle's judgement, and a model judged before on the same
 // backends and inputs is not run again: its stored judgement counts (a memo hit).
+#include <chrono>
 #include <deque>
+#include <thread>
 #include <map>
 
 #include <fmt/core.h>
@@ -8001,6 +8199,7 @@ private:
 // What a campaign does with the models its search generates, beyond coverage: the generation
 // loop offers valid models to a stage and drives it without blocking, so that backends run in
 // their workers while the search goes on.
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -8023,12 +8222,15 @@ public:
     virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
     /// Drives the stage; returns true when the loop should wait for it rather than generate more.
     virtual bool poll(double seconds) = 0;
-    /// Blocks until the stage has room again (the loop's back-pressure).
+    /// Blocks until the stage has room again (the loop's back-pressure), or for a moment, after
+    /// which the loop looks at its budget and calls again.
     virtual void wait(double seconds) = 0;
     /// Whether the stage has done all it was asked to (a budget of models): the campaign stops.
     virtual bool done() const { return false; }
     /// Models executed so far (coverage.csv's executed column).
     virtual std::uint64_t executed() const { return 0; }
+    /// When the campaign's budget ends (the stage's extra work, such as minimisation, stops there).
+    virtual void set_deadline(std::chrono::steady_clock::time_point) {}
     /// Finishes what runs, at the end of the campaign.
     virtual void drain(double seconds) = 0;
     /// The stage's part of the progress line.
@@ -8083,6 +8285,10 @@ public:
 
     bool wants_any() const override { return o_.fill && queue_.empty() && idle() != nullptr; }
 
+    void set_deadline(std::chrono::steady_clock::time_point t) override {
+        for (auto& l : lanes_) l.diff->set_deadline(t);
+    }
+
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
         if (!diverse && !wants_any()) return;
         if (!diverse && !runnable(m)) return;  // run to keep the workers busy: only what all of them take
@@ -8116,18 +8322,36 @@ public:
         return queue_.size() >= o_.queue_limit;
     }
 
-    /// Waits for the lane that started first, then refills the idle lanes.
+    /// Waits for the lane that started first, then refills the idle lanes. With fill, it waits a
+    /// moment at most and returns, so that the loop looks at its clock: a library that hangs
+    /// does not hold the campaign past its budget.
     void wait(double t) override {
         lane* oldest = nullptr;
         for (auto& l : lanes_)
             if (l.running && (!oldest || l.ticket < oldest->ticket)) oldest = &l;
+        if (oldest && o_.fill) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+            while (!oldest->diff->ready() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            if (!oldest->diff->ready()) return;
+        }
         if (oldest) complete(*oldest, t);
         start_idle();
     }
 
-    /// Finishes what runs; without fill, also every model still waiting, so that each model that
-    /// raised coverage runs whatever the timing (a resumed campaign then ends as one run in one go).
+    /// At the budget's end. With fill, the runs in flight are abandoned, not waited for (a hanging
+    /// library would hold the campaign past its budget). Without fill, it finishes what runs and
+    /// every model still waiting, so that each model that raised coverage runs whatever the timing
+    /// (a resumed campaign then ends as one run in one go).
     void drain(double t) override {
+        if (o_.fill) {
+            for (auto& l : lanes_)
+                if (l.running) {
+                    l.diff->abandon();
+                    l.running = false;
+                    ++abandoned_;
+                }
+            return;
+        }
         for (;;) {
             for (auto& l : lanes_)
                 if (l.running) complete(l, t);
@@ -8148,6 +8372,7 @@ public:
         s["models_executed"] = executed_;
         s["models_over_cost"] = too_costly_;
         s["models_over_memory"] = too_large_;
+        s["models_abandoned"] = abandoned_;
         s["max_bytes"] = o_.max_bytes;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
@@ -8451,6 +8676,7 @@ private:
     std::vector<std::string> names_;
     std::deque<pending> queue_;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, too_large_ = 0, single_backend_ = 0;
+    std::uint64_t abandoned_ = 0;  // in flight at the budget's end
     std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
     double saved_ms_ = 0;                // the backends' time those judgements took when they were made
     std::map<std::string, std::uint64_t> found_;
@@ -10962,6 +11188,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     generation_summary sum;
     progress bar;
     const auto start = clock::now();
+    if (exec && o.seconds < 1e7) exec->set_deadline(start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds)));
     auto next_row = start + std::chrono::seconds(1);
     const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.checkpoint_seconds));
     auto next_checkpoint = start + every;

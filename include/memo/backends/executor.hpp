@@ -21,6 +21,15 @@ public:
     virtual bool ready() const { return true; }
     /// Worker restarts after a death or a time-out (0 in process).
     virtual std::uint64_t restarts() const { return 0; }
+    /// Drops the run in flight, whose answer will not be collected (a campaign at its budget's
+    /// end): a worker is stopped at once, and the next submit() starts a fresh one.
+    virtual void abandon() {}
+    /// The limits of a backend that runs in a worker (0: none), settable: a time-out is confirmed
+    /// with a longer one, and a known hang or blow-up met again gets a short one.
+    virtual double time_limit() const { return 0; }
+    virtual void set_time_limit(double) {}
+    virtual std::int64_t memory_limit_mb() const { return 0; }
+    virtual void set_memory_limit_mb(std::int64_t) {}
 
     run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
         submit(m, inputs, o);

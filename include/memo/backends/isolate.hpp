@@ -26,6 +26,11 @@ public:
     std::uint64_t restarts() const override { return worker_.restarts(); }
     pid_t worker_pid() const noexcept { return worker_.pid(); }
     bool ready() const override { return worker_.ready(); }
+    void abandon() override { worker_.abandon(); }
+    double time_limit() const override { return worker_.limits().timeout_ms; }
+    void set_time_limit(double ms) override { worker_.set_timeout_ms(ms); }
+    std::int64_t memory_limit_mb() const override { return worker_.limits().memory_mb; }
+    void set_memory_limit_mb(std::int64_t mb) override { worker_.set_memory_mb(mb); }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
         worker_.send(wire::encode_request(m, inputs, o));

@@ -22,6 +22,7 @@
 #include <functional>
 #include <iterator>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -29,12 +30,13 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "progress.hpp"
 
 namespace memo {
 
 struct isolation_limits {
     double timeout_ms = 10000;         // per run
-    std::int64_t memory_mb = 4096;     // resident memory of the worker
+    std::int64_t memory_mb = 4096;     // what the worker may add to its resident memory
 };
 
 namespace detail::isolate {
@@ -123,7 +125,10 @@ inline std::string signal_text(int sig) {
 
 /// Watches every live worker's resident memory on its own clock, whatever the parent is doing
 /// (waiting on another worker, judging, storing): a worker over its limit is killed there and then,
-/// so a hog cannot grow while nobody looks. Its sample at the kill is kept for the verdict. A
+/// so a hog cannot grow while nobody looks. Its sample at the kill is kept for the verdict.
+/// What counts is what the worker added to its resident size, above the lowest it was seen at: a
+/// worker forked from a large campaign (libtorch loaded, or a sanitizer's shadow memory) starts
+/// with the campaign's pages resident, which are not its own doing. A
 /// kernel limit would be tighter, but RLIMIT_AS breaks the libraries under test (libtorch and ONNX
 /// Runtime reserve large address ranges), and a cgroup cannot be made in most containers.
 class memory_watch {
@@ -131,6 +136,7 @@ public:
     struct watched {
         pid_t pid = -1;
         std::int64_t limit_kb = 0;
+        std::int64_t base_kb = 0;    // the lowest resident size seen (at the fork, then each sample)
         std::int64_t killed_kb = 0;  // the resident size it was killed at (0: not killed for memory)
     };
     static memory_watch& instance() {
@@ -151,6 +157,10 @@ public:
         std::lock_guard lock(m_);
         std::erase(list_, w);
     }
+    void set_limit(watched* w, std::int64_t kb) {
+        std::lock_guard lock(m_);
+        w->limit_kb = kb;
+    }
     /// w's state, read under the watch's lock.
     watched read(const watched* w) const {
         std::lock_guard lock(m_);
@@ -165,11 +175,15 @@ private:
             {
                 std::lock_guard lock(m_);
                 for (auto* w : list_)
-                    if (w->pid > 0 && w->killed_kb == 0)
-                        if (const auto rss = resident_kb(w->pid); rss > w->limit_kb) {
+                    if (w->pid > 0 && w->killed_kb == 0) {
+                        const auto rss = resident_kb(w->pid);
+                        if (rss <= 0) continue;  // gone already
+                        w->base_kb = std::min(w->base_kb, rss);
+                        if (rss - w->base_kb > w->limit_kb) {
                             ::kill(w->pid, SIGKILL);
                             w->killed_kb = rss;
                         }
+                    }
             }
             std::this_thread::sleep_for(period);
         }
@@ -189,15 +203,24 @@ public:
     /// return (exec or _exit); if it does, the child exits with status 0.
     worker_process(std::function<void()> body, isolation_limits lim) : body_(std::move(body)), lim_(lim) {
         ::signal(SIGPIPE, SIG_IGN);  // a dead worker must be a result, not the campaign's death
+        // The word the worker's backend writes its running node to (backends/progress.hpp).
+        if (void* p = ::mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0); p != MAP_FAILED)
+            at_node_ = new (p) std::atomic<int>(-1);
     }
     ~worker_process() {
         stop();
         if (log_ >= 0) ::close(log_);
+        if (at_node_) ::munmap(at_node_, sizeof(std::atomic<int>));
     }
     worker_process(const worker_process&) = delete;
     worker_process& operator=(const worker_process&) = delete;
 
     const isolation_limits& limits() const noexcept { return lim_; }
+    void set_timeout_ms(double ms) noexcept { lim_.timeout_ms = ms; }
+    void set_memory_mb(std::int64_t mb) {
+        lim_.memory_mb = mb;
+        detail::isolate::memory_watch::instance().set_limit(&watched_, mb * 1024);
+    }
     std::uint64_t restarts() const noexcept { return restarts_; }
     pid_t pid() const noexcept { return pid_; }
 
@@ -211,6 +234,7 @@ public:
             started_ = false;
             return false;
         }
+        if (at_node_) at_node_->store(-1);
         start_ = std::chrono::steady_clock::now();
         sent_ = detail::isolate::send_frame(to_, frame);
         return sent_;
@@ -271,6 +295,20 @@ public:
         return r;
     }
 
+    /// Drops the request in flight, if any: the worker, busy with it, is killed (not counted as a
+    /// restart: nothing went wrong); the next send() starts a fresh one.
+    void abandon() {
+        if (!pending_) return;
+        pending_ = false;
+        if (pid_ < 0) return;
+        detail::isolate::memory_watch::instance().forget(&watched_);
+        ::kill(pid_, SIGKILL);
+        ::close(to_);
+        ::close(from_);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
+
     /// Ends the worker: it sees end-of-file on its requests and should exit; killed if it lingers.
     void stop() {
         if (pid_ < 0) return;
@@ -306,6 +344,7 @@ private:
         }
         if (pid == 0) {
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
+            if (at_node_) progress::word() = at_node_;
             // Keep only our two pipe ends (as fds 3 and 4) and the log (as stderr): another
             // worker's pipe held open here would hide that worker's end-of-file from it. They move
             // above 4 first, so that placing one on 3 or 4 never overwrites another.
@@ -324,7 +363,7 @@ private:
         pid_ = pid;
         to_ = down[1];
         from_ = up[0];
-        watched_ = {pid, lim_.memory_mb * 1024, 0};
+        watched_ = {pid, lim_.memory_mb * 1024, detail::isolate::resident_kb(::getpid()), 0};  // the child starts as a copy of us
         detail::isolate::memory_watch::instance().watch(&watched_);
         return true;
     }
@@ -333,7 +372,8 @@ private:
     run_result died() {
         auto& watch = detail::isolate::memory_watch::instance();
         watch.forget(&watched_);  // before the reap
-        const auto killed_kb = watch.read(&watched_).killed_kb;
+        const auto seen = watch.read(&watched_);
+        const auto killed_kb = seen.killed_kb;
         int status = 0;
         ::close(to_);
         ::close(from_);
@@ -343,8 +383,10 @@ private:
         auto r = run_result::failed(run_status::crash, "");
         if (killed_kb > 0) {
             r.status = run_status::memory;
-            r.message = "resident memory " + std::to_string(killed_kb / 1024) + " MiB over the limit of " + std::to_string(lim_.memory_mb) + " MiB";
+            r.message = "grew by " + std::to_string((killed_kb - seen.base_kb) / 1024) + " MiB (to " + std::to_string(killed_kb / 1024) +
+                        " MiB resident), over the limit of " + std::to_string(lim_.memory_mb) + " MiB";
             r.peak_kb = killed_kb;
+            r.start_kb = seen.base_kb;
         } else if (WIFSIGNALED(status)) {
             r.signal = WTERMSIG(status);
             r.message = detail::isolate::signal_text(r.signal);
@@ -352,6 +394,7 @@ private:
             r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
         }
         if (const auto tail = log_tail(); !tail.empty() && killed_kb == 0) r.message += ": " + tail;
+        if (at_node_) r.node = at_node_->load();  // where it was when it hung, blew up or died
         r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
         return r;
     }
@@ -378,6 +421,7 @@ private:
     std::uint64_t restarts_ = 0;
     std::chrono::steady_clock::time_point start_{};
     detail::isolate::memory_watch::watched watched_{};  // registered with the watch while the worker lives
+    std::atomic<int>* at_node_ = nullptr;                // shared with the worker: the node it runs
 };
 
 }  // namespace memo

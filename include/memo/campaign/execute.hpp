@@ -12,7 +12,9 @@
 // With the campaign's store, every run is recorded (status, output digest, a digest per node when
 // traced, time, memory) with the oracle's judgement, and a model judged before on the same
 // backends and inputs is not run again: its stored judgement counts (a memo hit).
+#include <chrono>
 #include <deque>
+#include <thread>
 #include <map>
 
 #include <fmt/core.h>
@@ -57,6 +59,10 @@ public:
 
     bool wants_any() const override { return o_.fill && queue_.empty() && idle() != nullptr; }
 
+    void set_deadline(std::chrono::steady_clock::time_point t) override {
+        for (auto& l : lanes_) l.diff->set_deadline(t);
+    }
+
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
         if (!diverse && !wants_any()) return;
         if (!diverse && !runnable(m)) return;  // run to keep the workers busy: only what all of them take
@@ -90,18 +96,36 @@ public:
         return queue_.size() >= o_.queue_limit;
     }
 
-    /// Waits for the lane that started first, then refills the idle lanes.
+    /// Waits for the lane that started first, then refills the idle lanes. With fill, it waits a
+    /// moment at most and returns, so that the loop looks at its clock: a library that hangs
+    /// does not hold the campaign past its budget.
     void wait(double t) override {
         lane* oldest = nullptr;
         for (auto& l : lanes_)
             if (l.running && (!oldest || l.ticket < oldest->ticket)) oldest = &l;
+        if (oldest && o_.fill) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+            while (!oldest->diff->ready() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            if (!oldest->diff->ready()) return;
+        }
         if (oldest) complete(*oldest, t);
         start_idle();
     }
 
-    /// Finishes what runs; without fill, also every model still waiting, so that each model that
-    /// raised coverage runs whatever the timing (a resumed campaign then ends as one run in one go).
+    /// At the budget's end. With fill, the runs in flight are abandoned, not waited for (a hanging
+    /// library would hold the campaign past its budget). Without fill, it finishes what runs and
+    /// every model still waiting, so that each model that raised coverage runs whatever the timing
+    /// (a resumed campaign then ends as one run in one go).
     void drain(double t) override {
+        if (o_.fill) {
+            for (auto& l : lanes_)
+                if (l.running) {
+                    l.diff->abandon();
+                    l.running = false;
+                    ++abandoned_;
+                }
+            return;
+        }
         for (;;) {
             for (auto& l : lanes_)
                 if (l.running) complete(l, t);
@@ -122,6 +146,7 @@ public:
         s["models_executed"] = executed_;
         s["models_over_cost"] = too_costly_;
         s["models_over_memory"] = too_large_;
+        s["models_abandoned"] = abandoned_;
         s["max_bytes"] = o_.max_bytes;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
@@ -425,6 +450,7 @@ private:
     std::vector<std::string> names_;
     std::deque<pending> queue_;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, too_large_ = 0, single_backend_ = 0;
+    std::uint64_t abandoned_ = 0;  // in flight at the budget's end
     std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
     double saved_ms_ = 0;                // the backends' time those judgements took when they were made
     std::map<std::string, std::uint64_t> found_;

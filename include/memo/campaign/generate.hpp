@@ -221,6 +221,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     generation_summary sum;
     progress bar;
     const auto start = clock::now();
+    if (exec && o.seconds < 1e7) exec->set_deadline(start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds)));
     auto next_row = start + std::chrono::seconds(1);
     const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.checkpoint_seconds));
     auto next_checkpoint = start + every;

@@ -2,6 +2,7 @@
 // What a campaign does with the models its search generates, beyond coverage: the generation
 // loop offers valid models to a stage and drives it without blocking, so that backends run in
 // their workers while the search goes on.
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -24,12 +25,15 @@ public:
     virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
     /// Drives the stage; returns true when the loop should wait for it rather than generate more.
     virtual bool poll(double seconds) = 0;
-    /// Blocks until the stage has room again (the loop's back-pressure).
+    /// Blocks until the stage has room again (the loop's back-pressure), or for a moment, after
+    /// which the loop looks at its budget and calls again.
     virtual void wait(double seconds) = 0;
     /// Whether the stage has done all it was asked to (a budget of models): the campaign stops.
     virtual bool done() const { return false; }
     /// Models executed so far (coverage.csv's executed column).
     virtual std::uint64_t executed() const { return 0; }
+    /// When the campaign's budget ends (the stage's extra work, such as minimisation, stops there).
+    virtual void set_deadline(std::chrono::steady_clock::time_point) {}
     /// Finishes what runs, at the end of the campaign.
     virtual void drain(double seconds) = 0;
     /// The stage's part of the progress line.

@@ -56,8 +56,33 @@ inline expected<model> isolate_node(const model& m, int k, const registry& reg) 
     return s;
 }
 
+/// What of a node a bug is taken to hinge on besides its layer class: its mode parameters that
+/// differ from Keras' defaults, and its dtype. Part of a bug's signature.
+inline void hash_trigger(hasher& h, const node& n) {
+    for (std::size_t i = 0; i < n.params.size(); ++i)
+        if (n.layer->params[i].what == role::mode && !(n.params[i] == n.layer->params[i].fallback)) {
+            h.mix(n.layer->params[i].name);
+            hash_value(h, n.params[i]);
+        }
+    h.mix(name_of(n.type));
+}
+
+/// A time-out or a memory blow-up is not minimised, so which of its node's parameters matter is
+/// not known: it is named by its layer class and dtype alone (one hanging kernel met with other
+/// activations is one bug), and that pair is a known hang's trigger.
+inline bool named_by_class(const verdict& v) {
+    return v.what == kind::crash && (v.status == run_status::timeout || v.status == run_status::memory);
+}
+inline std::uint64_t hang_trigger(const node& n) {
+    hasher h;
+    h.mix(n.layer->name);
+    h.mix(name_of(n.type));
+    return h.value();
+}
+
 /// A stable name for a bug: kind, culprits, the localised layer, its mode parameters that differ
-/// from Keras' defaults, its dtype and the error text with numbers blanked. "Conv2DTranspose-1a2b3c4d".
+/// from Keras' defaults (not for a time-out or memory blow-up), its dtype and the error text with
+/// each number blanked to one '#'. "Conv2DTranspose-1a2b3c4d".
 inline std::string signature(const verdict& v, const model& m) {
     hasher h;
     h.mix(name_of(v.what));
@@ -68,16 +93,15 @@ inline std::string signature(const verdict& v, const model& m) {
     std::string layer = v.layer.empty() ? "unlocalised" : v.layer;
     h.mix(layer);
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
-        const node& n = m[v.node];
-        for (std::size_t i = 0; i < n.params.size(); ++i)
-            if (n.layer->params[i].what == role::mode && !(n.params[i] == n.layer->params[i].fallback)) {
-                h.mix(n.layer->params[i].name);
-                hash_value(h, n.params[i]);
-            }
-        h.mix(name_of(n.type));
+        if (named_by_class(v)) h.mix(name_of(m[v.node].type));
+        else hash_trigger(h, m[v.node]);
     }
     std::string msg;
-    for (char c : v.message.substr(0, 120)) msg += (c >= '0' && c <= '9') ? '#' : c;
+    for (char c : v.message.substr(0, 120)) {
+        const bool digit = c >= '0' && c <= '9';
+        if (!digit) msg += c;
+        else if (msg.empty() || msg.back() != '#') msg += '#';  // a number, whatever its length: one '#'
+    }
     h.mix(msg);
     char hex[17];
     std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
@@ -119,6 +143,16 @@ public:
         skipped_ = xs_.size() >= 2 && runnable.size() < 2;
         if (skipped_) return;
         for (std::size_t k : runnable) {
+            const bool hangs = carries_known(k, m, run_status::timeout), blows_up = carries_known(k, m, run_status::memory);
+            if (hangs || blows_up) {
+                // Each such run would cost the whole limit again: a short one, and the rest of the
+                // model is still tested on that library.
+                const limits full{xs_[k]->time_limit(), xs_[k]->memory_limit_mb()};
+                restore_limit_[k] = full;
+                if (hangs && full.ms > 0) xs_[k]->set_time_limit(std::max(250.0, full.ms / 10));
+                if (blows_up && full.mb > 0) xs_[k]->set_memory_limit_mb(std::max<std::int64_t>(256, full.mb / 8));
+                ++short_limit_runs_;
+            }
             xs_[k]->submit(m, inputs_, traced_run(trace_, *xs_[k]));
             running_.push_back(k);
         }
@@ -136,6 +170,11 @@ public:
     verdict finish() override {
         for (std::size_t k : running_) {
             obs_[k].result = xs_[k]->collect();
+            if (const auto it = restore_limit_.find(k); it != restore_limit_.end()) {
+                if (it->second.ms > 0) xs_[k]->set_time_limit(it->second.ms);
+                if (it->second.mb > 0) xs_[k]->set_memory_limit_mb(it->second.mb);
+                restore_limit_.erase(it);
+            }
             keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
             // A layer and dtype a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
@@ -157,8 +196,21 @@ public:
             v = verdict{};
             suppressed_ = true;
         }
+        if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
+            ++unconfirmed_timeouts_;
+            return {};
+        }
+        learn_hang(v);
         return v;
     }
+
+    /// Time-outs that did not come again when the model ran alone with the limit doubled (the
+    /// machine was busy, not the library stuck): not reported.
+    std::uint64_t unconfirmed_timeouts() const noexcept { return unconfirmed_timeouts_; }
+
+    /// Runs given short limits because their model carries the trigger (layer class and dtype) of
+    /// a time-out or memory blow-up their backend showed before.
+    std::uint64_t short_limit_runs() const noexcept { return short_limit_runs_; }
 
     /// Whether finish() would return without waiting for a worker.
     bool ready() override {
@@ -180,7 +232,7 @@ public:
         minimised best{m, v, 0};
         if (v.node < 0 || v.status == run_status::timeout || v.status == run_status::memory) return best;
         auto holds = [&](const model& cand, verdict& out) {
-            if (best.checks >= budget) return false;
+            if (best.checks >= budget || past_deadline()) return false;
             ++best.checks;
             out = check(cand);
             return out.what == v.what && out.culprits == v.culprits && out.layer == v.layer;
@@ -202,6 +254,47 @@ public:
     }
 
 private:
+    /// A time-out is reported only when the model, run again alone on each culprit with the limit
+    /// doubled, times out again (as AFL confirms its hangs).
+    bool timeout_confirmed(const verdict& v) {
+        if (past_deadline()) return false;  // no time left to confirm it: not reported
+        for (const auto& c : v.culprits) {
+            executor* x = by_name(c);
+            if (!x || x->time_limit() <= 0) continue;
+            if (knows_hang(x, v)) continue;  // a sighting of a hang confirmed before
+            const double limit = x->time_limit();
+            x->set_time_limit(2 * limit);
+            const auto again = x->run(current_, inputs_, {});
+            x->set_time_limit(limit);
+            if (again.status != run_status::timeout) return false;
+        }
+        return true;
+    }
+
+    /// A confirmed time-out or a memory blow-up localised to a node: from now on, a model with a
+    /// node of the same layer class and dtype runs on its culprits under short limits.
+    void learn_hang(const verdict& v) {
+        if (!named_by_class(v)) return;
+        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return;
+        for (const auto& c : v.culprits)
+            for (std::size_t k = 0; k < xs_.size(); ++k)
+                if (xs_[k]->name() == c) known_hangs_[k].emplace(v.status, hang_trigger(current_[v.node]));
+    }
+    /// Whether m has a node of a trigger that made participant k time out (or blow up) before.
+    bool carries_known(std::size_t k, const model& m, run_status s) const {
+        const auto it = known_hangs_.find(k);
+        if (it == known_hangs_.end()) return false;
+        return std::any_of(m.nodes.begin(), m.nodes.end(), [&](const node& n) { return it->second.count({s, hang_trigger(n)}) != 0; });
+    }
+    bool knows_hang(const executor* x, const verdict& v) const {
+        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return false;
+        for (std::size_t k = 0; k < xs_.size(); ++k)
+            if (xs_[k] == x)
+                if (const auto it = known_hangs_.find(k); it != known_hangs_.end())
+                    return it->second.count({run_status::timeout, hang_trigger(current_[v.node])}) != 0;
+        return false;
+    }
+
     expected<void> supported(std::size_t k, const model& m) const {
         if (auto s = xs_[k]->supports(m); !s) return s;
         if (const auto it = declined_.find(k); it != declined_.end())
@@ -403,6 +496,14 @@ private:
     std::vector<std::size_t> running_;
     bool suppressed_ = false, skipped_ = false, trace_ = false;
     std::map<std::size_t, std::set<std::pair<std::string_view, dtype>>> declined_;
+    std::map<std::size_t, std::set<std::pair<run_status, std::uint64_t>>> known_hangs_;  // per participant: (timeout or memory, trigger)
+    struct limits {
+        double ms = 0;
+        std::int64_t mb = 0;
+    };
+    std::map<std::size_t, limits> restore_limit_;  // participants running under short limits
+    std::uint64_t short_limit_runs_ = 0;
+    std::uint64_t unconfirmed_timeouts_ = 0;
 };
 
 }  // namespace memo::oracle

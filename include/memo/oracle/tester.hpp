@@ -6,6 +6,7 @@
 //                                     library alone
 // begin() starts the runs and returns (the backends work in their workers meanwhile); finish()
 // waits for them and returns the verdict, localised.
+#include <chrono>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +60,10 @@ public:
     virtual void set_trace(bool on) = 0;
 
     virtual void begin(const model& m) = 0;
+    /// Drops the runs begun last, unjudged (a campaign at its budget's end does not wait for them).
+    virtual void abandon() {
+        for (auto* x : participants()) x->abandon();
+    }
     /// Whether finish() would return without waiting for a worker. Not const: a tester whose runs
     /// come in steps (the metamorphic one: the model, then its variant) starts the next step here.
     virtual bool ready() = 0;
@@ -77,6 +82,14 @@ public:
     virtual const std::vector<tensor>& last_inputs() const = 0;
     /// A smaller model that shows the same verdict, within `budget` re-runs.
     virtual minimised minimise(const model& m, const verdict& v, int budget = 40) = 0;
+
+    /// When the campaign's budget ends: work beyond judging (minimisation, confirming a
+    /// time-out) stops there, so that the campaign ends on time.
+    void set_deadline(std::chrono::steady_clock::time_point t) noexcept { deadline_ = t; }
+    bool past_deadline() const noexcept { return std::chrono::steady_clock::now() >= deadline_; }
+
+private:
+    std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };
 
 /// The participants whose run succeeded, given a tester's observations of one model (those the

@@ -126,6 +126,14 @@ public:
     expected<void> supports(const model& m) const override { return exporter_.supports(m); }
     std::uint64_t restarts() const override { return worker_.restarts(); }
     bool ready() const override { return result_.has_value() || worker_.ready(); }
+    double time_limit() const override { return worker_.limits().timeout_ms; }
+    void set_time_limit(double ms) override { worker_.set_timeout_ms(ms); }
+    std::int64_t memory_limit_mb() const override { return worker_.limits().memory_mb; }
+    void set_memory_limit_mb(std::int64_t mb) override { worker_.set_memory_mb(mb); }
+    void abandon() override {
+        if (result_) result_.reset();
+        else worker_.abandon();
+    }
     onnx::exporter& exporter() noexcept { return exporter_; }
     /// The worker's process id, or -1 when none runs (it starts with the first model).
     pid_t worker_pid() const noexcept { return worker_.pid(); }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "../backend.hpp"
+#include "../progress.hpp"
 #include "act.hpp"
 #include "array.hpp"
 #include "conv.hpp"
@@ -106,6 +107,7 @@ private:
                     return run_result::failed(run_status::error, "node " + std::to_string(i) + " got a " + x->dims_str() + " input, expected " + m[src].out.str());
                 in.push_back(x);
             }
+            progress::at_node(static_cast<int>(i));
             auto out = node_in(t, m, static_cast<int>(i), in);
             if (!out) {
                 auto r = run_result::failed(run_status::error, std::string(n.layer->name) + ": " + out.reason());
@@ -114,6 +116,7 @@ private:
             }
             values[i] = std::move(*out);
         }
+        progress::at_node(-1);
         run_result r;
         if (forced || o.every_node) r.outputs = std::move(values);
         else

@@ -31,6 +31,7 @@
 #include "../../exec/weights.hpp"
 #include "../../layers/common.hpp"
 #include "../backend.hpp"
+#include "../progress.hpp"
 
 namespace memo::torch {
 
@@ -780,6 +781,7 @@ private:
                 std::vector<std::pair<std::string, Tensor>> ws;
                 for (auto& w : weights_of(m, static_cast<int>(i))) ws.emplace_back(std::move(w.name), detail::to_aten(w.value, t));
                 const call c{n, in, ws, concrete(n.out, in.empty() ? 1 : in[0].size(0))};
+                progress::at_node(static_cast<int>(i));
                 Tensor y = found->second(c);
                 if (!y.sizes().equals(c.out))
                     return at_node(run_result::failed(run_status::error, where + "output dims " + tensor(dims_t(y.sizes().begin(), y.sizes().end())).dims_str() +
@@ -792,6 +794,7 @@ private:
                 return at_node(detail::failed(where, e.what()), i);
             }
         }
+        progress::at_node(-1);
         run_result r;
         auto out = [&](std::size_t i) { return detail::from_aten(values[i], types[i]); };
         if (forced || o.every_node)

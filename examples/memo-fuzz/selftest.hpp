@@ -1,0 +1,256 @@
+#pragma once
+// memo-fuzz selftest: recall as a figure. A campaign runs memo's reference interpreter beside a
+// copy of it with planted faults, each behind a trigger (a parameter value) that a generated model
+// reaches only sometimes, and covering every verdict kind: a crash by signal, an abort, a library
+// error, NaN, wrong results in several layer families, a hang and a memory blow-up. Then each fault
+// is looked up among the stored bugs: found or not, when, and stored under the right kind and
+// layer; a stored bug that matches no fault is a false alarm. (Like Magma and LAVA-M for program
+// fuzzers: a user checks their set-up on it, and every change to the search, inputs or oracles is
+// measured on it.)
+//
+// The faulty library is written on memo's public extension point, the reference interpreter's
+// kernel tables (kernels<T>().set): the worked example of wrapping a library's kernel.
+#include <csignal>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include <memo/campaign/execute.hpp>
+#include <memo/campaign/generate.hpp>
+
+#include "run.hpp"
+
+namespace commands {
+
+namespace selftest_detail {
+
+using memo::reference::array;
+using memo::reference::params;
+
+/// One planted fault: the layer whose kernel carries it, the verdict kind it should be stored
+/// under, what it does, and when (its trigger, on the node's parameters).
+struct planted {
+    std::string_view layer;
+    std::string_view kind;  // crash, nan, inconsistency, timeout, memory
+    std::string_view what;
+    std::function<bool(const params&)> trigger;
+    enum class act { segfault, abort, error, nan, scale, offset, hang, memory } action;
+};
+
+inline const std::vector<planted>& faults() {
+    using a = planted::act;
+    static const std::vector<planted> all{
+        {"Conv1D", "crash", "segfault on causal padding", [](const params& p) { return p.str("padding") == "causal"; }, a::segfault},
+        {"MaxPooling2D", "crash", "abort on a non-square window with 'same' padding",
+         [](const params& p) {
+             const auto k = p.ints("pool_size", 2);
+             return p.str("padding") == "same" && k[0] != k[1];
+         },
+         a::abort},
+        {"Cropping2D", "crash", "library error when more is cropped from the top than the bottom",
+         [](const params& p) {
+             const auto c = p.ints("cropping", 4);
+             return c[0] > c[1];
+         },
+         a::error},
+        {"Softmax", "nan", "NaN in the first element over any axis but the last", [](const params& p) { return p.integer("axis") != -1; }, a::nan},
+        {"Conv2DTranspose", "inconsistency", "outputs scaled by 1.5 with strides of 2 or more",
+         [](const params& p) { return p.ints("strides", 2)[0] >= 2; }, a::scale},
+        {"DepthwiseConv2D", "inconsistency", "outputs scaled by 1.5 with a depth multiplier above 1",
+         [](const params& p) { return p.integer("depth_multiplier") > 1; }, a::scale},
+        {"AveragePooling1D", "inconsistency", "outputs offset with 'same' padding", [](const params& p) { return p.str("padding") == "same"; }, a::offset},
+        {"GRU", "inconsistency", "outputs offset without reset_after", [](const params& p) { return !p.flag("reset_after"); }, a::offset},
+        {"BatchNormalization", "inconsistency", "outputs scaled by 1.5 without centering", [](const params& p) { return !p.flag("center"); }, a::scale},
+        {"ReLU", "inconsistency", "outputs offset when max_value is set", [](const params& p) { return !p.is_none("max_value"); }, a::offset},
+        {"LSTM", "timeout", "hangs when going backwards", [](const params& p) { return p.flag("go_backwards"); }, a::hang},
+        {"UpSampling2D", "memory", "allocates without bound with bilinear interpolation",
+         [](const params& p) { return p.str("interpolation") == "bilinear"; }, a::memory},
+    };
+    return all;
+}
+
+/// The reference interpreter named "faulty", with each planted fault's kernel wrapped.
+inline memo::reference::interpreter faulty_reference() {
+    memo::reference::interpreter b(std::nullopt, "faulty");
+    auto install = [&]<class T>(std::type_identity<T>) {
+        auto& table = b.kernels<T>();
+        for (const auto& f : faults()) {
+            const auto* original = table.find(f.layer);
+            if (!original) continue;
+            memo::reference::kernel<T> good = *original;
+            table.set(memo::default_registry().at(f.layer).name,  // a name that outlives this call
+                      [good, &f](const memo::node& n, std::span<const array<T>> in, std::span<const array<T>> w) -> memo::expected<array<T>> {
+                          if (!f.trigger(params{n})) return good(n, in, w);
+                          using act = planted::act;
+                          switch (f.action) {
+                              case act::segfault: std::raise(SIGSEGV); break;
+                              case act::abort: std::abort();
+                              case act::error: return memo::fail("planted library error in " + std::string(f.layer));
+                              case act::hang:
+                                  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+                              case act::memory:
+                                  for (std::vector<std::vector<char>> hog;;) hog.emplace_back(std::size_t{32} << 20, 1);
+                              default: break;
+                          }
+                          auto out = good(n, in, w);
+                          if (!out || out->data.empty()) return out;
+                          if (f.action == act::nan) out->data[0] = T(std::numeric_limits<float>::quiet_NaN());
+                          for (auto& x : out->data) {
+                              const float v = static_cast<float>(x);
+                              if (f.action == act::scale) x = T(v * 1.5f);
+                              if (f.action == act::offset) x = T(v + 0.25f * (1.0f + std::abs(v)));
+                          }
+                          return out;
+                      });
+        }
+    };
+    install(std::type_identity<Eigen::half>{});
+    install(std::type_identity<Eigen::bfloat16>{});
+    install(std::type_identity<float>{});
+    install(std::type_identity<double>{});
+    return b;
+}
+
+/// A stored bug as the selftest reads it back from bug.json.
+struct stored {
+    std::string kind, layer, dir;
+    std::vector<std::string> culprits;
+    double seconds = 0;
+};
+
+inline std::vector<stored> stored_bugs(const std::filesystem::path& out) {
+    std::vector<stored> r;
+    const auto bugs = out / "bugs";
+    if (!std::filesystem::exists(bugs)) return r;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(bugs)) {
+        if (e.path().filename() != "bug.json") continue;
+        const auto j = memo::io::parse_json_file(e.path().string());
+        stored b;
+        b.kind = j.value("kind", "");
+        const auto status = j.value("status", "");
+        if (b.kind == "crash" && (status == "timeout" || status == "memory")) b.kind = status;
+        if (j.contains("localisation")) b.layer = j["localisation"].value("layer", "");
+        if (j.contains("culprits")) j["culprits"].get_to(b.culprits);
+        if (j.contains("first_seen")) b.seconds = j["first_seen"].value("seconds", 0.0);
+        b.dir = e.path().parent_path().string();
+        r.push_back(std::move(b));
+    }
+    return r;
+}
+
+}  // namespace selftest_detail
+
+inline int selftest(const cli::args& a) {
+    namespace fs = std::filesystem;
+    using namespace selftest_detail;
+    a.only({"seconds", "json", "out", "seed", "lanes", "timeout-ms", "memory-mb"});
+    if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
+    const auto& reg = memo::default_registry();
+    memo::campaign::generation_options o;
+    o.seconds = to_double(a.get_or("seconds", "120"), "seconds");
+    o.seed = to_u64(a.get_or("seed", "1"), "seed");
+    o.quiet = a.has("json");
+    if (a.has("out")) {
+        o.out = *a.get("out");
+        if (fs::exists(fs::path(o.out) / "stats.json")) throw memo::error(o.out + ": already holds a campaign; choose another --out");
+    } else {
+        std::string tmpl = (fs::temp_directory_path() / "memo-selftest-XXXXXX").string();
+        if (!::mkdtemp(tmpl.data())) throw memo::error("cannot make a directory in " + fs::temp_directory_path().string());
+        o.out = tmpl;
+    }
+    // Short limits: each sighting of the hang or the blow-up costs one of them.
+    memo::isolation_limits lim;
+    lim.timeout_ms = to_double(a.get_or("timeout-ms", "3000"), "timeout-ms");
+    lim.memory_mb = static_cast<std::int64_t>(to_u64(a.get_or("memory-mb", "2048"), "memory-mb"));
+    const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
+    if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
+
+    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    std::vector<std::unique_ptr<memo::executor>> workers;
+    std::vector<std::unique_ptr<memo::oracle::tester>> testers;
+    memo::oracle::options oo;
+    oo.max_bytes = lim.memory_mb << 20;
+    for (std::size_t i = 0; i < lanes; ++i) {
+        workers.push_back(memo::make_isolated<memo::reference::interpreter>([] { return memo::reference::interpreter(); }, reg, lim));
+        workers.push_back(memo::make_isolated<memo::reference::interpreter>(faulty_reference, reg, lim));
+        std::vector<memo::executor*> xs{workers[workers.size() - 2].get(), workers.back().get()};
+        testers.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth, reg, oo, memo::input_options{}));
+    }
+    std::vector<memo::oracle::tester*> lane_ptrs;
+    for (auto& t : testers) lane_ptrs.push_back(t.get());
+
+    const auto seeds = memo::campaign::load_seeds("zoo", reg, model_readers());
+    std::vector<memo::model> small;
+    for (const auto& m : seeds) small.push_back(memo::campaign::shrink(m, 20000000 / 10));
+    memo::campaign::execution_options eo;
+    eo.max_bytes = oo.max_bytes;
+    o.max_cost = eo.max_cost;
+    if (!o.quiet) fmt::print("selftest: {} planted faults in 'faulty', beside the clean 'reference', for {} s -> {}\n", faults().size(), o.seconds, o.out);
+    memo::campaign::execution exec(lane_ptrs, reg, o.out, eo);
+    memo::campaign::generate(small, reg, o, &exec);
+
+    // Each fault against the stored bugs: found when a bug blames 'faulty' at its layer; right
+    // when that bug is also of the fault's kind. Bugs that match no fault are false alarms.
+    const auto bugs = stored_bugs(o.out);
+    std::vector<bool> matched(bugs.size(), false);
+    memo::io::json rows = memo::io::json::array();
+    std::size_t found = 0, right = 0;
+    for (const auto& f : faults()) {
+        const stored* best = nullptr;
+        for (std::size_t i = 0; i < bugs.size(); ++i) {
+            const auto& b = bugs[i];
+            const bool blames = std::find(b.culprits.begin(), b.culprits.end(), "faulty") != b.culprits.end();
+            if (!blames || b.layer != f.layer) continue;
+            matched[i] = true;
+            const bool ok = b.kind == f.kind;
+            if (!best || (ok && best->kind != f.kind) || ((ok == (best->kind == f.kind)) && b.seconds < best->seconds)) best = &b;
+        }
+        const bool is_right = best && best->kind == f.kind;
+        found += best != nullptr;
+        right += is_right;
+        memo::io::json row = {{"layer", f.layer}, {"kind", f.kind}, {"fault", f.what}, {"found", best != nullptr}, {"right", is_right}};
+        row["seconds"] = best ? memo::io::json(best->seconds) : memo::io::json(nullptr);
+        row["stored_as"] = best ? memo::io::json(best->kind + " at " + best->layer) : memo::io::json(nullptr);
+        rows.push_back(std::move(row));
+    }
+    memo::io::json false_alarms = memo::io::json::array();
+    for (std::size_t i = 0; i < bugs.size(); ++i)
+        if (!matched[i]) false_alarms.push_back(fs::relative(bugs[i].dir, o.out).string());
+    if (a.has("json")) {
+        fmt::print("{}\n", memo::io::json{{"faults", rows}, {"false_alarms", false_alarms.size()}, {"false_alarm_bugs", false_alarms},
+                                          {"seconds", o.seconds}, {"out", o.out}}
+                               .dump(2));
+        return 0;
+    }
+    fmt::print("\n{:<20} {:<14} {:<6} {:>8}  {}\n", "layer", "kind", "found", "seconds", "stored as");
+    for (const auto& r : rows)
+        fmt::print("{:<20} {:<14} {:<6} {:>8}  {}{}\n", r["layer"].get<std::string>(), r["kind"].get<std::string>(), r["found"].get<bool>() ? "yes" : "no",
+                   r["seconds"].is_null() ? std::string("-") : fmt::format("{:.1f}", r["seconds"].get<double>()),
+                   r["stored_as"].is_null() ? std::string("-") : r["stored_as"].get<std::string>(), r["found"].get<bool>() && !r["right"].get<bool>() ? "  (wrong kind)" : "");
+    fmt::print("\n{} of {} planted faults found, {} stored under the right kind and layer; {} false alarms", found, faults().size(), right, false_alarms.size());
+    for (const auto& d : false_alarms) fmt::print("\n  false alarm: {}", d.get<std::string>());
+    fmt::print("\ncampaign: {}\n", o.out);
+    return 0;
+}
+
+inline cli::command selftest_command() {
+    return {"selftest",
+            "selftest [--seconds S] [--json] [--out DIR] [--seed N]",
+            "Measures recall: a campaign runs memo's reference interpreter beside a copy of it with planted\n"
+            "faults ('faulty'), each behind a parameter value that generated models reach only sometimes, of\n"
+            "every verdict kind (a crash by signal, an abort, a library error, NaN, wrong results in several\n"
+            "layer families, a hang, a memory blow-up). Then prints, per fault, whether a stored bug blames\n"
+            "it (found), when (seconds to first sighting), and under which kind and layer it was stored;\n"
+            "stored bugs that match no fault are false alarms.\n\n"
+            "  --seconds S      the campaign's length (default 120)\n"
+            "  --json           print {\"faults\": [{\"layer\", \"kind\", \"found\", \"right\", \"seconds\"}, ...], \"false_alarms\": N}\n"
+            "  --out DIR        the campaign directory (default: a new one in the temporary directory)\n"
+            "  --seed N         the search's seed (default 1)\n"
+            "  --lanes N        models in flight at once (default 2)\n"
+            "  --timeout-ms T   the workers' time limit (default 3000: each sighting of the hang costs it)\n"
+            "  --memory-mb M    the workers' memory limit (default 2048)",
+            {"seconds", "out", "seed", "lanes", "timeout-ms", "memory-mb"},
+            selftest};
+}
+
+}  // namespace commands
