@@ -53,7 +53,7 @@ inline const std::vector<planted>& faults() {
              return c[0] > c[1];
          },
          a::error},
-        {"Softmax", "nan", "NaN in the first element over any axis but the last", [](const params& p) { return p.integer("axis") != -1; }, a::nan},
+        {"Softmax", "nan", "NaN over any axis but the last", [](const params& p) { return p.integer("axis") != -1; }, a::nan},
         {"Conv2DTranspose", "inconsistency", "outputs scaled by 1.5 with strides of 2 or more",
          [](const params& p) { return p.ints("strides", 2)[0] >= 2; }, a::scale},
         {"DepthwiseConv2D", "inconsistency", "outputs scaled by 1.5 with a depth multiplier above 1",
@@ -94,9 +94,9 @@ inline memo::reference::interpreter faulty_reference() {
                           }
                           auto out = good(n, in, w);
                           if (!out || out->data.empty()) return out;
-                          if (f.action == act::nan) out->data[0] = T(std::numeric_limits<float>::quiet_NaN());
                           for (auto& x : out->data) {
                               const float v = static_cast<float>(x);
+                              if (f.action == act::nan) x = T(std::numeric_limits<float>::quiet_NaN());  // a 0/0 over the tensor
                               if (f.action == act::scale) x = T(v * 1.5f);
                               if (f.action == act::offset) x = T(v + 0.25f * (1.0f + std::abs(v)));
                           }
