@@ -111,28 +111,24 @@ inline memo::reference::interpreter faulty_reference() {
     return b;
 }
 
-/// A stored bug as the selftest reads it back from bug.json.
+/// A stored bug as the selftest reads it: its bug.json, as the campaign's bug store holds it.
 struct stored {
-    std::string kind, layer, dir;
+    std::string kind, layer, key;  // kind: crash, nan, inconsistency, timeout or memory
     std::vector<std::string> culprits;
     double seconds = 0;
 };
 
-inline std::vector<stored> stored_bugs(const std::filesystem::path& out) {
+inline std::vector<stored> stored_bugs(const memo::campaign::bug_store& store) {
     std::vector<stored> r;
-    const auto bugs = out / "bugs";
-    if (!std::filesystem::exists(bugs)) return r;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(bugs)) {
-        if (e.path().filename() != "bug.json") continue;
-        const auto j = memo::io::parse_json_file(e.path().string());
+    for (const auto& [key, j] : store.all()) {
         stored b;
+        b.key = key;
         b.kind = j.value("kind", "");
         const auto status = j.value("status", "");
         if (b.kind == "crash" && (status == "timeout" || status == "memory")) b.kind = status;
         if (j.contains("localisation")) b.layer = j["localisation"].value("layer", "");
         if (j.contains("culprits")) j["culprits"].get_to(b.culprits);
         if (j.contains("first_seen")) b.seconds = j["first_seen"].value("seconds", 0.0);
-        b.dir = e.path().parent_path().string();
         r.push_back(std::move(b));
     }
     return r;
@@ -179,11 +175,11 @@ inline int selftest(const cli::args& a) {
     std::vector<memo::oracle::tester*> lane_ptrs;
     for (auto& t : testers) lane_ptrs.push_back(t.get());
 
-    const auto seeds = memo::campaign::load_seeds("zoo", reg, model_readers());
-    std::vector<memo::model> small;
-    for (const auto& m : seeds) small.push_back(memo::campaign::shrink(m, 20000000 / 10));
     memo::campaign::execution_options eo;
     eo.max_bytes = oo.max_bytes;
+    const auto seeds = memo::campaign::load_seeds("zoo", reg, model_readers());
+    std::vector<memo::model> small;
+    for (const auto& m : seeds) small.push_back(memo::campaign::shrink(m, eo.max_cost / 10));  // as memo-fuzz run shrinks them
     o.max_cost = eo.max_cost;
     if (!o.quiet) fmt::print("selftest: {} planted faults in 'faulty', beside the clean 'reference', for {} s -> {}\n", faults().size(), o.seconds, o.out);
     memo::campaign::execution exec(lane_ptrs, reg, o.out, eo);
@@ -191,19 +187,20 @@ inline int selftest(const cli::args& a) {
 
     // Each fault against the stored bugs: found when a bug blames 'faulty' at its layer; right
     // when that bug is also of the fault's kind. Bugs that match no fault are false alarms.
-    const auto bugs = stored_bugs(o.out);
+    const auto bugs = stored_bugs(exec.store());
     std::vector<bool> matched(bugs.size(), false);
     memo::io::json rows = memo::io::json::array();
     std::size_t found = 0, right = 0;
     for (const auto& f : faults()) {
+        // The bug that blames it best: of its kind first, then the first seen.
         const stored* best = nullptr;
+        auto rank = [&f](const stored& b) { return std::pair{b.kind != f.kind, b.seconds}; };
         for (std::size_t i = 0; i < bugs.size(); ++i) {
             const auto& b = bugs[i];
             const bool blames = std::find(b.culprits.begin(), b.culprits.end(), "faulty") != b.culprits.end();
             if (!blames || b.layer != f.layer) continue;
             matched[i] = true;
-            const bool ok = b.kind == f.kind;
-            if (!best || (ok && best->kind != f.kind) || ((ok == (best->kind == f.kind)) && b.seconds < best->seconds)) best = &b;
+            if (!best || rank(b) < rank(*best)) best = &b;
         }
         const bool is_right = best && best->kind == f.kind;
         found += best != nullptr;
@@ -215,7 +212,7 @@ inline int selftest(const cli::args& a) {
     }
     memo::io::json false_alarms = memo::io::json::array();
     for (std::size_t i = 0; i < bugs.size(); ++i)
-        if (!matched[i]) false_alarms.push_back(fs::relative(bugs[i].dir, o.out).string());
+        if (!matched[i]) false_alarms.push_back("bugs/" + bugs[i].key);
     if (a.has("json")) {
         fmt::print("{}\n", memo::io::json{{"faults", rows}, {"false_alarms", false_alarms.size()}, {"false_alarm_bugs", false_alarms},
                                           {"seconds", o.seconds}, {"out", o.out}}
