@@ -1,18 +1,16 @@
-// memo-fuzz: the command-line tool over the memo library.
+// memo-fuzz: the command-line tool over the memo library. Its commands are memo::fuzz's
+// (memo/fuzz/main.hpp); memo-fuzz adds libtorch and ONNX Runtime when built with them, and demo.
+#include <algorithm>
 #include <filesystem>
 
-#include "cli.hpp"
-#include "inspect.hpp"
-#include "onnx.hpp"
-#include "reduce.hpp"
-#include "replay.hpp"
-#include "report.hpp"
-#include "run.hpp"
-#include "selftest.hpp"
-#include "stats.hpp"
-#include "states.hpp"
+#include <memo/fuzz/main.hpp>
 
-namespace commands {
+#include "memo_fuzz.hpp"
+
+namespace memo_fuzz {
+
+using namespace memo::fuzz::commands;
+namespace cli = memo::fuzz::cli;
 
 /// The main job of `make demo`: the registry, MEMO's ten seed files, the reduced zoo, and a
 /// campaign from it on the backends.
@@ -53,26 +51,29 @@ inline int demo(const cli::args& a) {
     return cli::dispatch({run_command()}, 10, const_cast<char**>(run_argv), "memo-fuzz", "");
 }
 
-}  // namespace commands
+}  // namespace memo_fuzz
 
 int main(int argc, char** argv) {
-    auto cmds = commands::inspect_commands();
-    cmds.push_back({"demo", "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
-                    "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
-                    "reduces the ten seed architectures, then runs a campaign from them on the backends.\n\n"
-                    "  --seeds DIR      Keras JSON files to import (default: MEMO's seeds in tests/data)\n"
-                    "  --out DIR        the campaign directory, made afresh (default build/demo-campaign)\n"
-                    "  --seconds S      the campaign's length (default 60)\n"
-                    "  --backends LIST  the backends (default: reference and every library installed: torch, ort)",
-                    {"seeds", "out", "seconds", "backends"}, commands::demo});
-    cmds.push_back(commands::run_command());
-    cmds.push_back(commands::reduce_command());
-    cmds.push_back(commands::selftest_command());
-    for (auto& c : commands::execution_commands()) cmds.push_back(std::move(c));
-    for (auto& c : commands::onnx_commands()) cmds.push_back(std::move(c));
-    for (auto& c : commands::report_commands()) cmds.push_back(std::move(c));
-    cmds.push_back(commands::stats_command());
-    cmds.push_back(commands::states_command());
-    return cli::dispatch(cmds, argc, argv, "memo-fuzz",
-                         "generate diverse, valid deep-learning models and test DL libraries with them");
+    auto& t = memo::fuzz::setup();
+    t.program = "memo-fuzz";
+#ifdef MEMO_HAVE_TORCH
+    t.backends.push_back(memo_fuzz::torch_backend());
+#else
+    t.backends.push_back({"torch", nullptr, [] { return std::string("memo-fuzz was built without libtorch; install libtorch-dev"); }});
+#endif
+#ifdef MEMO_HAVE_ONNX
+    memo_fuzz::add_onnx(t);
+#else
+    for (const char* n : {"ort", "ort-opt"})
+        t.backends.push_back({n, nullptr, [] { return std::string("memo-fuzz was built without ONNX; install libonnx-dev"); }});
+#endif
+    t.commands.push_back({"demo", "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
+                          "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
+                          "reduces the ten seed architectures, then runs a campaign from them on the backends.\n\n"
+                          "  --seeds DIR      Keras JSON files to import (default: MEMO's seeds in tests/data)\n"
+                          "  --out DIR        the campaign directory, made afresh (default build/demo-campaign)\n"
+                          "  --seconds S      the campaign's length (default 60)\n"
+                          "  --backends LIST  the backends (default: reference and every library installed: torch, ort)",
+                          {"seeds", "out", "seconds", "backends"}, memo_fuzz::demo});
+    return memo::fuzz::main(argc, argv);
 }

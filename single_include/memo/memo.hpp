@@ -1227,6 +1227,17 @@ constexpr double min_normal(dtype t) noexcept {
     return 0x1p-126;
 }
 
+/// The largest finite value of dtype t.
+constexpr double max_finite(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return 65504.0;
+        case dtype::bfloat16: return 0x1.fep127;
+        case dtype::float32: return 0x1.fffffep127;
+        case dtype::float64: return 0x1.fffffffffffffp1023;
+    }
+    return 0x1.fffffep127;
+}
+
 /// The concrete dimensions of a model shape for a batch of `batch` samples.
 inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
     std::vector<std::int64_t> d(s.view().begin(), s.view().end());
@@ -1238,6 +1249,68 @@ inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
 
 }  // namespace memo
 // end #include <memo/exec/tensor.hpp>
+// begin #include <memo/exec/values.hpp>
+// What a tensor's values reach, in a few bytes: the classes of value it holds and its finite
+// range. A traced run keeps one per node (run_result::node_spans) beside its digest, so the
+// campaign learns what each layer received without the tensors crossing a pipe; the coverage
+// criterion layer_input_range (coverage/input_range.hpp) counts it.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+// #include <memo/exec/tensor.hpp> (already included)
+
+namespace memo {
+
+/// The value classes a layer may receive. `beyond` is a layer's own: values on both sides of one
+/// of its thresholds (ReLU's max_value, ThresholdedReLU's theta), so it is judged per consumer
+/// from the finite range, not stored in a span's classes.
+enum class value_class : unsigned char { negative, zero, small, large, non_finite, beyond };
+inline constexpr std::array<std::string_view, 6> value_class_names{"negative", "zero", "small", "large", "non_finite", "beyond"};
+constexpr std::string_view name_of(value_class c) noexcept { return value_class_names[static_cast<std::size_t>(c)]; }
+constexpr std::uint8_t bit(value_class c) noexcept { return static_cast<std::uint8_t>(1u << static_cast<unsigned>(c)); }
+
+/// Below this magnitude (and not zero) a value is small; at or above `large_value` it is large.
+inline constexpr double small_value = 0x1p-10, large_value = 0x1p10;
+
+/// The classes and finite range of some values.
+struct value_span {
+    double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+    std::uint8_t classes = 0;
+
+    void add(double x) noexcept {
+        if (!std::isfinite(x)) {
+            classes |= bit(value_class::non_finite);
+            return;
+        }
+        lo = std::min(lo, x), hi = std::max(hi, x);
+        const double a = std::abs(x);
+        if (x < 0) classes |= bit(value_class::negative);
+        if (x == 0) classes |= bit(value_class::zero);
+        else if (a < small_value) classes |= bit(value_class::small);
+        if (a >= large_value) classes |= bit(value_class::large);
+    }
+    void merge(const value_span& o) noexcept {
+        lo = std::min(lo, o.lo), hi = std::max(hi, o.hi);
+        classes |= o.classes;
+    }
+    bool has(value_class c) const noexcept { return classes & bit(c); }
+    /// Whether finite values lie on both sides of t.
+    bool straddles(double t) const noexcept { return lo < t && t < hi; }
+    friend bool operator==(const value_span&, const value_span&) = default;
+};
+
+inline value_span span_of(const tensor& t) noexcept {
+    value_span s;
+    for (double x : t.data) s.add(x);
+    return s;
+}
+
+}  // namespace memo
+// end #include <memo/exec/values.hpp>
 // begin #include <memo/store/digest.hpp>
 // What the store keeps of a run instead of its tensors: per tensor (or per node) a 64-bit digest
 // of the exact values, for exact comparison, and the sum of absolute values, for comparison
@@ -1253,9 +1326,16 @@ inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
 // #include <memo/core/model.hpp> (already included)
 // begin #include <memo/exec/inputs.hpp>
 // Model inputs as pure functions of the model's seed: one tensor per Input node, `samples` samples
-// in the batch, uniform in [lo, hi) as MEMO draws them ([0, 1) by default), rounded to the input's
-// dtype.
+// in the batch, rounded to the input's dtype. By default uniform in [lo, hi), as MEMO draws them
+// ([0, 1)). With `varied`, each Input node draws from one of several generators, picked by the
+// model's seed (so the choice is recorded with the model, and a replay is exact): a fault that needs
+// a negative value, an exact zero, a value past a ReLU's max_value or a large magnitude is reached
+// only by inputs that hold one.
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 // #include <memo/core/model.hpp> (already included)
@@ -1264,20 +1344,97 @@ inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
 
 namespace memo {
 
+/// The input generators:
+///   uniform     [lo, hi) of input_options (MEMO's [0, 1))
+///   symmetric   [-1, 1)
+///   tiny        [-2^-10, 2^-10): small values of both signs
+///   wide        [-16, 16)
+///   normal      N(0, 1)
+///   sparse      [-1, 1) with about a third exact zeros
+///   thresholds  values at and next to the thresholds of the model's layers (ReLU's max_value and
+///               threshold, ThresholdedReLU's theta, 0), among [-2, 2)
+///   large       magnitudes from 2^10 to 2^14 (float16) or 2^20, both signs: large, within the dtype
+enum class input_kind : unsigned char { uniform, symmetric, tiny, wide, normal, sparse, thresholds, large };
+inline constexpr std::array<std::string_view, 8> input_kind_names{"uniform", "symmetric", "tiny", "wide", "normal", "sparse", "thresholds", "large"};
+constexpr std::string_view name_of(input_kind k) noexcept { return input_kind_names[static_cast<std::size_t>(k)]; }
+
 struct input_options {
     std::int64_t samples = 2;
     double lo = 0.0, hi = 1.0;
+    bool varied = false;  // a generator per Input node, picked by the model's seed; else uniform
     friend bool operator==(const input_options&, const input_options&) = default;
 };
+
+namespace detail::inputs {
+inline rng input_rng(const model& m, int node, std::uint64_t salt) {
+    std::uint64_t s = m.seed ^ salt ^ (static_cast<std::uint64_t>(node) * 0x5be0cd19137e2179ULL);
+    return rng(splitmix64(s));
+}
+/// The thresholds of m's layers, and 0.
+inline std::vector<double> thresholds(const model& m) {
+    std::vector<double> t{0.0};
+    for (const auto& n : m.nodes)
+        for (std::size_t j = 0; j < n.params.size(); ++j) {
+            const auto name = n.layer->params[j].name;
+            if (name == "max_value" || name == "threshold" || name == "theta")
+                if (const auto* x = std::get_if<double>(&n.params[j])) t.push_back(*x);
+        }
+    return t;
+}
+}  // namespace detail::inputs
+
+/// The generator Input node `node` of m draws from.
+inline input_kind input_kind_of(const model& m, int node, const input_options& o) {
+    if (!o.varied) return input_kind::uniform;
+    auto r = detail::inputs::input_rng(m, node, 0x243f6a8885a308d3ULL);
+    // MEMO's uniform inputs a quarter of the time; the others share the rest.
+    if (r.chance(0.25)) return input_kind::uniform;
+    return static_cast<input_kind>(1 + r.index(input_kind_names.size() - 1));
+}
+
+/// The generator of each of m's inputs, in the order of m.input_nodes().
+inline std::vector<input_kind> input_kinds(const model& m, const input_options& o) {
+    std::vector<input_kind> ks;
+    for (int i : m.input_nodes()) ks.push_back(input_kind_of(m, i, o));
+    return ks;
+}
+
+/// One value of generator k for an input of dtype t.
+inline double draw_input(input_kind k, rng& r, dtype t, const input_options& o, const std::vector<double>& thresholds) {
+    switch (k) {
+        case input_kind::uniform: return r.uniform_real(o.lo, o.hi);
+        case input_kind::symmetric: return r.uniform_real(-1, 1);
+        case input_kind::tiny: return r.uniform_real(-0x1p-10, 0x1p-10);
+        case input_kind::wide: return r.uniform_real(-16, 16);
+        case input_kind::normal: {  // Box-Muller
+            const double u = std::max(r.unit(), 0x1p-53), v = r.unit();
+            return std::sqrt(-2 * std::log(u)) * std::cos(6.283185307179586 * v);
+        }
+        case input_kind::sparse: return r.chance(1.0 / 3) ? 0.0 : r.uniform_real(-1, 1);
+        case input_kind::thresholds: {
+            if (r.chance(0.5)) return r.uniform_real(-2, 2);
+            const double at = thresholds[r.index(thresholds.size())];
+            constexpr std::array<double, 7> step{0.0, 1e-3, -1e-3, 1e-2, -1e-2, 0.1, -0.1};
+            return at + step[r.index(step.size())];
+        }
+        case input_kind::large: {
+            const double top = t == dtype::float16 ? 14 : 20;
+            return (r.chance(0.5) ? 1 : -1) * std::exp2(r.uniform_real(10, top));
+        }
+    }
+    return 0.0;
+}
 
 /// The inputs of `m`, in the order of m.input_nodes().
 inline std::vector<tensor> make_inputs(const model& m, const input_options& o = {}) {
     std::vector<tensor> out;
+    std::vector<double> ts;
     for (int i : m.input_nodes()) {
-        std::uint64_t s = m.seed ^ 0x1f83d9abfb41bd6bULL ^ (static_cast<std::uint64_t>(i) * 0x5be0cd19137e2179ULL);
-        rng r(splitmix64(s));
+        auto r = detail::inputs::input_rng(m, i, 0x1f83d9abfb41bd6bULL);
+        const auto k = input_kind_of(m, i, o);
+        if (k == input_kind::thresholds && ts.empty()) ts = detail::inputs::thresholds(m);
         tensor t(concrete(m[i].out, o.samples), m[i].type);
-        for (auto& x : t.data) x = round_to(t.type, r.uniform_real(o.lo, o.hi));
+        for (auto& x : t.data) x = round_to(t.type, draw_input(k, r, t.type, o, ts));
         out.push_back(std::move(t));
     }
     return out;
@@ -1342,16 +1499,21 @@ inline std::uint64_t model_key(const model& m) {
     return h.value();
 }
 
-/// Input options as the store writes them, "samples:lo:hi" (readable, and parsed back by replay).
+/// Input options as the store writes them, "samples:lo:hi", with ":varied" when each input draws
+/// from a generator of its own (readable, and parsed back by replay).
 inline std::string inputs_text(const input_options& in) {
     char b[96];
-    std::snprintf(b, sizeof b, "%lld:%.17g:%.17g", static_cast<long long>(in.samples), in.lo, in.hi);
+    std::snprintf(b, sizeof b, "%lld:%.17g:%.17g%s", static_cast<long long>(in.samples), in.lo, in.hi, in.varied ? ":varied" : "");
     return b;
 }
 inline input_options inputs_from_text(const std::string& s) {
     input_options in;
     long long n = 2;
-    if (std::sscanf(s.c_str(), "%lld:%lf:%lf", &n, &in.lo, &in.hi) != 3) throw error("bad input options '" + s + "' in the store");
+    int used = 0;
+    if (std::sscanf(s.c_str(), "%lld:%lf:%lf%n", &n, &in.lo, &in.hi, &used) != 3) throw error("bad input options '" + s + "' in the store");
+    const std::string rest = s.substr(static_cast<std::size_t>(used));
+    if (rest == ":varied") in.varied = true;
+    else if (!rest.empty()) throw error("bad input options '" + s + "' in the store");
     in.samples = n;
     return in;
 }
@@ -1401,10 +1563,14 @@ struct run_options {
 
 struct run_result {
     /// Keeps the model's outputs of an every_node result, with a digest of each node's output
-    /// in node_digests.
+    /// in node_digests and what its values reach in node_spans.
     void digest_nodes(const model& m) {
         node_digests.clear();
-        for (const auto& t : outputs) node_digests.push_back(store::digest_of(t));
+        node_spans.clear();
+        for (const auto& t : outputs) {
+            node_digests.push_back(store::digest_of(t));
+            node_spans.push_back(span_of(t));
+        }
         std::vector<tensor> model_outputs;
         for (int o : m.outputs)
             if (static_cast<std::size_t>(o) < outputs.size()) model_outputs.push_back(std::move(outputs[static_cast<std::size_t>(o)]));
@@ -1421,6 +1587,7 @@ struct run_result {
     std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
     std::int64_t start_kb = 0;    // resident memory of the worker when the run began (0: not measured)
     std::vector<store::digest> node_digests;  // every node's, from a worker asked for digest_nodes
+    std::vector<value_span> node_spans;       // with node_digests: the classes and range of every node's values
 
     bool ok() const noexcept { return status == run_status::ok; }
     static run_result failed(run_status s, std::string why) {
@@ -2293,6 +2460,12 @@ inline std::string encode_result(const run_result& x) {
         w.pod<std::uint64_t>(d.hash);
         w.pod<double>(d.abs_sum);
     }
+    w.pod<std::uint64_t>(x.node_spans.size());
+    for (const auto& v : x.node_spans) {
+        w.pod<double>(v.lo);
+        w.pod<double>(v.hi);
+        w.pod<std::uint8_t>(v.classes);
+    }
     return std::move(w.bytes());
 }
 
@@ -2312,6 +2485,12 @@ inline run_result decode_result(std::string_view bytes) {
     for (auto& d : x.node_digests) {
         d.hash = r.pod<std::uint64_t>();
         d.abs_sum = r.pod<double>();
+    }
+    x.node_spans.resize(r.pod<std::uint64_t>());
+    for (auto& v : x.node_spans) {
+        v.lo = r.pod<double>();
+        v.hi = r.pod<double>();
+        v.classes = r.pod<std::uint8_t>();
     }
     return x;
 }
@@ -3111,12 +3290,29 @@ void apply_activation(array<T>& a, std::string_view name) {
 template <class T>
 using kernel = std::function<expected<array<T>>(const node&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
 
-/// Kernels by layer class name. Families register into it; users add their own layers' kernels.
+/// Where a kernel runs: the node, the model it is in and its index there (its producers are
+/// m.nodes[index].inputs), and the dtype it computes in. A kernel that depends on more than its
+/// node (a fault behind a producer, a wrapped library call that wants the graph) takes this; a
+/// wrapper may hand the kernel it wraps another node (`n`) in the same place.
+struct kernel_context {
+    const node& n;
+    const model& m;
+    int index;
+    dtype type;
+};
+template <class T>
+using kernel_in_context = std::function<expected<array<T>>(const kernel_context&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
+
+/// Kernels by layer class name. Families register into it; users add their own layers' kernels,
+/// of either form (a kernel of the node alone, or one in context).
 template <class T>
 struct kernel_table {
-    std::unordered_map<std::string_view, kernel<T>> by_name;
-    void set(std::string_view name, kernel<T> k) { by_name[name] = std::move(k); }
-    const kernel<T>* find(std::string_view name) const {
+    std::unordered_map<std::string_view, kernel_in_context<T>> by_name;
+    void set(std::string_view name, kernel_in_context<T> k) { by_name[name] = std::move(k); }
+    void set(std::string_view name, kernel<T> k) {
+        by_name[name] = [k = std::move(k)](const kernel_context& c, std::span<const array<T>> in, std::span<const array<T>> w) { return k(c.n, in, w); };
+    }
+    const kernel_in_context<T>* find(std::string_view name) const {
         auto it = by_name.find(name);
         return it == by_name.end() ? nullptr : &it->second;
     }
@@ -4571,6 +4767,31 @@ public:
         else return f64_;
     }
 
+    /// Replaces the kernel of class `layer` in all four element types by a wrapper of it:
+    ///   wrap(std::type_identity<T>{}, original, context, in, weights) -> expected<array<T>>
+    /// (a generic lambda), called for every node of the class. How a faulty library is planted
+    /// (memo-fuzz selftest) or a library call wrapped. False when the class has no kernel.
+    template <class Wrap>
+    bool wrap_kernel(std::string_view layer, Wrap wrap) {
+        bool found = true;
+        auto one = [&]<class T>(std::type_identity<T>) {
+            auto& table = kernels<T>();
+            const auto it = table.by_name.find(layer);
+            if (it == table.by_name.end()) {
+                found = false;
+                return;
+            }
+            it->second = [wrap, original = it->second](const kernel_context& c, std::span<const array<T>> in, std::span<const array<T>> w) -> expected<array<T>> {
+                return wrap(std::type_identity<T>{}, original, c, in, w);
+            };
+        };
+        one(std::type_identity<Eigen::half>{});
+        one(std::type_identity<Eigen::bfloat16>{});
+        one(std::type_identity<float>{});
+        one(std::type_identity<double>{});
+        return found;
+    }
+
     expected<void> supports(const model& m) const {
         for (const auto& n : m.nodes)
             if (n.layer->arity.max != 0 && !f32_.find(n.layer->name)) return fail("no reference kernel for " + std::string(n.layer->name));
@@ -4651,14 +4872,14 @@ private:
     template <class T>
     expected<tensor> node_as(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
         const node& n = m[i];
-        const kernel<T>* k = kernels<T>().find(n.layer->name);
+        const kernel_in_context<T>* k = kernels<T>().find(n.layer->name);
         if (!k) return fail("no reference kernel");
         std::vector<array<T>> xs, ws;
         for (const tensor* x : in) xs.push_back(from_tensor<T>(*x));
         for (auto& w : weights_of(m, i, &weights_)) ws.push_back(from_tensor<T>(w.value));
         detail::rnn::observer heard{&hook_, i, 0, {}, {}};
         auto* const before = std::exchange(detail::rnn::observing, hook_ ? &heard : nullptr);
-        auto out = (*k)(n, xs, ws);
+        auto out = (*k)(kernel_context{n, m, i, t}, xs, ws);
         detail::rnn::observing = before;
         if (!out) return out.error();
         return to_tensor(*out, t);
@@ -4686,7 +4907,8 @@ static_assert(backend<interpreter>);
 //   variant.json  a metamorphic bug's variant: the model with a relation spliced in
 //   bug.json      verdict, culprits, localisation, each backend's status, error text, time, memory
 //                 and output summary, the inputs' options, sizes, first seen, count, reproduction
-//   repro.sh      the one-line reproduction: memo-fuzz replay <this directory>
+//   repro.sh      the one-line reproduction: the replay command of the program that found it
+//                 (memo-fuzz replay <this directory>, or a memo::fuzz program's own)
 #include <unistd.h>
 
 #include <cmath>
@@ -4889,6 +5111,7 @@ struct observation {
     std::string backend;
     run_result result;
     std::vector<store::digest> nodes;  // every node's output digest, when the run was traced
+    std::vector<value_span> spans;     // with nodes: what every node's output values reach
 };
 
 /// How two results compare: max absolute difference, normwise relative difference (max |a - b|
@@ -4969,6 +5192,7 @@ struct verdict {
         double max_abs = 0, scale = 0, bound = 0;
     } at_node;
     bool all_failed = false;            // every backend that ran failed: a model no library takes
+    bool masked = false;                // inconsistency: the outputs agree, a node's traced values do not
     std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
 
     explicit operator bool() const noexcept { return what != kind::none; }
@@ -5151,13 +5375,14 @@ inline void keep_node_digests(observation& ob, const model& m, bool traced) {
     if (!traced || !ob.result.ok()) return;
     if (ob.result.node_digests.empty()) ob.result.digest_nodes(m);
     ob.nodes = std::move(ob.result.node_digests);
+    ob.spans = std::move(ob.result.node_spans);
 }
 
 /// The observations of a model too large to run (exec/budget.hpp): every participant declines it
 /// with the reason, and no tensor of it is made.
 inline std::vector<observation> declined_as_too_large(std::span<executor* const> parts, const std::string& why) {
     std::vector<observation> obs;
-    for (auto* x : parts) obs.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + why), {}});
+    for (auto* x : parts) obs.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + why), {}, {}});
     return obs;
 }
 
@@ -5329,7 +5554,7 @@ public:
         inputs_ = make_inputs(m, in_);
         std::vector<std::size_t> runnable;
         for (std::size_t k = 0; k < xs_.size(); ++k) {
-            observation ob{std::string(xs_[k]->name()), {}, {}};
+            observation ob{std::string(xs_[k]->name()), {}, {}, {}};
             if (auto s = supported(k, m); !s) ob.result = run_result::failed(run_status::unsupported, s.reason());
             else runnable.push_back(k);
             obs_.push_back(std::move(ob));
@@ -5385,10 +5610,11 @@ public:
         if (skipped_) return {};
         truth_cache_.clear();
         verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
+        if (!v && trace_) v = masked_difference();
         suppressed_ = false;
         if (v && !localise(v)) {
+            suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
             v = verdict{};
-            suppressed_ = true;
         }
         if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
             ++unconfirmed_timeouts_;
@@ -5405,6 +5631,11 @@ public:
     /// Runs given short limits because their model carries the trigger (layer class and dtype) of
     /// a time-out or memory blow-up their backend showed before.
     std::uint64_t short_limit_runs() const noexcept { return short_limit_runs_; }
+
+    /// Models whose outputs agreed but whose traces differed at some node beyond what rounding
+    /// explains at a glance, so were localised; and those of them localised to a node (reported).
+    std::uint64_t masked_checks() const noexcept { return masked_checks_; }
+    std::uint64_t masked_found() const noexcept { return masked_found_; }
 
     /// Whether finish() would return without waiting for a worker.
     bool ready() override {
@@ -5512,6 +5743,39 @@ private:
         return outs;
     }
 
+    /// Outputs that agree can hide a wrong node: a later layer crops, pads over or saturates what it
+    /// computed. The traced runs' per-node sums of magnitudes show it: where two libraries' sums at
+    /// a node differ by more than ten times the dtype's tolerance (a tenth at most), the model is
+    /// localised as an inconsistency, and the rounding rule at the node decides. The culprit is the
+    /// one farther from float64 there (localise()).
+    verdict masked_difference() {
+        const model& m = current_;
+        const observation *a = nullptr, *b = nullptr;
+        std::size_t first = m.size();
+        for (std::size_t x = 0; x < obs_.size(); ++x)
+            for (std::size_t y = x + 1; y < obs_.size(); ++y) {
+                const auto &p = obs_[x], &q = obs_[y];
+                if (!p.result.ok() || !q.result.ok() || p.nodes.size() != m.size() || q.nodes.size() != m.size()) continue;
+                for (std::size_t i = 0; i < first; ++i) {
+                    if (m.nodes[i].layer->arity.max == 0 || p.nodes[i].hash == q.nodes[i].hash) continue;
+                    const double sa = p.nodes[i].abs_sum, sb = q.nodes[i].abs_sum;
+                    const double rel = std::abs(sa - sb) / std::max({sa, sb, 1e-30});
+                    if (rel > std::min(0.1, 10 * tolerance(m.nodes[i].type, o_))) {
+                        first = i, a = &p, b = &q;
+                        break;
+                    }
+                }
+            }
+        verdict v;
+        if (!a) return v;
+        ++masked_checks_;
+        v.what = kind::inconsistency;
+        v.culprits = {a->backend};
+        v.peers = {b->backend};
+        v.masked = true;
+        return v;
+    }
+
     bool localise(verdict& v) {
         const model& m = current_;
         executor* culprit = by_name(v.culprits.front());
@@ -5523,6 +5787,7 @@ private:
             if (a.ok() && b.ok())
                 for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
                     if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) { v.node = static_cast<int>(i); break; }
+            if (v.node >= 0 && overflow_explains(v.node)) return false;
         } else if (v.what == kind::inconsistency && peer) {
             // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
             // the very same numbers and only the node's own rounding remains.
@@ -5550,6 +5815,13 @@ private:
                 }
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
+            if (v.masked) {
+                // No output difference named the culprit: the one farther from float64 at the node.
+                const auto& t = fed_truth_.at(static_cast<std::size_t>(v.node));
+                if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
+                v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
+                ++masked_found_;
+            }
         }
         if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
             const node& n = m[v.node];
@@ -5557,6 +5829,20 @@ private:
             if (!n.inputs.empty()) v.producer = std::string(m[n.inputs[0]].layer->name);
         }
         return true;
+    }
+
+    /// Whether node i's values come near its dtype's largest finite value (in float64, its output or
+    /// its inputs within a factor of 32, the margin a sum's partial terms may exceed its result by):
+    /// then one library overflowing to infinity where another stays finite is the dtype's range
+    /// (a sum accumulated in float16 or in float32 ends apart), not a fault.
+    bool overflow_explains(int i) {
+        const model& m = current_;
+        const dtype t = m.nodes[static_cast<std::size_t>(i)].type;
+        if (t == dtype::float64) return false;
+        truth_outputs();
+        if (static_cast<std::size_t>(i) >= truth_cache_.size()) return false;
+        const double s = std::max(magnitude(truth_cache_[static_cast<std::size_t>(i)]), input_magnitude(m, static_cast<std::size_t>(i), truth_cache_));
+        return 32 * s >= max_finite(t);
     }
 
     /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
@@ -5587,7 +5873,7 @@ private:
             const double scale = magnitude(shaken[i]);
             for (auto& x : shaken[i].data) x += 8.0 * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
-        const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
+        auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
         if (!base.ok() || !moved.ok()) return {};
         const std::size_t n = std::min({m.size(), base.outputs.size(), moved.outputs.size(), a.outputs.size(), b.outputs.size()});
@@ -5599,6 +5885,7 @@ private:
             const double most = std::max(by_inputs, by_dtype);
             out[i] = {scale, 16.0 * most + unit_roundoff(m.nodes[i].type) * scale, most};
         }
+        fed_truth_ = std::move(base.outputs);
         return out;
     }
 
@@ -5698,6 +5985,8 @@ private:
     std::map<std::size_t, limits> restore_limit_;  // participants running under short limits
     std::uint64_t short_limit_runs_ = 0;
     std::uint64_t unconfirmed_timeouts_ = 0;
+    std::uint64_t masked_checks_ = 0, masked_found_ = 0;
+    std::vector<tensor> fed_truth_;  // the last localisation's float64 node outputs on the fed inputs
 };
 
 }  // namespace memo::oracle
@@ -6130,6 +6419,7 @@ inline io::json verdict_json(const oracle::verdict& v, const model& m) {
     io::json j = {{"kind", std::string(oracle::name_of(v.what))}, {"culprits", v.culprits}, {"peers", v.peers},
                   {"status", std::string(name_of(v.status))}, {"dmad", v.dmad}, {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
                   {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0}, {"message", v.message}};
+    if (v.masked) j["masked"] = true;  // the outputs agreed; a node's traced values did not
     io::json where = {{"node", v.node}, {"layer", v.layer}, {"producer", v.producer}};
     if (!v.producer.empty()) where["pair"] = v.producer + " -> " + v.layer;
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
@@ -6153,7 +6443,12 @@ using bug_files = std::function<void(const model& original, const model& minimal
 
 class bug_store {
 public:
-    explicit bug_store(std::filesystem::path dir, bug_files attach = {}) : dir_(std::move(dir) / "bugs"), attach_(std::move(attach)) { load(); }
+    /// `replay`: the command repro.sh runs with the bug's directory (the program that made the
+    /// campaign knows its backends: memo::fuzz programs give their own path).
+    explicit bug_store(std::filesystem::path dir, bug_files attach = {}, std::string replay = "memo-fuzz replay")
+        : dir_(std::move(dir) / "bugs"), attach_(std::move(attach)), replay_(std::move(replay)) {
+        load();
+    }
 
     /// Stores a bug; returns true when its signature is new (a duplicate only bumps the count).
     bool record(const bug_report& b, const std::vector<std::string>& backends) {
@@ -6172,7 +6467,11 @@ public:
         j["backends"] = backends;
         j["tester"] = b.tester;
         j["observations"] = obs;
-        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}};
+        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}, {"varied", b.inputs.varied}};
+        // Which generator each input drew from (a function of the seed: written to be read).
+        io::json gens = io::json::array();
+        for (auto k : input_kinds(b.minimal, b.inputs)) gens.push_back(std::string(name_of(k)));
+        j["inputs"]["generators"] = gens;
         j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()},
                       {"minimise_checks", b.minimise_checks}};
         j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
@@ -6189,7 +6488,8 @@ public:
             io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
             io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
             if (const auto& x = b.v.variant) io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
-            io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
+            io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec " + replay_ +
+                                                           " \"$(dirname \"$0\")\" \"$@\"\n");
             if (attach_) {
                 try {
                     attach_(b.original, b.minimal, tmp);
@@ -6297,6 +6597,7 @@ private:
     }
     std::filesystem::path dir_;
     bug_files attach_;
+    std::string replay_;  // repro.sh's command
     std::map<std::string, io::json> seen_;
     std::map<std::string, std::size_t> unique_;
 };
@@ -6321,6 +6622,7 @@ private:
 #include <deque>
 #include <thread>
 #include <map>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -6791,6 +7093,104 @@ static_assert(coverage_metric<criterion_coverage, model>);
 
 }  // namespace memo
 // end #include <memo/coverage/coverage.hpp>
+// begin #include <memo/coverage/input_range.hpp>
+// The criterion layer_input_range: which classes of value each layer class received when a model
+// ran (exec/values.hpp): negative, zero, small (below 2^-10), large (2^10 and above), non-finite
+// (what every layer should pass on), and, for a class with thresholds (a ReLU's max_value and
+// threshold, ThresholdedReLU's theta), values on both sides of one. Unlike MEMO's criteria it is
+// known only after a run, from the traced run's per-node spans, so it counts executed models alone.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// #include <memo/exec/values.hpp> (already included)
+// #include <memo/coverage/coverage.hpp> (already included)
+
+namespace memo {
+
+inline constexpr std::string_view layer_input_range_name = "layer_input_range";
+
+/// The parameters that set a threshold a layer's inputs may fall either side of.
+inline bool is_threshold_param(std::string_view p) noexcept { return p == "max_value" || p == "threshold" || p == "theta"; }
+
+class input_range_coverage {
+public:
+    explicit input_range_coverage(const registry& reg) : u_(&universe::of(reg)) {
+        offset_.resize(u_->classes());
+        for (std::size_t s = 0; s < u_->classes(); ++s) {
+            offset_[s] = total_;
+            total_ += generic;
+            for (const auto& p : u_->class_at(s).params)
+                if (is_threshold_param(p.name)) {
+                    total_ += 1;  // beyond
+                    break;
+                }
+        }
+        set_ = item_set(total_);
+    }
+
+    /// Records what the nodes of m received, given every node's span (a traced run's); returns
+    /// how many items were new.
+    std::size_t add(const model& m, std::span<const value_span> spans) {
+        std::size_t fresh = 0;
+        received(m, spans, [&](std::size_t item) { fresh += set_.set(item); });
+        return fresh;
+    }
+
+    /// Calls f(item) for each item the nodes of m received.
+    template <class F>
+    void received(const model& m, std::span<const value_span> spans, F&& f) const {
+        if (spans.size() < m.size()) return;  // not traced
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            const node& n = m.nodes[i];
+            const int s = u_->slot_of(*n.layer);
+            if (s < 0 || n.inputs.empty()) continue;
+            value_span in;
+            for (int e : n.inputs) in.merge(spans[static_cast<std::size_t>(e)]);
+            const auto base = offset_[static_cast<std::size_t>(s)];
+            for (std::size_t c = 0; c < generic; ++c)
+                if (in.classes & (1u << c)) f(base + c);
+            if (has_beyond(static_cast<std::size_t>(s)) && straddles_threshold(n, in)) f(base + generic);
+        }
+    }
+
+    std::size_t covered() const noexcept { return set_.count(); }
+    std::size_t total() const noexcept { return total_; }
+    const item_set& items() const noexcept { return set_; }
+
+    /// "ReLU received beyond"
+    std::string describe(std::size_t item) const {
+        for (std::size_t s = u_->classes(); s-- > 0;)
+            if (item >= offset_[s]) return std::string(u_->class_at(s).name) + " received " + std::string(value_class_names[item - offset_[s]]);
+        return "?";
+    }
+
+    io::json save() const { return set_.words(); }
+    void restore(const io::json& j) { set_.assign(j.get<std::vector<std::uint64_t>>()); }
+
+private:
+    static constexpr std::size_t generic = 5;  // every class: negative, zero, small, large, non_finite
+
+    bool has_beyond(std::size_t s) const noexcept {
+        const std::size_t end = s + 1 < offset_.size() ? offset_[s + 1] : total_;
+        return end - offset_[s] > generic;
+    }
+    static bool straddles_threshold(const node& n, const value_span& in) {
+        for (std::size_t j = 0; j < n.params.size(); ++j)
+            if (is_threshold_param(n.layer->params[j].name))
+                if (const auto* t = std::get_if<double>(&n.params[j]); t && in.straddles(*t)) return true;
+        return false;
+    }
+
+    const universe* u_;
+    std::vector<std::size_t> offset_;
+    std::size_t total_ = 0;
+    item_set set_;
+};
+
+}  // namespace memo
+// end #include <memo/coverage/input_range.hpp>
 // begin #include <memo/oracle/metamorphic.hpp>
 // The metamorphic tester: one library alone, judged by a model and its variant (a relation of
 // metamorphic/relations.hpp spliced in), which must give the same outputs. A variant is used only
@@ -7021,6 +7421,11 @@ struct context {
     std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
     std::int64_t max_cost = 0;     // a mutant costlier to run than this (reduce/cost.hpp) is rejected; 0: no limit
     bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    /// Each mutant draws its own weight and input seed, as MEMO builds every model with fresh random
+    /// weights: a generator of inputs (exec/inputs.hpp) or a weight draw that reaches a fault is met
+    /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
+    /// weight edits refer to the parent's weights).
+    bool fresh_seeds = false;
     /// Whether a library under test is known to decline a class in a dtype (campaign/declines.hpp):
     /// once a (class, dtype) is covered, operators prefer dtypes every library runs. Empty: none.
     std::function<bool(std::string_view layer, dtype)> declined;
@@ -7038,6 +7443,10 @@ struct context {
         }
     }
     const universe& space() const noexcept { return cov.space(); }
+    /// What every valid mutant gets after its operator (the search calls it): its own seed.
+    void finish(model& m, rng& r) const {
+        if (fresh_seeds) m.seed = r();
+    }
     std::size_t slot(const layer_def& L) const noexcept { return static_cast<std::size_t>(space().slot_of(L)); }
     bool in_universe(const layer_def& L) const noexcept { return space().slot_of(L) >= 0; }
     bool type_covered(const layer_def& L) const { return !guided || !in_universe(L) || cov.has(criterion::layer_type, slot(L)); }
@@ -7542,7 +7951,7 @@ private:
         skipped_ = false;
         on_variant_ = false;
         for (auto* x : xs_) {
-            obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "not run"), {}});
+            obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "not run"), {}, {}});
             variant_obs_.push_back(obs_.back());
         }
         if (!variant_) make_variant();
@@ -8229,6 +8638,8 @@ public:
     virtual bool done() const { return false; }
     /// Models executed so far (coverage.csv's executed column).
     virtual std::uint64_t executed() const { return 0; }
+    /// More coverage.csv columns, as {"name": value, ...}: the same names on every call.
+    virtual io::json columns() const { return io::json::object(); }
     /// When the campaign's budget ends (the stage's extra work, such as minimisation, stops there).
     virtual void set_deadline(std::chrono::steady_clock::time_point) {}
     /// Finishes what runs, at the end of the campaign.
@@ -8245,6 +8656,12 @@ public:
     virtual expected<void> runnable(const model&) const { return {}; }
     /// Grows each time the stage learns that a backend declines something new.
     virtual std::uint64_t declines_learnt() const { return 0; }
+    /// Whether m may breed descendants in the search: every backend runs it (runnable()), and none
+    /// failed on it (a crash, a library error, a time-out or a blow-up: its descendants would fail
+    /// the same way, and a known failure hides whatever else a model would show).
+    virtual bool breeds(const model& m) const { return static_cast<bool>(runnable(m)); }
+    /// Grows each time the stage learns something that may change breeds() for a model.
+    virtual std::uint64_t breeding_learnt() const { return declines_learnt(); }
     /// Whether some backend is known to decline class `layer` in dtype t.
     virtual bool declines(std::string_view /*layer*/, dtype) const { return false; }
     /// The stage's state, saved with each checkpoint of the campaign.
@@ -8262,6 +8679,7 @@ struct execution_options {
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
     std::int64_t max_bytes = 0;        // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
+    std::string replay = "memo-fuzz replay";  // the command each bug's repro.sh runs with its directory
     std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
     /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
@@ -8275,7 +8693,7 @@ class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
     execution(std::vector<oracle::tester*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : bugs_(dir, o.attach), cov_(reg), o_(o), resources_(o.resources) {
+        : bugs_(dir, o.attach, o.replay), cov_(reg), ranges_(reg), o_(o), resources_(o.resources) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
@@ -8313,6 +8731,9 @@ public:
         return o_.fill ? declines_.runs_everywhere(m) : expected<void>{};
     }
     std::uint64_t declines_learnt() const override { return o_.fill ? declines_.learnt() : 0; }
+    /// Without fill, what breeds depends on the seed alone, as runnable() does.
+    bool breeds(const model& m) const override { return runnable(m) && (!o_.fill || !failed_.count(store::model_key(m))); }
+    std::uint64_t breeding_learnt() const override { return declines_learnt() + (o_.fill ? failed_.size() : 0); }
     bool declines(std::string_view layer, dtype t) const override { return o_.fill && declines_.declined(layer, t); }
 
     bool poll(double t) override {
@@ -8376,6 +8797,7 @@ public:
         s["max_bytes"] = o_.max_bytes;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
+        s["replay"] = o_.replay;
         io::json bugs = {{"unique", bugs_.unique()}, {"suppressed_rounding", suppressed_}, {"all_backends_failed", all_failed_}};
         for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k) {
             const std::string name(oracle::kind_names[k]);
@@ -8405,6 +8827,7 @@ public:
         s["executions"] = per;
         io::json cov = io::json::object();
         for (auto k : all_criteria) cov[std::string(name_of(k))] = {{"covered", cov_.covered(k)}, {"total", cov_.total(k)}};
+        cov[std::string(layer_input_range_name)] = {{"covered", ranges_.covered()}, {"total", ranges_.total()}};
         s["coverage_executed"] = cov;
         s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
     }
@@ -8427,7 +8850,7 @@ public:
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
                 {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}, {"declines", declines_.save()}};
+                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()}};
     }
 
     /// The kinds of bug the oracles at work can report (the progress line's).
@@ -8450,6 +8873,8 @@ public:
     }
 
     std::uint64_t executed() const noexcept override { return executed_; }
+    io::json columns() const override { return {{std::string(layer_input_range_name), ranges_.covered()}}; }
+    const input_range_coverage& input_ranges() const noexcept { return ranges_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
     const bug_store& store() const noexcept { return bugs_; }
     bug_store& store() noexcept { return bugs_; }
@@ -8519,6 +8944,22 @@ private:
                 discarded += m->discarded(), without += m->without_variant();
                 for (std::size_t k = 0; k < used.size(); ++k) used[k] += m->used()[k];
             }
+        std::uint64_t short_runs = 0, unconfirmed = 0, masked_checks = 0, masked_found = 0;
+        bool differential = false;
+        for (const auto& l : lanes_)
+            if (const auto* d = dynamic_cast<const oracle::differential*>(l.diff)) {
+                differential = true;
+                short_runs += d->short_limit_runs(), unconfirmed += d->unconfirmed_timeouts();
+                masked_checks += d->masked_checks(), masked_found += d->masked_found();
+            }
+        if (differential) {
+            // Runs under short limits (a known hang's or blow-up's trigger), time-outs that did not
+            // come again alone with the limit doubled, and models whose outputs agreed while a
+            // node's traced values did not (localised; found: a node beyond rounding).
+            j["short_limit_runs"] = short_runs;
+            j["unconfirmed_timeouts"] = unconfirmed;
+            j["masked"] = {{"checked", masked_checks}, {"found", masked_found}};
+        }
         if (meta) {
             io::json rel = io::json::object();
             for (std::size_t k = 0; k < used.size(); ++k) rel[std::string(metamorphic::relation_names[k])] = used[k];
@@ -8587,6 +9028,7 @@ private:
             it.value().at("status").get_to(c.status);
         }
         cov_.restore(j.at("coverage"));
+        if (j.contains("input_ranges")) ranges_.restore(j.at("input_ranges"));
         if (j.contains("declines")) declines_.restore(j.at("declines"));
         for (const auto& p : j.at("pending")) {
             auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
@@ -8608,7 +9050,10 @@ private:
         ++runs_;
         cov_.add(cur.m);
         const auto obs = diff.observations();
+        for (const auto& ob : obs) ranges_.add(cur.m, ob.spans);  // what each layer received, on each library that traced it
         declines_.learn(cur.m, obs);
+        if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); }))
+            failed_.insert(store::model_key(cur.m));
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];
             ++c.runs;
@@ -8671,6 +9116,7 @@ private:
     bug_store bugs_;
     store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
+    input_range_coverage ranges_;  // known only once a model ran: executed models alone count
     execution_options o_;
     oracle::resources resources_;
     std::vector<std::string> names_;
@@ -8683,6 +9129,7 @@ private:
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
     decline_table declines_;  // what each backend was seen to decline, and how often
+    std::set<std::uint64_t> failed_;  // models some backend failed on (keys): they breed no descendants
     std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
 };
 
@@ -9368,15 +9815,18 @@ inline std::string coverage_section(const campaign_data& c, const memo_coverage&
                          total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
     }
     // The criteria of a metric beside MEMO's (--coverage memo,rnn-state), as stats.json has them.
+    // And the criteria known only from runs (layer_input_range), as stats.json's coverage_executed has them.
     std::vector<std::string> extra;
-    if (c.stats && c.stats->contains("coverage"))
-        for (const auto& [name, v] : (*c.stats)["coverage"].items()) {
-            if (std::any_of(all_criteria.begin(), all_criteria.end(), [&](criterion k) { return name_of(k) == name; })) continue;
-            extra.push_back(name);
-            const double covered = v.value("covered", 0.0), total = v.value("total", 0.0);
-            h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", escape(name),
-                             v.value("covered", io::json()).dump(), v.value("total", io::json()).dump(), total > 0 ? 100.0 * covered / total : 0.0);
-        }
+    for (const char* section : {"coverage", "coverage_executed"})
+        if (c.stats && c.stats->contains(section))
+            for (const auto& [name, v] : (*c.stats)[section].items()) {
+                if (std::any_of(all_criteria.begin(), all_criteria.end(), [&](criterion k) { return name_of(k) == name; })) continue;
+                if (std::find(extra.begin(), extra.end(), name) != extra.end()) continue;
+                extra.push_back(name);
+                const double covered = v.value("covered", 0.0), total = v.value("total", 0.0);
+                h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", escape(name),
+                                 v.value("covered", io::json()).dump(), v.value("total", io::json()).dump(), total > 0 ? 100.0 * covered / total : 0.0);
+            }
     h += "</table><div class=\"charts\">";
     for (auto k : all_criteria) {
         chart_options o{std::string(name_of(k)), "seconds", "items covered"};
@@ -10150,6 +10600,7 @@ public:
         ++s.selected;
         auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
         if (!mutant || (filter_ && !filter_(*mutant))) return {i, s.slot, s.op, false, 0, nullptr};
+        if constexpr (requires { ctx_.finish(*mutant, rng_); }) ctx_.finish(*mutant, rng_);  // a context's last touch (memo's: a fresh seed)
         const std::size_t gain = cov_.gain(*mutant);
         if (gain == 0) {
             last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway
@@ -11162,8 +11613,15 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         for (auto k : all_criteria) csv << ',' << name_of(k);
         const auto extra = extra_columns(s.coverage());  // named: items() of a temporary would dangle
         for (const auto& [name, v] : extra.items()) csv << ',' << name;
+        const auto more = exec ? exec->columns() : io::json::object();
+        for (const auto& [name, v] : more.items()) csv << ',' << name;
         csv << '\n';
-        if (exec) exec->open(st, nullptr);
+        if (exec) {
+            exec->open(st, nullptr);
+            // The seeds run first, as AFL dry-runs its corpus: a seed some library fails on is known
+            // before its slot could be sent back to it (a failing model breeds nothing, stage::breeds).
+            for (const auto& m : seeds) exec->offer(m, true, 0, 0.0);
+        }
         if (peers) peers->seeded(s.models());
     }
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
@@ -11174,12 +11632,12 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     // slot whose model turns out to be declined goes back to its seed.
     std::uint64_t declines_seen = 0;
     if (exec) {
-        s.set_seedable([exec](const model& m) { return static_cast<bool>(exec->runnable(m)); });
+        s.set_seedable([exec](const model& m) { return exec->breeds(m); });
         s.context().declined = [exec](std::string_view layer, dtype t) { return exec->declines(layer, t); };
     }
     auto reseed_declined = [&] {
         for (std::size_t i = 0; i < s.models().size() && i < seeds.size(); ++i)
-            if (!exec->runnable(s.models()[i]) && exec->runnable(seeds[i])) {
+            if (!exec->breeds(s.models()[i]) && exec->breeds(seeds[i])) {
                 s.reset_slot(i, seeds[i]);
                 slot_keys[i] = store::model_key(seeds[i]);
             }
@@ -11201,6 +11659,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
         const auto extra = extra_columns(s.coverage());
         for (const auto& [name, v] : extra.items()) csv << ',' << v.at("covered").dump();
+        const auto more = exec ? exec->columns() : io::json::object();
+        for (const auto& [name, v] : more.items()) csv << ',' << v.dump();
         csv << '\n';
     };
     // Between two steps: the csv so far, the search, the stage.
@@ -11244,8 +11704,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             exec->wait(t);  // enough models wait for the backends: let them catch up
             continue;
         }
-        if (exec && exec->declines_learnt() != declines_seen) {
-            declines_seen = exec->declines_learnt();
+        if (exec && exec->breeding_learnt() != declines_seen) {
+            declines_seen = exec->breeding_learnt();
             reseed_declined();
         }
 
@@ -11321,6 +11781,7 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
     search<model, Ops, memo_coverage, Selector> s(seeds, campaign_coverage(seeds, reg, o), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
     s.context().max_cost = o.max_cost;
+    s.context().fresh_seeds = std::is_same_v<Ops, mutation::memo_operators>;
     if (o.accept) s.set_filter(o.accept);
     return run(s, seeds, o, exec, st, resumed, reg);
 }
@@ -15507,9 +15968,11 @@ inline std::vector<model> load_seeds(const std::string& spec, const registry& re
 // #include <memo/core/value.hpp> (already included)
 // #include <memo/exec/inputs.hpp> (already included)
 // #include <memo/exec/tensor.hpp> (already included)
+// #include <memo/exec/values.hpp> (already included)
 // #include <memo/exec/weights.hpp> (already included)
 // #include <memo/coverage/coverage.hpp> (already included)
 // #include <memo/coverage/universe.hpp> (already included)
+// #include <memo/coverage/input_range.hpp> (already included)
 // #include <memo/io/json.hpp> (already included)
 // #include <memo/io/keras.hpp> (already included)
 // #include <memo/layers/all.hpp> (already included)

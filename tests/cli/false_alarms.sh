@@ -1,6 +1,8 @@
 #!/bin/bash
 # Models that once gave a false verdict (tests/data/false_alarms/) stay quiet on every backend
-# built in: outputs that agree within rounding are never an inconsistency.
+# built in: outputs that agree within rounding are never an inconsistency, and a float16 overflow
+# that one library reaches and another does not is the dtype's range, not a NaN bug. Each runs with
+# the uniform inputs it was found with.
 set -euo pipefail
 memo=$1
 data=$2
@@ -10,7 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 n=0
 for f in "$data"/false_alarms/*.json; do
-  "$memo" run-model "$f" >"$tmp/out" 2>&1 || fail "run-model $f exited $?: $(tail -3 "$tmp/out")"
+  "$memo" run-model "$f" --inputs uniform >"$tmp/out" 2>&1 || fail "run-model $f exited $?: $(tail -3 "$tmp/out")"
   grep -q "^verdict: none" "$tmp/out" || fail "$(basename "$f"): $(grep -A2 '^verdict' "$tmp/out" | tr '\n' ' ')"
   n=$((n + 1))
 done

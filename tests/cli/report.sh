@@ -102,7 +102,8 @@ grep -q "Parameter values ($missing of" "$r" || fail "missing parameter values: 
 p=$(probe "$r")
 [[ -n $p ]] || fail "headless Chromium did not render report.html"
 echo "report a: $p"
-[[ $(field "$p" svgs) == 7 && $(field "$p" drawn) -ge 9 && $(field "$p" drawn) == $(field "$p" paths) ]] || fail "charts not drawn: $p"
+# Seven coverage charts (MEMO's six criteria, layer_input_range) and models per second.
+[[ $(field "$p" svgs) == 8 && $(field "$p" drawn) -ge 10 && $(field "$p" drawn) == $(field "$p" paths) ]] || fail "charts not drawn: $p"
 [[ $(field "$p" bugs) == 0 && $(field "$p" rows) -gt 8 ]] || fail "tables: $p"
 browser --window-size=1280,2400 --screenshot="$tmp/a.png" "file://$r" >/dev/null
 not_blank "$tmp/a.png" || fail "the screenshot of report.html is blank"
@@ -121,7 +122,7 @@ grep -q "No stats.json" "$tmp/stopped/report.html" || fail "a stopped campaign's
 # the reproducer and the ONNX files, which exist.
 if "$memo" export-onnx --help >/dev/null 2>&1; then  # built with ONNX, so ort-opt exists
   mkdir -p "$tmp/seeds" && cp "$data/report/ort_pad_maxpool.json" "$tmp/seeds/"
-  "$memo" run --backends reference,ort-opt --seeds "$tmp/seeds" --models 6 --no-minimise --seconds 120 --seed 1 \
+  "$memo" run --backends reference,ort-opt --seeds "$tmp/seeds" --models 60 --no-minimise --seconds 120 --seed 1 \
     --out "$tmp/b" --quiet >"$tmp/log" || fail "campaign b: $(cat "$tmp/log")"
   n=$(find "$tmp/b/bugs" -mindepth 2 -maxdepth 2 -type d -not -path '*/.tmp*' | wc -l)
   [[ $n -ge 1 ]] || fail "campaign b stored no bug: $(cat "$tmp/log")"
@@ -142,6 +143,7 @@ fi
 "$memo" compare "${dirs[@]}" --out "$tmp/compare.html" >/dev/null || fail "compare"
 p=$(probe "$tmp/compare.html")
 echo "compare: $p"
+# Six criteria and models per second (layer_input_range is a campaign's own: not compared).
 [[ $(field "$p" svgs) == 7 && $(field "$p" drawn) == 14 ]] || fail "compare charts: $p"
 
 # Bad input: a clear error naming the directory, and a non-zero exit.

@@ -2,47 +2,63 @@
 // files for --seeds and the commands that load models, model.onnx in every bug directory, and the
 // export-onnx and import-onnx commands.
 #include <memo/backends/onnxruntime/backend.hpp>
+#include <memo/fuzz/run.hpp>
 #include <memo/onnx/import.hpp>
 
 #include <cstdlib>
 
 #include <fmt/core.h>
 
-#include "../backends.hpp"
-#include "../onnx.hpp"
-#include "../run.hpp"
+#include "../memo_fuzz.hpp"
 
-namespace commands {
+namespace memo_fuzz {
 
+using namespace memo::fuzz::commands;
+namespace cli = memo::fuzz::cli;
+
+namespace {
+
+/// Where the worker script is: $MEMO_ORT_WORKER, or tools/ort-worker/worker.js in the source tree.
 std::string ort_worker() {
     if (const char* env = std::getenv("MEMO_ORT_WORKER"); env && *env) return env;
     return MEMO_SOURCE_DIR "/tools/ort-worker/worker.js";
 }
 
-bool have_ort() { return memo::ort::installed(ort_worker()); }
-
-std::unique_ptr<memo::executor> make_ort(const std::string& name, memo::isolation_limits lim) {
-    memo::ort::options o;
-    o.worker = ort_worker();
-    o.name = name;
-    o.optimize = name == "ort-opt" ? "all" : "disabled";
-    o.limits = lim;
-    return std::make_unique<memo::ort::runtime>(std::move(o));
+memo::fuzz::backend_kind ort_backend(const std::string& name) {
+    memo::fuzz::backend_kind k;
+    k.name = name;
+    k.make = [name](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
+        memo::ort::options o;
+        o.worker = ort_worker();
+        o.name = name;
+        o.optimize = name == "ort-opt" ? "all" : "disabled";
+        o.limits = lim;
+        auto x = std::make_unique<memo::ort::runtime>(std::move(o));  // always its own process: a Node.js worker
+        // Not traced: an output per node would keep ort-opt's graph optimisations (fusions) from
+        // happening, and the Node.js worker would ship every node's tensor back (it computes no
+        // digests): ORT's runs are stored with their output digests only.
+        x->set_traceable(false);
+        return x;
+    };
+    k.unavailable = [] {
+        return memo::ort::installed(ort_worker()) ? std::string()
+                                                  : "the ONNX Runtime worker is not installed at " + ort_worker() + " (run scripts/setup.sh, or set MEMO_ORT_WORKER)";
+    };
+    k.by_default = name == "ort";
+    return k;
 }
 
-memo::campaign::model_readers model_readers() {
+memo::campaign::model_readers onnx_readers() {
     return {{".onnx", [](const std::string& path, const memo::registry& reg) { return memo::onnx::load_onnx(path, reg); }}};
 }
 
-memo::campaign::bug_files bug_files() {
+memo::campaign::bug_files onnx_files() {
     return [](const memo::model& original, const memo::model& minimal, const std::filesystem::path& dir) {
         const memo::onnx::exporter ex;
         memo::onnx::save(ex.to_onnx(original).proto, (dir / "model.onnx").string());
         memo::onnx::save(ex.to_onnx(minimal).proto, (dir / "minimal.onnx").string());
     };
 }
-
-namespace {
 
 int export_onnx(const cli::args& a) {
     a.only({"batch", "no-check"});
@@ -85,8 +101,6 @@ int import_onnx(const cli::args& a) {
     return 0;
 }
 
-}  // namespace
-
 std::vector<cli::command> onnx_commands() {
     return {
         {"export-onnx", "export-onnx MODEL OUT.onnx [--batch N] [--no-check]",
@@ -109,4 +123,14 @@ std::vector<cli::command> onnx_commands() {
     };
 }
 
-}  // namespace commands
+}  // namespace
+
+void add_onnx(memo::fuzz::toolkit& t) {
+    t.backends.push_back(ort_backend("ort"));
+    t.backends.push_back(ort_backend("ort-opt"));
+    t.readers = onnx_readers();
+    t.attach = onnx_files();
+    for (auto& c : onnx_commands()) t.commands.push_back(std::move(c));
+}
+
+}  // namespace memo_fuzz

@@ -1,14 +1,17 @@
 // The one translation unit of memo-fuzz that includes libtorch (it costs ~25 s to compile).
 #include <memo/backends/torch/backend.hpp>
+#include <memo/fuzz/backends.hpp>
 
-#include "../backends.hpp"
+#include "../memo_fuzz.hpp"
 
-namespace commands {
+namespace memo_fuzz {
 
-std::unique_ptr<memo::executor> make_torch(const memo::registry& reg, memo::isolation_limits lim, bool isolate) {
-    auto make = [] { return memo::torch::backend(); };
-    if (isolate) return memo::make_isolated<memo::torch::backend>(make, reg, lim);
-    return memo::make_in_process(make());
+memo::fuzz::backend_kind torch_backend() {
+    return {"torch", [](const memo::registry& reg, memo::isolation_limits lim, bool isolate) -> std::unique_ptr<memo::executor> {
+                auto make = [] { return memo::torch::backend(); };
+                if (isolate) return memo::make_isolated<memo::torch::backend>(make, reg, lim);
+                return memo::make_in_process(make());
+            }};
 }
 
-}  // namespace commands
+}  // namespace memo_fuzz

@@ -22,6 +22,7 @@
 #include "../core/error.hpp"
 #include "../core/model.hpp"
 #include "../exec/tensor.hpp"
+#include "../exec/values.hpp"
 #include "../store/digest.hpp"
 
 namespace memo {
@@ -59,10 +60,14 @@ struct run_options {
 
 struct run_result {
     /// Keeps the model's outputs of an every_node result, with a digest of each node's output
-    /// in node_digests.
+    /// in node_digests and what its values reach in node_spans.
     void digest_nodes(const model& m) {
         node_digests.clear();
-        for (const auto& t : outputs) node_digests.push_back(store::digest_of(t));
+        node_spans.clear();
+        for (const auto& t : outputs) {
+            node_digests.push_back(store::digest_of(t));
+            node_spans.push_back(span_of(t));
+        }
         std::vector<tensor> model_outputs;
         for (int o : m.outputs)
             if (static_cast<std::size_t>(o) < outputs.size()) model_outputs.push_back(std::move(outputs[static_cast<std::size_t>(o)]));
@@ -79,6 +84,7 @@ struct run_result {
     std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
     std::int64_t start_kb = 0;    // resident memory of the worker when the run began (0: not measured)
     std::vector<store::digest> node_digests;  // every node's, from a worker asked for digest_nodes
+    std::vector<value_span> node_spans;       // with node_digests: the classes and range of every node's values
 
     bool ok() const noexcept { return status == run_status::ok; }
     static run_result failed(run_status s, std::string why) {

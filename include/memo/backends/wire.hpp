@@ -128,6 +128,12 @@ inline std::string encode_result(const run_result& x) {
         w.pod<std::uint64_t>(d.hash);
         w.pod<double>(d.abs_sum);
     }
+    w.pod<std::uint64_t>(x.node_spans.size());
+    for (const auto& v : x.node_spans) {
+        w.pod<double>(v.lo);
+        w.pod<double>(v.hi);
+        w.pod<std::uint8_t>(v.classes);
+    }
     return std::move(w.bytes());
 }
 
@@ -147,6 +153,12 @@ inline run_result decode_result(std::string_view bytes) {
     for (auto& d : x.node_digests) {
         d.hash = r.pod<std::uint64_t>();
         d.abs_sum = r.pod<double>();
+    }
+    x.node_spans.resize(r.pod<std::uint64_t>());
+    for (auto& v : x.node_spans) {
+        v.lo = r.pod<double>();
+        v.hi = r.pod<double>();
+        v.classes = r.pod<std::uint8_t>();
     }
     return x;
 }

@@ -6,7 +6,8 @@
 //   variant.json  a metamorphic bug's variant: the model with a relation spliced in
 //   bug.json      verdict, culprits, localisation, each backend's status, error text, time, memory
 //                 and output summary, the inputs' options, sizes, first seen, count, reproduction
-//   repro.sh      the one-line reproduction: memo-fuzz replay <this directory>
+//   repro.sh      the one-line reproduction: the replay command of the program that found it
+//                 (memo-fuzz replay <this directory>, or a memo::fuzz program's own)
 #include <unistd.h>
 
 #include <cmath>
@@ -74,6 +75,7 @@ inline io::json verdict_json(const oracle::verdict& v, const model& m) {
     io::json j = {{"kind", std::string(oracle::name_of(v.what))}, {"culprits", v.culprits}, {"peers", v.peers},
                   {"status", std::string(name_of(v.status))}, {"dmad", v.dmad}, {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
                   {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0}, {"message", v.message}};
+    if (v.masked) j["masked"] = true;  // the outputs agreed; a node's traced values did not
     io::json where = {{"node", v.node}, {"layer", v.layer}, {"producer", v.producer}};
     if (!v.producer.empty()) where["pair"] = v.producer + " -> " + v.layer;
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
@@ -97,7 +99,12 @@ using bug_files = std::function<void(const model& original, const model& minimal
 
 class bug_store {
 public:
-    explicit bug_store(std::filesystem::path dir, bug_files attach = {}) : dir_(std::move(dir) / "bugs"), attach_(std::move(attach)) { load(); }
+    /// `replay`: the command repro.sh runs with the bug's directory (the program that made the
+    /// campaign knows its backends: memo::fuzz programs give their own path).
+    explicit bug_store(std::filesystem::path dir, bug_files attach = {}, std::string replay = "memo-fuzz replay")
+        : dir_(std::move(dir) / "bugs"), attach_(std::move(attach)), replay_(std::move(replay)) {
+        load();
+    }
 
     /// Stores a bug; returns true when its signature is new (a duplicate only bumps the count).
     bool record(const bug_report& b, const std::vector<std::string>& backends) {
@@ -116,7 +123,11 @@ public:
         j["backends"] = backends;
         j["tester"] = b.tester;
         j["observations"] = obs;
-        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}};
+        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}, {"varied", b.inputs.varied}};
+        // Which generator each input drew from (a function of the seed: written to be read).
+        io::json gens = io::json::array();
+        for (auto k : input_kinds(b.minimal, b.inputs)) gens.push_back(std::string(name_of(k)));
+        j["inputs"]["generators"] = gens;
         j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()},
                       {"minimise_checks", b.minimise_checks}};
         j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
@@ -133,7 +144,8 @@ public:
             io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
             io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
             if (const auto& x = b.v.variant) io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
-            io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec memo-fuzz replay \"$(dirname \"$0\")\" \"$@\"\n");
+            io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec " + replay_ +
+                                                           " \"$(dirname \"$0\")\" \"$@\"\n");
             if (attach_) {
                 try {
                     attach_(b.original, b.minimal, tmp);
@@ -241,6 +253,7 @@ private:
     }
     std::filesystem::path dir_;
     bug_files attach_;
+    std::string replay_;  // repro.sh's command
     std::map<std::string, io::json> seen_;
     std::map<std::string, std::size_t> unique_;
 };

@@ -16,10 +16,12 @@
 #include <deque>
 #include <thread>
 #include <map>
+#include <set>
 
 #include <fmt/core.h>
 
 #include "../coverage/coverage.hpp"
+#include "../coverage/input_range.hpp"
 #include "../oracle/metamorphic.hpp"
 #include "../oracle/resources.hpp"
 #include "../reduce/cost.hpp"
@@ -36,6 +38,7 @@ struct execution_options {
     std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
     std::int64_t max_bytes = 0;        // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
+    std::string replay = "memo-fuzz replay";  // the command each bug's repro.sh runs with its directory
     std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
     /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
@@ -49,7 +52,7 @@ class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
     execution(std::vector<oracle::tester*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : bugs_(dir, o.attach), cov_(reg), o_(o), resources_(o.resources) {
+        : bugs_(dir, o.attach, o.replay), cov_(reg), ranges_(reg), o_(o), resources_(o.resources) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
@@ -87,6 +90,9 @@ public:
         return o_.fill ? declines_.runs_everywhere(m) : expected<void>{};
     }
     std::uint64_t declines_learnt() const override { return o_.fill ? declines_.learnt() : 0; }
+    /// Without fill, what breeds depends on the seed alone, as runnable() does.
+    bool breeds(const model& m) const override { return runnable(m) && (!o_.fill || !failed_.count(store::model_key(m))); }
+    std::uint64_t breeding_learnt() const override { return declines_learnt() + (o_.fill ? failed_.size() : 0); }
     bool declines(std::string_view layer, dtype t) const override { return o_.fill && declines_.declined(layer, t); }
 
     bool poll(double t) override {
@@ -150,6 +156,7 @@ public:
         s["max_bytes"] = o_.max_bytes;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
+        s["replay"] = o_.replay;
         io::json bugs = {{"unique", bugs_.unique()}, {"suppressed_rounding", suppressed_}, {"all_backends_failed", all_failed_}};
         for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k) {
             const std::string name(oracle::kind_names[k]);
@@ -179,6 +186,7 @@ public:
         s["executions"] = per;
         io::json cov = io::json::object();
         for (auto k : all_criteria) cov[std::string(name_of(k))] = {{"covered", cov_.covered(k)}, {"total", cov_.total(k)}};
+        cov[std::string(layer_input_range_name)] = {{"covered", ranges_.covered()}, {"total", ranges_.total()}};
         s["coverage_executed"] = cov;
         s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
     }
@@ -201,7 +209,7 @@ public:
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
                 {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"pending", pending}, {"declines", declines_.save()}};
+                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()}};
     }
 
     /// The kinds of bug the oracles at work can report (the progress line's).
@@ -224,6 +232,8 @@ public:
     }
 
     std::uint64_t executed() const noexcept override { return executed_; }
+    io::json columns() const override { return {{std::string(layer_input_range_name), ranges_.covered()}}; }
+    const input_range_coverage& input_ranges() const noexcept { return ranges_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
     const bug_store& store() const noexcept { return bugs_; }
     bug_store& store() noexcept { return bugs_; }
@@ -293,6 +303,22 @@ private:
                 discarded += m->discarded(), without += m->without_variant();
                 for (std::size_t k = 0; k < used.size(); ++k) used[k] += m->used()[k];
             }
+        std::uint64_t short_runs = 0, unconfirmed = 0, masked_checks = 0, masked_found = 0;
+        bool differential = false;
+        for (const auto& l : lanes_)
+            if (const auto* d = dynamic_cast<const oracle::differential*>(l.diff)) {
+                differential = true;
+                short_runs += d->short_limit_runs(), unconfirmed += d->unconfirmed_timeouts();
+                masked_checks += d->masked_checks(), masked_found += d->masked_found();
+            }
+        if (differential) {
+            // Runs under short limits (a known hang's or blow-up's trigger), time-outs that did not
+            // come again alone with the limit doubled, and models whose outputs agreed while a
+            // node's traced values did not (localised; found: a node beyond rounding).
+            j["short_limit_runs"] = short_runs;
+            j["unconfirmed_timeouts"] = unconfirmed;
+            j["masked"] = {{"checked", masked_checks}, {"found", masked_found}};
+        }
         if (meta) {
             io::json rel = io::json::object();
             for (std::size_t k = 0; k < used.size(); ++k) rel[std::string(metamorphic::relation_names[k])] = used[k];
@@ -361,6 +387,7 @@ private:
             it.value().at("status").get_to(c.status);
         }
         cov_.restore(j.at("coverage"));
+        if (j.contains("input_ranges")) ranges_.restore(j.at("input_ranges"));
         if (j.contains("declines")) declines_.restore(j.at("declines"));
         for (const auto& p : j.at("pending")) {
             auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
@@ -382,7 +409,10 @@ private:
         ++runs_;
         cov_.add(cur.m);
         const auto obs = diff.observations();
+        for (const auto& ob : obs) ranges_.add(cur.m, ob.spans);  // what each layer received, on each library that traced it
         declines_.learn(cur.m, obs);
+        if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); }))
+            failed_.insert(store::model_key(cur.m));
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];
             ++c.runs;
@@ -445,6 +475,7 @@ private:
     bug_store bugs_;
     store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
+    input_range_coverage ranges_;  // known only once a model ran: executed models alone count
     execution_options o_;
     oracle::resources resources_;
     std::vector<std::string> names_;
@@ -457,6 +488,7 @@ private:
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
     decline_table declines_;  // what each backend was seen to decline, and how often
+    std::set<std::uint64_t> failed_;  // models some backend failed on (keys): they breed no descendants
     std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
 };
 

@@ -195,8 +195,15 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         for (auto k : all_criteria) csv << ',' << name_of(k);
         const auto extra = extra_columns(s.coverage());  // named: items() of a temporary would dangle
         for (const auto& [name, v] : extra.items()) csv << ',' << name;
+        const auto more = exec ? exec->columns() : io::json::object();
+        for (const auto& [name, v] : more.items()) csv << ',' << name;
         csv << '\n';
-        if (exec) exec->open(st, nullptr);
+        if (exec) {
+            exec->open(st, nullptr);
+            // The seeds run first, as AFL dry-runs its corpus: a seed some library fails on is known
+            // before its slot could be sent back to it (a failing model breeds nothing, stage::breeds).
+            for (const auto& m : seeds) exec->offer(m, true, 0, 0.0);
+        }
         if (peers) peers->seeded(s.models());
     }
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
@@ -207,12 +214,12 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     // slot whose model turns out to be declined goes back to its seed.
     std::uint64_t declines_seen = 0;
     if (exec) {
-        s.set_seedable([exec](const model& m) { return static_cast<bool>(exec->runnable(m)); });
+        s.set_seedable([exec](const model& m) { return exec->breeds(m); });
         s.context().declined = [exec](std::string_view layer, dtype t) { return exec->declines(layer, t); };
     }
     auto reseed_declined = [&] {
         for (std::size_t i = 0; i < s.models().size() && i < seeds.size(); ++i)
-            if (!exec->runnable(s.models()[i]) && exec->runnable(seeds[i])) {
+            if (!exec->breeds(s.models()[i]) && exec->breeds(seeds[i])) {
                 s.reset_slot(i, seeds[i]);
                 slot_keys[i] = store::model_key(seeds[i]);
             }
@@ -234,6 +241,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
         const auto extra = extra_columns(s.coverage());
         for (const auto& [name, v] : extra.items()) csv << ',' << v.at("covered").dump();
+        const auto more = exec ? exec->columns() : io::json::object();
+        for (const auto& [name, v] : more.items()) csv << ',' << v.dump();
         csv << '\n';
     };
     // Between two steps: the csv so far, the search, the stage.
@@ -277,8 +286,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             exec->wait(t);  // enough models wait for the backends: let them catch up
             continue;
         }
-        if (exec && exec->declines_learnt() != declines_seen) {
-            declines_seen = exec->declines_learnt();
+        if (exec && exec->breeding_learnt() != declines_seen) {
+            declines_seen = exec->breeding_learnt();
             reseed_declined();
         }
 
@@ -354,6 +363,7 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
     search<model, Ops, memo_coverage, Selector> s(seeds, campaign_coverage(seeds, reg, o), std::move(sel), o.seed);
     s.set_max_seed_size(o.max_seed_nodes);
     s.context().max_cost = o.max_cost;
+    s.context().fresh_seeds = std::is_same_v<Ops, mutation::memo_operators>;
     if (o.accept) s.set_filter(o.accept);
     return run(s, seeds, o, exec, st, resumed, reg);
 }

@@ -32,6 +32,8 @@ public:
     virtual bool done() const { return false; }
     /// Models executed so far (coverage.csv's executed column).
     virtual std::uint64_t executed() const { return 0; }
+    /// More coverage.csv columns, as {"name": value, ...}: the same names on every call.
+    virtual io::json columns() const { return io::json::object(); }
     /// When the campaign's budget ends (the stage's extra work, such as minimisation, stops there).
     virtual void set_deadline(std::chrono::steady_clock::time_point) {}
     /// Finishes what runs, at the end of the campaign.
@@ -48,6 +50,12 @@ public:
     virtual expected<void> runnable(const model&) const { return {}; }
     /// Grows each time the stage learns that a backend declines something new.
     virtual std::uint64_t declines_learnt() const { return 0; }
+    /// Whether m may breed descendants in the search: every backend runs it (runnable()), and none
+    /// failed on it (a crash, a library error, a time-out or a blow-up: its descendants would fail
+    /// the same way, and a known failure hides whatever else a model would show).
+    virtual bool breeds(const model& m) const { return static_cast<bool>(runnable(m)); }
+    /// Grows each time the stage learns something that may change breeds() for a model.
+    virtual std::uint64_t breeding_learnt() const { return declines_learnt(); }
     /// Whether some backend is known to decline class `layer` in dtype t.
     virtual bool declines(std::string_view /*layer*/, dtype) const { return false; }
     /// The stage's state, saved with each checkpoint of the campaign.

@@ -79,6 +79,17 @@ constexpr double min_normal(dtype t) noexcept {
     return 0x1p-126;
 }
 
+/// The largest finite value of dtype t.
+constexpr double max_finite(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return 65504.0;
+        case dtype::bfloat16: return 0x1.fep127;
+        case dtype::float32: return 0x1.fffffep127;
+        case dtype::float64: return 0x1.fffffffffffffp1023;
+    }
+    return 0x1.fffffep127;
+}
+
 /// The concrete dimensions of a model shape for a batch of `batch` samples.
 inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
     std::vector<std::int64_t> d(s.view().begin(), s.view().end());

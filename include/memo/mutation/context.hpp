@@ -18,6 +18,11 @@ struct context {
     std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
     std::int64_t max_cost = 0;     // a mutant costlier to run than this (reduce/cost.hpp) is rejected; 0: no limit
     bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    /// Each mutant draws its own weight and input seed, as MEMO builds every model with fresh random
+    /// weights: a generator of inputs (exec/inputs.hpp) or a weight draw that reaches a fault is met
+    /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
+    /// weight edits refer to the parent's weights).
+    bool fresh_seeds = false;
     /// Whether a library under test is known to decline a class in a dtype (campaign/declines.hpp):
     /// once a (class, dtype) is covered, operators prefer dtypes every library runs. Empty: none.
     std::function<bool(std::string_view layer, dtype)> declined;
@@ -35,6 +40,10 @@ struct context {
         }
     }
     const universe& space() const noexcept { return cov.space(); }
+    /// What every valid mutant gets after its operator (the search calls it): its own seed.
+    void finish(model& m, rng& r) const {
+        if (fresh_seeds) m.seed = r();
+    }
     std::size_t slot(const layer_def& L) const noexcept { return static_cast<std::size_t>(space().slot_of(L)); }
     bool in_universe(const layer_def& L) const noexcept { return space().slot_of(L) >= 0; }
     bool type_covered(const layer_def& L) const { return !guided || !in_universe(L) || cov.has(criterion::layer_type, slot(L)); }

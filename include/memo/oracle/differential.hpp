@@ -135,7 +135,7 @@ public:
         inputs_ = make_inputs(m, in_);
         std::vector<std::size_t> runnable;
         for (std::size_t k = 0; k < xs_.size(); ++k) {
-            observation ob{std::string(xs_[k]->name()), {}, {}};
+            observation ob{std::string(xs_[k]->name()), {}, {}, {}};
             if (auto s = supported(k, m); !s) ob.result = run_result::failed(run_status::unsupported, s.reason());
             else runnable.push_back(k);
             obs_.push_back(std::move(ob));
@@ -191,10 +191,11 @@ public:
         if (skipped_) return {};
         truth_cache_.clear();
         verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
+        if (!v && trace_) v = masked_difference();
         suppressed_ = false;
         if (v && !localise(v)) {
+            suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
             v = verdict{};
-            suppressed_ = true;
         }
         if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
             ++unconfirmed_timeouts_;
@@ -211,6 +212,11 @@ public:
     /// Runs given short limits because their model carries the trigger (layer class and dtype) of
     /// a time-out or memory blow-up their backend showed before.
     std::uint64_t short_limit_runs() const noexcept { return short_limit_runs_; }
+
+    /// Models whose outputs agreed but whose traces differed at some node beyond what rounding
+    /// explains at a glance, so were localised; and those of them localised to a node (reported).
+    std::uint64_t masked_checks() const noexcept { return masked_checks_; }
+    std::uint64_t masked_found() const noexcept { return masked_found_; }
 
     /// Whether finish() would return without waiting for a worker.
     bool ready() override {
@@ -318,6 +324,39 @@ private:
         return outs;
     }
 
+    /// Outputs that agree can hide a wrong node: a later layer crops, pads over or saturates what it
+    /// computed. The traced runs' per-node sums of magnitudes show it: where two libraries' sums at
+    /// a node differ by more than ten times the dtype's tolerance (a tenth at most), the model is
+    /// localised as an inconsistency, and the rounding rule at the node decides. The culprit is the
+    /// one farther from float64 there (localise()).
+    verdict masked_difference() {
+        const model& m = current_;
+        const observation *a = nullptr, *b = nullptr;
+        std::size_t first = m.size();
+        for (std::size_t x = 0; x < obs_.size(); ++x)
+            for (std::size_t y = x + 1; y < obs_.size(); ++y) {
+                const auto &p = obs_[x], &q = obs_[y];
+                if (!p.result.ok() || !q.result.ok() || p.nodes.size() != m.size() || q.nodes.size() != m.size()) continue;
+                for (std::size_t i = 0; i < first; ++i) {
+                    if (m.nodes[i].layer->arity.max == 0 || p.nodes[i].hash == q.nodes[i].hash) continue;
+                    const double sa = p.nodes[i].abs_sum, sb = q.nodes[i].abs_sum;
+                    const double rel = std::abs(sa - sb) / std::max({sa, sb, 1e-30});
+                    if (rel > std::min(0.1, 10 * tolerance(m.nodes[i].type, o_))) {
+                        first = i, a = &p, b = &q;
+                        break;
+                    }
+                }
+            }
+        verdict v;
+        if (!a) return v;
+        ++masked_checks_;
+        v.what = kind::inconsistency;
+        v.culprits = {a->backend};
+        v.peers = {b->backend};
+        v.masked = true;
+        return v;
+    }
+
     bool localise(verdict& v) {
         const model& m = current_;
         executor* culprit = by_name(v.culprits.front());
@@ -329,6 +368,7 @@ private:
             if (a.ok() && b.ok())
                 for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
                     if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) { v.node = static_cast<int>(i); break; }
+            if (v.node >= 0 && overflow_explains(v.node)) return false;
         } else if (v.what == kind::inconsistency && peer) {
             // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
             // the very same numbers and only the node's own rounding remains.
@@ -356,6 +396,13 @@ private:
                 }
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
+            if (v.masked) {
+                // No output difference named the culprit: the one farther from float64 at the node.
+                const auto& t = fed_truth_.at(static_cast<std::size_t>(v.node));
+                if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
+                v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
+                ++masked_found_;
+            }
         }
         if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
             const node& n = m[v.node];
@@ -363,6 +410,20 @@ private:
             if (!n.inputs.empty()) v.producer = std::string(m[n.inputs[0]].layer->name);
         }
         return true;
+    }
+
+    /// Whether node i's values come near its dtype's largest finite value (in float64, its output or
+    /// its inputs within a factor of 32, the margin a sum's partial terms may exceed its result by):
+    /// then one library overflowing to infinity where another stays finite is the dtype's range
+    /// (a sum accumulated in float16 or in float32 ends apart), not a fault.
+    bool overflow_explains(int i) {
+        const model& m = current_;
+        const dtype t = m.nodes[static_cast<std::size_t>(i)].type;
+        if (t == dtype::float64) return false;
+        truth_outputs();
+        if (static_cast<std::size_t>(i) >= truth_cache_.size()) return false;
+        const double s = std::max(magnitude(truth_cache_[static_cast<std::size_t>(i)]), input_magnitude(m, static_cast<std::size_t>(i), truth_cache_));
+        return 32 * s >= max_finite(t);
     }
 
     /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
@@ -393,7 +454,7 @@ private:
             const double scale = magnitude(shaken[i]);
             for (auto& x : shaken[i].data) x += 8.0 * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
-        const auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
+        auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
         if (!base.ok() || !moved.ok()) return {};
         const std::size_t n = std::min({m.size(), base.outputs.size(), moved.outputs.size(), a.outputs.size(), b.outputs.size()});
@@ -405,6 +466,7 @@ private:
             const double most = std::max(by_inputs, by_dtype);
             out[i] = {scale, 16.0 * most + unit_roundoff(m.nodes[i].type) * scale, most};
         }
+        fed_truth_ = std::move(base.outputs);
         return out;
     }
 
@@ -504,6 +566,8 @@ private:
     std::map<std::size_t, limits> restore_limit_;  // participants running under short limits
     std::uint64_t short_limit_runs_ = 0;
     std::uint64_t unconfirmed_timeouts_ = 0;
+    std::uint64_t masked_checks_ = 0, masked_found_ = 0;
+    std::vector<tensor> fed_truth_;  // the last localisation's float64 node outputs on the fed inputs
 };
 
 }  // namespace memo::oracle

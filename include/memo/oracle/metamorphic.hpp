@@ -141,7 +141,7 @@ private:
         skipped_ = false;
         on_variant_ = false;
         for (auto* x : xs_) {
-            obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "not run"), {}});
+            obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "not run"), {}, {}});
             variant_obs_.push_back(obs_.back());
         }
         if (!variant_) make_variant();

@@ -64,6 +64,7 @@ struct observation {
     std::string backend;
     run_result result;
     std::vector<store::digest> nodes;  // every node's output digest, when the run was traced
+    std::vector<value_span> spans;     // with nodes: what every node's output values reach
 };
 
 /// How two results compare: max absolute difference, normwise relative difference (max |a - b|
@@ -144,6 +145,7 @@ struct verdict {
         double max_abs = 0, scale = 0, bound = 0;
     } at_node;
     bool all_failed = false;            // every backend that ran failed: a model no library takes
+    bool masked = false;                // inconsistency: the outputs agree, a node's traced values do not
     std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
 
     explicit operator bool() const noexcept { return what != kind::none; }

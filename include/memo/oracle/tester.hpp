@@ -39,13 +39,14 @@ inline void keep_node_digests(observation& ob, const model& m, bool traced) {
     if (!traced || !ob.result.ok()) return;
     if (ob.result.node_digests.empty()) ob.result.digest_nodes(m);
     ob.nodes = std::move(ob.result.node_digests);
+    ob.spans = std::move(ob.result.node_spans);
 }
 
 /// The observations of a model too large to run (exec/budget.hpp): every participant declines it
 /// with the reason, and no tensor of it is made.
 inline std::vector<observation> declined_as_too_large(std::span<executor* const> parts, const std::string& why) {
     std::vector<observation> obs;
-    for (auto* x : parts) obs.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + why), {}});
+    for (auto* x : parts) obs.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + why), {}, {}});
     return obs;
 }
 

@@ -88,15 +88,18 @@ inline std::string coverage_section(const campaign_data& c, const memo_coverage&
                          total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
     }
     // The criteria of a metric beside MEMO's (--coverage memo,rnn-state), as stats.json has them.
+    // And the criteria known only from runs (layer_input_range), as stats.json's coverage_executed has them.
     std::vector<std::string> extra;
-    if (c.stats && c.stats->contains("coverage"))
-        for (const auto& [name, v] : (*c.stats)["coverage"].items()) {
-            if (std::any_of(all_criteria.begin(), all_criteria.end(), [&](criterion k) { return name_of(k) == name; })) continue;
-            extra.push_back(name);
-            const double covered = v.value("covered", 0.0), total = v.value("total", 0.0);
-            h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", escape(name),
-                             v.value("covered", io::json()).dump(), v.value("total", io::json()).dump(), total > 0 ? 100.0 * covered / total : 0.0);
-        }
+    for (const char* section : {"coverage", "coverage_executed"})
+        if (c.stats && c.stats->contains(section))
+            for (const auto& [name, v] : (*c.stats)[section].items()) {
+                if (std::any_of(all_criteria.begin(), all_criteria.end(), [&](criterion k) { return name_of(k) == name; })) continue;
+                if (std::find(extra.begin(), extra.end(), name) != extra.end()) continue;
+                extra.push_back(name);
+                const double covered = v.value("covered", 0.0), total = v.value("total", 0.0);
+                h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", escape(name),
+                                 v.value("covered", io::json()).dump(), v.value("total", io::json()).dump(), total > 0 ? 100.0 * covered / total : 0.0);
+            }
     h += "</table><div class=\"charts\">";
     for (auto k : all_criteria) {
         chart_options o{std::string(name_of(k)), "seconds", "items covered"};

@@ -60,6 +60,7 @@ public:
         ++s.selected;
         auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
         if (!mutant || (filter_ && !filter_(*mutant))) return {i, s.slot, s.op, false, 0, nullptr};
+        if constexpr (requires { ctx_.finish(*mutant, rng_); }) ctx_.finish(*mutant, rng_);  // a context's last touch (memo's: a fresh seed)
         const std::size_t gain = cov_.gain(*mutant);
         if (gain == 0) {
             last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway

@@ -69,16 +69,21 @@ inline std::uint64_t model_key(const model& m) {
     return h.value();
 }
 
-/// Input options as the store writes them, "samples:lo:hi" (readable, and parsed back by replay).
+/// Input options as the store writes them, "samples:lo:hi", with ":varied" when each input draws
+/// from a generator of its own (readable, and parsed back by replay).
 inline std::string inputs_text(const input_options& in) {
     char b[96];
-    std::snprintf(b, sizeof b, "%lld:%.17g:%.17g", static_cast<long long>(in.samples), in.lo, in.hi);
+    std::snprintf(b, sizeof b, "%lld:%.17g:%.17g%s", static_cast<long long>(in.samples), in.lo, in.hi, in.varied ? ":varied" : "");
     return b;
 }
 inline input_options inputs_from_text(const std::string& s) {
     input_options in;
     long long n = 2;
-    if (std::sscanf(s.c_str(), "%lld:%lf:%lf", &n, &in.lo, &in.hi) != 3) throw error("bad input options '" + s + "' in the store");
+    int used = 0;
+    if (std::sscanf(s.c_str(), "%lld:%lf:%lf%n", &n, &in.lo, &in.hi, &used) != 3) throw error("bad input options '" + s + "' in the store");
+    const std::string rest = s.substr(static_cast<std::size_t>(used));
+    if (rest == ":varied") in.varied = true;
+    else if (!rest.empty()) throw error("bad input options '" + s + "' in the store");
     in.samples = n;
     return in;
 }

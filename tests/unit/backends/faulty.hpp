@@ -87,8 +87,12 @@ array<T> counting_padding(array<T> y, const memo::node& n, const array<T>& x) {
 
 /// The five small faults: `good` run on a wrong node or wrong weights, or its output moved.
 template <class T>
-memo::expected<array<T>> planted_kernel(fault f, const memo::reference::kernel<T>& good, const memo::node& n, std::span<const array<T>> in,
-                                        std::span<const array<T>> w) {
+memo::expected<array<T>> planted_kernel(fault f, const memo::reference::kernel_in_context<T>& original, const memo::reference::kernel_context& c,
+                                        std::span<const array<T>> in, std::span<const array<T>> w) {
+    const memo::node& n = c.n;
+    auto good = [&](const memo::node& node, std::span<const array<T>> x, std::span<const array<T>> ws) {
+        return original(memo::reference::kernel_context{node, c.m, c.index, c.type}, x, ws);
+    };
     using A = memo::reference::acc_t<T>;
     const memo::reference::params p{n};
     switch (f) {
@@ -132,51 +136,41 @@ memo::expected<array<T>> planted_kernel(fault f, const memo::reference::kernel<T
 /// The reference interpreter, named `name`, with the kernel of `layer` replaced by a faulty one.
 inline memo::reference::interpreter faulty_backend(fault f, std::string layer, std::string name = "faulty") {
     memo::reference::interpreter b(std::nullopt, std::move(name));
-    auto install = [&]<class T>(std::type_identity<T>) {
-        auto& table = b.kernels<T>();
-        const auto* original = table.find(layer);
-        if (!original) return;
-        memo::reference::kernel<T> good = *original;
-        table.set(memo::default_registry().at(layer).name,  // a name that outlives this call
-                  [good, f](const memo::node& n, std::span<const memo::reference::array<T>> in,
-                            std::span<const memo::reference::array<T>> w) -> memo::expected<memo::reference::array<T>> {
-                      if (is_planted(f)) return detail::planted_kernel<T>(f, good, n, in, w);
-                      switch (f) {
-                          case fault::segfault: std::raise(SIGSEGV); break;
-                          case fault::abort: std::abort();
-                          case fault::hang: for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-                          case fault::memory: {
-                              // Grows until the worker is killed for it.
-                              for (std::vector<std::vector<char>> hog;;) hog.emplace_back(64 << 20, 1);
-                          }
-                          case fault::error: return memo::fail("planted error");
-                          default: break;
-                      }
-                      const auto start = std::chrono::steady_clock::now();
-                      auto out = good(n, in, w);
-                      if (!out) return out;
-                      if (f == fault::slow) {
-                          const auto took = std::chrono::steady_clock::now() - start;
-                          for (const auto until = std::chrono::steady_clock::now() + took / 5; std::chrono::steady_clock::now() < until;) {
-                          }
-                      }
-                      if (f == fault::leak) {
-                          static std::vector<char*> kept;  // never freed: the worker's memory grows run after run
-                          kept.push_back(new char[1 << 20]);
-                          std::memset(kept.back(), 1, 1 << 20);
-                      }
-                      if (f == fault::small_error)
-                          for (auto& x : out->data) x = T(static_cast<float>(x) + 1e-3f * (1 + std::abs(static_cast<float>(x))));
-                      if (f == fault::nan) (*out)[0] = T(std::numeric_limits<float>::quiet_NaN());
-                      if (f == fault::wrong_value)
-                          for (auto& x : out->data) x = T(static_cast<float>(x) * 1.5f + 0.25f);
-                      return out;
-                  });
-    };
-    install(std::type_identity<Eigen::half>{});
-    install(std::type_identity<Eigen::bfloat16>{});
-    install(std::type_identity<float>{});
-    install(std::type_identity<double>{});
+    b.wrap_kernel(layer, [f]<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
+                                      std::span<const memo::reference::array<T>> in,
+                                      std::span<const memo::reference::array<T>> w) -> memo::expected<memo::reference::array<T>> {
+        if (is_planted(f)) return detail::planted_kernel<T>(f, good, c, in, w);
+        switch (f) {
+            case fault::segfault: std::raise(SIGSEGV); break;
+            case fault::abort: std::abort();
+            case fault::hang: for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+            case fault::memory: {
+                // Grows until the worker is killed for it.
+                for (std::vector<std::vector<char>> hog;;) hog.emplace_back(64 << 20, 1);
+            }
+            case fault::error: return memo::fail("planted error");
+            default: break;
+        }
+        const auto start = std::chrono::steady_clock::now();
+        auto out = good(c, in, w);
+        if (!out) return out;
+        if (f == fault::slow) {
+            const auto took = std::chrono::steady_clock::now() - start;
+            for (const auto until = std::chrono::steady_clock::now() + took / 5; std::chrono::steady_clock::now() < until;) {
+            }
+        }
+        if (f == fault::leak) {
+            static std::vector<char*> kept;  // never freed: the worker's memory grows run after run
+            kept.push_back(new char[1 << 20]);
+            std::memset(kept.back(), 1, 1 << 20);
+        }
+        if (f == fault::small_error)
+            for (auto& x : out->data) x = T(static_cast<float>(x) + 1e-3f * (1 + std::abs(static_cast<float>(x))));
+        if (f == fault::nan) (*out)[0] = T(std::numeric_limits<float>::quiet_NaN());
+        if (f == fault::wrong_value)
+            for (auto& x : out->data) x = T(static_cast<float>(x) * 1.5f + 0.25f);
+        return out;
+    });
     return b;
 }
 

@@ -1,5 +1,6 @@
 // Isolation and the oracle against a deliberately faulty backend: each fault gives its verdict,
 // localised to the faulty layer, and the worker comes back for the next model.
+#include <cstdio>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -176,6 +177,8 @@ TEST(Isolation, HogIsStoppedNearItsLimitWhileTheParentWaitsOnAnother) {
     // What the worker added to what it started with (a forked copy of this test, resident already).
     EXPECT_GT(r.peak_kb - r.start_kb, hog_limits.memory_mb * 1024) << r.message;
     EXPECT_LE(r.peak_kb - r.start_kb, hog_limits.memory_mb * 1024 * 11 / 10) << r.message;
+    std::printf("memory hog: grew by %.1f MiB against a limit of %lld MiB (%.1f %% over)\n", static_cast<double>(r.peak_kb - r.start_kb) / 1024,
+                static_cast<long long>(hog_limits.memory_mb), 100.0 * (static_cast<double>(r.peak_kb - r.start_kb) / 1024 / static_cast<double>(hog_limits.memory_mb) - 1));
 }
 
 TEST(Isolation, LibraryErrorIsAnErrorNotADeath) {

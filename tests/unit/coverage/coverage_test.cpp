@@ -73,3 +73,95 @@ TEST(Coverage, DescribesItems) {
     EXPECT_NE(u.describe(criterion::layer_param, 0).find("Conv1D.filters"), std::string::npos);
     EXPECT_EQ(u.describe(criterion::layer_input, 0), "Conv1D input rank 3");
 }
+
+// Inputs: uniform in [lo, hi) unless varied; varied, each Input node's generator is a function of
+// the model's seed, and the generators together reach every value class.
+TEST(Inputs, VariedGeneratorsAreTheSeedsAndReachEveryValueClass) {
+    memo::builder b(test::reg());
+    auto x = b.input({64});
+    b.output(b.add("ReLU", {x}, {{"max_value", 0.5}}));
+    auto m = b.finish();
+    const memo::input_options uniform{}, varied{.varied = true};
+    std::array<int, memo::input_kind_names.size()> seen{};
+    std::uint8_t classes = 0;
+    for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+        m.seed = seed;
+        const auto u = memo::make_inputs(m, uniform);
+        for (double v : u.at(0).data) ASSERT_TRUE(v >= 0 && v < 1) << v;
+        EXPECT_EQ(memo::input_kind_of(m, 0, uniform), memo::input_kind::uniform);
+        const auto k = memo::input_kind_of(m, 0, varied);
+        ++seen[static_cast<std::size_t>(k)];
+        const auto t = memo::make_inputs(m, varied);
+        EXPECT_EQ(t, memo::make_inputs(m, varied)) << "the same seed draws the same inputs";
+        if (k == memo::input_kind::uniform) {
+            EXPECT_EQ(t, u);
+        }
+        classes |= memo::span_of(t.at(0)).classes;
+        if (k == memo::input_kind::thresholds) {  // some values at 0.5 +- a step: both sides of max_value
+            EXPECT_TRUE(memo::span_of(t.at(0)).straddles(0.5));
+        }
+    }
+    for (std::size_t k = 0; k < seen.size(); ++k) EXPECT_GT(seen[k], 10) << memo::input_kind_names[k];
+    for (auto c : {memo::value_class::negative, memo::value_class::zero, memo::value_class::small, memo::value_class::large})
+        EXPECT_TRUE(classes & memo::bit(c)) << memo::name_of(c);
+    // The store writes the choice with the other input options and reads it back.
+    EXPECT_EQ(memo::store::inputs_from_text(memo::store::inputs_text(varied)), varied);
+    EXPECT_EQ(memo::store::inputs_from_text("2:0:1"), uniform);
+    EXPECT_THROW(memo::store::inputs_from_text("2:0:1:sometimes"), memo::error);
+}
+
+TEST(ValueSpan, ClassesAndRange) {
+    memo::tensor t({5}, memo::dtype::float32);
+    t.data = {-2.0, 0.0, 1e-5, 3000.0, 0.5};
+    const auto s = memo::span_of(t);
+    EXPECT_EQ(s.lo, -2.0);
+    EXPECT_EQ(s.hi, 3000.0);
+    for (auto c : {memo::value_class::negative, memo::value_class::zero, memo::value_class::small, memo::value_class::large}) EXPECT_TRUE(s.has(c));
+    EXPECT_FALSE(s.has(memo::value_class::non_finite));
+    t.data = {0.25, std::numeric_limits<double>::infinity(), 0.75};
+    const auto f = memo::span_of(t);
+    EXPECT_EQ(f.classes, memo::bit(memo::value_class::non_finite));
+    EXPECT_TRUE(f.straddles(0.5));
+    EXPECT_FALSE(f.straddles(1.0));
+}
+
+// layer_input_range counts what each layer received: its producers' spans, and for a class with
+// thresholds, values on both sides of one.
+TEST(InputRangeCoverage, CountsWhatEachLayerReceived) {
+    memo::builder b(test::reg());
+    auto x = b.input({4});
+    auto r = b.add("ReLU", {x}, {{"max_value", 0.5}});
+    b.output(b.add("ThresholdedReLU", {r}, {{"theta", 1.0}}));
+    const auto m = b.finish();
+    memo::input_range_coverage cov(test::reg());
+    const auto& u = memo::universe::of(test::reg());
+    std::size_t with_thresholds = 0;
+    for (std::size_t s = 0; s < u.classes(); ++s)
+        for (const auto& p : u.class_at(s).params)
+            if (memo::is_threshold_param(p.name)) {
+                ++with_thresholds;
+                break;
+            }
+    EXPECT_EQ(cov.total(), 5 * u.classes() + with_thresholds);
+    EXPECT_GE(with_thresholds, 2u);  // ReLU, ThresholdedReLU
+
+    auto span = [](std::vector<double> v) {
+        memo::tensor t({static_cast<std::int64_t>(v.size())});
+        t.data = std::move(v);
+        return memo::span_of(t);
+    };
+    // Untraced (no span per node): nothing.
+    EXPECT_EQ(cov.add(m, {}), 0u);
+    // The ReLU receives a negative value and both sides of 0.5; the ThresholdedReLU receives
+    // [0, 0.5]: a zero, not both sides of theta.
+    const std::vector<memo::value_span> spans{span({-1.0, 0.25, 0.75, 0.0}), span({0.0, 0.25, 0.5, 0.0}), span({0.0, 0.0, 0.0, 0.0})};
+    EXPECT_EQ(cov.add(m, spans), 4u);  // ReLU: negative, zero, beyond; ThresholdedReLU: zero
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < cov.total(); ++i)
+        if (cov.items().test(i)) names.push_back(cov.describe(i));
+    EXPECT_EQ(names, (std::vector<std::string>{"ReLU received negative", "ReLU received zero", "ReLU received beyond", "ThresholdedReLU received zero"}));
+    EXPECT_EQ(cov.add(m, spans), 0u);
+    memo::input_range_coverage back(test::reg());
+    back.restore(cov.save());
+    EXPECT_EQ(back.covered(), 4u);
+}

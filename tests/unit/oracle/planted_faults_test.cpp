@@ -485,3 +485,42 @@ TEST(PlantedFaults, EachFaultIsItsBugAndNothingElse) {
         EXPECT_NE(z.data, y.data);
     }
 }
+
+// A fault the model's outputs do not show: AveragePooling1D counting padded zeros changes only
+// the edge positions, and a Cropping1D after it cuts them away. The outputs agree to the bit; the
+// traced runs' node sums differ, and the localisation names the pooling layer and the faulty side.
+TEST(PlantedFaults, AFaultMaskedAtTheOutputsIsFoundInTheTraces) {
+    auto masked_model = [](std::uint64_t seed) {
+        memo::builder b(test::reg());
+        int x = b.input({6, 3}, dtype::float32);
+        x = b.add("Dense", {x}, {{"units", std::int64_t{4}}, {"activation", "relu"}});
+        x = b.add("AveragePooling1D", {x}, {{"pool_size", ints{3}}, {"strides", ints{1}}, {"padding", "same"}});
+        x = b.add("Cropping1D", {x}, {{"cropping", ints{1, 1}}});
+        b.add("Dense", {x}, {{"units", std::int64_t{2}}});
+        auto m = b.finish();
+        m.seed = seed;
+        return m;
+    };
+    auto good = memo::make_in_process(memo::reference::interpreter());
+    auto bad = memo::make_in_process(test::faulty_backend(fault::pool_counts_padding, "AveragePooling1D", "faulty"));
+    auto clean = memo::make_in_process(memo::reference::interpreter(std::nullopt, "reference-2"));
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg()), control({good.get(), clean.get()}, truth, test::reg());
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        const auto m = masked_model(seed);
+        diff.set_trace(false);
+        EXPECT_FALSE(diff.check(m)) << "seed " << seed << ": the outputs alone show nothing";
+        const auto same = memo::oracle::compare(good->run(m, memo::make_inputs(m)).outputs, bad->run(m, memo::make_inputs(m)).outputs);
+        EXPECT_EQ(same.max_abs, 0.0) << "seed " << seed;
+        diff.set_trace(true);
+        const auto v = diff.check(m);
+        ASSERT_TRUE(v) << "seed " << seed;
+        EXPECT_EQ(v.what, kind::inconsistency);
+        EXPECT_TRUE(v.masked);
+        EXPECT_EQ(v.layer, "AveragePooling1D");
+        EXPECT_EQ(v.culprits, std::vector<std::string>{"faulty"});
+        control.set_trace(true);
+        EXPECT_FALSE(control.check(m)) << "seed " << seed << ": a clean pair, traced, is no alarm";
+    }
+    EXPECT_EQ(diff.masked_found(), 4u);
+}

@@ -22,7 +22,7 @@ tensor with_weights(const memo::model& m, const tensor& x, const std::vector<std
     }
     std::vector<array> in{memo::reference::from_tensor<double>(x)}, ws;
     for (const auto& w : weights) ws.push_back(memo::reference::from_tensor<double>(make({static_cast<std::int64_t>(w.size())}, w)));
-    auto out = (*k)(m[1], in, ws);
+    auto out = (*k)(memo::reference::kernel_context{m[1], m, 1, dtype::float64}, in, ws);
     EXPECT_TRUE(out) << out.reason();
     return out ? memo::reference::to_tensor(*out, dtype::float64) : tensor{};
 }

@@ -152,12 +152,29 @@ void apply_activation(array<T>& a, std::string_view name) {
 template <class T>
 using kernel = std::function<expected<array<T>>(const node&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
 
-/// Kernels by layer class name. Families register into it; users add their own layers' kernels.
+/// Where a kernel runs: the node, the model it is in and its index there (its producers are
+/// m.nodes[index].inputs), and the dtype it computes in. A kernel that depends on more than its
+/// node (a fault behind a producer, a wrapped library call that wants the graph) takes this; a
+/// wrapper may hand the kernel it wraps another node (`n`) in the same place.
+struct kernel_context {
+    const node& n;
+    const model& m;
+    int index;
+    dtype type;
+};
+template <class T>
+using kernel_in_context = std::function<expected<array<T>>(const kernel_context&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
+
+/// Kernels by layer class name. Families register into it; users add their own layers' kernels,
+/// of either form (a kernel of the node alone, or one in context).
 template <class T>
 struct kernel_table {
-    std::unordered_map<std::string_view, kernel<T>> by_name;
-    void set(std::string_view name, kernel<T> k) { by_name[name] = std::move(k); }
-    const kernel<T>* find(std::string_view name) const {
+    std::unordered_map<std::string_view, kernel_in_context<T>> by_name;
+    void set(std::string_view name, kernel_in_context<T> k) { by_name[name] = std::move(k); }
+    void set(std::string_view name, kernel<T> k) {
+        by_name[name] = [k = std::move(k)](const kernel_context& c, std::span<const array<T>> in, std::span<const array<T>> w) { return k(c.n, in, w); };
+    }
+    const kernel_in_context<T>* find(std::string_view name) const {
         auto it = by_name.find(name);
         return it == by_name.end() ? nullptr : &it->second;
     }

@@ -5,14 +5,14 @@
 
 #include <fmt/format.h>
 
-#include <memo/campaign/bugs.hpp>
-#include <memo/campaign/progress.hpp>
-#include <memo/campaign/seeds.hpp>
-#include <memo/store/replay.hpp>
+#include "../campaign/bugs.hpp"
+#include "../campaign/progress.hpp"
+#include "../campaign/seeds.hpp"
+#include "../store/replay.hpp"
 
 #include "run.hpp"
 
-namespace commands {
+namespace memo::fuzz::commands {
 
 inline void print_observations(const std::vector<memo::oracle::observation>& obs, std::string_view suffix = {}) {
     for (const auto& o : obs) {
@@ -74,7 +74,7 @@ inline int run_model(const cli::args& a) {
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     a.only(flags);
     if (a.positional().size() != 1) throw memo::error("run-model needs one MODEL file (.json: memo or Keras; .onnx)");
-    const auto& reg = memo::default_registry();
+    const auto& reg = memo::fuzz::setup().layers();
     auto m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
     if (a.has("seed")) m.seed = to_u64(*a.get("seed"), "seed");
     check_fits(m, a.positional()[0], a);
@@ -92,7 +92,7 @@ inline int run_model(const cli::args& a) {
 inline int replay_campaign(const cli::args& a, const std::filesystem::path& dir) {
     namespace fs = std::filesystem;
     if (a.has("original")) throw memo::error("--original is for a bug directory, not a campaign");
-    const auto& reg = memo::default_registry();
+    const auto& reg = memo::fuzz::setup().layers();
     memo::store::campaign_store st(memo::store::campaign_store::file_in(dir));
     std::string backends = a.get("backends").value_or("");
     if (backends.empty())
@@ -145,7 +145,7 @@ inline int replay(const cli::args& a) {
     if (a.has("tolerant")) throw memo::error("--tolerant is for a campaign directory, not a bug");
     if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": neither a bug directory (no bug.json) nor a campaign (no store.db)");
     const auto bug = memo::io::parse_json_file((dir / "bug.json").string());
-    const auto& reg = memo::default_registry();
+    const auto& reg = memo::fuzz::setup().layers();
     const auto want_kind = bug.at("kind").get<std::string>();
     const auto want_culprits = bug.at("culprits").get<std::vector<std::string>>();
     const bool metamorphic = want_kind == "metamorphic", resource = want_kind == "performance" || want_kind == "leak";
@@ -159,9 +159,11 @@ inline int replay(const cli::args& a) {
     memo::input_options in = inputs_from(a);
     if (!a.has("samples")) in.samples = bug.at("inputs").value("samples", std::int64_t{2});
     if (!a.has("input-range")) in.lo = bug.at("inputs").value("lo", 0.0), in.hi = bug.at("inputs").value("hi", 1.0);
+    if (!a.has("inputs")) in.varied = bug.at("inputs").value("varied", false);
     const std::string tester = metamorphic || bug.value("tester", std::string("differential")) == "metamorphic" ? "metamorphic" : "differential";
     testers t(a, backends, reg, in, 1, tester);
     auto& diff = t.first();
+    diff.set_trace(true);  // as the campaign ran it: a difference masked at the outputs shows in the traces
     memo::oracle::verdict v;
     if (auto* meta = dynamic_cast<memo::oracle::metamorphic_tester*>(&diff); meta && metamorphic) {
         const auto& w = bug.at("variant");
@@ -202,7 +204,7 @@ inline std::vector<cli::command> execution_commands() {
          "  --oracle LIST        differential (default) or metamorphic, and performance, leak; with\n"
          "                       --repeats, --slower, --larger, --min-ms, --leak-kb as memo-fuzz run takes them\n" +
              execution_help,
-         {"backends", "seed", "timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold", "oracle", "repeats", "slower", "larger", "min-ms",
+         {"backends", "seed", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold", "oracle", "repeats", "slower", "larger", "min-ms",
           "leak-kb"},
          run_model},
         {"replay",
@@ -224,9 +226,9 @@ inline std::vector<cli::command> execution_commands() {
          "  --backends LIST      other backends than the stored ones (a new library version, say); DIR: only\n"
          "                       the executions of these backends are replayed\n" +
              execution_help,
-         {"backends", "timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold"},
+         {"backends", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold"},
          replay},
     };
 }
 
-}  // namespace commands
+}  // namespace memo::fuzz::commands

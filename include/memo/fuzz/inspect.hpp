@@ -2,11 +2,11 @@
 // Commands that look at the registry, the coverage universe and model files.
 #include <fmt/core.h>
 
-#include <memo/memo.hpp>
+#include "../memo.hpp"
 
 #include "cli.hpp"
 
-namespace commands {
+namespace memo::fuzz::commands {
 
 using memo::io::json;
 
@@ -44,7 +44,7 @@ inline void print_layers_markdown(const memo::registry& reg) {
 
 inline int layers(const cli::args& a) {
     a.only({"json", "markdown"});
-    const auto& reg = memo::default_registry();
+    const auto& reg = memo::fuzz::setup().layers();
     if (a.has("markdown")) {
         print_layers_markdown(reg);
         return 0;
@@ -73,22 +73,25 @@ inline int layers(const cli::args& a) {
 
 inline int universe(const cli::args& a) {
     a.only({"json"});
-    const memo::memo_coverage c(memo::default_registry());
+    const memo::memo_coverage c(memo::fuzz::setup().layers());
+    const memo::input_range_coverage ranges(memo::fuzz::setup().layers());  // counted on executed models
     if (a.has("json")) {
         json j = json::object();
         for (auto k : memo::all_criteria) j[std::string(name_of(k))] = {{"total", c.total(k)}};
+        j[std::string(memo::layer_input_range_name)] = {{"total", ranges.total()}, {"executed_only", true}};
         fmt::print("{}\n", j.dump(2));
         return 0;
     }
     fmt::print("coverage universe of the default registry (see docs/coverage.md for how each is counted)\n");
     for (auto k : memo::all_criteria) fmt::print("  {:<24} {:>6}\n", name_of(k), c.total(k));
+    fmt::print("  {:<24} {:>6}  (executed models only)\n", memo::layer_input_range_name, ranges.total());
     return 0;
 }
 
 /// What an imported model is and the coverage it reaches: import-keras's and import-onnx's summary,
 /// as JSON or as text.
 inline void print_import_summary(const std::string& path, const memo::model& m, bool as_json) {
-    const auto& reg = memo::default_registry();
+    const auto& reg = memo::fuzz::setup().layers();
     memo::memo_coverage c(reg);
     c.add(m);
     const auto hash = fmt::format("{:016x}", memo::structural_hash(m));
@@ -111,7 +114,7 @@ inline int import_keras(const cli::args& a) {
     a.only({"json", "save"});
     if (a.positional().size() != 1) throw memo::error("expects one FILE (a Keras model.to_json() file)");
     const auto& path = a.positional()[0];
-    const memo::model m = memo::io::load_keras(path, memo::default_registry());
+    const memo::model m = memo::io::load_keras(path, memo::fuzz::setup().layers());
     if (auto out = a.get("save")) memo::io::write_file(*out, memo::io::model_to_json(m).dump(1) + "\n");
     print_import_summary(path, m, a.has("json"));
     return 0;
@@ -120,7 +123,7 @@ inline int import_keras(const cli::args& a) {
 inline int export_keras(const cli::args& a) {
     a.only({});
     if (a.positional().size() != 2) throw memo::error("expects MODEL.json (our format) and OUT.json (Keras format)");
-    const auto m = memo::io::load_model(a.positional()[0], memo::default_registry());
+    const auto m = memo::io::load_model(a.positional()[0], memo::fuzz::setup().layers());
     memo::io::write_file(a.positional()[1], memo::io::keras_to_json(m).dump(1) + "\n");
     fmt::print("wrote {} ({} layers)\n", a.positional()[1], m.size());
     return 0;
@@ -152,4 +155,4 @@ inline std::vector<cli::command> inspect_commands() {
     };
 }
 
-}  // namespace commands
+}  // namespace memo::fuzz::commands

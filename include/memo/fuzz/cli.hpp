@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include <memo/core/error.hpp>
+#include "../core/error.hpp"
 
-namespace cli {
+namespace memo::fuzz::cli {
 
 /// The arguments of one subcommand: `--flag`, `--key value`, and positionals.
 class args {
@@ -112,4 +112,4 @@ inline int dispatch(const std::vector<command>& commands, int argc, char** argv,
     return 2;
 }
 
-}  // namespace cli
+}  // namespace memo::fuzz::cli

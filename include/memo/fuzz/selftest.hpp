@@ -9,18 +9,19 @@
 // measured on it.)
 //
 // The faulty library is written on memo's public extension point, the reference interpreter's
-// kernel tables (kernels<T>().set): the worked example of wrapping a library's kernel.
+// kernels (interpreter::wrap_kernel): the worked example of wrapping a library's kernel.
 #include <csignal>
 #include <filesystem>
 #include <functional>
 #include <thread>
 
-#include <memo/campaign/execute.hpp>
-#include <memo/campaign/generate.hpp>
+#include "../campaign/execute.hpp"
+#include "../campaign/generate.hpp"
+#include "../report/campaign_data.hpp"
 
 #include "run.hpp"
 
-namespace commands {
+namespace memo::fuzz::commands {
 
 namespace selftest_detail {
 
@@ -28,87 +29,96 @@ using memo::reference::array;
 using memo::reference::params;
 
 /// One planted fault: the layer whose kernel carries it, the verdict kind it should be stored
-/// under, what it does, and when (its trigger, on the node's parameters).
+/// under, what it does, and when (its trigger, on the node's parameters and the largest value the
+/// node received).
 struct planted {
     std::string_view layer;
     std::string_view kind;  // crash, nan, inconsistency, timeout, memory
     std::string_view what;
-    std::function<bool(const params&)> trigger;
+    std::function<bool(const params&, double top)> trigger;
     enum class act { segfault, abort, error, nan, scale, offset, hang, memory } action;
 };
 
 inline const std::vector<planted>& faults() {
     using a = planted::act;
     static const std::vector<planted> all{
-        {"Conv1D", "crash", "segfault on causal padding", [](const params& p) { return p.str("padding") == "causal"; }, a::segfault},
+        {"Conv1D", "crash", "segfault on causal padding", [](const params& p, double) { return p.str("padding") == "causal"; }, a::segfault},
         {"MaxPooling2D", "crash", "abort on a non-square window with 'same' padding",
-         [](const params& p) {
+         [](const params& p, double) {
              const auto k = p.ints("pool_size", 2);
              return p.str("padding") == "same" && k[0] != k[1];
          },
          a::abort},
         {"Cropping2D", "crash", "library error when more is cropped from the top than the bottom",
-         [](const params& p) {
+         [](const params& p, double) {
              const auto c = p.ints("cropping", 4);
              return c[0] > c[1];
          },
          a::error},
-        {"Softmax", "nan", "NaN over any axis but the last", [](const params& p) { return p.integer("axis") != -1; }, a::nan},
+        {"Softmax", "nan", "NaN over any axis but the last", [](const params& p, double) { return p.integer("axis") != -1; }, a::nan},
         {"Conv2DTranspose", "inconsistency", "outputs scaled by 1.5 with strides of 2 or more",
-         [](const params& p) { return p.ints("strides", 2)[0] >= 2; }, a::scale},
+         [](const params& p, double) { return p.ints("strides", 2)[0] >= 2; }, a::scale},
         {"DepthwiseConv2D", "inconsistency", "outputs scaled by 1.5 with a depth multiplier above 1",
-         [](const params& p) { return p.integer("depth_multiplier") > 1; }, a::scale},
-        {"AveragePooling1D", "inconsistency", "outputs offset with 'same' padding", [](const params& p) { return p.str("padding") == "same"; }, a::offset},
-        {"GRU", "inconsistency", "outputs offset without reset_after", [](const params& p) { return !p.flag("reset_after"); }, a::offset},
-        {"BatchNormalization", "inconsistency", "outputs scaled by 1.5 without centering", [](const params& p) { return !p.flag("center"); }, a::scale},
-        {"ReLU", "inconsistency", "outputs offset when max_value is set", [](const params& p) { return !p.is_none("max_value"); }, a::offset},
-        {"LSTM", "timeout", "hangs when going backwards", [](const params& p) { return p.flag("go_backwards"); }, a::hang},
+         [](const params& p, double) { return p.integer("depth_multiplier") > 1; }, a::scale},
+        {"AveragePooling1D", "inconsistency", "outputs offset with 'same' padding", [](const params& p, double) { return p.str("padding") == "same"; }, a::offset},
+        {"GRU", "inconsistency", "outputs offset without reset_after", [](const params& p, double) { return !p.flag("reset_after"); }, a::offset},
+        {"BatchNormalization", "inconsistency", "outputs scaled by 1.5 without centering", [](const params& p, double) { return !p.flag("center"); }, a::scale},
+        {"ReLU", "inconsistency", "outputs offset when an input lies above max_value",
+         [](const params& p, double top) { return !p.is_none("max_value") && top > p.real("max_value"); }, a::offset},
+        {"LSTM", "timeout", "hangs when going backwards", [](const params& p, double) { return p.flag("go_backwards"); }, a::hang},
         {"UpSampling2D", "memory", "allocates without bound with bilinear interpolation",
-         [](const params& p) { return p.str("interpolation") == "bilinear"; }, a::memory},
+         [](const params& p, double) { return p.str("interpolation") == "bilinear"; }, a::memory},
     };
     return all;
 }
 
-/// The reference interpreter named "faulty", with each planted fault's kernel wrapped.
-inline memo::reference::interpreter faulty_reference() {
+/// The reference interpreter named "faulty", with the planted faults of these layers' kernels
+/// (all of them by default; none: a clean copy, for the campaign to compare with).
+inline memo::reference::interpreter faulty_reference(const std::vector<std::string>& only = {}) {
     memo::reference::interpreter b(std::nullopt, "faulty");
-    auto install = [&]<class T>(std::type_identity<T>) {
-        auto& table = b.kernels<T>();
-        for (const auto& f : faults()) {
-            const auto* original = table.find(f.layer);
-            if (!original) continue;
-            memo::reference::kernel<T> good = *original;
-            table.set(memo::default_registry().at(f.layer).name,  // a name that outlives this call
-                      [good, &f](const memo::node& n, std::span<const array<T>> in, std::span<const array<T>> w) -> memo::expected<array<T>> {
-                          if (!f.trigger(params{n})) return good(n, in, w);
-                          using act = planted::act;
-                          switch (f.action) {
-                              case act::segfault: std::raise(SIGSEGV); break;
-                              case act::abort: std::abort();
-                              case act::error: return memo::fail("planted library error in " + std::string(f.layer));
-                              case act::hang:
-                                  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-                              case act::memory:
-                                  for (std::vector<std::vector<char>> hog;;) hog.emplace_back(std::size_t{32} << 20, 1);
-                              default: break;
-                          }
-                          auto out = good(n, in, w);
-                          if (!out || out->data.empty()) return out;
-                          for (auto& x : out->data) {
-                              const float v = static_cast<float>(x);
-                              if (f.action == act::nan) x = T(std::numeric_limits<float>::quiet_NaN());  // a 0/0 over the tensor
-                              if (f.action == act::scale) x = T(v * 1.5f);
-                              if (f.action == act::offset) x = T(v + 0.25f * (1.0f + std::abs(v)));
-                          }
-                          return out;
-                      });
-        }
-    };
-    install(std::type_identity<Eigen::half>{});
-    install(std::type_identity<Eigen::bfloat16>{});
-    install(std::type_identity<float>{});
-    install(std::type_identity<double>{});
+    for (const auto& f : faults())
+        if (only.empty() || std::find(only.begin(), only.end(), f.layer) != only.end())
+            b.wrap_kernel(f.layer, [&f]<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
+                                                 std::span<const array<T>> in, std::span<const array<T>> w) -> memo::expected<array<T>> {
+                double top = -std::numeric_limits<double>::infinity();
+                for (const auto& x : in)
+                    for (const auto& y : x.data) top = std::max(top, static_cast<double>(y));
+                if (!f.trigger(params{c.n}, top)) return good(c, in, w);
+                using act = planted::act;
+                switch (f.action) {
+                    case act::segfault: std::raise(SIGSEGV); break;
+                    case act::abort: std::abort();
+                    case act::error: return memo::fail("planted library error in " + std::string(f.layer));
+                    case act::hang:
+                        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+                    case act::memory:
+                        for (std::vector<std::vector<char>> hog;;) hog.emplace_back(std::size_t{32} << 20, 1);
+                    default: break;
+                }
+                auto out = good(c, in, w);
+                if (!out || out->data.empty()) return out;
+                for (auto& x : out->data) {
+                    const float v = static_cast<float>(x);
+                    if (f.action == act::nan) x = T(std::numeric_limits<float>::quiet_NaN());  // a 0/0 over the tensor
+                    if (f.action == act::scale) x = T(v * 1.5f);
+                    if (f.action == act::offset) x = T(v + 0.25f * (1.0f + std::abs(v)));
+                }
+                return out;
+            });
     return b;
+}
+
+/// The faulty copy as a backend named "faulty" (not among the defaults): what the selftest's
+/// bugs replay on (memo-fuzz replay BUGDIR), and what `run --backends reference,faulty` runs.
+inline backend_kind faulty_kind() {
+    backend_kind k;
+    k.name = "faulty";
+    k.make = [](const memo::registry& reg, memo::isolation_limits lim, bool isolate) -> std::unique_ptr<memo::executor> {
+        if (isolate) return memo::make_isolated<memo::reference::interpreter>([] { return faulty_reference(); }, reg, lim);
+        return memo::make_in_process(faulty_reference());
+    };
+    k.by_default = false;
+    return k;
 }
 
 /// A stored bug as the selftest reads it: its bug.json, as the campaign's bug store holds it.
@@ -139,7 +149,7 @@ inline std::vector<stored> stored_bugs(const memo::campaign::bug_store& store) {
 inline int selftest(const cli::args& a) {
     namespace fs = std::filesystem;
     using namespace selftest_detail;
-    a.only({"seconds", "json", "out", "seed", "lanes", "timeout-ms", "memory-mb"});
+    a.only({"seconds", "json", "out", "seed", "lanes", "timeout-ms", "memory-mb", "faults"});
     if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
     const auto& reg = memo::default_registry();
     memo::campaign::generation_options o;
@@ -160,6 +170,20 @@ inline int selftest(const cli::args& a) {
     lim.memory_mb = static_cast<std::int64_t>(to_u64(a.get_or("memory-mb", "2048"), "memory-mb"));
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
+    // Which faults to plant: all, none (a clean copy: the same campaign without them), or some layers'.
+    std::vector<std::string> only;
+    const std::string which = a.get_or("faults", "all");
+    std::vector<const planted*> planted_now;
+    if (which != "all" && which != "none") {
+        only = split_list(which);
+        for (const auto& l : only)
+            if (std::none_of(faults().begin(), faults().end(), [&](const planted& f) { return f.layer == l; }))
+                throw memo::error("--faults: no fault is planted in '" + l + "' (the layers: see memo-fuzz selftest --help)");
+    } else if (which == "none") {
+        only = {"-"};  // matches no layer
+    }
+    for (const auto& f : faults())
+        if (only.empty() || std::find(only.begin(), only.end(), f.layer) != only.end()) planted_now.push_back(&f);
 
     memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
     std::vector<std::unique_ptr<memo::executor>> workers;
@@ -168,20 +192,21 @@ inline int selftest(const cli::args& a) {
     oo.max_bytes = lim.memory_mb << 20;
     for (std::size_t i = 0; i < lanes; ++i) {
         workers.push_back(memo::make_isolated<memo::reference::interpreter>([] { return memo::reference::interpreter(); }, reg, lim));
-        workers.push_back(memo::make_isolated<memo::reference::interpreter>(faulty_reference, reg, lim));
+        workers.push_back(memo::make_isolated<memo::reference::interpreter>([only] { return faulty_reference(only); }, reg, lim));
         std::vector<memo::executor*> xs{workers[workers.size() - 2].get(), workers.back().get()};
-        testers.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth, reg, oo, memo::input_options{}));
+        testers.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth, reg, oo, memo::input_options{.varied = true}));
     }
     std::vector<memo::oracle::tester*> lane_ptrs;
     for (auto& t : testers) lane_ptrs.push_back(t.get());
 
     memo::campaign::execution_options eo;
     eo.max_bytes = oo.max_bytes;
+    eo.replay = replay_command();
     const auto seeds = memo::campaign::load_seeds("zoo", reg, model_readers());
     std::vector<memo::model> small;
     for (const auto& m : seeds) small.push_back(memo::campaign::shrink(m, eo.max_cost / 10));  // as memo-fuzz run shrinks them
     o.max_cost = eo.max_cost;
-    if (!o.quiet) fmt::print("selftest: {} planted faults in 'faulty', beside the clean 'reference', for {} s -> {}\n", faults().size(), o.seconds, o.out);
+    if (!o.quiet) fmt::print("selftest: {} planted faults in 'faulty', beside the clean 'reference', for {} s -> {}\n", planted_now.size(), o.seconds, o.out);
     memo::campaign::execution exec(lane_ptrs, reg, o.out, eo);
     memo::campaign::generate(small, reg, o, &exec);
 
@@ -191,7 +216,8 @@ inline int selftest(const cli::args& a) {
     std::vector<bool> matched(bugs.size(), false);
     memo::io::json rows = memo::io::json::array();
     std::size_t found = 0, right = 0;
-    for (const auto& f : faults()) {
+    for (const auto* fp : planted_now) {
+        const auto& f = *fp;
         // The bug that blames it best: of its kind first, then the first seen.
         const stored* best = nullptr;
         auto rank = [&f](const stored& b) { return std::pair{b.kind != f.kind, b.seconds}; };
@@ -213,9 +239,25 @@ inline int selftest(const cli::args& a) {
     memo::io::json false_alarms = memo::io::json::array();
     for (std::size_t i = 0; i < bugs.size(); ++i)
         if (!matched[i]) false_alarms.push_back("bugs/" + bugs[i].key);
+    // Executed models per second, overall and after the first minute (once a hang or a blow-up is
+    // known, its trigger runs under short limits: the rate should recover).
+    const double executed = static_cast<double>(exec.executed());
+    double after_minute = -1;
+    if (o.seconds > 90) {
+        const auto csv = memo::report::read_csv(fs::path(o.out) / "coverage.csv");
+        const int t = csv.column("seconds"), e = csv.column("executed");
+        for (const auto& row : csv.rows)
+            if (t >= 0 && e >= 0 && row[static_cast<std::size_t>(t)] >= 60) {
+                const double dt = o.seconds - row[static_cast<std::size_t>(t)];
+                if (dt > 0) after_minute = (executed - row[static_cast<std::size_t>(e)]) / dt;
+                break;
+            }
+    }
+    memo::io::json rate = {{"executed", exec.executed()}, {"per_second", executed / std::max(o.seconds, 1e-9)}};
+    rate["per_second_after_60s"] = after_minute >= 0 ? memo::io::json(after_minute) : memo::io::json(nullptr);
     if (a.has("json")) {
         fmt::print("{}\n", memo::io::json{{"faults", rows}, {"false_alarms", false_alarms.size()}, {"false_alarm_bugs", false_alarms},
-                                          {"seconds", o.seconds}, {"out", o.out}}
+                                          {"models", rate}, {"seconds", o.seconds}, {"out", o.out}}
                                .dump(2));
         return 0;
     }
@@ -224,7 +266,9 @@ inline int selftest(const cli::args& a) {
         fmt::print("{:<20} {:<14} {:<6} {:>8}  {}{}\n", r["layer"].get<std::string>(), r["kind"].get<std::string>(), r["found"].get<bool>() ? "yes" : "no",
                    r["seconds"].is_null() ? std::string("-") : fmt::format("{:.1f}", r["seconds"].get<double>()),
                    r["stored_as"].is_null() ? std::string("-") : r["stored_as"].get<std::string>(), r["found"].get<bool>() && !r["right"].get<bool>() ? "  (wrong kind)" : "");
-    fmt::print("\n{} of {} planted faults found, {} stored under the right kind and layer; {} false alarms", found, faults().size(), right, false_alarms.size());
+    fmt::print("\n{} of {} planted faults found, {} stored under the right kind and layer; {} false alarms", found, planted_now.size(), right, false_alarms.size());
+    fmt::print("\n{} models executed, {:.1f}/s", exec.executed(), executed / std::max(o.seconds, 1e-9));
+    if (after_minute >= 0) fmt::print(" ({:.1f}/s after the first minute)", after_minute);
     for (const auto& d : false_alarms) fmt::print("\n  false alarm: {}", d.get<std::string>());
     fmt::print("\ncampaign: {}\n", o.out);
     return 0;
@@ -232,7 +276,7 @@ inline int selftest(const cli::args& a) {
 
 inline cli::command selftest_command() {
     return {"selftest",
-            "selftest [--seconds S] [--json] [--out DIR] [--seed N]",
+            "selftest [--seconds S] [--json] [--out DIR] [--seed N] [--faults LIST]",
             "Measures recall: a campaign runs memo's reference interpreter beside a copy of it with planted\n"
             "faults ('faulty'), each behind a parameter value that generated models reach only sometimes, of\n"
             "every verdict kind (a crash by signal, an abort, a library error, NaN, wrong results in several\n"
@@ -240,14 +284,17 @@ inline cli::command selftest_command() {
             "it (found), when (seconds to first sighting), and under which kind and layer it was stored;\n"
             "stored bugs that match no fault are false alarms.\n\n"
             "  --seconds S      the campaign's length (default 120)\n"
-            "  --json           print {\"faults\": [{\"layer\", \"kind\", \"found\", \"right\", \"seconds\"}, ...], \"false_alarms\": N}\n"
+            "  --json           print {\"faults\": [{\"layer\", \"kind\", \"found\", \"right\", \"seconds\"}, ...], \"false_alarms\": N,\n"
+            "                   \"models\": {\"executed\", \"per_second\", \"per_second_after_60s\"}}\n"
+            "  --faults LIST    plant only the faults of these layers (comma-separated), or none: the same\n"
+            "                   campaign against a clean copy, to compare its models per second (default all)\n"
             "  --out DIR        the campaign directory (default: a new one in the temporary directory)\n"
             "  --seed N         the search's seed (default 1)\n"
             "  --lanes N        models in flight at once (default 2)\n"
             "  --timeout-ms T   the workers' time limit (default 3000: each sighting of the hang costs it)\n"
             "  --memory-mb M    the workers' memory limit (default 2048)",
-            {"seconds", "out", "seed", "lanes", "timeout-ms", "memory-mb"},
+            {"seconds", "out", "seed", "lanes", "timeout-ms", "memory-mb", "faults"},
             selftest};
 }
 
-}  // namespace commands
+}  // namespace memo::fuzz::commands

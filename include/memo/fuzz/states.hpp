@@ -7,16 +7,16 @@
 
 #include <fmt/core.h>
 
-#include <memo/campaign/progress.hpp>
-#include <memo/campaign/seeds.hpp>
-#include <memo/state/input_fuzz.hpp>
-#include <memo/zoo/zoo.hpp>
+#include "../campaign/progress.hpp"
+#include "../campaign/seeds.hpp"
+#include "../state/input_fuzz.hpp"
+#include "../zoo/zoo.hpp"
 
 #include "backends.hpp"
 #include "cli.hpp"
 #include "run.hpp"
 
-namespace commands {
+namespace memo::fuzz::commands {
 
 namespace states_cmd {
 
@@ -39,7 +39,7 @@ inline int states(const cli::args& a) {
     a.only({"zoo", "seconds", "iterations", "seed", "abstraction", "components", "intervals", "bits", "boundary", "linf", "l0", "profile",
             "out", "json", "quiet"});
     using clock = std::chrono::steady_clock;
-    const auto& reg = memo::default_registry();
+    const auto& reg = memo::fuzz::setup().layers();
     memo::model m;
     if (const auto zoo = a.get("zoo")) {
         if (!a.positional().empty()) throw memo::error("give --zoo NAME or a model file, not both");
@@ -132,4 +132,4 @@ inline cli::command states_command() {
             states};
 }
 
-}  // namespace commands
+}  // namespace memo::fuzz::commands

@@ -4,18 +4,18 @@
 
 #include <fmt/core.h>
 
-#include <memo/campaign/execute.hpp>
-#include <memo/campaign/generate.hpp>
-#include <memo/campaign/seeds.hpp>
+#include "../campaign/execute.hpp"
+#include "../campaign/generate.hpp"
+#include "../campaign/seeds.hpp"
 #ifdef MEMO_FUZZ_MPI
-#include <memo/cluster/mpi.hpp>
+#include "../cluster/mpi.hpp"
 #endif
 
 #include "backends.hpp"
 #include "cli.hpp"
 #include "inspect.hpp"
 
-namespace commands {
+namespace memo::fuzz::commands {
 
 inline std::uint64_t to_u64(const std::string& s, const char* what) {
     try {
@@ -37,7 +37,7 @@ inline double to_double(const std::string& s, const char* what) {
 }
 
 /// The execution options every command that runs models shares.
-inline const std::vector<std::string> execution_flags{"timeout-ms", "memory-mb", "samples", "input-range", "dmad-threshold", "in-process"};
+inline const std::vector<std::string> execution_flags{"timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold", "in-process"};
 
 inline memo::isolation_limits limits_from(const cli::args& a) {
     memo::isolation_limits lim;
@@ -63,6 +63,9 @@ inline memo::input_options inputs_from(const cli::args& a) {
     in.lo = number(range[0]);
     in.hi = number(range[1]);
     if (!(in.lo < in.hi)) throw memo::error("--input-range: LO must be below HI");
+    const auto kind = a.get_or("inputs", "varied");
+    if (kind != "varied" && kind != "uniform") throw memo::error("--inputs expects varied or uniform, got '" + kind + "'");
+    in.varied = kind == "varied";
     return in;
 }
 /// What memo-fuzz itself may hold of a model's values: as much as a worker may (--memory-mb).
@@ -148,7 +151,10 @@ inline const std::string execution_help =
     "  --memory-mb M        a worker that grows by more than M MiB resident is killed: a memory verdict\n"
     "                       (default 4096)\n"
     "  --samples N          samples per input batch (default 2)\n"
-    "  --input-range LO,HI  inputs drawn uniform in [LO, HI) (default 0,1, as MEMO)\n"
+    "  --inputs KIND        varied (default): each input from a generator its model's seed picks (uniform,\n"
+    "                       symmetric, tiny, wide, normal, sparse, thresholds, large; docs/oracles.md);\n"
+    "                       uniform: every input uniform in the --input-range, as MEMO\n"
+    "  --input-range LO,HI  the uniform generator's range (default 0,1, as MEMO)\n"
     "  --dmad-threshold D   D_MAD above which an output difference counts (default 0.5)\n"
     "  --in-process         run the backends in this process (no isolation; for debugging)";
 
@@ -167,7 +173,7 @@ inline std::string rank_dir(const std::string& dir, int rank) {
 /// A campaign; `world` when this process is one rank of an MPI job (--mpi).
 inline int run_campaign(const cli::args& given, memo::cluster::communicator* world) {
     namespace fs = std::filesystem;
-    const auto& reg = memo::default_registry();
+    const auto& reg = memo::fuzz::setup().layers();
     const int rank = world ? world->rank() : 0;
     cli::args a = given;
     memo::campaign::generation_options o;
@@ -210,9 +216,10 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         memo::io::json stored = memo::io::json::object();
         for (const auto& [k, v] : a.options())
             if (stored_option(k)) stored[k] = v;
-        o.tool = {{"args", stored}};
+        o.tool = {{"args", stored}, {"program", program_path()}};
         if (world) o.tool["ranks"] = world->size();
-        seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg, model_readers());
+        if (!a.has("seeds") && setup().seeds) seeds = setup().seeds(reg);  // the program's own
+        else seeds = memo::campaign::load_seeds(a.get_or("seeds", "zoo"), reg, model_readers());
     }
     o.quiet = a.has("quiet") || rank != 0;  // one progress line: rank 0's
     memo::cluster::exchange_options xo;
@@ -239,7 +246,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", "20000000"), "max-cost"));
     std::vector<memo::model> small;
     for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::shrink(m, max_cost / 10));
-    for (std::size_t i = 0; i < small.size(); ++i) check_fits(small[i], "seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", "zoo"), a);
+    for (std::size_t i = 0; i < small.size(); ++i) check_fits(small[i], "seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", setup().seeds ? "(the program's)" : "zoo"), a);
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     testers t(a, backends, reg, inputs_from(a), lanes, oracles.tester);
@@ -249,6 +256,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     memo::campaign::execution_options eo;
     eo.minimise = !a.has("no-minimise");
     eo.attach = bug_files();
+    eo.replay = replay_command();  // repro.sh calls this program, which knows its backends
     eo.max_models = to_u64(a.get_or("models", "0"), "models");
     eo.fill = !a.has("no-fill");
     eo.max_cost = full ? 0 : max_cost;
@@ -272,7 +280,8 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
                job.value(memo::io::json::json_pointer("/memo/hits"), exec.memo_hits()), bugs);
     for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
     fmt::print("report: {}/report.html\n", o.out);
-    if (exec.store().unique()) fmt::print("bugs are in {}/bugs/<kind>/<signature>/; each replays with memo-fuzz replay <that directory>\n", o.out);
+    if (exec.store().unique())
+        fmt::print("bugs are in {}/bugs/<kind>/<signature>/; each replays with its repro.sh ({} replay <that directory>)\n", o.out, setup().program);
     return 0;
 }
 
@@ -377,9 +386,9 @@ inline cli::command run_command() {
             "  --share N            models each rank sends per exchange, at most (default 8)\n" +
                 execution_help,
             {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
-             "memory-mb", "samples", "input-range", "dmad-threshold", "resume", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb", "sync-seconds",
+             "memory-mb", "samples", "inputs", "input-range", "dmad-threshold", "resume", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb", "sync-seconds",
              "share"},
             run};
 }
 
-}  // namespace commands
+}  // namespace memo::fuzz::commands

@@ -6,18 +6,18 @@
 
 #include <fmt/core.h>
 
-#include <memo/io/json.hpp>
-#include <memo/layers/all.hpp>
-#include <memo/report/report.hpp>
+#include "../io/json.hpp"
+#include "../layers/all.hpp"
+#include "../report/report.hpp"
 
 #include "cli.hpp"
 
-namespace commands {
+namespace memo::fuzz::commands {
 
 inline int report(const cli::args& a) {
     a.only({});
     if (a.positional().size() != 1) throw memo::error("report needs one campaign DIR");
-    const auto path = memo::report::write_report(a.positional()[0], memo::default_registry());
+    const auto path = memo::report::write_report(a.positional()[0], memo::fuzz::setup().layers());
     fmt::print("{}\n", path.string());
     return 0;
 }
@@ -52,4 +52,4 @@ inline std::vector<cli::command> report_commands() {
              compare}};
 }
 
-}  // namespace commands
+}  // namespace memo::fuzz::commands

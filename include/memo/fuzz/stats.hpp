@@ -5,17 +5,17 @@
 
 #include <fmt/format.h>
 
-#include <memo/campaign/generate.hpp>
-#include <memo/layers/all.hpp>
-#include <memo/store/store.hpp>
+#include "../campaign/generate.hpp"
+#include "../layers/all.hpp"
+#include "../store/store.hpp"
 
 #include "cli.hpp"
 
-namespace commands {
+namespace memo::fuzz::commands {
 
 /// A stopped campaign's stats.json as far as its checkpoint tells: coverage and the memo counters.
 inline memo::io::json stats_from_checkpoint(const memo::io::json& state) {
-    memo::memo_coverage cov(memo::default_registry());
+    memo::memo_coverage cov(memo::fuzz::setup().layers());
     cov.restore(state.at("coverage"));
     const auto stage = state.value("stage", memo::io::json::object());
     return {{"iterations", state.at("iteration")},
@@ -140,4 +140,4 @@ inline cli::command stats_command() {
             stats};
 }
 
-}  // namespace commands
+}  // namespace memo::fuzz::commands

@@ -7,14 +7,14 @@
 
 #include <fmt/core.h>
 
-#include <memo/memo.hpp>
-#include <memo/reduce/reduce.hpp>
-#include <memo/zoo/zoo.hpp>
+#include "../memo.hpp"
+#include "../reduce/reduce.hpp"
+#include "../zoo/zoo.hpp"
 
 #include "backends.hpp"
 #include "cli.hpp"
 
-namespace commands {
+namespace memo::fuzz::commands {
 
 namespace reduce_cmd {
 
@@ -60,7 +60,7 @@ inline std::vector<named_model> inputs(const cli::args& a, const memo::registry&
 
 inline int reduce(const cli::args& a) {
     a.only({"zoo", "json", "out"});
-    const auto& reg = memo::default_registry();
+    const auto& reg = memo::fuzz::setup().layers();
     const auto models = reduce_cmd::inputs(a, reg);
     const auto out_dir = a.get("out");
     if (out_dir) {
@@ -141,4 +141,4 @@ inline cli::command reduce_command() {
             {"zoo", "out"}, reduce};
 }
 
-}  // namespace commands
+}  // namespace memo::fuzz::commands

@@ -1,0 +1,15 @@
+#pragma once
+// What memo-fuzz adds to memo::fuzz's commands, from the translation units that include the
+// libraries (each is compiled only when memo-fuzz is built with that library).
+#include <memo/fuzz/backends.hpp>
+
+namespace memo_fuzz {
+
+/// libtorch as the backend "torch" (torch/torch_backend.cpp).
+memo::fuzz::backend_kind torch_backend();
+
+/// ONNX Runtime as the backends "ort" and "ort-opt", .onnx model files, model.onnx in each bug's
+/// directory, and the export-onnx and import-onnx commands (onnx/onnx_support.cpp).
+void add_onnx(memo::fuzz::toolkit& t);
+
+}  // namespace memo_fuzz

@@ -1,0 +1,144 @@
+#pragma once
+// The backends a memo::fuzz program runs, by name, each in its own worker process unless
+// --in-process. Two are always there:
+//   reference          our interpreter in the model's dtypes
+//   reference-float64  our interpreter in float64 (the ground truth, as a participant)
+// The others are registered by the program before memo::fuzz::main (toolkit::backends): memo-fuzz
+// adds torch (libtorch) and ort, ort-opt (ONNX Runtime) when it was built with them; a user's
+// program adds its own library's. The toolkit also holds what a program adds to loading and
+// storing models (ONNX files, say) and commands of its own.
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../backends/isolate.hpp"
+#include "../backends/reference/interpreter.hpp"
+#include "../campaign/bugs.hpp"
+#include "../campaign/seeds.hpp"
+#include "../layers/all.hpp"
+#include "cli.hpp"
+
+namespace memo::fuzz {
+
+/// A backend a program offers under a name.
+struct backend_kind {
+    std::string name;
+    /// The executor, in a worker process of its own when `isolate` (make_isolated), else in this
+    /// process (make_in_process: --in-process, for debugging).
+    std::function<std::unique_ptr<executor>(const registry&, isolation_limits, bool isolate)> make;
+    /// Empty when it can run here; else why not (a worker that is not installed, say).
+    std::function<std::string()> unavailable = [] { return std::string(); };
+    bool by_default = true;  // joins the default backends (--backends not given) when available
+};
+
+/// What a program adds to memo::fuzz's commands. Set it up before memo::fuzz::main.
+struct toolkit {
+    std::string program = "memo-fuzz";          // the name in help and error messages
+    std::vector<backend_kind> backends;         // beside the reference interpreter's two
+    campaign::model_readers readers;            // model formats beyond memo's JSON and Keras JSON
+    campaign::bug_files attach;                 // more files in each new bug's directory
+    std::vector<cli::command> commands;         // commands of the program's own
+    /// The layers models are generated and read with (null: memo's default registry); a library
+    /// that runs a few layers gives a registry of those (docs/tutorial.md).
+    const registry* reg = nullptr;
+    /// The seeds of `run` without --seeds (empty: memo's zoo, which needs the default registry).
+    std::function<std::vector<model>(const registry&)> seeds;
+
+    const registry& layers() const { return reg ? *reg : default_registry(); }
+};
+
+/// The program's toolkit (one per program).
+inline toolkit& setup() {
+    static toolkit t;
+    return t;
+}
+
+/// This program's absolute path (from /proc/self/exe), or its name where that cannot be read.
+inline std::string program_path() {
+    std::error_code ec;
+    const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? setup().program : p.string();
+}
+
+/// How a bug of a campaign this program runs replays: this very program's replay command, so a
+/// bug found on a backend only this program knows replays on it (repro.sh).
+inline std::string replay_command() {
+    std::string quoted = "'";
+    for (char c : program_path()) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "' replay";
+}
+
+}  // namespace memo::fuzz
+
+namespace memo::fuzz::commands {
+
+inline const campaign::model_readers& model_readers() { return setup().readers; }
+inline const campaign::bug_files& bug_files() { return setup().attach; }
+
+/// The registered backend of this name, or null.
+inline const backend_kind* find_backend(const std::string& name) {
+    for (const auto& k : setup().backends)
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+inline std::vector<std::string> available_backends() {
+    std::vector<std::string> r{"reference", "reference-float64"};
+    for (const auto& k : setup().backends)
+        if (k.unavailable().empty()) r.push_back(k.name);
+    return r;
+}
+/// The reference, and every registered backend that is available and joins the defaults.
+inline std::string default_backends() {
+    std::string s = "reference";
+    for (const auto& k : setup().backends)
+        if (k.by_default && k.unavailable().empty()) s += "," + k.name;
+    return s;
+}
+
+inline std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> r;
+    std::size_t at = 0;
+    while (at <= s.size()) {
+        const auto comma = s.find(',', at);
+        auto item = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        if (!item.empty()) r.push_back(item);
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    return r;
+}
+
+/// The executors for a comma-separated list of backend names; a clear error for an unknown or
+/// unavailable one.
+inline std::vector<std::unique_ptr<memo::executor>> make_backends(const std::string& list, const memo::registry& reg,
+                                                                  memo::isolation_limits lim, bool isolate) {
+    std::vector<std::unique_ptr<memo::executor>> r;
+    auto names = split_list(list);
+    if (names.empty()) throw memo::error("--backends: no backend named");
+    for (const auto& n : names) {
+        std::optional<memo::dtype> precision;
+        if (n == "reference") precision = std::nullopt;
+        else if (n == "reference-float64" || n == "reference-f64") precision = memo::dtype::float64;
+        else if (const auto* k = find_backend(n)) {
+            if (const auto why = k->unavailable(); !why.empty()) throw memo::error("--backends: " + n + " is not available: " + why);
+            r.push_back(k->make(reg, lim, isolate));
+            continue;
+        } else {
+            std::string known;
+            for (const auto& a : available_backends()) known += (known.empty() ? "" : ", ") + a;
+            throw memo::error("--backends: unknown backend '" + n + "' (available: " + known + ")");
+        }
+        auto make = [precision] { return memo::reference::interpreter(precision); };
+        if (isolate) r.push_back(memo::make_isolated<memo::reference::interpreter>(make, reg, lim));
+        else r.push_back(memo::make_in_process(make()));
+    }
+    for (std::size_t i = 0; i < r.size(); ++i)
+        for (std::size_t j = i + 1; j < r.size(); ++j)
+            if (r[i]->name() == r[j]->name()) throw memo::error("--backends: " + std::string(r[i]->name()) + " named twice");
+    return r;
+}
+
+}  // namespace memo::fuzz::commands
