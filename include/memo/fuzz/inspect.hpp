@@ -4,6 +4,7 @@
 
 #include "../memo.hpp"
 
+#include "backends.hpp"
 #include "cli.hpp"
 
 namespace memo::fuzz::commands {

@@ -10,6 +10,7 @@
 #include "../layers/all.hpp"
 #include "../report/report.hpp"
 
+#include "backends.hpp"
 #include "cli.hpp"
 
 namespace memo::fuzz::commands {

@@ -9,6 +9,7 @@
 #include "../layers/all.hpp"
 #include "../store/store.hpp"
 
+#include "backends.hpp"
 #include "cli.hpp"
 
 namespace memo::fuzz::commands {
