@@ -20,37 +20,6 @@ namespace {
 constexpr std::uint64_t search_seed = 1;
 constexpr int steps = 6000;
 
-/// Seed models, built by hand from layers tiny_nn runs. None holds a Softmax: finding the bug is
-/// left to the search.
-std::vector<memo::model> seeds(const memo::registry& reg) {
-    std::vector<memo::model> out;
-    {  // a multi-layer perceptron
-        memo::builder b(reg);
-        int x = b.input({16});
-        x = b.add("Dense", {x}, {{"units", 24}, {"activation", "relu"}});
-        b.add("Dense", {x}, {{"units", 8}, {"activation", "tanh"}});
-        out.push_back(b.finish());
-    }
-    {  // a 1-D convolutional net
-        memo::builder b(reg);
-        int x = b.input({20, 3});
-        x = b.add("Conv1D", {x}, {{"filters", 6}, {"kernel_size", memo::ints{3}}, {"padding", "same"}, {"activation", "relu"}});
-        x = b.add("Flatten", {x});
-        b.add("Dense", {x}, {{"units", 4}, {"activation", "sigmoid"}});
-        out.push_back(b.finish());
-    }
-    {  // a residual block
-        memo::builder b(reg);
-        const int x = b.input({12});
-        int y = b.add("Dense", {x}, {{"units", 12}});
-        y = b.add("ReLU", {y}, {{"max_value", 6.0}});
-        y = b.add("Add", {x, y});
-        b.add("Dense", {y}, {{"units", 3}, {"activation", "sigmoid"}});
-        out.push_back(b.finish());
-    }
-    return out;
-}
-
 /// One build of tiny_nn against memo's reference interpreter (in the model's dtypes), judged by the
 /// differential oracle with the float64 reference as the ground truth; and what it saw.
 struct tester {
@@ -97,7 +66,7 @@ std::string describe(const memo::model& m) {
 
 int main() {
     const memo::registry& reg = tiny_memo::registry();
-    const auto seed_models = seeds(reg);
+    const auto seed_models = tiny_memo::seeds(reg);
 
     memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
     tester good(tiny::options{}, "tiny", truth, reg);

@@ -205,4 +205,35 @@ private:
 
 static_assert(memo::backend<backend>);
 
+/// Seed models, built by hand from layers tiny_nn runs (memo's zoo holds layers it lacks). None
+/// holds a Softmax: finding the bug is left to the search.
+inline std::vector<memo::model> seeds(const memo::registry& reg) {
+    std::vector<memo::model> out;
+    {  // a multi-layer perceptron
+        memo::builder b(reg);
+        int x = b.input({16});
+        x = b.add("Dense", {x}, {{"units", 24}, {"activation", "relu"}});
+        b.add("Dense", {x}, {{"units", 8}, {"activation", "tanh"}});
+        out.push_back(b.finish());
+    }
+    {  // a 1-D convolutional net
+        memo::builder b(reg);
+        int x = b.input({20, 3});
+        x = b.add("Conv1D", {x}, {{"filters", 6}, {"kernel_size", memo::ints{3}}, {"padding", "same"}, {"activation", "relu"}});
+        x = b.add("Flatten", {x});
+        b.add("Dense", {x}, {{"units", 4}, {"activation", "sigmoid"}});
+        out.push_back(b.finish());
+    }
+    {  // a residual block
+        memo::builder b(reg);
+        const int x = b.input({12});
+        int y = b.add("Dense", {x}, {{"units", 12}});
+        y = b.add("ReLU", {y}, {{"max_value", 6.0}});
+        y = b.add("Add", {x, y});
+        b.add("Dense", {y}, {{"units", 3}, {"activation", "sigmoid"}});
+        out.push_back(b.finish());
+    }
+    return out;
+}
+
 }  // namespace tiny_memo

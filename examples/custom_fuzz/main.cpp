@@ -12,37 +12,11 @@
 
 #include "../custom_backend/tiny_backend.hpp"
 
-namespace {
-
-/// Seed models of layers tiny_nn runs (memo's zoo holds layers it lacks). None holds a Softmax:
-/// finding the bug is left to the search.
-std::vector<memo::model> tiny_seeds(const memo::registry& reg) {
-    std::vector<memo::model> out;
-    {  // a multi-layer perceptron
-        memo::builder b(reg);
-        int x = b.input({16});
-        x = b.add("Dense", {x}, {{"units", 24}, {"activation", "relu"}});
-        b.add("Dense", {x}, {{"units", 8}, {"activation", "tanh"}});
-        out.push_back(b.finish());
-    }
-    {  // a 1-D convolutional net
-        memo::builder b(reg);
-        int x = b.input({20, 3});
-        x = b.add("Conv1D", {x}, {{"filters", 6}, {"kernel_size", memo::ints{3}}, {"padding", "same"}, {"activation", "relu"}});
-        x = b.add("Flatten", {x});
-        b.add("Dense", {x}, {{"units", 4}, {"activation", "sigmoid"}});
-        out.push_back(b.finish());
-    }
-    return out;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     auto& t = memo::fuzz::setup();
     t.program = "custom_fuzz";
     t.reg = &tiny_memo::registry();
-    t.seeds = tiny_seeds;
+    t.seeds = tiny_memo::seeds;  // memo's zoo holds layers tiny_nn lacks
     memo::fuzz::backend_kind tiny;
     tiny.name = "tiny";
     tiny.make = [](const memo::registry& reg, memo::isolation_limits lim, bool isolate) -> std::unique_ptr<memo::executor> {

@@ -1276,6 +1276,11 @@ constexpr std::uint8_t bit(value_class c) noexcept { return static_cast<std::uin
 /// Below this magnitude (and not zero) a value is small; at or above `large_value` it is large.
 inline constexpr double small_value = 0x1p-10, large_value = 0x1p10;
 
+/// The parameters that set a threshold a layer's inputs may fall either side of (ReLU's max_value
+/// and threshold, ThresholdedReLU's theta): what the `thresholds` input generator aims at and what
+/// the value class `beyond` is judged against.
+inline bool is_threshold_param(std::string_view p) noexcept { return p == "max_value" || p == "threshold" || p == "theta"; }
+
 /// The classes and finite range of some values.
 struct value_span {
     double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
@@ -1341,6 +1346,7 @@ inline value_span span_of(const tensor& t) noexcept {
 // #include <memo/core/model.hpp> (already included)
 // #include <memo/core/rng.hpp> (already included)
 // #include <memo/exec/tensor.hpp> (already included)
+// #include <memo/exec/values.hpp> (already included)
 
 namespace memo {
 
@@ -1375,8 +1381,7 @@ inline std::vector<double> thresholds(const model& m) {
     std::vector<double> t{0.0};
     for (const auto& n : m.nodes)
         for (std::size_t j = 0; j < n.params.size(); ++j) {
-            const auto name = n.layer->params[j].name;
-            if (name == "max_value" || name == "threshold" || name == "theta")
+            if (is_threshold_param(n.layer->params[j].name))
                 if (const auto* x = std::get_if<double>(&n.params[j])) t.push_back(*x);
         }
     return t;
@@ -7110,9 +7115,6 @@ static_assert(coverage_metric<criterion_coverage, model>);
 namespace memo {
 
 inline constexpr std::string_view layer_input_range_name = "layer_input_range";
-
-/// The parameters that set a threshold a layer's inputs may fall either side of.
-inline bool is_threshold_param(std::string_view p) noexcept { return p == "max_value" || p == "threshold" || p == "theta"; }
 
 class input_range_coverage {
 public:

@@ -16,9 +16,6 @@ namespace memo {
 
 inline constexpr std::string_view layer_input_range_name = "layer_input_range";
 
-/// The parameters that set a threshold a layer's inputs may fall either side of.
-inline bool is_threshold_param(std::string_view p) noexcept { return p == "max_value" || p == "threshold" || p == "theta"; }
-
 class input_range_coverage {
 public:
     explicit input_range_coverage(const registry& reg) : u_(&universe::of(reg)) {

@@ -15,6 +15,7 @@
 #include "../core/model.hpp"
 #include "../core/rng.hpp"
 #include "tensor.hpp"
+#include "values.hpp"
 
 namespace memo {
 
@@ -49,8 +50,7 @@ inline std::vector<double> thresholds(const model& m) {
     std::vector<double> t{0.0};
     for (const auto& n : m.nodes)
         for (std::size_t j = 0; j < n.params.size(); ++j) {
-            const auto name = n.layer->params[j].name;
-            if (name == "max_value" || name == "threshold" || name == "theta")
+            if (is_threshold_param(n.layer->params[j].name))
                 if (const auto* x = std::get_if<double>(&n.params[j])) t.push_back(*x);
         }
     return t;

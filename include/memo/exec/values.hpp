@@ -25,6 +25,11 @@ constexpr std::uint8_t bit(value_class c) noexcept { return static_cast<std::uin
 /// Below this magnitude (and not zero) a value is small; at or above `large_value` it is large.
 inline constexpr double small_value = 0x1p-10, large_value = 0x1p10;
 
+/// The parameters that set a threshold a layer's inputs may fall either side of (ReLU's max_value
+/// and threshold, ThresholdedReLU's theta): what the `thresholds` input generator aims at and what
+/// the value class `beyond` is judged against.
+inline bool is_threshold_param(std::string_view p) noexcept { return p == "max_value" || p == "threshold" || p == "theta"; }
+
 /// The classes and finite range of some values.
 struct value_span {
     double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
