@@ -423,6 +423,7 @@ private:
         if (v.all_failed) ++all_failed_;
         if (!v && diff.last_suppressed()) ++suppressed_;
         record(cur.m, obs, false, v.what, v ? report(diff, cur, v, obs, t, true) : std::string());
+        for (const auto& also : v.more) report(diff, cur, also, obs, t, true, true);
         if (o_.resources.any()) check_resources(diff, cur, obs, t);
     }
 
@@ -434,13 +435,17 @@ private:
         for (const auto& v : resources_.check(cur.m, diff.last_inputs(), xs)) report(diff, cur, v, obs, t, false);
     }
 
-    /// Stores a bug (or counts a known one); returns its signature.
+    /// Stores a bug (or counts a known one); returns its signature. A second fault in a model
+    /// (`beside`: a verdict's `more`) is stored only once minimised away from the first, so that
+    /// its reproducer shows it and not the first.
     std::string report(oracle::tester& diff, const pending& cur, const oracle::verdict& v, const std::vector<oracle::observation>& obs, double t,
-                       bool minimise) {
-        ++found_[std::string(oracle::name_of(v.what))];
+                       bool minimise, bool beside = false) {
         // A bug seen before (same first sighting signature) is counted, not minimised again.
         const std::string first = oracle::signature(v, v.variant ? v.variant->m : cur.m);
         if (const auto it = known_.find(first); it != known_.end()) {
+            if (it->second.empty()) return {};  // a second fault that could not be shown alone
+            if (beside) return it->second;  // sightings are counted for a model's first verdict, as a store's replay counts them
+            ++found_[std::string(oracle::name_of(v.what))];
             bugs_.count(v.what, it->second);
             return it->second;
         }
@@ -459,6 +464,11 @@ private:
             b.v = small.v;
             b.minimise_checks = small.checks;
         }
+        if (beside && b.minimal.size() == cur.m.size()) {
+            known_.emplace(first, std::string());
+            return {};
+        }
+        if (!beside) ++found_[std::string(oracle::name_of(v.what))];
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
         if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak) {

@@ -193,13 +193,16 @@ public:
         verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
         if (!v && trace_) v = masked_difference();
         suppressed_ = false;
-        if (v && !localise(v)) {
-            suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
-            v = verdict{};
-        }
+        if (v && named_by_class(v) && v.node < 0) v.node = known_trigger(v);
+        // Confirmed before it is localised: a library that runs the whole graph is localised by
+        // running prefixes, each of which may cost the whole limit.
         if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
             ++unconfirmed_timeouts_;
             return {};
+        }
+        if (v && !localise(v)) {
+            suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
+            v = verdict{};
         }
         learn_hang(v);
         return v;
@@ -292,6 +295,20 @@ private:
         if (it == known_hangs_.end()) return false;
         return std::any_of(m.nodes.begin(), m.nodes.end(), [&](const node& n) { return it->second.count({s, hang_trigger(n)}) != 0; });
     }
+    /// A time-out or blow-up on a library that does not say where it was, in a model that carries
+    /// a trigger the culprit hung (or blew up) on before: that node, neither confirmed nor
+    /// localised again. -1 when there is none.
+    int known_trigger(const verdict& v) const {
+        if (v.culprits.size() != 1) return -1;
+        for (std::size_t k = 0; k < xs_.size(); ++k) {
+            if (xs_[k]->name() != v.culprits.front()) continue;
+            const auto it = known_hangs_.find(k);
+            if (it == known_hangs_.end()) return -1;
+            for (std::size_t i = 0; i < current_.size(); ++i)
+                if (it->second.count({v.status, hang_trigger(current_[i])})) return static_cast<int>(i);
+        }
+        return -1;
+    }
     bool knows_hang(const executor* x, const verdict& v) const {
         if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return false;
         for (std::size_t k = 0; k < xs_.size(); ++k)
@@ -362,7 +379,7 @@ private:
         executor* culprit = by_name(v.culprits.front());
         executor* peer = v.peers.empty() ? nullptr : by_name(v.peers.front());
         if (v.what == kind::crash) {
-            if (v.node < 0 && v.status != run_status::timeout && v.status != run_status::memory) v.node = failing_prefix(*culprit);
+            if (v.node < 0) v.node = failing_prefix(*culprit, v.status);
         } else if (v.what == kind::nan && peer) {
             const auto a = culprit->run(m, inputs_, {true, {}, {}}), b = peer->run(m, inputs_, {true, {}, {}});
             if (a.ok() && b.ok())
@@ -389,27 +406,48 @@ private:
                 if (bounds[i].by_rounding > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
                 const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
-                if (beyond(d, bound)) {
+                if (!beyond(d, bound)) continue;
+                if (v.node < 0) {
                     v.node = static_cast<int>(i);
                     v.at_node = {d.max_abs, bounds[i].scale, bound};
-                    break;
+                    continue;
                 }
+                // Each node got the very same inputs: one beyond rounding after the first is a
+                // fault of its own, which the first would otherwise hide for as long as both meet.
+                verdict w = v;
+                w.more.clear();
+                w.node = static_cast<int>(i);
+                w.at_node = {d.max_abs, bounds[i].scale, bound};
+                farther_from_truth_first(w, a, b);
+                w.message = "node " + std::to_string(i) + " differs on identical inputs, beside the difference at node " + std::to_string(v.node);
+                name_node(w);
+                v.more.push_back(std::move(w));
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
             if (v.masked) {
                 // No output difference named the culprit: the one farther from float64 at the node.
-                const auto& t = fed_truth_.at(static_cast<std::size_t>(v.node));
-                if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
+                farther_from_truth_first(v, a, b);
                 v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
                 ++masked_found_;
             }
         }
-        if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
-            const node& n = m[v.node];
-            v.layer = std::string(n.layer->name);
-            if (!n.inputs.empty()) v.producer = std::string(m[n.inputs[0]].layer->name);
-        }
+        name_node(v);
         return true;
+    }
+
+    /// v's layer and producer, from its node.
+    void name_node(verdict& v) const {
+        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return;
+        const node& n = current_[v.node];
+        v.layer = std::string(n.layer->name);
+        if (!n.inputs.empty()) v.producer = std::string(current_[n.inputs[0]].layer->name);
+    }
+
+    /// Of the culprit's run a and the peer's run b on the fed inputs, the culprit is the one farther
+    /// from float64 at v's node (when no output difference named it).
+    void farther_from_truth_first(verdict& v, const run_result& a, const run_result& b) const {
+        const auto& t = fed_truth_.at(static_cast<std::size_t>(v.node));
+        if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
     }
 
     /// Whether node i's values come near its dtype's largest finite value (in float64, its output or
@@ -470,14 +508,18 @@ private:
         return out;
     }
 
-    /// The shortest prefix on which the culprit still fails (binary search over the last node).
-    int failing_prefix(executor& x) {
+    /// The shortest prefix on which the culprit still fails (binary search over the last node): a
+    /// crash of any kind, or again a time-out or a memory blow-up (a library that runs the whole
+    /// graph does not say which node it was in).
+    int failing_prefix(executor& x, run_status s) {
+        const bool same_status = s == run_status::timeout || s == run_status::memory;
         int lo = 0, hi = static_cast<int>(current_.size()) - 1, found = -1;
-        while (lo <= hi) {
+        while (lo <= hi && !past_deadline()) {
             const int mid = (lo + hi) / 2;
             const model p = prefix(current_, mid);
             const auto in = make_inputs(p, in_);
-            if (failed(x.run(p, in, {}).status)) found = mid, hi = mid - 1;
+            const run_status got = x.run(p, in, {}).status;
+            if (same_status ? got == s : failed(got)) found = mid, hi = mid - 1;
             else lo = mid + 1;
         }
         return found;

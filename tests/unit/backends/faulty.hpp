@@ -133,10 +133,11 @@ memo::expected<array<T>> planted_kernel(fault f, const memo::reference::kernel_i
 
 }  // namespace detail
 
-/// The reference interpreter, named `name`, with the kernel of `layer` replaced by a faulty one.
-inline memo::reference::interpreter faulty_backend(fault f, std::string layer, std::string name = "faulty") {
+/// The reference interpreter, named `name`, with the kernel of each of `layers` replaced by a
+/// faulty one.
+inline memo::reference::interpreter faulty_backend(fault f, const std::vector<std::string>& layers, std::string name = "faulty") {
     memo::reference::interpreter b(std::nullopt, std::move(name));
-    b.wrap_kernel(layer, [f]<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
+    for (const auto& layer : layers) b.wrap_kernel(layer, [f]<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
                                       std::span<const memo::reference::array<T>> in,
                                       std::span<const memo::reference::array<T>> w) -> memo::expected<memo::reference::array<T>> {
         if (is_planted(f)) return detail::planted_kernel<T>(f, good, c, in, w);
@@ -172,6 +173,9 @@ inline memo::reference::interpreter faulty_backend(fault f, std::string layer, s
         return out;
     });
     return b;
+}
+inline memo::reference::interpreter faulty_backend(fault f, std::string layer, std::string name = "faulty") {
+    return faulty_backend(f, std::vector<std::string>{std::move(layer)}, std::move(name));
 }
 
 }  // namespace test

@@ -427,3 +427,40 @@ TEST(Campaign, KilledCampaignLosesNoStoredBug) {
 }
 
 }  // namespace
+
+namespace {
+
+/// A library that runs the whole graph at once and hangs on any model with an Activation, without
+/// saying where it was: the reference interpreter otherwise.
+struct graph_hanger {
+    memo::reference::interpreter inner;
+    std::string_view name() const { return "hanger"; }
+    memo::expected<void> supports(const memo::model&) const { return {}; }
+    memo::run_result run(const memo::model& m, std::span<const memo::tensor> in, const memo::run_options& o) {
+        for (const auto& n : m.nodes)
+            if (n.layer->name == "Activation")
+                for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+        return inner.run(m, in, o);
+    }
+};
+
+}  // namespace
+
+// A time-out on a library that does not say where it hung is localised by running prefixes of the
+// model, and the layer it names is a known hang from then on: the next sighting gets the short
+// limit and the same node, without being confirmed or localised again.
+TEST(Oracle, WholeGraphHangIsLocalisedByPrefixes) {
+    auto good = memo::make_in_process(memo::reference::interpreter());
+    auto bad = memo::make_isolated<graph_hanger>([] { return graph_hanger{}; }, test::reg(), quick());
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
+    const auto first = diff.check(small_model());
+    EXPECT_EQ(first.status, run_status::timeout) << first.message;
+    EXPECT_EQ(first.node, 2);
+    EXPECT_EQ(first.layer, "Activation");
+    const auto again = diff.check(small_model(2));
+    EXPECT_EQ(again.status, run_status::timeout);
+    EXPECT_NE(again.message.find("250 ms"), std::string::npos) << again.message;
+    EXPECT_EQ(again.node, 2);
+    EXPECT_EQ(memo::oracle::signature(again, small_model(2)), memo::oracle::signature(first, small_model()));
+}

@@ -411,3 +411,40 @@ TEST(CampaignStore, ReplayFlagsExactlyTheFlippedRunsAtTheirNode) {
     EXPECT_EQ(st.divergence_count(), static_cast<std::int64_t>(flaky.flipped.size()));
     fs::remove_all(dir);
 }
+
+// A model that meets two wrong kernels (Dense and Activation scaled): the first hides the second
+// in the outputs, but every node ran on the same inputs, so each is its own bug, stored with a
+// minimal model that shows it alone.
+TEST(CampaignBugs, TwoFaultsInOneModelAreTwoBugs) {
+    const auto dir = fresh_dir("memo-two-faults");
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter(std::nullopt, "reference")};
+    memo::in_process<memo::reference::interpreter> bad{test::faulty_backend(test::fault::wrong_value, std::vector<std::string>{"Dense", "Activation"}, "faulty")};
+    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::oracle::differential diff{{&ref, &bad}, truth, test::reg()};
+    memo::builder b(test::reg());
+    const int d = b.add("Dense", {b.input({4})}, {{"units", std::int64_t{3}}});
+    b.add("Activation", {d}, {{"activation", "tanh"}});
+    const auto m = b.finish();
+
+    const auto v = diff.check(m);
+    ASSERT_EQ(v.what, memo::oracle::kind::inconsistency);
+    EXPECT_EQ(v.layer, "Dense");
+    ASSERT_EQ(v.more.size(), 1u);
+    EXPECT_EQ(v.more[0].layer, "Activation");
+    EXPECT_EQ(v.more[0].culprits, std::vector<std::string>{"faulty"});
+
+    memo::campaign::execution_options eo;
+    eo.fill = false;
+    memo::campaign::execution exec(diff, test::reg(), dir, eo);
+    memo::campaign::generation_options o;
+    o.out = dir.string();
+    o.iterations = 1;
+    o.seconds = 1e6;
+    o.quiet = true;
+    memo::campaign::generate({m}, test::reg(), o, &exec);
+    std::set<std::string> layers;
+    for (const auto& bug : bug_dirs(dir)) layers.insert(bug.substr(0, bug.find('-')));
+    EXPECT_TRUE(layers.count("inconsistency/Dense")) << ::testing::PrintToString(bug_dirs(dir));
+    EXPECT_TRUE(layers.count("inconsistency/Activation")) << ::testing::PrintToString(bug_dirs(dir));
+    fs::remove_all(dir);
+}
