@@ -5199,6 +5199,9 @@ struct verdict {
     bool all_failed = false;            // every backend that ran failed: a model no library takes
     bool masked = false;                // inconsistency: the outputs agree, a node's traced values do not
     std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
+    /// Inconsistency: the other nodes beyond rounding on the same identical inputs, each a bug of
+    /// its own (a model may meet two faults; the first would hide the second).
+    std::vector<verdict> more;
 
     explicit operator bool() const noexcept { return what != kind::none; }
 };
@@ -5617,13 +5620,16 @@ public:
         verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
         if (!v && trace_) v = masked_difference();
         suppressed_ = false;
-        if (v && !localise(v)) {
-            suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
-            v = verdict{};
-        }
+        if (v && named_by_class(v) && v.node < 0) v.node = known_trigger(v);
+        // Confirmed before it is localised: a library that runs the whole graph is localised by
+        // running prefixes, each of which may cost the whole limit.
         if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
             ++unconfirmed_timeouts_;
             return {};
+        }
+        if (v && !localise(v)) {
+            suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
+            v = verdict{};
         }
         learn_hang(v);
         return v;
@@ -5716,6 +5722,20 @@ private:
         if (it == known_hangs_.end()) return false;
         return std::any_of(m.nodes.begin(), m.nodes.end(), [&](const node& n) { return it->second.count({s, hang_trigger(n)}) != 0; });
     }
+    /// A time-out or blow-up on a library that does not say where it was, in a model that carries
+    /// a trigger the culprit hung (or blew up) on before: that node, neither confirmed nor
+    /// localised again. -1 when there is none.
+    int known_trigger(const verdict& v) const {
+        if (v.culprits.size() != 1) return -1;
+        for (std::size_t k = 0; k < xs_.size(); ++k) {
+            if (xs_[k]->name() != v.culprits.front()) continue;
+            const auto it = known_hangs_.find(k);
+            if (it == known_hangs_.end()) return -1;
+            for (std::size_t i = 0; i < current_.size(); ++i)
+                if (it->second.count({v.status, hang_trigger(current_[i])})) return static_cast<int>(i);
+        }
+        return -1;
+    }
     bool knows_hang(const executor* x, const verdict& v) const {
         if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return false;
         for (std::size_t k = 0; k < xs_.size(); ++k)
@@ -5786,7 +5806,7 @@ private:
         executor* culprit = by_name(v.culprits.front());
         executor* peer = v.peers.empty() ? nullptr : by_name(v.peers.front());
         if (v.what == kind::crash) {
-            if (v.node < 0 && v.status != run_status::timeout && v.status != run_status::memory) v.node = failing_prefix(*culprit);
+            if (v.node < 0) v.node = failing_prefix(*culprit, v.status);
         } else if (v.what == kind::nan && peer) {
             const auto a = culprit->run(m, inputs_, {true, {}, {}}), b = peer->run(m, inputs_, {true, {}, {}});
             if (a.ok() && b.ok())
@@ -5813,27 +5833,48 @@ private:
                 if (bounds[i].by_rounding > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
                 const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
-                if (beyond(d, bound)) {
+                if (!beyond(d, bound)) continue;
+                if (v.node < 0) {
                     v.node = static_cast<int>(i);
                     v.at_node = {d.max_abs, bounds[i].scale, bound};
-                    break;
+                    continue;
                 }
+                // Each node got the very same inputs: one beyond rounding after the first is a
+                // fault of its own, which the first would otherwise hide for as long as both meet.
+                verdict w = v;
+                w.more.clear();
+                w.node = static_cast<int>(i);
+                w.at_node = {d.max_abs, bounds[i].scale, bound};
+                farther_from_truth_first(w, a, b);
+                w.message = "node " + std::to_string(i) + " differs on identical inputs, beside the difference at node " + std::to_string(v.node);
+                name_node(w);
+                v.more.push_back(std::move(w));
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
             if (v.masked) {
                 // No output difference named the culprit: the one farther from float64 at the node.
-                const auto& t = fed_truth_.at(static_cast<std::size_t>(v.node));
-                if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
+                farther_from_truth_first(v, a, b);
                 v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
                 ++masked_found_;
             }
         }
-        if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
-            const node& n = m[v.node];
-            v.layer = std::string(n.layer->name);
-            if (!n.inputs.empty()) v.producer = std::string(m[n.inputs[0]].layer->name);
-        }
+        name_node(v);
         return true;
+    }
+
+    /// v's layer and producer, from its node.
+    void name_node(verdict& v) const {
+        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return;
+        const node& n = current_[v.node];
+        v.layer = std::string(n.layer->name);
+        if (!n.inputs.empty()) v.producer = std::string(current_[n.inputs[0]].layer->name);
+    }
+
+    /// Of the culprit's run a and the peer's run b on the fed inputs, the culprit is the one farther
+    /// from float64 at v's node (when no output difference named it).
+    void farther_from_truth_first(verdict& v, const run_result& a, const run_result& b) const {
+        const auto& t = fed_truth_.at(static_cast<std::size_t>(v.node));
+        if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
     }
 
     /// Whether node i's values come near its dtype's largest finite value (in float64, its output or
@@ -5894,14 +5935,18 @@ private:
         return out;
     }
 
-    /// The shortest prefix on which the culprit still fails (binary search over the last node).
-    int failing_prefix(executor& x) {
+    /// The shortest prefix on which the culprit still fails (binary search over the last node): a
+    /// crash of any kind, or again a time-out or a memory blow-up (a library that runs the whole
+    /// graph does not say which node it was in).
+    int failing_prefix(executor& x, run_status s) {
+        const bool same_status = s == run_status::timeout || s == run_status::memory;
         int lo = 0, hi = static_cast<int>(current_.size()) - 1, found = -1;
-        while (lo <= hi) {
+        while (lo <= hi && !past_deadline()) {
             const int mid = (lo + hi) / 2;
             const model p = prefix(current_, mid);
             const auto in = make_inputs(p, in_);
-            if (failed(x.run(p, in, {}).status)) found = mid, hi = mid - 1;
+            const run_status got = x.run(p, in, {}).status;
+            if (same_status ? got == s : failed(got)) found = mid, hi = mid - 1;
             else lo = mid + 1;
         }
         return found;
@@ -8852,7 +8897,8 @@ public:
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
                 {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()}};
+                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()},
+                {"failed", failed_}};
     }
 
     /// The kinds of bug the oracles at work can report (the progress line's).
@@ -9031,6 +9077,7 @@ private:
         }
         cov_.restore(j.at("coverage"));
         if (j.contains("input_ranges")) ranges_.restore(j.at("input_ranges"));
+        if (j.contains("failed")) j.at("failed").get_to(failed_);  // a resumed campaign breeds from them no more than one run in one go
         if (j.contains("declines")) declines_.restore(j.at("declines"));
         for (const auto& p : j.at("pending")) {
             auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
@@ -9066,6 +9113,7 @@ private:
         if (v.all_failed) ++all_failed_;
         if (!v && diff.last_suppressed()) ++suppressed_;
         record(cur.m, obs, false, v.what, v ? report(diff, cur, v, obs, t, true) : std::string());
+        for (const auto& also : v.more) report(diff, cur, also, obs, t, true, true);
         if (o_.resources.any()) check_resources(diff, cur, obs, t);
     }
 
@@ -9077,13 +9125,17 @@ private:
         for (const auto& v : resources_.check(cur.m, diff.last_inputs(), xs)) report(diff, cur, v, obs, t, false);
     }
 
-    /// Stores a bug (or counts a known one); returns its signature.
+    /// Stores a bug (or counts a known one); returns its signature. A second fault in a model
+    /// (`beside`: a verdict's `more`) is stored only once minimised away from the first, so that
+    /// its reproducer shows it and not the first.
     std::string report(oracle::tester& diff, const pending& cur, const oracle::verdict& v, const std::vector<oracle::observation>& obs, double t,
-                       bool minimise) {
-        ++found_[std::string(oracle::name_of(v.what))];
+                       bool minimise, bool beside = false) {
         // A bug seen before (same first sighting signature) is counted, not minimised again.
         const std::string first = oracle::signature(v, v.variant ? v.variant->m : cur.m);
         if (const auto it = known_.find(first); it != known_.end()) {
+            if (it->second.empty()) return {};  // a second fault that could not be shown alone
+            if (beside) return it->second;  // sightings are counted for a model's first verdict, as a store's replay counts them
+            ++found_[std::string(oracle::name_of(v.what))];
             bugs_.count(v.what, it->second);
             return it->second;
         }
@@ -9102,6 +9154,11 @@ private:
             b.v = small.v;
             b.minimise_checks = small.checks;
         }
+        if (beside && b.minimal.size() == cur.m.size()) {
+            known_.emplace(first, std::string());
+            return {};
+        }
+        if (!beside) ++found_[std::string(oracle::name_of(v.what))];
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
         if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak) {

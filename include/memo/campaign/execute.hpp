@@ -209,7 +209,8 @@ public:
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
                 {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()}};
+                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()},
+                {"failed", failed_}};
     }
 
     /// The kinds of bug the oracles at work can report (the progress line's).
@@ -388,6 +389,7 @@ private:
         }
         cov_.restore(j.at("coverage"));
         if (j.contains("input_ranges")) ranges_.restore(j.at("input_ranges"));
+        if (j.contains("failed")) j.at("failed").get_to(failed_);  // a resumed campaign breeds from them no more than one run in one go
         if (j.contains("declines")) declines_.restore(j.at("declines"));
         for (const auto& p : j.at("pending")) {
             auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
