@@ -21,6 +21,7 @@
 #include <fmt/core.h>
 
 #include <memo/campaign/seeds.hpp>
+#include <memo/coverage/checkpoint.hpp>
 #include <memo/search/search.hpp>
 #include <memo/state/rnn_coverage.hpp>
 #include <memo/store/store.hpp>
@@ -39,7 +40,7 @@ score judge(const std::vector<memo::model>& seeds, const std::vector<memo::model
     memo::state::rnn_coverage j(memo::default_registry(), seeds, {.seed = judge_seed});
     for (const auto& m : seeds) j.add(m);
     for (const auto& m : models) j.add(m);
-    const auto c = j.criteria();
+    const auto c = memo::criteria_json(j.criteria());
     return {models.size(), c["rnn_states"]["covered"], c["rnn_transitions"]["covered"], c["rnn_state_boundary"]["covered"]};
 }
 

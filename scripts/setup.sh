@@ -14,7 +14,6 @@ DEBIAN_PACKAGES=(
   pkg-config
   libeigen3-dev
   libfmt-dev
-  librange-v3-dev
   nlohmann-json3-dev
   libsqlite3-dev
   libgtest-dev

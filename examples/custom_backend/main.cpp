@@ -11,7 +11,7 @@
 
 #include <fmt/core.h>
 
-#include <memo/memo.hpp>
+#include <memo/all.hpp>
 
 #include "tiny_backend.hpp"
 
@@ -84,7 +84,7 @@ int main() {
         return ok;
     });
     s.set_max_seed_size(40);            // small models run fast
-    s.context().max_cost = 2'000'000;   // multiply-adds per sample (reduce/cost.hpp)
+    s.context().max_cost = 2'000'000;   // multiply-adds per sample (layers/cost.hpp)
     int valid = 0, diverse = 0;
     for (int i = 0; i < steps; ++i) {
         const auto r = s.step();

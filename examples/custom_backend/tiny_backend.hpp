@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <memo/memo.hpp>
+#include <memo/all.hpp>
 
 #include "tiny_nn.hpp"
 

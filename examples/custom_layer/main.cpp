@@ -8,7 +8,7 @@
 
 #include <fmt/core.h>
 
-#include <memo/memo.hpp>
+#include <memo/all.hpp>
 
 /// ChannelShuffle(groups): splits the channels into `groups` groups of C / groups and interleaves
 /// them, channel g * (C / groups) + k moving to k * groups + g. The shape does not change.

@@ -1,13 +1,14 @@
 // embed: memo as one header. This program includes single_include/memo/memo.hpp and nothing of
-// include/: copy that file into a project (Eigen, {fmt}, range-v3 and nlohmann/json on its include
-// path, fmt linked) and this is all it takes to generate diverse, valid models.
-#include <fmt/core.h>
+// include/: copy that file into a project (it needs the standard library alone) and this is all
+// it takes to generate diverse, valid models.
+#include <cstdio>
 
 #include <memo/memo.hpp>
 
 int main() {
     const memo::registry& reg = memo::default_registry();
-    const auto seeds = memo::campaign::load_seeds("zoo", reg);  // MEMO's ten seed models, reduced
+    std::vector<memo::model> seeds;  // MEMO's ten seed models, reduced
+    for (auto name : memo::zoo::names()) seeds.push_back(memo::reduce(memo::zoo::build(name, reg), reg).reduced);
 
     // MEMO's search (Algorithm 2). A fixed seed and step count give the same models on every run.
     const int steps = 500;
@@ -20,7 +21,8 @@ int main() {
         diverse += r.gain != 0;
     }
 
-    fmt::print("{} steps from {} seed models: {} valid, {} raised coverage\n", steps, seeds.size(), valid, diverse);
-    for (auto k : memo::all_criteria) fmt::print("{:<24} {:>5} / {}\n", memo::name_of(k), s.coverage().covered(k), s.coverage().total(k));
+    std::printf("%d steps from %zu seed models: %d valid, %d raised coverage\n", steps, seeds.size(), valid, diverse);
+    for (auto k : memo::all_criteria)
+        std::printf("%-24s %5zu / %zu\n", std::string(memo::name_of(k)).c_str(), s.coverage().covered(k), s.coverage().total(k));
     return 0;
 }

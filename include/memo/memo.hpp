@@ -1,18 +1,13 @@
 #pragma once
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
-// libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3, nlohmann-json
-// and SQLite (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
-// ONNX, MPI) have headers of their own: <memo/backends/torch/backend.hpp>, <memo/cluster/mpi.hpp>.
-#include "backends/backend.hpp"
-#include "backends/executor.hpp"
-#include "backends/isolate.hpp"
-#include "backends/reference/interpreter.hpp"
-#include "campaign/bugs.hpp"
-#include "campaign/execute.hpp"
-#include "campaign/generate.hpp"
-#include "campaign/seeds.hpp"
-#include "cluster/communicator.hpp"
-#include "cluster/exchange.hpp"
+// libraries. This header is model generation: the model graph and its builder, the Keras layer
+// registry, MEMO's coverage criteria, MEMO's and LEMON's mutation operators, the search
+// (Algorithm 2), the zoo's seed models and their reduction. It needs the standard library alone.
+//
+// Running and judging models, model files and campaigns are in <memo/all.hpp> (which needs
+// Eigen and nlohmann/json, and SQLite and {fmt} for campaigns: the memo::campaign target).
+// Backends with heavy dependencies have headers of their own: <memo/backends/torch/backend.hpp>,
+// <memo/onnx/...>, <memo/cluster/mpi.hpp>.
 #include "core/builder.hpp"
 #include "core/domain.hpp"
 #include "core/dtype.hpp"
@@ -23,28 +18,12 @@
 #include "core/rng.hpp"
 #include "core/shape.hpp"
 #include "core/value.hpp"
-#include "exec/inputs.hpp"
-#include "exec/tensor.hpp"
-#include "exec/values.hpp"
-#include "exec/weights.hpp"
 #include "coverage/coverage.hpp"
 #include "coverage/universe.hpp"
-#include "coverage/input_range.hpp"
-#include "io/json.hpp"
-#include "io/keras.hpp"
 #include "layers/all.hpp"
-#include "metamorphic/relations.hpp"
+#include "layers/cost.hpp"
+#include "layers/weights.hpp"
 #include "mutation/operators.hpp"
-#include "oracle/differential.hpp"
-#include "oracle/metamorphic.hpp"
-#include "oracle/oracle.hpp"
-#include "oracle/resources.hpp"
-#include "oracle/tester.hpp"
 #include "reduce/reduce.hpp"
-#include "report/report.hpp"
 #include "search/search.hpp"
-#include "state/input_fuzz.hpp"
-#include "state/rnn_coverage.hpp"
-#include "store/replay.hpp"
-#include "store/store.hpp"
 #include "zoo/zoo.hpp"

@@ -7,30 +7,74 @@
 #pragma once
 
 // memo: coverage-guided generation of diverse, valid deep-learning models for testing DL
-// libraries. The umbrella header: everything that needs only Eigen, fmt, range-v3, nlohmann-json
-// and SQLite (and Linux, for the worker processes). Backends with heavy dependencies (libtorch,
-// ONNX, MPI) have headers of their own: <memo/backends/torch/backend.hpp>, <memo/cluster/mpi.hpp>.
-// begin #include <memo/backends/backend.hpp>
-// The backend concept: a DL library (or our reference interpreter) that runs a model.
+// libraries. This header is model generation: the model graph and its builder, the Keras layer
+// registry, MEMO's coverage criteria, MEMO's and LEMON's mutation operators, the search
+// (Algorithm 2), the zoo's seed models and their reduction. It needs the standard library alone.
 //
-//   struct my_backend {
-//       std::string_view name() const;
-//       memo::expected<void> supports(const memo::model&) const;   // why not, per layer or dtype
-//       memo::run_result run(const memo::model&, std::span<const memo::tensor> inputs,
-//                            const memo::run_options&);
-//   };
+// Running and judging models, model files and campaigns are in <memo/all.hpp> (which needs
+// Eigen and nlohmann/json, and SQLite and {fmt} for campaigns: the memo::campaign target).
+// Backends with heavy dependencies have headers of their own: <memo/backends/torch/backend.hpp>,
+// <memo/onnx/...>, <memo/cluster/mpi.hpp>.
+// begin #include <memo/core/builder.hpp>
+// Building models by hand: the zoo, the tests and users' own code.
 //
-// A backend that supports only some layers or dtypes says so in supports(); the oracle then
-// compares that model only among the backends that support it.
-#include <concepts>
-#include <iterator>
-#include <cstdint>
-#include <optional>
-#include <span>
+//   memo::builder b(memo::default_registry());
+//   auto x = b.input({28, 28, 1});
+//   auto y = b.add("Conv2D", {x}, {{"filters", 6}, {"kernel_size", memo::ints{5, 5}}});
+//   b.output(y);
+//   memo::model m = b.finish();                              // validated
+//
+// Each add() infers the node's shape at once and throws memo::error naming the layer and the
+// cause when it is invalid.
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+// begin #include <memo/core/model.hpp>
+// The model graph: nodes in topological order, each a layer with its parameter values, input
+// edges, inferred output shape and dtype; one or more inputs (Input nodes) and outputs; and a
+// weight seed, from which weights and inputs are drawn, so a model is a few hundred bytes.
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+// begin #include <memo/core/dtype.hpp>
+// Element types a layer can run in.
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace memo {
+
+enum class dtype : unsigned char { float16, bfloat16, float32, float64 };
+
+inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32,
+                                                  dtype::float64};
+
+constexpr std::string_view name_of(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return "float16";
+        case dtype::bfloat16: return "bfloat16";
+        case dtype::float32: return "float32";
+        case dtype::float64: return "float64";
+    }
+    return "?";
+}
+
+/// Parses a dtype name; accepts the aliases Keras and NumPy use ("half", "float", "double").
+constexpr std::optional<dtype> parse_dtype(std::string_view s) noexcept {
+    if (s == "float16" || s == "half") return dtype::float16;
+    if (s == "bfloat16") return dtype::bfloat16;
+    if (s == "float32" || s == "float") return dtype::float32;
+    if (s == "float64" || s == "double") return dtype::float64;
+    return std::nullopt;
+}
+
+}  // namespace memo
+// end #include <memo/core/dtype.hpp>
 // begin #include <memo/core/error.hpp>
 // Errors and expected values.
 //
@@ -105,53 +149,12 @@ private:
 
 }  // namespace memo
 // end #include <memo/core/error.hpp>
-// begin #include <memo/core/model.hpp>
-// The model graph: nodes in topological order, each a layer with its parameter values, input
-// edges, inferred output shape and dtype; one or more inputs (Input nodes) and outputs; and a
-// weight seed, from which weights and inputs are drawn, so a model is a few hundred bytes.
-#include <cstdint>
-#include <string>
-#include <vector>
-
-// begin #include <memo/core/dtype.hpp>
-// Element types a layer can run in.
-#include <array>
-#include <optional>
-#include <string_view>
-
-namespace memo {
-
-enum class dtype : unsigned char { float16, bfloat16, float32, float64 };
-
-inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32,
-                                                  dtype::float64};
-
-constexpr std::string_view name_of(dtype t) noexcept {
-    switch (t) {
-        case dtype::float16: return "float16";
-        case dtype::bfloat16: return "bfloat16";
-        case dtype::float32: return "float32";
-        case dtype::float64: return "float64";
-    }
-    return "?";
-}
-
-/// Parses a dtype name; accepts the aliases Keras and NumPy use ("half", "float", "double").
-constexpr std::optional<dtype> parse_dtype(std::string_view s) noexcept {
-    if (s == "float16" || s == "half") return dtype::float16;
-    if (s == "bfloat16") return dtype::bfloat16;
-    if (s == "float32" || s == "float") return dtype::float32;
-    if (s == "float64" || s == "double") return dtype::float64;
-    return std::nullopt;
-}
-
-}  // namespace memo
-// end #include <memo/core/dtype.hpp>
-// #include <memo/core/error.hpp> (already included)
 // begin #include <memo/core/hash.hpp>
 // Small, stable 64-bit hashing (the same on every platform and run), used for structural
 // model hashes and coverage keys.
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace memo {
@@ -172,6 +175,13 @@ struct hasher {
     }
     constexpr std::uint64_t value() const noexcept { return h; }
 };
+
+/// 16 hex digits.
+inline std::string hex(std::uint64_t x) {
+    char b[17];
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(x));
+    return b;
+}
 
 }  // namespace memo
 // end #include <memo/core/hash.hpp>
@@ -1134,6 +1144,16 @@ inline std::uint64_t structural_hash(const model& m) {
     return h.value();
 }
 
+/// A model's identity for memoisation: its structure (structural_hash) and what structural_hash
+/// leaves out but a run depends on, its weight seed and weight edits.
+inline std::uint64_t model_key(const model& m) {
+    hasher h;
+    h.mix(structural_hash(m)).mix(m.seed).mix(m.weight_edits.size());
+    for (const auto& e : m.weight_edits)
+        h.mix(static_cast<std::uint64_t>(e.what)).mix(static_cast<std::uint64_t>(e.node)).mix(std::bit_cast<std::uint64_t>(e.amount)).mix(e.seed);
+    return h.value();
+}
+
 /// A node of layer L with its parameters at their Keras defaults, not yet connected.
 inline node make_node(const layer_def& L, std::string name = {}) {
     node n;
@@ -1146,5536 +1166,75 @@ inline node make_node(const layer_def& L, std::string name = {}) {
 
 }  // namespace memo
 // end #include <memo/core/model.hpp>
-// begin #include <memo/exec/tensor.hpp>
-// The tensor every backend hands in and out: concrete dimensions (batch included), row-major,
-// values held as double. A float32, float16 or bfloat16 run stores values its dtype can represent
-// exactly, so the oracle compares backends without a second copy per dtype.
-#include <cmath>
-#include <cstdint>
-#include <numeric>
-#include <string>
-#include <vector>
-
-#include <Eigen/Core>
-
-// #include <memo/core/dtype.hpp> (already included)
-// #include <memo/core/shape.hpp> (already included)
 
 namespace memo {
 
-struct tensor {
-    std::vector<std::int64_t> dims;
-    std::vector<double> data;
-    dtype type = dtype::float32;
+class builder {
+public:
+    explicit builder(const registry& reg) : reg_(&reg) {}
 
-    tensor() = default;
-    tensor(std::vector<std::int64_t> d, dtype t = dtype::float32) : dims(std::move(d)), data(count(dims)), type(t) {}
-
-    static std::int64_t count(const std::vector<std::int64_t>& d) {
-        return std::accumulate(d.begin(), d.end(), std::int64_t{1}, std::multiplies<>());
+    /// A model input with this per-sample shape.
+    int input(std::initializer_list<std::int64_t> dims, dtype t = dtype::float32) {
+        ints d;
+        for (auto x : dims) d.push(x);
+        return add("InputLayer", {}, {{"shape", d}, {"dtype", std::string(name_of(t))}});
     }
-    std::int64_t size() const noexcept { return static_cast<std::int64_t>(data.size()); }
-    int rank() const noexcept { return static_cast<int>(dims.size()); }
-    double& operator[](std::int64_t i) noexcept { return data[static_cast<std::size_t>(i)]; }
-    double operator[](std::int64_t i) const noexcept { return data[static_cast<std::size_t>(i)]; }
 
-    /// Whether any element is NaN or infinite.
-    bool has_non_finite() const noexcept {
-        for (double x : data)
-            if (!std::isfinite(x)) return true;
-        return false;
+    /// Adds a node of class `cls` over `inputs` with these parameters (the rest at Keras' defaults).
+    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params = {},
+            std::string name = {}) {
+        const layer_def& L = reg_->at(cls);
+        node n = make_node(L, name.empty() ? default_name(L) : std::move(name));
+        for (const auto& [k, v] : params) n.set(k, v);
+        n.inputs = std::move(inputs);
+        m_.nodes.push_back(std::move(n));
+        if (auto r = infer_node(m_, m_.nodes.size() - 1); !r) {
+            const auto& bad = m_.nodes.back();
+            std::string msg = "cannot add " + bad.name + " (" + std::string(cls) + "): " + r.reason();
+            m_.nodes.pop_back();
+            throw error(msg);
+        }
+        return static_cast<int>(m_.nodes.size() - 1);
     }
-    /// "2x8x8x3"
-    std::string dims_str() const {
+
+    const shape& shape_of(int node) const { return m_.nodes[static_cast<std::size_t>(node)].out; }
+    void output(int node) { m_.outputs.push_back(node); }
+    void seed(std::uint64_t s) { m_.seed = s; }
+
+    /// The finished, validated model.
+    model finish() {
+        if (m_.outputs.empty() && !m_.nodes.empty()) m_.outputs.push_back(static_cast<int>(m_.nodes.size() - 1));
+        if (auto ok = validate(m_); !ok) throw error("invalid model: " + ok.reason());
+        return std::move(m_);
+    }
+
+private:
+    std::string default_name(const layer_def& L) {
         std::string s;
-        for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-        return s.empty() ? "scalar" : s;
-    }
-    friend bool operator==(const tensor&, const tensor&) = default;
-};
-
-/// Rounds x to the nearest value of dtype t (Eigen's half and bfloat16 round to nearest even).
-inline double round_to(dtype t, double x) noexcept {
-    switch (t) {
-        case dtype::float16: return static_cast<double>(static_cast<float>(Eigen::half(static_cast<float>(x))));
-        case dtype::bfloat16: return static_cast<double>(static_cast<float>(Eigen::bfloat16(static_cast<float>(x))));
-        case dtype::float32: return static_cast<double>(static_cast<float>(x));
-        case dtype::float64: return x;
-    }
-    return x;
-}
-
-/// The unit roundoff of dtype t: half the gap between 1 and the next value.
-constexpr double unit_roundoff(dtype t) noexcept {
-    switch (t) {
-        case dtype::float16: return 0x1p-11;
-        case dtype::bfloat16: return 0x1p-8;
-        case dtype::float32: return 0x1p-24;
-        case dtype::float64: return 0x1p-53;
-    }
-    return 0x1p-24;
-}
-
-/// The smallest positive normal value of dtype t.
-constexpr double min_normal(dtype t) noexcept {
-    switch (t) {
-        case dtype::float16: return 0x1p-14;
-        case dtype::bfloat16:
-        case dtype::float32: return 0x1p-126;
-        case dtype::float64: return 0x1p-1022;
-    }
-    return 0x1p-126;
-}
-
-/// The largest finite value of dtype t.
-constexpr double max_finite(dtype t) noexcept {
-    switch (t) {
-        case dtype::float16: return 65504.0;
-        case dtype::bfloat16: return 0x1.fep127;
-        case dtype::float32: return 0x1.fffffep127;
-        case dtype::float64: return 0x1.fffffffffffffp1023;
-    }
-    return 0x1.fffffep127;
-}
-
-/// The concrete dimensions of a model shape for a batch of `batch` samples.
-inline std::vector<std::int64_t> concrete(const shape& s, std::int64_t batch) {
-    std::vector<std::int64_t> d(s.view().begin(), s.view().end());
-    if (!d.empty()) d[0] = batch;
-    for (auto& x : d)
-        if (x < 0) x = batch;
-    return d;
-}
-
-}  // namespace memo
-// end #include <memo/exec/tensor.hpp>
-// begin #include <memo/exec/values.hpp>
-// What a tensor's values reach, in a few bytes: the classes of value it holds and its finite
-// range. A traced run keeps one per node (run_result::node_spans) beside its digest, so the
-// campaign learns what each layer received without the tensors crossing a pipe; the coverage
-// criterion layer_input_range (coverage/input_range.hpp) counts it.
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <cstdint>
-#include <limits>
-#include <string_view>
-
-// #include <memo/exec/tensor.hpp> (already included)
-
-namespace memo {
-
-/// The value classes a layer may receive. `beyond` is a layer's own: values on both sides of one
-/// of its thresholds (ReLU's max_value, ThresholdedReLU's theta), so it is judged per consumer
-/// from the finite range, not stored in a span's classes.
-enum class value_class : unsigned char { negative, zero, small, large, non_finite, beyond };
-inline constexpr std::array<std::string_view, 6> value_class_names{"negative", "zero", "small", "large", "non_finite", "beyond"};
-constexpr std::string_view name_of(value_class c) noexcept { return value_class_names[static_cast<std::size_t>(c)]; }
-constexpr std::uint8_t bit(value_class c) noexcept { return static_cast<std::uint8_t>(1u << static_cast<unsigned>(c)); }
-
-/// Below this magnitude (and not zero) a value is small; at or above `large_value` it is large.
-inline constexpr double small_value = 0x1p-10, large_value = 0x1p10;
-
-/// The parameters that set a threshold a layer's inputs may fall either side of (ReLU's max_value
-/// and threshold, ThresholdedReLU's theta): what the `thresholds` input generator aims at and what
-/// the value class `beyond` is judged against.
-inline bool is_threshold_param(std::string_view p) noexcept { return p == "max_value" || p == "threshold" || p == "theta"; }
-
-/// The classes and finite range of some values.
-struct value_span {
-    double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
-    std::uint8_t classes = 0;
-
-    void add(double x) noexcept {
-        if (!std::isfinite(x)) {
-            classes |= bit(value_class::non_finite);
-            return;
+        for (char c : L.name) {
+            if (c >= 'A' && c <= 'Z') {
+                if (!s.empty() && s.back() != '_') s += '_';
+                s += static_cast<char>(c - 'A' + 'a');
+            } else
+                s += c;
         }
-        lo = std::min(lo, x), hi = std::max(hi, x);
-        const double a = std::abs(x);
-        if (x < 0) classes |= bit(value_class::negative);
-        if (x == 0) classes |= bit(value_class::zero);
-        else if (a < small_value) classes |= bit(value_class::small);
-        if (a >= large_value) classes |= bit(value_class::large);
+        return s + "_" + std::to_string(m_.nodes.size());
     }
-    void merge(const value_span& o) noexcept {
-        lo = std::min(lo, o.lo), hi = std::max(hi, o.hi);
-        classes |= o.classes;
-    }
-    bool has(value_class c) const noexcept { return classes & bit(c); }
-    /// Whether finite values lie on both sides of t.
-    bool straddles(double t) const noexcept { return lo < t && t < hi; }
-    friend bool operator==(const value_span&, const value_span&) = default;
-};
-
-inline value_span span_of(const tensor& t) noexcept {
-    value_span s;
-    for (double x : t.data) s.add(x);
-    return s;
-}
-
-}  // namespace memo
-// end #include <memo/exec/values.hpp>
-// begin #include <memo/store/digest.hpp>
-// What the store keeps of a run instead of its tensors: per tensor (or per node) a 64-bit digest
-// of the exact values, for exact comparison, and the sum of absolute values, for comparison
-// within a dtype's tolerance when a library is not bit-for-bit deterministic.
-#include <bit>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <span>
-#include <vector>
-
-// #include <memo/core/hash.hpp> (already included)
-// #include <memo/core/model.hpp> (already included)
-// begin #include <memo/exec/inputs.hpp>
-// Model inputs as pure functions of the model's seed: one tensor per Input node, `samples` samples
-// in the batch, rounded to the input's dtype. By default uniform in [lo, hi), as MEMO draws them
-// ([0, 1)). With `varied`, each Input node draws from one of several generators, picked by the
-// model's seed (so the choice is recorded with the model, and a replay is exact): a fault that needs
-// a negative value, an exact zero, a value past a ReLU's max_value or a large magnitude is reached
-// only by inputs that hold one.
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <cstdint>
-#include <string_view>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/core/rng.hpp> (already included)
-// #include <memo/exec/tensor.hpp> (already included)
-// #include <memo/exec/values.hpp> (already included)
-
-namespace memo {
-
-/// The input generators:
-///   uniform     [lo, hi) of input_options (MEMO's [0, 1))
-///   symmetric   [-1, 1)
-///   tiny        [-2^-10, 2^-10): small values of both signs
-///   wide        [-16, 16)
-///   normal      N(0, 1)
-///   sparse      [-1, 1) with about a third exact zeros
-///   thresholds  values at and next to the thresholds of the model's layers (ReLU's max_value and
-///               threshold, ThresholdedReLU's theta, 0), among [-2, 2)
-///   large       magnitudes from 2^10 to 2^14 (float16) or 2^20, both signs: large, within the dtype
-enum class input_kind : unsigned char { uniform, symmetric, tiny, wide, normal, sparse, thresholds, large };
-inline constexpr std::array<std::string_view, 8> input_kind_names{"uniform", "symmetric", "tiny", "wide", "normal", "sparse", "thresholds", "large"};
-constexpr std::string_view name_of(input_kind k) noexcept { return input_kind_names[static_cast<std::size_t>(k)]; }
-
-struct input_options {
-    std::int64_t samples = 2;
-    double lo = 0.0, hi = 1.0;
-    bool varied = false;  // a generator per Input node, picked by the model's seed; else uniform
-    friend bool operator==(const input_options&, const input_options&) = default;
-};
-
-namespace detail::inputs {
-inline rng input_rng(const model& m, int node, std::uint64_t salt) {
-    std::uint64_t s = m.seed ^ salt ^ (static_cast<std::uint64_t>(node) * 0x5be0cd19137e2179ULL);
-    return rng(splitmix64(s));
-}
-/// The thresholds of m's layers, and 0.
-inline std::vector<double> thresholds(const model& m) {
-    std::vector<double> t{0.0};
-    for (const auto& n : m.nodes)
-        for (std::size_t j = 0; j < n.params.size(); ++j) {
-            if (is_threshold_param(n.layer->params[j].name))
-                if (const auto* x = std::get_if<double>(&n.params[j])) t.push_back(*x);
-        }
-    return t;
-}
-}  // namespace detail::inputs
-
-/// The generator Input node `node` of m draws from.
-inline input_kind input_kind_of(const model& m, int node, const input_options& o) {
-    if (!o.varied) return input_kind::uniform;
-    auto r = detail::inputs::input_rng(m, node, 0x243f6a8885a308d3ULL);
-    // MEMO's uniform inputs a quarter of the time; the others share the rest.
-    if (r.chance(0.25)) return input_kind::uniform;
-    return static_cast<input_kind>(1 + r.index(input_kind_names.size() - 1));
-}
-
-/// The generator of each of m's inputs, in the order of m.input_nodes().
-inline std::vector<input_kind> input_kinds(const model& m, const input_options& o) {
-    std::vector<input_kind> ks;
-    for (int i : m.input_nodes()) ks.push_back(input_kind_of(m, i, o));
-    return ks;
-}
-
-/// One value of generator k for an input of dtype t.
-inline double draw_input(input_kind k, rng& r, dtype t, const input_options& o, const std::vector<double>& thresholds) {
-    switch (k) {
-        case input_kind::uniform: return r.uniform_real(o.lo, o.hi);
-        case input_kind::symmetric: return r.uniform_real(-1, 1);
-        case input_kind::tiny: return r.uniform_real(-0x1p-10, 0x1p-10);
-        case input_kind::wide: return r.uniform_real(-16, 16);
-        case input_kind::normal: {  // Box-Muller
-            const double u = std::max(r.unit(), 0x1p-53), v = r.unit();
-            return std::sqrt(-2 * std::log(u)) * std::cos(6.283185307179586 * v);
-        }
-        case input_kind::sparse: return r.chance(1.0 / 3) ? 0.0 : r.uniform_real(-1, 1);
-        case input_kind::thresholds: {
-            if (r.chance(0.5)) return r.uniform_real(-2, 2);
-            const double at = thresholds[r.index(thresholds.size())];
-            constexpr std::array<double, 7> step{0.0, 1e-3, -1e-3, 1e-2, -1e-2, 0.1, -0.1};
-            return at + step[r.index(step.size())];
-        }
-        case input_kind::large: {
-            const double top = t == dtype::float16 ? 14 : 20;
-            return (r.chance(0.5) ? 1 : -1) * std::exp2(r.uniform_real(10, top));
-        }
-    }
-    return 0.0;
-}
-
-/// The inputs of `m`, in the order of m.input_nodes().
-inline std::vector<tensor> make_inputs(const model& m, const input_options& o = {}) {
-    std::vector<tensor> out;
-    std::vector<double> ts;
-    for (int i : m.input_nodes()) {
-        auto r = detail::inputs::input_rng(m, i, 0x1f83d9abfb41bd6bULL);
-        const auto k = input_kind_of(m, i, o);
-        if (k == input_kind::thresholds && ts.empty()) ts = detail::inputs::thresholds(m);
-        tensor t(concrete(m[i].out, o.samples), m[i].type);
-        for (auto& x : t.data) x = round_to(t.type, draw_input(k, r, t.type, o, ts));
-        out.push_back(std::move(t));
-    }
-    return out;
-}
-
-}  // namespace memo
-// end #include <memo/exec/inputs.hpp>
-// #include <memo/exec/tensor.hpp> (already included)
-
-namespace memo::store {
-
-struct digest {
-    std::uint64_t hash = 0;
-    double abs_sum = 0;  // finite values only; non-finite ones change the hash
-    friend bool operator==(const digest&, const digest&) = default;
-};
-
-/// The digest of some tensors: dims, dtype and every value's bits.
-inline digest digest_of(std::span<const tensor> ts) {
-    hasher h;
-    digest d;
-    h.mix(ts.size());
-    for (const auto& t : ts) {
-        h.mix(t.dims.size());
-        for (auto x : t.dims) h.mix(static_cast<std::uint64_t>(x));
-        h.mix(static_cast<std::uint64_t>(t.type));
-        for (double x : t.data) {
-            h.mix(std::bit_cast<std::uint64_t>(x));
-            if (std::isfinite(x)) d.abs_sum += std::abs(x);
-        }
-    }
-    d.hash = h.value();
-    return d;
-}
-inline digest digest_of(const tensor& t) { return digest_of(std::span<const tensor>(&t, 1)); }
-
-/// Per-node digests as a blob (16 bytes a node) and back.
-inline std::vector<std::byte> pack(const std::vector<digest>& ds) {
-    std::vector<std::byte> b(ds.size() * 16);
-    for (std::size_t i = 0; i < ds.size(); ++i) {
-        std::memcpy(b.data() + 16 * i, &ds[i].hash, 8);
-        std::memcpy(b.data() + 16 * i + 8, &ds[i].abs_sum, 8);
-    }
-    return b;
-}
-inline std::vector<digest> unpack(std::span<const std::byte> b) {
-    std::vector<digest> ds(b.size() / 16);
-    for (std::size_t i = 0; i < ds.size(); ++i) {
-        std::memcpy(&ds[i].hash, b.data() + 16 * i, 8);
-        std::memcpy(&ds[i].abs_sum, b.data() + 16 * i + 8, 8);
-    }
-    return ds;
-}
-
-/// A model's identity for memoisation: its structure (structural_hash) and what structural_hash
-/// leaves out but a run depends on, its weight seed and weight edits.
-inline std::uint64_t model_key(const model& m) {
-    hasher h;
-    h.mix(structural_hash(m)).mix(m.seed).mix(m.weight_edits.size());
-    for (const auto& e : m.weight_edits)
-        h.mix(static_cast<std::uint64_t>(e.what)).mix(static_cast<std::uint64_t>(e.node)).mix(std::bit_cast<std::uint64_t>(e.amount)).mix(e.seed);
-    return h.value();
-}
-
-/// Input options as the store writes them, "samples:lo:hi", with ":varied" when each input draws
-/// from a generator of its own (readable, and parsed back by replay).
-inline std::string inputs_text(const input_options& in) {
-    char b[96];
-    std::snprintf(b, sizeof b, "%lld:%.17g:%.17g%s", static_cast<long long>(in.samples), in.lo, in.hi, in.varied ? ":varied" : "");
-    return b;
-}
-inline input_options inputs_from_text(const std::string& s) {
-    input_options in;
-    long long n = 2;
-    int used = 0;
-    if (std::sscanf(s.c_str(), "%lld:%lf:%lf%n", &n, &in.lo, &in.hi, &used) != 3) throw error("bad input options '" + s + "' in the store");
-    const std::string rest = s.substr(static_cast<std::size_t>(used));
-    if (rest == ":varied") in.varied = true;
-    else if (!rest.empty()) throw error("bad input options '" + s + "' in the store");
-    in.samples = n;
-    return in;
-}
-
-/// 16 hex digits.
-inline std::string hex(std::uint64_t x) {
-    char b[17];
-    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(x));
-    return b;
-}
-
-}  // namespace memo::store
-// end #include <memo/store/digest.hpp>
-
-namespace memo {
-
-/// What a run returns, besides the outputs.
-enum class run_status : unsigned char {
-    ok,           // outputs are valid
-    unsupported,  // the backend declined the model (a layer or dtype it lacks): not compared
-    error,        // the library raised an error (an exception, a status): a crash verdict if others ran
-    crash,        // the worker died (signal) or aborted
-    timeout,      // the worker passed its time limit and was killed
-    memory,       // the worker passed its memory limit and was killed
-    invalid,      // the library's own model checks (ONNX's checker, its shape inference) reject the
-                  // model, or infer other shapes than the model's: a shape verdict
-};
-inline constexpr std::string_view run_status_names[] = {"ok", "unsupported", "error", "crash", "timeout", "memory", "invalid"};
-inline constexpr std::size_t run_status_count = std::size(run_status_names);
-constexpr std::string_view name_of(run_status s) noexcept { return run_status_names[static_cast<int>(s)]; }
-
-/// How to run.
-struct run_options {
-    /// Return every node's output (in node order), not only the model's outputs.
-    bool every_node = false;
-    /// Teacher forcing: when not empty (one tensor per node), each node reads its inputs from
-    /// these tensors instead of its own producers' outputs, so each node's output can be compared
-    /// on identical inputs. Implies every_node.
-    std::span<const tensor> forced{};
-    /// Compute every node in this dtype instead of the model's (the float64 ground truth).
-    std::optional<dtype> precision{};
-    /// With every_node: a worker answers with the model's outputs and a digest of every node's
-    /// output (run_result::node_digests) rather than every node's tensor: what a campaign's store
-    /// keeps, for a fraction of the bytes over the pipe. Backends themselves ignore it.
-    bool digest_nodes = false;
-};
-
-struct run_result {
-    /// Keeps the model's outputs of an every_node result, with a digest of each node's output
-    /// in node_digests and what its values reach in node_spans.
-    void digest_nodes(const model& m) {
-        node_digests.clear();
-        node_spans.clear();
-        for (const auto& t : outputs) {
-            node_digests.push_back(store::digest_of(t));
-            node_spans.push_back(span_of(t));
-        }
-        std::vector<tensor> model_outputs;
-        for (int o : m.outputs)
-            if (static_cast<std::size_t>(o) < outputs.size()) model_outputs.push_back(std::move(outputs[static_cast<std::size_t>(o)]));
-        outputs = std::move(model_outputs);
-    }
-
-    run_status status = run_status::ok;
-    std::vector<tensor> outputs;  // the model's outputs, or every node's with every_node/forced
-    std::string message;          // the error text, or how the worker died
-    int signal = 0;               // the signal that killed the worker, for crash
-    int node = -1;                // the node that failed, when the backend knows
-    double ms = 0.0;              // wall time of the run
-    double cpu_ms = 0.0;          // CPU time the worker spent on it, every thread's (0: not measured)
-    std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
-    std::int64_t start_kb = 0;    // resident memory of the worker when the run began (0: not measured)
-    std::vector<store::digest> node_digests;  // every node's, from a worker asked for digest_nodes
-    std::vector<value_span> node_spans;       // with node_digests: the classes and range of every node's values
-
-    bool ok() const noexcept { return status == run_status::ok; }
-    static run_result failed(run_status s, std::string why) {
-        run_result r;
-        r.status = s;
-        r.message = std::move(why);
-        return r;
-    }
-};
-
-/// The backend concept.
-template <class B>
-concept backend = requires(B& b, const B& cb, const model& m, std::span<const tensor> in, const run_options& o) {
-    { cb.name() } -> std::convertible_to<std::string_view>;
-    { cb.supports(m) } -> std::same_as<expected<void>>;
-    { b.run(m, in, o) } -> std::same_as<run_result>;
-};
-
-}  // namespace memo
-// end #include <memo/backends/backend.hpp>
-// begin #include <memo/backends/executor.hpp>
-// A backend chosen at run time, in process or in its own worker: what a campaign holds. submit()
-// starts a run and returns at once when the backend runs in a worker, so the campaign generates
-// the next model while the libraries compute; collect() waits for the result.
-#include <memory>
-#include <string>
-#include <vector>
-
-// #include <memo/backends/backend.hpp> (already included)
-
-namespace memo {
-
-class executor {
-public:
-    virtual ~executor() = default;
-    virtual std::string_view name() const = 0;
-    virtual expected<void> supports(const model& m) const = 0;
-    virtual void submit(const model& m, std::span<const tensor> inputs, const run_options& o) = 0;
-    virtual run_result collect() = 0;
-    /// Whether collect() would return without waiting.
-    virtual bool ready() const { return true; }
-    /// Worker restarts after a death or a time-out (0 in process).
-    virtual std::uint64_t restarts() const { return 0; }
-    /// Drops the run in flight, whose answer will not be collected (a campaign at its budget's
-    /// end): a worker is stopped at once, and the next submit() starts a fresh one.
-    virtual void abandon() {}
-    /// The limits of a backend that runs in a worker (0: none), settable: a time-out is confirmed
-    /// with a longer one, and a known hang or blow-up met again gets a short one.
-    virtual double time_limit() const { return 0; }
-    virtual void set_time_limit(double) {}
-    virtual std::int64_t memory_limit_mb() const { return 0; }
-    virtual void set_memory_limit_mb(std::int64_t) {}
-
-    run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
-        submit(m, inputs, o);
-        return collect();
-    }
-
-    /// Whether a campaign that records its runs may run this backend with every_node, so that the
-    /// store keeps a digest per node (replay then names the first node that diverges). Off for a
-    /// library whose graph optimisations an output per node would prevent (ONNX Runtime with its
-    /// optimisations on), or whose worker would ship every node's tensor back.
-    bool traceable() const noexcept { return traceable_; }
-    void set_traceable(bool t) noexcept { traceable_ = t; }
-
-private:
-    bool traceable_ = true;
-};
-
-/// A backend run in the campaign's own process: fast, and trusted not to crash.
-template <backend B>
-class in_process final : public executor {
-public:
-    explicit in_process(B b) : b_(std::move(b)) {}
-    std::string_view name() const override { return b_.name(); }
-    expected<void> supports(const model& m) const override { return b_.supports(m); }
-    void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override { result_ = b_.run(m, inputs, o); }
-    run_result collect() override { return std::move(result_); }
-    B& get() noexcept { return b_; }
-
-private:
-    B b_;
-    run_result result_;
-};
-
-template <backend B>
-std::unique_ptr<executor> make_in_process(B b) {
-    return std::make_unique<in_process<B>>(std::move(b));
-}
-
-}  // namespace memo
-// end #include <memo/backends/executor.hpp>
-// begin #include <memo/backends/isolate.hpp>
-// A backend in its own worker process. The worker is forked once and serves runs over two pipes
-// until it dies; the campaign sees a death (its signal), a time-out or a runaway memory use as a
-// run result, and forks a fresh worker for the next run (process.hpp).
-#include <functional>
-#include <memory>
-#include <string>
-
-// #include <memo/backends/executor.hpp> (already included)
-// begin #include <memo/backends/process.hpp>
-// A worker process that speaks length-prefixed frames over two pipes (fd 3 in, fd 4 out in the
-// worker), under a time limit per request and a resident-memory limit. A death (its signal and
-// the last line it wrote to stderr), a time-out or a runaway memory use becomes a run result, and
-// the next request starts a fresh worker. What runs in the worker is the caller's: a forked copy of
-// the campaign serving a backend (isolate.hpp), or another program (the ONNX Runtime worker).
-// Linux (fork, poll, memfd, /proc).
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <ctime>
-#include <fstream>
-#include <functional>
-#include <iterator>
-#include <mutex>
-#include <new>
-#include <optional>
-#include <sstream>
-#include <string>
-#include <thread>
-#include <vector>
-
-// #include <memo/backends/backend.hpp> (already included)
-// begin #include <memo/backends/progress.hpp>
-// Which node a backend is running, told to the parent of its worker. A backend that runs a model
-// node by node (the reference interpreter, libtorch's) calls progress::at_node(i) before node i.
-// In a worker (backends/process.hpp) the word lives in memory shared with the parent, so when the
-// worker hangs, blows its memory limit or dies by a signal, the parent reads where: the verdict
-// names that node's layer without re-running anything. Elsewhere the word is a local dummy.
-#include <atomic>
-
-namespace memo::progress {
-
-/// Where at_node() writes: a local word, or the one a worker shares with its parent.
-inline std::atomic<int>*& word() noexcept {
-    static std::atomic<int> local{-1};
-    static std::atomic<int>* w = &local;
-    return w;
-}
-
-/// Node i is about to run (-1: no node is running).
-inline void at_node(int i) noexcept { word()->store(i, std::memory_order_relaxed); }
-
-}  // namespace memo::progress
-// end #include <memo/backends/progress.hpp>
-
-namespace memo {
-
-struct isolation_limits {
-    double timeout_ms = 10000;         // per run
-    std::int64_t memory_mb = 4096;     // what the worker may add to its resident memory
-};
-
-namespace detail::isolate {
-
-inline bool write_all(int fd, const char* p, std::size_t n) {
-    while (n) {
-        const ssize_t k = ::write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
-inline bool read_all(int fd, char* p, std::size_t n) {
-    while (n) {
-        const ssize_t k = ::read(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
-inline bool send_frame(int fd, const std::string& s) {
-    const std::uint64_t n = s.size();
-    return write_all(fd, reinterpret_cast<const char*>(&n), sizeof n) && write_all(fd, s.data(), s.size());
-}
-inline bool recv_frame(int fd, std::string& s) {
-    std::uint64_t n = 0;
-    if (!read_all(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
-    s.resize(n);
-    return read_all(fd, s.data(), n);
-}
-/// Resident memory of a process in KiB, from /proc/<pid>/statm.
-inline std::int64_t resident_kb(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/statm");
-    std::int64_t size = 0, resident = 0;
-    f >> size >> resident;
-    return resident * (::sysconf(_SC_PAGESIZE) / 1024);
-}
-/// CPU time (user and system, every thread) of a process in ms, from /proc/<pid>/stat: clock ticks.
-inline double cpu_ms_of(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const auto close = s.rfind(')');  // the command name may hold spaces
-    if (close == std::string::npos) return 0;
-    std::istringstream in(s.substr(close + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int k = 3; k <= 15 && in >> field; ++k) {  // fields 14 and 15: utime, stime
-        if (k == 14) utime = std::stod(field);
-        if (k == 15) stime = std::stod(field);
-    }
-    return (utime + stime) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-/// This process's own CPU time in ms, every thread's (CLOCK_PROCESS_CPUTIME_ID counts nanoseconds;
-/// getrusage() may count whole clock ticks, far too coarse for runs of a few ms).
-inline double own_cpu_ms() {
-    timespec t{};
-    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) * 1000.0 + static_cast<double>(t.tv_nsec) / 1e6;
-}
-/// This process's peak resident memory (VmHWM) in KiB.
-inline std::int64_t peak_kb() {
-    std::ifstream f("/proc/self/status");
-    std::string key;
-    std::int64_t v = 0;
-    while (f >> key) {
-        if (key == "VmHWM:") { f >> v; return v; }
-        f.ignore(256, '\n');
-    }
-    return 0;
-}
-/// Resets VmHWM to the current resident size, so the next reading is this run's peak.
-inline void reset_peak() {
-    if (std::FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
-        std::fputs("5", f);
-        std::fclose(f);
-    }
-}
-inline std::string signal_text(int sig) {
-    const char* d = ::strsignal(sig);
-    return "worker killed by signal " + std::to_string(sig) + " (" + (d ? d : "?") + ")";
-}
-
-/// Watches every live worker's resident memory on its own clock, whatever the parent is doing
-/// (waiting on another worker, judging, storing): a worker over its limit is killed there and then,
-/// so a hog cannot grow while nobody looks. Its sample at the kill is kept for the verdict.
-/// What counts is what the worker added to its resident size, above the lowest it was seen at: a
-/// worker forked from a large campaign (libtorch loaded, or a sanitizer's shadow memory) starts
-/// with the campaign's pages resident, which are not its own doing. A
-/// kernel limit would be tighter, but RLIMIT_AS breaks the libraries under test (libtorch and ONNX
-/// Runtime reserve large address ranges), and a cgroup cannot be made in most containers.
-class memory_watch {
-public:
-    struct watched {
-        pid_t pid = -1;
-        std::int64_t limit_kb = 0;
-        std::int64_t base_kb = 0;    // the lowest resident size seen (at the fork, then each sample)
-        std::int64_t killed_kb = 0;  // the resident size it was killed at (0: not killed for memory)
-    };
-    static memory_watch& instance() {
-        static auto* w = new memory_watch;  // never destroyed: a worker may end after main's statics
-        return *w;
-    }
-    void watch(watched* w) {
-        std::lock_guard lock(m_);
-        list_.push_back(w);
-        if (!started_) {
-            std::thread([this] { loop(); }).detach();
-            started_ = true;
-        }
-    }
-    /// Stops watching w. Once it returns, w's process is never signalled by the watch: its pid may
-    /// be reaped (and reused) safely.
-    void forget(watched* w) {
-        std::lock_guard lock(m_);
-        std::erase(list_, w);
-    }
-    void set_limit(watched* w, std::int64_t kb) {
-        std::lock_guard lock(m_);
-        w->limit_kb = kb;
-    }
-    /// w's state, read under the watch's lock.
-    watched read(const watched* w) const {
-        std::lock_guard lock(m_);
-        return *w;
-    }
-    static constexpr auto period = std::chrono::milliseconds(4);
-
-private:
-    memory_watch() = default;
-    void loop() {
-        for (;;) {
-            {
-                std::lock_guard lock(m_);
-                for (auto* w : list_)
-                    if (w->pid > 0 && w->killed_kb == 0) {
-                        const auto rss = resident_kb(w->pid);
-                        if (rss <= 0) continue;  // gone already
-                        w->base_kb = std::min(w->base_kb, rss);
-                        if (rss - w->base_kb > w->limit_kb) {
-                            ::kill(w->pid, SIGKILL);
-                            w->killed_kb = rss;
-                        }
-                    }
-            }
-            std::this_thread::sleep_for(period);
-        }
-    }
-    mutable std::mutex m_;
-    std::vector<watched*> list_;
-    bool started_ = false;
-};
-
-}  // namespace detail::isolate
-
-/// One worker process at a time, started on demand.
-class worker_process {
-public:
-    /// `body` runs in the forked child with its request pipe on fd 3, its result pipe on fd 4,
-    /// stdout on /dev/null and stderr in a log the parent reads when the child dies. It should not
-    /// return (exec or _exit); if it does, the child exits with status 0.
-    worker_process(std::function<void()> body, isolation_limits lim) : body_(std::move(body)), lim_(lim) {
-        ::signal(SIGPIPE, SIG_IGN);  // a dead worker must be a result, not the campaign's death
-        // The word the worker's backend writes its running node to (backends/progress.hpp).
-        if (void* p = ::mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0); p != MAP_FAILED)
-            at_node_ = new (p) std::atomic<int>(-1);
-    }
-    ~worker_process() {
-        stop();
-        if (log_ >= 0) ::close(log_);
-        if (at_node_) ::munmap(at_node_, sizeof(std::atomic<int>));
-    }
-    worker_process(const worker_process&) = delete;
-    worker_process& operator=(const worker_process&) = delete;
-
-    const isolation_limits& limits() const noexcept { return lim_; }
-    void set_timeout_ms(double ms) noexcept { lim_.timeout_ms = ms; }
-    void set_memory_mb(std::int64_t mb) {
-        lim_.memory_mb = mb;
-        detail::isolate::memory_watch::instance().set_limit(&watched_, mb * 1024);
-    }
-    std::uint64_t restarts() const noexcept { return restarts_; }
-    pid_t pid() const noexcept { return pid_; }
-
-    /// Sends one request, starting a worker first when none runs. False: the worker could not
-    /// start or died before it read the request (receive() then says how).
-    bool send(const std::string& frame) {
-        pending_ = true;
-        sent_ = false;
-        started_ = true;
-        if (pid_ < 0 && !start()) {
-            started_ = false;
-            return false;
-        }
-        if (at_node_) at_node_->store(-1);
-        start_ = std::chrono::steady_clock::now();
-        sent_ = detail::isolate::send_frame(to_, frame);
-        return sent_;
-    }
-
-    /// Whether receive() would return without waiting.
-    bool ready() const {
-        if (!pending_ || pid_ < 0 || !sent_) return true;
-        pollfd p{from_, POLLIN, 0};
-        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms);
-    }
-
-    /// Waits for the answer to the last request: nothing (and `frame` holds it), or the run result
-    /// that says why there is none (crash, timeout, memory).
-    std::optional<run_result> receive(std::string& frame) {
-        using namespace detail::isolate;
-        if (!pending_) return run_result::failed(run_status::error, "receive() without send()");
-        pending_ = false;
-        if (!started_) return run_result::failed(run_status::crash, "worker could not start");
-        if (!sent_) return died();
-        const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms);
-        for (;;) {
-            // What is there is read first: an answer that came in time is not thrown away because
-            // the parent came to collect it late (it was waiting on another lane or backend).
-            const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
-            pollfd p{from_, POLLIN, 0};
-            const int k = ::poll(&p, 1, left > 0 ? static_cast<int>(std::min(20.0, left + 1)) : 0);
-            if (k > 0) break;
-            if (k < 0 && errno != EINTR) return died();
-            if (left <= 0) {
-                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
-                r.ms = lim_.timeout_ms;
-                return r;
-            }
-        }
-        if (!recv_frame(from_, frame)) return died();
-        return std::nullopt;
-    }
-
-    /// An answer read after its deadline is judged by when the worker finished the run (its own
-    /// wall time, which it stamps on the result), not by when the parent came to read it: a run
-    /// the worker itself timed beyond the limit is a time-out (the worker lives on: it answered).
-    void judge_late(run_result& r) const {
-        if (r.ms <= lim_.timeout_ms) return;
-        const double took = r.ms;
-        r = run_result::failed(run_status::timeout, "answered after " + std::to_string(static_cast<long>(took)) + " ms, over the limit of " +
-                                                        std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
-        r.ms = took;
-    }
-
-    /// Kills the worker after an unreadable answer; the result says so.
-    run_result kill_worker(run_status s, std::string why) {
-        ::kill(pid_, SIGKILL);
-        auto r = died();
-        r.status = s;
-        r.message = std::move(why);
-        r.signal = 0;
-        return r;
-    }
-
-    /// Drops the request in flight, if any: the worker, busy with it, is killed (not counted as a
-    /// restart: nothing went wrong); the next send() starts a fresh one.
-    void abandon() {
-        if (!pending_) return;
-        pending_ = false;
-        if (pid_ < 0) return;
-        detail::isolate::memory_watch::instance().forget(&watched_);
-        ::kill(pid_, SIGKILL);
-        ::close(to_);
-        ::close(from_);
-        ::waitpid(pid_, nullptr, 0);
-        pid_ = -1;
-    }
-
-    /// Ends the worker: it sees end-of-file on its requests and should exit; killed if it lingers.
-    void stop() {
-        if (pid_ < 0) return;
-        detail::isolate::memory_watch::instance().forget(&watched_);
-        ::close(to_);
-        ::close(from_);
-        int status = 0;
-        for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) ::usleep(10000);
-        if (::waitpid(pid_, &status, WNOHANG) == 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, &status, 0);
-        }
-        pid_ = -1;
-    }
-
-private:
-    bool start() {
-        // A fresh, empty stderr file per worker (in memory: nothing is left on disk).
-        if (log_ >= 0) ::close(log_);
-        log_ = ::memfd_create("memo-worker-stderr", 0);
-        int down[2], up[2];
-        if (::pipe(down) != 0) return false;
-        if (::pipe(up) != 0) {
-            ::close(down[0]);
-            ::close(down[1]);
-            return false;
-        }
-        std::fflush(nullptr);
-        const pid_t pid = ::fork();
-        if (pid < 0) {
-            for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd);
-            return false;
-        }
-        if (pid == 0) {
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
-            if (at_node_) progress::word() = at_node_;
-            // Keep only our two pipe ends (as fds 3 and 4) and the log (as stderr): another
-            // worker's pipe held open here would hide that worker's end-of-file from it. They move
-            // above 4 first, so that placing one on 3 or 4 never overwrites another.
-            const int in = ::fcntl(down[0], F_DUPFD, 10), out = ::fcntl(up[1], F_DUPFD, 10);
-            const int log = log_ >= 0 ? ::fcntl(log_, F_DUPFD, 10) : -1;
-            ::dup2(in, 3);
-            ::dup2(out, 4);
-            if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
-            if (log >= 0) ::dup2(log, 2);  // the library's own chatter, read when the worker dies
-            ::close_range(5, ~0U, 0);
-            body_();
-            ::_exit(0);
-        }
-        ::close(down[0]);
-        ::close(up[1]);
-        pid_ = pid;
-        to_ = down[1];
-        from_ = up[0];
-        watched_ = {pid, lim_.memory_mb * 1024, detail::isolate::resident_kb(::getpid()), 0};  // the child starts as a copy of us
-        detail::isolate::memory_watch::instance().watch(&watched_);
-        return true;
-    }
-
-    /// The worker is gone: reap it and say how it ended.
-    run_result died() {
-        auto& watch = detail::isolate::memory_watch::instance();
-        watch.forget(&watched_);  // before the reap
-        const auto seen = watch.read(&watched_);
-        const auto killed_kb = seen.killed_kb;
-        int status = 0;
-        ::close(to_);
-        ::close(from_);
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        ++restarts_;
-        auto r = run_result::failed(run_status::crash, "");
-        if (killed_kb > 0) {
-            r.status = run_status::memory;
-            r.message = "grew by " + std::to_string((killed_kb - seen.base_kb) / 1024) + " MiB (to " + std::to_string(killed_kb / 1024) +
-                        " MiB resident), over the limit of " + std::to_string(lim_.memory_mb) + " MiB";
-            r.peak_kb = killed_kb;
-            r.start_kb = seen.base_kb;
-        } else if (WIFSIGNALED(status)) {
-            r.signal = WTERMSIG(status);
-            r.message = detail::isolate::signal_text(r.signal);
-        } else {
-            r.message = "worker exited with status " + std::to_string(WEXITSTATUS(status));
-        }
-        if (const auto tail = log_tail(); !tail.empty() && killed_kb == 0) r.message += ": " + tail;
-        if (at_node_) r.node = at_node_->load();  // where it was when it hung, blew up or died
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-        return r;
-    }
-
-    /// The last line the worker wrote to stderr before it died.
-    std::string log_tail() const {
-        if (log_ < 0) return {};
-        char buf[2048];
-        const off_t end = ::lseek(log_, 0, SEEK_END);
-        const off_t from = end > static_cast<off_t>(sizeof buf) ? end - static_cast<off_t>(sizeof buf) : 0;
-        const ssize_t n = ::pread(log_, buf, sizeof buf, from);
-        if (n <= 0) return {};
-        std::string s(buf, static_cast<std::size_t>(n));
-        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-        if (const auto nl = s.rfind('\n'); nl != std::string::npos) s = s.substr(nl + 1);
-        return s;
-    }
-
-    std::function<void()> body_;
-    isolation_limits lim_;
-    pid_t pid_ = -1;
-    int to_ = -1, from_ = -1, log_ = -1;
-    bool pending_ = false, sent_ = false, started_ = false;
-    std::uint64_t restarts_ = 0;
-    std::chrono::steady_clock::time_point start_{};
-    detail::isolate::memory_watch::watched watched_{};  // registered with the watch while the worker lives
-    std::atomic<int>* at_node_ = nullptr;                // shared with the worker: the node it runs
-};
-
-}  // namespace memo
-// end #include <memo/backends/process.hpp>
-// begin #include <memo/backends/wire.hpp>
-// The pipe protocol between a campaign and its worker processes: length-prefixed frames holding a
-// run request (the model as JSON, the inputs, the options) or a run result. Little-endian, native
-// doubles: both ends are the same binary on the same machine.
-#include <cstdint>
-#include <cstring>
-#include <string>
-#include <string_view>
-#include <vector>
-
-// begin #include <memo/io/json.hpp>
-// Our model file: JSON that round-trips a model exactly.
-//
-//   {"format": "memo.model", "version": 1, "seed": 7, "outputs": [3],
-//    "nodes": [{"name": "input", "layer": "InputLayer", "inputs": [], "dtype": "float32",
-//               "shape": [null, 28, 28, 1], "params": {"shape": [28, 28, 1], "dtype": "float32"}}, ...]}
-#include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-#include <string>
-
-#include <nlohmann/json.hpp>
-
-// #include <memo/core/model.hpp> (already included)
-
-namespace memo::io {
-
-using json = nlohmann::json;
-
-inline json to_json(const value& v) {
-    struct visitor {
-        json operator()(none_t) const { return nullptr; }
-        json operator()(bool b) const { return b; }
-        json operator()(std::int64_t i) const { return i; }
-        json operator()(double d) const { return d; }
-        json operator()(const std::string& s) const { return s; }
-        json operator()(const ints& xs) const {
-            json a = json::array();
-            for (auto x : xs) a.push_back(x);
-            return a;
-        }
-    };
-    return std::visit(visitor{}, v);
-}
-
-/// A JSON value as a parameter value; throws memo::error naming `what` when it has no such form.
-inline value from_json(const json& j, const std::string& what) {
-    if (j.is_null()) return none;
-    if (j.is_boolean()) return j.get<bool>();
-    if (j.is_number_integer()) return j.get<std::int64_t>();
-    if (j.is_number_float()) return j.get<double>();
-    if (j.is_string()) return j.get<std::string>();
-    if (j.is_array()) {
-        ints xs;
-        for (const auto& e : j) {
-            if (e.is_array()) {  // nested pairs ((1, 1), (2, 2)) are stored flat
-                for (const auto& f : e) {
-                    if (!f.is_number_integer()) throw error(what + ": expected integers, got " + j.dump());
-                    xs.push(f.get<std::int64_t>());
-                }
-                continue;
-            }
-            if (!e.is_number_integer()) throw error(what + ": expected integers, got " + j.dump());
-            if (xs.n == ints::capacity) throw error(what + ": more than " + std::to_string(ints::capacity) + " integers");
-            xs.push(e.get<std::int64_t>());
-        }
-        return xs;
-    }
-    throw error(what + ": unsupported value " + j.dump());
-}
-
-inline json shape_json(const shape& s) {
-    json a = json::array();
-    for (auto d : s.view()) a.push_back(d == shape::unknown ? json(nullptr) : json(d));
-    return a;
-}
-
-inline json model_to_json(const model& m) {
-    json nodes = json::array();
-    for (const auto& n : m.nodes) {
-        json params = json::object();
-        for (std::size_t i = 0; i < n.params.size(); ++i) params[std::string(n.layer->params[i].name)] = to_json(n.params[i]);
-        nodes.push_back({{"name", n.name},
-                         {"layer", n.layer->name},
-                         {"inputs", n.inputs},
-                         {"dtype", name_of(n.type)},
-                         {"shape", shape_json(n.out)},
-                         {"params", std::move(params)}});
-    }
-    json out = {{"format", "memo.model"}, {"version", 1}, {"seed", m.seed}, {"outputs", m.outputs}, {"nodes", std::move(nodes)}};
-    if (!m.weight_edits.empty()) {
-        json edits = json::array();
-        for (const auto& e : m.weight_edits)
-            edits.push_back({{"kind", weight_edit_names[static_cast<std::size_t>(e.what)]}, {"node", e.node}, {"amount", e.amount}, {"seed", e.seed}});
-        out["weight_edits"] = std::move(edits);
-    }
-    return out;
-}
-
-/// Reads our model format; `origin` names the input in errors. The result is validated.
-/// j[key] as a T, or an error in the user's terms: where, which key is missing or wrong, and what
-/// it should hold.
-template <class T>
-T required(const json& j, const std::string& key, const std::string& where, std::string_view holds) {
-    const auto it = j.is_object() ? j.find(key) : j.end();
-    if (it == j.end()) throw error(where + ": missing key \"" + key + "\", which should hold " + std::string(holds));
-    try {
-        return it->get<T>();
-    } catch (const json::exception&) {
-        throw error(where + ": key \"" + key + "\" should hold " + std::string(holds) + ", not " + it->dump().substr(0, 60));
-    }
-}
-
-inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model") {
-    if (!j.is_object() || j.value("format", "") != "memo.model")
-        throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
-    model m;
-    m.seed = j.value("seed", std::uint64_t{0});
-    const auto nodes = required<json>(j, "nodes", origin, "the model's nodes, an array of objects in topological order");
-    if (!nodes.is_array()) throw error(origin + ": key \"nodes\" should hold an array of node objects");
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const auto& jn = nodes[i];
-        const std::string where = origin + ": node " + std::to_string(i);
-        const auto cls = required<std::string>(jn, "layer", where, "the node's layer class, a string such as \"Conv2D\"");
-        const layer_def* L = reg.find(cls);
-        if (!L) throw error(where + ": unknown layer class '" + cls + "'");
-        node n = make_node(*L, jn.value("name", ""));
-        const auto ps = required<json>(jn, "params", where, "the node's parameters, an object (empty for defaults)");
-        for (auto it = ps.begin(); it != ps.end(); ++it) {
-            const int k = L->param_index(it.key());
-            if (k < 0) throw error(where + " (" + cls + "): unknown parameter '" + it.key() + "'");
-            n.params[static_cast<std::size_t>(k)] = from_json(it.value(), where + " (" + cls + ") parameter " + it.key());
-        }
-        n.inputs = required<std::vector<int>>(jn, "inputs", where, "the indices of the nodes that feed it, an array of integers ([] for an InputLayer)");
-        const auto t = parse_dtype(jn.value("dtype", "float32"));
-        if (!t) throw error(where + ": unknown dtype " + jn.value("dtype", ""));
-        n.type = *t;
-        const auto dims = required<json>(jn, "shape", where, "the node's output shape, an array of integers with null for the batch");
-        if (!dims.is_array()) throw error(where + ": key \"shape\" should hold an array of integers with null for the batch");
-        for (const auto& d : dims) {
-            if (!d.is_null() && !d.is_number_integer()) throw error(where + ": key \"shape\" should hold integers and null, not " + d.dump());
-            n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
-        }
-        m.nodes.push_back(std::move(n));
-    }
-    m.outputs = required<std::vector<int>>(j, "outputs", origin, "the indices of the model's output nodes, an array of integers");
-    for (const auto& e : j.value("weight_edits", json::array())) {
-        weight_edit w;
-        const std::string at = origin + ": weight edit";
-        const auto kind = required<std::string>(e, "kind", at, "the kind of edit, a string");
-        const auto* it = std::find(std::begin(weight_edit_names), std::end(weight_edit_names), kind);
-        if (it == std::end(weight_edit_names)) throw error(origin + ": unknown weight edit '" + kind + "'");
-        w.what = static_cast<weight_edit::kind>(it - std::begin(weight_edit_names));
-        w.node = required<int>(e, "node", at, "the index of the node whose weights it edits");
-        w.amount = required<double>(e, "amount", at, "a number");
-        w.seed = required<std::uint64_t>(e, "seed", at, "an unsigned integer");
-        if (w.node < 0 || static_cast<std::size_t>(w.node) >= m.nodes.size()) throw error(origin + ": weight edit on node " + std::to_string(w.node) + ", which is not a node");
-        m.weight_edits.push_back(w);
-    }
-    if (auto ok = validate(m); !ok) throw error(origin + ": " + ok.reason());
-    return m;
-}
-
-inline std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error(path + ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-/// Writes a file atomically (a temporary beside it, then rename), so a reader never sees half.
-inline void write_file(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw error(path + ": cannot write");
-        out << text;
-        if (!out.flush()) throw error(path + ": write failed");
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw error(path + ": cannot rename " + tmp + " into place");
-}
-
-inline json parse_json_file(const std::string& path) {
-    const auto text = read_file(path);
-    try {
-        return json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw error(path + ": malformed JSON: " + e.what());
-    }
-}
-
-inline model load_model(const std::string& path, const registry& reg) {
-    try {
-        return model_from_json(parse_json_file(path), reg, path);
-    } catch (const json::exception& e) {
-        throw error(path + ": " + e.what());
-    }
-}
-
-}  // namespace memo::io
-// end #include <memo/io/json.hpp>
-// #include <memo/backends/backend.hpp> (already included)
-
-namespace memo::wire {
-
-class writer {
-public:
-    template <class T>
-    void pod(T x) {
-        const auto* p = reinterpret_cast<const char*>(&x);
-        buf_.append(p, sizeof x);
-    }
-    void str(std::string_view s) {
-        pod<std::uint64_t>(s.size());
-        buf_.append(s);
-    }
-    void tensors(std::span<const tensor> ts) {
-        pod<std::uint32_t>(static_cast<std::uint32_t>(ts.size()));
-        for (const auto& t : ts) {
-            pod<std::uint8_t>(static_cast<std::uint8_t>(t.type));
-            pod<std::uint32_t>(static_cast<std::uint32_t>(t.dims.size()));
-            for (auto d : t.dims) pod<std::int64_t>(d);
-            pod<std::uint64_t>(t.data.size());
-            buf_.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(double));
-        }
-    }
-    std::string& bytes() noexcept { return buf_; }
-
-private:
-    std::string buf_;
-};
-
-class reader {
-public:
-    explicit reader(std::string_view b) : b_(b) {}
-    template <class T>
-    T pod() {
-        T x{};
-        need(sizeof x);
-        std::memcpy(&x, b_.data() + at_, sizeof x);
-        at_ += sizeof x;
-        return x;
-    }
-    std::string str() {
-        const auto n = pod<std::uint64_t>();
-        need(n);
-        std::string s(b_.substr(at_, n));
-        at_ += n;
-        return s;
-    }
-    std::vector<tensor> tensors() {
-        std::vector<tensor> ts(pod<std::uint32_t>());
-        for (auto& t : ts) {
-            t.type = static_cast<dtype>(pod<std::uint8_t>());
-            t.dims.resize(pod<std::uint32_t>());
-            for (auto& d : t.dims) d = pod<std::int64_t>();
-            const auto n = pod<std::uint64_t>();
-            need(n * sizeof(double));
-            t.data.resize(n);
-            std::memcpy(t.data.data(), b_.data() + at_, n * sizeof(double));
-            at_ += n * sizeof(double);
-        }
-        return ts;
-    }
-
-private:
-    void need(std::size_t n) const {
-        if (at_ + n > b_.size()) throw error("truncated worker frame");
-    }
-    std::string_view b_;
-    std::size_t at_ = 0;
-};
-
-/// A run request, as the worker decodes it.
-struct request {
-    model m;
-    std::vector<tensor> inputs, forced;
-    run_options options;
-};
-
-inline std::string encode_request(const model& m, std::span<const tensor> inputs, const run_options& o) {
-    writer w;
-    w.pod<std::uint8_t>(o.every_node);
-    w.pod<std::uint8_t>(o.digest_nodes);
-    w.pod<std::int8_t>(o.precision ? static_cast<std::int8_t>(*o.precision) : std::int8_t{-1});
-    w.str(io::model_to_json(m).dump());
-    w.tensors(inputs);
-    w.tensors(o.forced);
-    return std::move(w.bytes());
-}
-
-inline request decode_request(std::string_view bytes, const registry& reg) {
-    reader r(bytes);
-    request q;
-    q.options.every_node = r.pod<std::uint8_t>() != 0;
-    q.options.digest_nodes = r.pod<std::uint8_t>() != 0;
-    if (const auto p = r.pod<std::int8_t>(); p >= 0) q.options.precision = static_cast<dtype>(p);
-    q.m = io::model_from_json(io::json::parse(r.str()), reg, "worker request");
-    q.inputs = r.tensors();
-    q.forced = r.tensors();
-    q.options.forced = q.forced;
-    return q;
-}
-
-inline std::string encode_result(const run_result& x) {
-    writer w;
-    w.pod<std::uint8_t>(static_cast<std::uint8_t>(x.status));
-    w.str(x.message);
-    w.pod<std::int32_t>(x.signal);
-    w.pod<std::int32_t>(x.node);
-    w.pod<double>(x.ms);
-    w.pod<double>(x.cpu_ms);
-    w.pod<std::int64_t>(x.peak_kb);
-    w.pod<std::int64_t>(x.start_kb);
-    w.tensors(x.outputs);
-    w.pod<std::uint64_t>(x.node_digests.size());
-    for (const auto& d : x.node_digests) {
-        w.pod<std::uint64_t>(d.hash);
-        w.pod<double>(d.abs_sum);
-    }
-    w.pod<std::uint64_t>(x.node_spans.size());
-    for (const auto& v : x.node_spans) {
-        w.pod<double>(v.lo);
-        w.pod<double>(v.hi);
-        w.pod<std::uint8_t>(v.classes);
-    }
-    return std::move(w.bytes());
-}
-
-inline run_result decode_result(std::string_view bytes) {
-    reader r(bytes);
-    run_result x;
-    x.status = static_cast<run_status>(r.pod<std::uint8_t>());
-    x.message = r.str();
-    x.signal = r.pod<std::int32_t>();
-    x.node = r.pod<std::int32_t>();
-    x.ms = r.pod<double>();
-    x.cpu_ms = r.pod<double>();
-    x.peak_kb = r.pod<std::int64_t>();
-    x.start_kb = r.pod<std::int64_t>();
-    x.outputs = r.tensors();
-    x.node_digests.resize(r.pod<std::uint64_t>());
-    for (auto& d : x.node_digests) {
-        d.hash = r.pod<std::uint64_t>();
-        d.abs_sum = r.pod<double>();
-    }
-    x.node_spans.resize(r.pod<std::uint64_t>());
-    for (auto& v : x.node_spans) {
-        v.lo = r.pod<double>();
-        v.hi = r.pod<double>();
-        v.classes = r.pod<std::uint8_t>();
-    }
-    return x;
-}
-
-}  // namespace memo::wire
-// end #include <memo/backends/wire.hpp>
-
-namespace memo {
-
-/// `isolated<B>`: runs backend B in a worker process. `make` builds the worker's backend after the
-/// fork (so a library's threads and state start in the worker); the campaign's own copy answers
-/// name() and supports().
-template <backend B>
-class isolated final : public executor {
-public:
-    isolated(std::function<B()> make, const registry& reg, isolation_limits lim = {})
-        : make_(std::move(make)), local_(make_()), reg_(&reg), worker_([this] { serve(); }, lim) {}
-
-    std::string_view name() const override { return local_.name(); }
-    expected<void> supports(const model& m) const override { return local_.supports(m); }
-    std::uint64_t restarts() const override { return worker_.restarts(); }
-    pid_t worker_pid() const noexcept { return worker_.pid(); }
-    bool ready() const override { return worker_.ready(); }
-    void abandon() override { worker_.abandon(); }
-    double time_limit() const override { return worker_.limits().timeout_ms; }
-    void set_time_limit(double ms) override { worker_.set_timeout_ms(ms); }
-    std::int64_t memory_limit_mb() const override { return worker_.limits().memory_mb; }
-    void set_memory_limit_mb(std::int64_t mb) override { worker_.set_memory_mb(mb); }
-
-    void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
-        worker_.send(wire::encode_request(m, inputs, o));
-    }
-
-    run_result collect() override {
-        std::string frame;
-        if (auto failed = worker_.receive(frame)) return std::move(*failed);
-        try {
-            auto r = wire::decode_result(frame);
-            worker_.judge_late(r);
-            return r;
-        } catch (const std::exception& e) {
-            return worker_.kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
-        }
-    }
-
-private:
-    /// The worker's loop: decode a request, run it, answer, until the campaign closes the pipe.
-    [[noreturn]] void serve() {
-        using namespace detail::isolate;
-        int code = 0;
-        try {
-            B b = make_();
-            std::string frame;
-            while (recv_frame(3, frame)) {
-                run_result r;
-                try {
-                    auto q = wire::decode_request(frame, *reg_);
-                    reset_peak();
-                    const auto start = resident_kb(::getpid());
-                    const double cpu = own_cpu_ms();
-                    r = b.run(q.m, q.inputs, q.options);
-                    r.cpu_ms = own_cpu_ms() - cpu;
-                    r.peak_kb = peak_kb();
-                    r.start_kb = start;
-                    if (q.options.digest_nodes && q.options.every_node && r.ok()) r.digest_nodes(q.m);
-                } catch (const std::exception& e) {
-                    r = run_result::failed(run_status::error, e.what());
-                }
-                if (!send_frame(4, wire::encode_result(r))) break;
-            }
-        } catch (...) {
-            code = 3;
-        }
-        ::_exit(code);
-    }
-
-    std::function<B()> make_;
-    B local_;
     const registry* reg_;
-    worker_process worker_;
+    model m_;
 };
 
-template <backend B>
-std::unique_ptr<executor> make_isolated(std::function<B()> make, const registry& reg, isolation_limits lim = {}) {
-    return std::make_unique<isolated<B>>(std::move(make), reg, lim);
-}
-
 }  // namespace memo
-// end #include <memo/backends/isolate.hpp>
-// begin #include <memo/backends/reference/interpreter.hpp>
-// memo::reference: the embedded interpreter, Keras semantics for every layer of the registry, in
-// float16, bfloat16 (Eigen's half types), float32 and float64. With precision = float64 it is the
-// ground truth O of D_MAD. It also returns every node's output, and runs teacher-forced (each node
-// on given inputs) so that a disagreement can be pinned on one node.
-#include <chrono>
-#include <exception>
-#include <string>
-#include <utility>
-
-// #include <memo/backends/backend.hpp> (already included)
-// #include <memo/backends/progress.hpp> (already included)
-// begin #include <memo/backends/reference/act.hpp>
-// Reference kernels: ReLU, Softmax, LeakyReLU, PReLU, ELU, ThresholdedReLU (Keras 2.8).
-//
-// Scalar parameters are rounded to T before use, as TensorFlow converts a Python float to the
-// tensor's dtype (so a float16 ThresholdedReLU compares against half(theta)).
-// begin #include <memo/backends/reference/array.hpp>
-// What every reference kernel shares: a typed row-major array, the node's parameters by name,
-// Keras' activations, and the kernel table a family registers into.
-//
-// Kernels are templates over the element type T (Eigen::half, Eigen::bfloat16, float, double).
-// Arithmetic on T goes through ADL (`using std::exp; exp(x)`), which finds Eigen's overloads for
-// its half types. Sums and element-wise functions work in acc_t<T> (float for the 16-bit types, as
-// DL libraries do on CPU; double for float, so that a float32 run differs from the exact result
-// only by each node's rounding of its inputs and output) and round to T once.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <functional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <type_traits>
-#include <unordered_map>
-#include <vector>
-
-#include <Eigen/Core>
-
+// end #include <memo/core/builder.hpp>
+// #include <memo/core/domain.hpp> (already included)
+// #include <memo/core/dtype.hpp> (already included)
 // #include <memo/core/error.hpp> (already included)
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/exec/tensor.hpp> (already included)
-// begin #include <memo/exec/weights.hpp>
-// Weights as pure functions of (model seed, node, slot): every backend materialises the same
-// numbers, in Keras' layouts (Conv2D kernel (kh, kw, in, filters), Dense kernel (in, units), LSTM
-// gates i, f, c, o; GRU z, r, h), drawn by each weight's Keras initializer with Keras' fan
-// arithmetic, then edited by the model's LEMON weight edits.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <unordered_map>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/core/rng.hpp> (already included)
-// begin #include <memo/layers/common.hpp>
-// What the Keras layer families share: the candidate lists of MEMO's parameter pool, parameter
-// builders, and Keras' output-length arithmetic.
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <string_view>
-#include <vector>
-
+// #include <memo/core/hash.hpp> (already included)
 // #include <memo/core/layer.hpp> (already included)
-
-namespace memo::layers {
-
-using std::int64_t;
-
-/// Keras activations (MEMO's pool).
-inline choice activations(bool with_none = false) {
-    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
-                           "exponential", "linear"});
-    if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
-    return c;
-}
-/// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
-inline choice initializers() {
-    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling",
-                       "Orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
-                       "lecun_uniform", "Identity"});
-}
-/// Regularizers and constraints: None (Keras' default) or MEMO's candidates.
-inline choice regularizers() { return element_of({none, "l1", "l2"}); }
-inline choice constraints() { return element_of({none, "Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm"}); }
-inline choice data_formats() { return element_of({"channels_last", "channels_first"}); }
-inline choice axes() { return element_of({-1, -2, -3, -4, -5}); }
-
-/// Parameter-list builders: each appends the parameters a family shares, in Keras' order.
-struct param_builder {
-    std::vector<param> ps;
-    param_builder& add(std::string_view name, any_domain d, role r, value fallback) {
-        ps.push_back(param{name, std::move(d), r, std::move(fallback)});
-        return *this;
-    }
-    /// activation, use_bias
-    param_builder& activation() {
-        add("activation", activations(), role::mode, "linear");
-        return add("use_bias", bools(), role::mode, true);
-    }
-    /// <w>_initializer for each weight w (the first gets glorot_uniform, a bias gets Zeros)
-    param_builder& initializers_for(std::initializer_list<std::string_view> weights) {
-        for (auto w : weights) add(init_name(w), memo::layers::initializers(), role::init, w == "bias" ? value{"Zeros"} : value{"glorot_uniform"});
-        return *this;
-    }
-    /// <w>_regularizer for each weight, then activity_regularizer, then <w>_constraint for each
-    param_builder& training_only(std::initializer_list<std::string_view> weights, bool activity = true) {
-        for (auto w : weights) add(intern(std::string(w) + "_regularizer"), regularizers(), role::inert, none);
-        if (activity) add("activity_regularizer", regularizers(), role::inert, none);
-        for (auto w : weights) add(intern(std::string(w) + "_constraint"), constraints(), role::inert, none);
-        return *this;
-    }
-    std::vector<param> done() { return std::move(ps); }
-
-    static std::string_view init_name(std::string_view w) { return intern(std::string(w) + "_initializer"); }
-    /// Parameter names must outlive the tables; built names are kept here for the program's life.
-    static std::string_view intern(std::string s) {
-        static std::vector<std::unique_ptr<std::string>> pool;
-        for (const auto& p : pool)
-            if (*p == s) return *p;
-        pool.push_back(std::make_unique<std::string>(std::move(s)));
-        return *pool.back();
-    }
-};
-
-/// The tensor layout of a channels_last or channels_first input: spatial sizes and channels.
-struct spatial {
-    int64_t batch = shape::unknown;
-    int64_t channels = 0;
-    int64_t sizes[4] = {0, 0, 0, 0};
-    int n = 0;
-    bool channels_first = false;
-
-    static spatial of(const shape& s, std::string_view data_format) {
-        spatial v;
-        v.batch = s[0];
-        v.n = s.rank() - 2;
-        v.channels_first = data_format == "channels_first";
-        v.channels = v.channels_first ? s[1] : s.back();
-        for (int i = 0; i < v.n && i < 4; ++i) v.sizes[i] = s[i + (v.channels_first ? 2 : 1)];
-        return v;
-    }
-    shape to_shape() const {
-        shape s;
-        s.push(batch);
-        if (channels_first) s.push(channels);
-        for (int i = 0; i < n; ++i) s.push(sizes[i]);
-        if (!channels_first) s.push(channels);
-        return s;
-    }
-};
-
-/// Keras' conv_utils.conv_output_length, or 0 when the window does not fit.
-inline int64_t conv_length(int64_t in, int64_t kernel, std::string_view padding, int64_t stride, int64_t dilation) {
-    const int64_t k = (kernel - 1) * dilation + 1;
-    int64_t len = in;
-    if (padding == "valid") len = in - k + 1;
-    else if (padding == "full") len = in + k - 1;
-    if (len <= 0) return 0;
-    return (len + stride - 1) / stride;
-}
-
-/// TensorFlow's padding of one spatial axis, before and after the data, for a window reaching
-/// `reach` = (kernel - 1) * dilation + 1 elements: "same" pads max((out - 1) * stride + reach - in, 0)
-/// in all, with out = ceil(in / stride) and the odd element after; "causal" pads reach - 1 before;
-/// "valid" none. One rule for the reference, libtorch and ONNX, so that they pad alike.
-struct axis_padding {
-    int64_t before = 0, after = 0;
-};
-inline axis_padding window_padding(std::string_view padding, int64_t in, int64_t reach, int64_t stride) {
-    if (padding == "causal") return {reach - 1, 0};
-    if (padding != "same") return {};
-    const int64_t out = (in + stride - 1) / stride;
-    const int64_t total = std::max<int64_t>((out - 1) * stride + reach - in, 0);
-    return {total / 2, total - total / 2};
-}
-
-/// Keras' conv_utils.deconv_output_length.
-inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
-                             int64_t stride, int64_t dilation) {
-    const int64_t k = (kernel - 1) * dilation + 1;
-    if (is_none(output_padding)) {
-        if (padding == "valid") return in * stride + std::max<int64_t>(k - stride, 0);
-        if (padding == "full") return in * stride - (stride + k - 2);
-        return in * stride;
-    }
-    const int64_t pad = padding == "same" ? k / 2 : padding == "full" ? k - 1 : 0;
-    return (in - 1) * stride + k - 2 * pad + std::get<ints>(output_padding)[i];
-}
-
-inline std::string str_i(int64_t x) { return std::to_string(x); }
-
-/// Normalises a Keras axis (negative from the end) for a rank; -1 when out of range.
-inline int normal_axis(int64_t axis, int rank) {
-    const int64_t a = axis < 0 ? axis + rank : axis;
-    return a >= 1 && a < rank ? static_cast<int>(a) : -1;
-}
-
-}  // namespace memo::layers
-// end #include <memo/layers/common.hpp>
-// #include <memo/exec/tensor.hpp> (already included)
-
-namespace memo {
-
-/// One weight of a node: its Keras name ("kernel", "bias", "forward_kernel", ...) and values.
-struct weight {
-    std::string name;
-    tensor value;
-};
-
-/// What a weight is before it is drawn: its name, its dimensions in Keras' layout, its
-/// initializer, and (an LSTM bias with unit_forget_bias) how many forget-gate units start at one.
-struct weight_spec {
-    std::string name;
-    std::vector<std::int64_t> dims;
-    std::string_view initializer;
-    std::int64_t forget_bias_units = 0;
-};
-
-namespace detail::init {
-
-/// Keras' _compute_fans.
-inline void fans(const std::vector<std::int64_t>& d, double& fan_in, double& fan_out) {
-    if (d.empty()) { fan_in = fan_out = 1; return; }
-    if (d.size() == 1) { fan_in = fan_out = static_cast<double>(d[0]); return; }
-    if (d.size() == 2) { fan_in = static_cast<double>(d[0]); fan_out = static_cast<double>(d[1]); return; }
-    double receptive = 1;
-    for (std::size_t i = 0; i + 2 < d.size(); ++i) receptive *= static_cast<double>(d[i]);
-    fan_in = static_cast<double>(d[d.size() - 2]) * receptive;
-    fan_out = static_cast<double>(d.back()) * receptive;
-}
-
-inline double normal(rng& r) {
-    // Box-Muller on two uniform draws; deterministic across platforms (no std::normal_distribution).
-    const double u1 = 1.0 - r.unit(), u2 = r.unit();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-}
-inline double truncated(rng& r) {
-    for (;;)
-        if (const double z = normal(r); std::abs(z) <= 2.0) return z;
-}
-
-/// Orthogonal: Q of the QR decomposition of a normal matrix (rows = prod(d[:-1]), cols = d[-1]),
-/// signs fixed by R's diagonal as Keras does; Gram-Schmidt on the smaller side.
-inline void orthogonal(rng& r, tensor& t) {
-    const std::int64_t cols = t.dims.empty() ? 1 : t.dims.back();
-    const std::int64_t rows = cols ? t.size() / cols : 0;
-    const bool tall = rows >= cols;
-    const std::int64_t n = tall ? rows : cols, k = tall ? cols : rows;  // k orthonormal vectors of length n
-    std::vector<double> v(static_cast<std::size_t>(n * k));
-    for (auto& x : v) x = normal(r);
-    for (std::int64_t j = 0; j < k; ++j) {
-        double* vj = &v[static_cast<std::size_t>(j * n)];
-        for (std::int64_t i = 0; i < j; ++i) {
-            const double* vi = &v[static_cast<std::size_t>(i * n)];
-            double dot = 0;
-            for (std::int64_t e = 0; e < n; ++e) dot += vi[e] * vj[e];
-            for (std::int64_t e = 0; e < n; ++e) vj[e] -= dot * vi[e];
-        }
-        double norm = 0;
-        for (std::int64_t e = 0; e < n; ++e) norm += vj[e] * vj[e];
-        norm = std::sqrt(norm);
-        for (std::int64_t e = 0; e < n; ++e) vj[e] = norm > 0 ? vj[e] / norm : 0.0;
-    }
-    for (std::int64_t a = 0; a < rows; ++a)
-        for (std::int64_t b = 0; b < cols; ++b)
-            t[a * cols + b] = tall ? v[static_cast<std::size_t>(b * n + a)] : v[static_cast<std::size_t>(a * n + b)];
-}
-
-}  // namespace detail::init
-
-/// Fills `t` by the Keras initializer `name` (its default arguments), drawing from `r`.
-inline void initialize(std::string_view name, tensor& t, rng& r) {
-    using namespace detail::init;
-    double fi = 1, fo = 1;
-    fans(t.dims, fi, fo);
-    auto each = [&](auto draw) {
-        for (auto& x : t.data) x = draw();
-    };
-    // Keras' truncated normal has std / 0.8796... so the truncated distribution keeps the variance.
-    constexpr double trunc_fix = 0.87962566103423978;
-    if (name == "Zeros" || name == "zeros" || name == "Constant") each([] { return 0.0; });  // Constant() is value=0
-    else if (name == "Ones" || name == "ones") each([] { return 1.0; });
-    else if (name == "RandomNormal") each([&] { return 0.05 * normal(r); });
-    else if (name == "RandomUniform") each([&] { return r.uniform_real(-0.05, 0.05); });
-    else if (name == "TruncatedNormal") each([&] { return 0.05 * truncated(r); });
-    else if (name == "VarianceScaling") each([&] { return std::sqrt(1.0 / std::max(1.0, fi)) / trunc_fix * truncated(r); });
-    else if (name == "glorot_normal") each([&] { return std::sqrt(2.0 / std::max(1.0, fi + fo)) / trunc_fix * truncated(r); });
-    else if (name == "he_normal") each([&] { return std::sqrt(2.0 / std::max(1.0, fi)) / trunc_fix * truncated(r); });
-    else if (name == "lecun_normal") each([&] { return std::sqrt(1.0 / std::max(1.0, fi)) / trunc_fix * truncated(r); });
-    else if (name == "he_uniform") { const double l = std::sqrt(6.0 / std::max(1.0, fi)); each([&] { return r.uniform_real(-l, l); }); }
-    else if (name == "lecun_uniform") { const double l = std::sqrt(3.0 / std::max(1.0, fi)); each([&] { return r.uniform_real(-l, l); }); }
-    else if (name == "Orthogonal") orthogonal(r, t);
-    else if (name == "Identity") {
-        // Keras' Identity takes 2-D shapes; higher ranks are viewed as (prod(d[:-1]), d[-1]).
-        const std::int64_t cols = t.dims.empty() ? 1 : t.dims.back();
-        for (std::int64_t i = 0; i < t.size(); ++i) t[i] = (i / cols) == (i % cols) ? 1.0 : 0.0;
-    } else {  // glorot_uniform, Keras' default
-        const double l = std::sqrt(6.0 / std::max(1.0, fi + fo));
-        each([&] { return r.uniform_real(-l, l); });
-    }
-}
-
-namespace detail::weights {
-
-inline std::uint64_t stream(std::uint64_t seed, std::uint64_t node, std::uint64_t slot) {
-    std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (node + 1)) ^ (0xc2b2ae3d27d4eb4fULL * (slot + 1));
-    splitmix64(x);
-    return splitmix64(x);
-}
-
-struct maker {
-    const model& m;
-    int index;
-    std::vector<weight_spec> out;
-
-    const node& n() const { return m[index]; }
-    std::string_view init(std::string_view param, std::string_view fallback) const {
-        const int i = n().layer->param_index(param);
-        return i < 0 ? fallback : as_str(n().params[static_cast<std::size_t>(i)]);
-    }
-    void add(std::string name, std::vector<std::int64_t> dims, std::string_view initializer) {
-        out.push_back({std::move(name), std::move(dims), initializer, 0});
-    }
-    /// LSTM's bias with unit_forget_bias: the forget gate's quarter is ones.
-    void forget_bias_ones(std::int64_t units) { out.back().forget_bias_units = units; }
-};
-
-inline bool flag(const node& n, std::string_view p, bool fallback) {
-    const int i = n.layer->param_index(p);
-    return i < 0 ? fallback : as_bool(n.params[static_cast<std::size_t>(i)]);
-}
-inline std::int64_t integer(const node& n, std::string_view p, std::int64_t fallback) {
-    const int i = n.layer->param_index(p);
-    return i < 0 ? fallback : as_int(n.params[static_cast<std::size_t>(i)]);
-}
-inline std::vector<std::int64_t> kernel(const node& n, int N) {
-    const auto k = as_ints(n.params[static_cast<std::size_t>(n.layer->param_index("kernel_size"))], N);
-    return std::vector<std::int64_t>(k.begin(), k.end());
-}
-inline std::vector<std::int64_t> cat(std::vector<std::int64_t> a, std::initializer_list<std::int64_t> b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
-/// A recurrent cell's kernel, recurrent kernel and bias, with `gates` gates.
-inline void cell(maker& mk, std::string prefix, std::int64_t gates, std::int64_t in, std::int64_t units, bool bias,
-                 bool forget_bias, bool reset_after) {
-    mk.add(prefix + "kernel", {in, gates * units}, mk.init("kernel_initializer", "glorot_uniform"));
-    mk.add(prefix + "recurrent_kernel", {units, gates * units}, mk.init("recurrent_initializer", "Orthogonal"));
-    if (!bias) return;
-    if (reset_after) mk.add(prefix + "bias", {2, gates * units}, mk.init("bias_initializer", "Zeros"));
-    else mk.add(prefix + "bias", {gates * units}, mk.init("bias_initializer", "Zeros"));
-    if (forget_bias) mk.forget_bias_ones(units);
-}
-
-/// Applies LEMON's weight edits to node `index`'s weights. A "neuron" is an output unit: the last
-/// axis of every weight, so its kernel column and its bias move together.
-inline void apply_edits(const model& m, int index, std::vector<weight>& ws) {
-    for (const auto& e : m.weight_edits) {
-        if (e.node != index || ws.empty()) continue;
-        rng r(e.seed);
-        const std::int64_t units = ws[0].value.dims.empty() ? 1 : ws[0].value.dims.back();
-        auto pick = [&](double fraction) {
-            std::vector<std::int64_t> chosen;
-            for (std::int64_t u = 0; u < units; ++u)
-                if (r.chance(fraction)) chosen.push_back(u);
-            if (chosen.empty() && units > 0) chosen.push_back(r.uniform(0, units - 1));
-            return chosen;
-        };
-        auto on_unit = [&](std::int64_t u, auto f) {
-            for (auto& w : ws) {
-                auto& t = w.value;
-                const std::int64_t last = t.dims.empty() ? 1 : t.dims.back();
-                if (last != units) continue;
-                for (std::int64_t i = u; i < t.size(); i += last) f(t[i]);
-            }
-        };
-        switch (e.what) {
-            case weight_edit::kind::gaussian_fuzz:
-                for (auto& w : ws) {
-                    double sum = 0, sq = 0;
-                    for (double x : w.value.data) sum += x, sq += x * x;
-                    const double mean = sum / static_cast<double>(std::max<std::int64_t>(1, w.value.size()));
-                    const double sd = std::sqrt(std::max(0.0, sq / static_cast<double>(std::max<std::int64_t>(1, w.value.size())) - mean * mean));
-                    for (auto& x : w.value.data) x += e.amount * sd * detail::init::normal(r);
-                }
-                break;
-            case weight_edit::kind::block_neurons:
-                for (auto u : pick(e.amount)) on_unit(u, [](double& x) { x = 0; });
-                break;
-            case weight_edit::kind::invert_activation:
-                for (auto u : pick(e.amount)) on_unit(u, [](double& x) { x = -x; });
-                break;
-            case weight_edit::kind::switch_neurons:
-                if (units >= 2) {
-                    const std::int64_t a = r.uniform(0, units - 1), b = (a + 1 + r.uniform(0, units - 2)) % units;
-                    for (auto& w : ws) {
-                        auto& t = w.value;
-                        const std::int64_t last = t.dims.empty() ? 1 : t.dims.back();
-                        if (last != units) continue;
-                        for (std::int64_t i = 0; i < t.size(); i += last) std::swap(t[i + a], t[i + b]);
-                    }
-                }
-                break;
-        }
-    }
-}
-
-}  // namespace detail::weights
-
-/// The weights of node `index` of `m`, undrawn, in Keras' order and layouts; empty for weightless
-/// layers. The node's input shapes must be inferred. Layouts, by class:
-///   Conv{1,2,3}D         kernel (k..., in, filters), bias (filters)
-///   Conv{2,3}DTranspose  kernel (k..., filters, in), bias (filters)
-///   SeparableConv{1,2}D  depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in*dm, filters), bias
-///   DepthwiseConv{1,2}D  depthwise_kernel (k..., in, dm), bias (in*dm)
-///   Dense                kernel (in, units), bias (units)
-///   LocallyConnected1D   kernel (out_len, k*in, filters), bias (out_len, filters)
-///   LocallyConnected2D   kernel (oh*ow, kh*kw*in, filters), bias (oh, ow, filters)
-///   BatchNormalization   gamma, beta, moving_mean, moving_variance (c) (gamma/beta only if scale/center)
-///   LayerNormalization   gamma, beta (c)
-///   PReLU                alpha (input sample shape, shared axis set to 1)
-///   SimpleRNN/GRU/LSTM   kernel (in, g*u), recurrent_kernel (u, g*u), bias (g*u) or (2, 3u) for GRU reset_after
-///   Bidirectional        forward_ and backward_ LSTM weights (use_bias, unit_forget_bias, Keras' defaults)
-///   ConvLSTM{1,2,3}D     kernel (k..., in, 4f), recurrent_kernel (k..., f, 4f), bias (4f)
-inline std::vector<weight_spec> weight_specs(const model& m, int index) {
-    using namespace detail::weights;
-    const node& n = m[index];
-    if (n.inputs.empty()) return {};
-    maker mk{m, index, {}};
-    const shape& in = m[n.inputs[0]].out;
-    const std::string_view cls = n.layer->name;
-    const bool bias = flag(n, "use_bias", true);
-    const bool first = n.layer->param_index("data_format") >= 0 &&
-                       as_str(n.params[static_cast<std::size_t>(n.layer->param_index("data_format"))]) == "channels_first";
-    const std::int64_t channels = in.rank() >= 2 ? (first ? in[1] : in.back()) : 0;
-    const std::int64_t filters = integer(n, "filters", 0);
-    const std::string_view kinit = mk.init("kernel_initializer", "glorot_uniform"), binit = mk.init("bias_initializer", "Zeros");
-
-    if (cls == "Dense") {
-        const std::int64_t units = integer(n, "units", 1);
-        mk.add("kernel", {in.back(), units}, kinit);
-        if (bias) mk.add("bias", {units}, binit);
-    } else if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D") {
-        mk.add("kernel", cat(kernel(n, in.rank() - 2), {channels, filters}), kinit);
-        if (bias) mk.add("bias", {filters}, binit);
-    } else if (cls == "Conv2DTranspose" || cls == "Conv3DTranspose") {
-        mk.add("kernel", cat(kernel(n, in.rank() - 2), {filters, channels}), kinit);
-        if (bias) mk.add("bias", {filters}, binit);
-    } else if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
-        const int N = in.rank() - 2;
-        const std::int64_t dm = integer(n, "depth_multiplier", 1);
-        mk.add("depthwise_kernel", cat(kernel(n, N), {channels, dm}), mk.init("depthwise_initializer", "glorot_uniform"));
-        mk.add("pointwise_kernel", cat(std::vector<std::int64_t>(static_cast<std::size_t>(N), 1), {channels * dm, filters}),
-               mk.init("pointwise_initializer", "glorot_uniform"));
-        if (bias) mk.add("bias", {filters}, binit);
-    } else if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
-        const std::int64_t dm = integer(n, "depth_multiplier", 1);
-        mk.add("depthwise_kernel", cat(kernel(n, in.rank() - 2), {channels, dm}), mk.init("depthwise_initializer", "glorot_uniform"));
-        if (bias) mk.add("bias", {channels * dm}, binit);
-    } else if (cls == "LocallyConnected1D" || cls == "LocallyConnected2D") {
-        const int N = in.rank() - 2;
-        const auto out = layers::spatial::of(n.out, first ? "channels_first" : "channels_last");
-        std::int64_t positions = 1, volume = 1;
-        for (int k = 0; k < N; ++k) positions *= out.sizes[k];
-        for (auto k : kernel(n, N)) volume *= k;
-        mk.add("kernel", {positions, volume * channels, filters}, kinit);
-        if (bias) {
-            std::vector<std::int64_t> b;
-            for (int k = 0; k < N; ++k) b.push_back(out.sizes[k]);
-            b.push_back(filters);
-            mk.add("bias", b, binit);
-        }
-    } else if (cls == "BatchNormalization" || cls == "LayerNormalization") {
-        const int axis = layers::normal_axis(integer(n, "axis", -1), in.rank());
-        const std::int64_t c = axis < 0 ? 1 : in[axis];
-        if (flag(n, "scale", true)) mk.add("gamma", {c}, mk.init("gamma_initializer", "Ones"));
-        if (flag(n, "center", true)) mk.add("beta", {c}, mk.init("beta_initializer", "Zeros"));
-        if (cls == "BatchNormalization") {
-            mk.add("moving_mean", {c}, mk.init("moving_mean_initializer", "Zeros"));
-            mk.add("moving_variance", {c}, mk.init("moving_variance_initializer", "Ones"));
-        }
-    } else if (cls == "PReLU") {
-        auto dims = std::vector<std::int64_t>(in.sample().begin(), in.sample().end());
-        const int i = n.layer->param_index("shared_axes");
-        if (i >= 0 && !is_none(n.params[static_cast<std::size_t>(i)])) {
-            // Keras: param_shape[axis - 1] = 1, so shared_axes=-1 is the second-to-last sample axis.
-            const auto a = static_cast<std::int64_t>(dims.size()) + as_int(n.params[static_cast<std::size_t>(i)]) - 1;
-            if (a >= 0 && a < static_cast<std::int64_t>(dims.size())) dims[static_cast<std::size_t>(a)] = 1;
-        }
-        mk.add("alpha", dims, mk.init("alpha_initializer", "Zeros"));
-    } else if (cls == "SimpleRNN") {
-        cell(mk, "", 1, in.back(), integer(n, "units", 1), bias, false, false);
-    } else if (cls == "GRU") {
-        cell(mk, "", 3, in.back(), integer(n, "units", 1), bias, false, flag(n, "reset_after", true));
-    } else if (cls == "LSTM") {
-        cell(mk, "", 4, in.back(), integer(n, "units", 1), bias, flag(n, "unit_forget_bias", true), false);
-    } else if (cls == "Bidirectional") {
-        const std::int64_t u = integer(n, "units", 1);
-        cell(mk, "forward_", 4, in.back(), u, true, true, false);
-        cell(mk, "backward_", 4, in.back(), u, true, true, false);
-    } else if (cls.starts_with("ConvLSTM")) {
-        const int N = in.rank() - 3;
-        const std::int64_t c = first ? in[2] : in.back();
-        mk.add("kernel", cat(kernel(n, N), {c, 4 * filters}), kinit);
-        mk.add("recurrent_kernel", cat(kernel(n, N), {filters, 4 * filters}), mk.init("recurrent_initializer", "Orthogonal"));
-        if (bias) {
-            mk.add("bias", {4 * filters}, binit);
-            if (flag(n, "unit_forget_bias", true)) mk.forget_bias_ones(filters);
-        }
-    }
-    return std::move(mk.out);
-}
-
-/// Drawn weights kept for reuse: a backend runs mutant after mutant that share most of their
-/// parent's weights, and drawing one can cost milliseconds (an Orthogonal initializer's QR). Holds
-/// what an initializer drew from one stream into one shape, up to `max_elements` values in all
-/// (then it starts over).
-class weight_cache {
-public:
-    explicit weight_cache(std::size_t max_elements = std::size_t{1} << 22) : max_(max_elements) {}
-
-    const tensor& draw(std::uint64_t stream, std::string_view initializer, const std::vector<std::int64_t>& dims) {
-        key k{stream, std::string(initializer), dims};
-        if (const auto it = kept_.find(k); it != kept_.end()) return it->second;
-        tensor t(dims, dtype::float64);
-        rng r(stream);
-        initialize(initializer, t, r);
-        if (elements_ + t.data.size() > max_) {
-            kept_.clear();
-            elements_ = 0;
-        }
-        elements_ += t.data.size();
-        return kept_.emplace(std::move(k), std::move(t)).first->second;
-    }
-
-private:
-    struct key {
-        std::uint64_t stream;
-        std::string initializer;
-        std::vector<std::int64_t> dims;
-        bool operator==(const key&) const = default;
-    };
-    struct key_hash {
-        std::size_t operator()(const key& k) const noexcept {
-            std::uint64_t h = k.stream ^ std::hash<std::string>{}(k.initializer);
-            for (auto d : k.dims) h = (h ^ static_cast<std::uint64_t>(d)) * 0x100000001b3ULL;
-            return static_cast<std::size_t>(h);
-        }
-    };
-    std::unordered_map<key, tensor, key_hash> kept_;
-    std::size_t max_, elements_ = 0;
-};
-
-/// The weights of node `index` of `m` (see weight_specs), each drawn by its initializer from the
-/// stream of (model seed, node, slot), then edited by the model's weight edits. With a cache, a
-/// weight drawn before is copied from it.
-inline std::vector<weight> weights_of(const model& m, int index, weight_cache* cache = nullptr) {
-    std::vector<weight> ws;
-    for (auto& s : weight_specs(m, index)) {
-        const auto stream = detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size());
-        weight w{std::move(s.name), {}};
-        if (cache) {
-            w.value = cache->draw(stream, s.initializer, s.dims);
-        } else {
-            w.value = tensor(std::move(s.dims), dtype::float64);
-            rng r(stream);
-            initialize(s.initializer, w.value, r);
-        }
-        for (std::int64_t i = s.forget_bias_units; i < 2 * s.forget_bias_units; ++i) w.value[i] = 1.0;
-        ws.push_back(std::move(w));
-    }
-    detail::weights::apply_edits(m, index, ws);
-    return ws;
-}
-
-}  // namespace memo
-// end #include <memo/exec/weights.hpp>
-
-namespace memo::reference {
-
-using std::int64_t;
-
-/// The accumulator type of T.
-template <class T>
-using acc_t = std::conditional_t<(sizeof(T) < 4), float, double>;
-/// The type element-wise functions (exp, tanh, ...) compute in: float for float, so that they
-/// overflow where a float32 library's do.
-template <class T>
-using fn_t = std::conditional_t<(sizeof(T) <= 4), float, double>;
-
-/// A row-major array of T with concrete dimensions (batch included).
-template <class T>
-struct array {
-    std::vector<int64_t> dims;
-    std::vector<T> data;
-
-    array() = default;
-    explicit array(std::vector<int64_t> d) : dims(std::move(d)), data(static_cast<std::size_t>(tensor::count(dims)), T(0)) {}
-
-    int rank() const noexcept { return static_cast<int>(dims.size()); }
-    int64_t size() const noexcept { return static_cast<int64_t>(data.size()); }
-    int64_t dim(int i) const noexcept { return dims[static_cast<std::size_t>(i < 0 ? i + rank() : i)]; }
-    T& operator[](int64_t i) noexcept { return data[static_cast<std::size_t>(i)]; }
-    const T& operator[](int64_t i) const noexcept { return data[static_cast<std::size_t>(i)]; }
-    /// Row-major strides.
-    std::vector<int64_t> strides() const {
-        std::vector<int64_t> s(dims.size(), 1);
-        for (int i = rank() - 2; i >= 0; --i) s[static_cast<std::size_t>(i)] = s[static_cast<std::size_t>(i + 1)] * dims[static_cast<std::size_t>(i + 1)];
-        return s;
-    }
-};
-
-template <class T>
-array<T> from_tensor(const tensor& t) {
-    array<T> a;
-    a.dims = t.dims;
-    a.data.resize(t.data.size());
-    for (std::size_t i = 0; i < t.data.size(); ++i) a.data[i] = static_cast<T>(static_cast<acc_t<T>>(t.data[i]));
-    return a;
-}
-template <class T>
-tensor to_tensor(const array<T>& a, dtype type) {
-    tensor t;
-    t.dims = a.dims;
-    t.type = type;
-    t.data.resize(a.data.size());
-    for (std::size_t i = 0; i < a.data.size(); ++i) t.data[i] = static_cast<double>(static_cast<acc_t<T>>(a.data[i]));
-    return t;
-}
-
-/// A node's parameters by name.
-struct params {
-    const node& n;
-    const value& at(std::string_view name) const {
-        const int i = n.layer->param_index(name);
-        if (i < 0) throw error("layer " + std::string(n.layer->name) + " has no parameter '" + std::string(name) + "'");
-        return n.params[static_cast<std::size_t>(i)];
-    }
-    bool has(std::string_view name) const { return n.layer->param_index(name) >= 0; }
-    int64_t integer(std::string_view name) const { return as_int(at(name)); }
-    double real(std::string_view name) const { return as_real(at(name)); }
-    bool flag(std::string_view name) const { return as_bool(at(name)); }
-    std::string_view str(std::string_view name) const { return as_str(at(name)); }
-    bool is_none(std::string_view name) const { return memo::is_none(at(name)); }
-    /// A tuple parameter as `count` integers (a scalar is repeated).
-    std::vector<int64_t> ints(std::string_view name, int count) const {
-        const auto v = as_ints(at(name), count);
-        return std::vector<int64_t>(v.begin(), v.end());
-    }
-    bool channels_first() const { return has("data_format") && str("data_format") == "channels_first"; }
-};
-
-/// Keras' activation `name` applied to x, element-wise (softmax is done by apply_activation).
-template <class T>
-T activate(std::string_view name, T x) {
-    using std::exp, std::expm1, std::log, std::tanh, std::abs, std::log1p;
-    using A = fn_t<T>;
-    const A v = static_cast<A>(x);
-    A r = v;
-    if (name == "relu") r = v < A(0) ? A(0) : v;  // NaN passes through, as in TensorFlow
-    else if (name == "tanh") r = tanh(v);
-    else if (name == "sigmoid") r = A(1) / (A(1) + exp(-v));
-    else if (name == "hard_sigmoid") r = std::clamp(A(0.2) * v + A(0.5), A(0), A(1));
-    else if (name == "elu") r = v > A(0) ? v : expm1(v);  // exp(v) - 1 would cancel near 0
-    else if (name == "selu") r = A(1.0507009873554805) * (v > A(0) ? v : A(1.6732632423543772) * expm1(v));
-    else if (name == "softplus") r = v > A(0) ? v + log1p(exp(-v)) : log1p(exp(v));
-    else if (name == "softsign") r = v / (abs(v) + A(1));
-    else if (name == "exponential") r = exp(v);
-    return static_cast<T>(r);  // linear and unknown names: identity
-}
-
-/// Softmax over `axis` (Keras' default: the last).
-template <class T>
-void softmax(array<T>& a, int axis = -1) {
-    using std::exp;
-    using F = fn_t<T>;
-    using A = acc_t<T>;
-    if (axis < 0) axis += a.rank();
-    const int64_t len = a.dim(axis);
-    const int64_t inner = a.strides()[static_cast<std::size_t>(axis)];
-    const int64_t outer = a.size() / std::max<int64_t>(1, len * inner);
-    std::vector<F> e(static_cast<std::size_t>(len));
-    for (int64_t o = 0; o < outer; ++o)
-        for (int64_t in = 0; in < inner; ++in) {
-            const int64_t base = o * len * inner + in;
-            F mx = static_cast<F>(a[base]);
-            for (int64_t k = 1; k < len; ++k) mx = std::max(mx, static_cast<F>(a[base + k * inner]));
-            A sum = 0;  // exponentials in the element type, their sum in the accumulator
-            for (int64_t k = 0; k < len; ++k) sum += e[static_cast<std::size_t>(k)] = exp(static_cast<F>(a[base + k * inner]) - mx);
-            for (int64_t k = 0; k < len; ++k) a[base + k * inner] = static_cast<T>(static_cast<A>(e[static_cast<std::size_t>(k)]) / sum);
-        }
-}
-
-/// Applies the activation `name` in place (softmax over the last axis).
-template <class T>
-void apply_activation(array<T>& a, std::string_view name) {
-    if (name == "linear" || name.empty()) return;
-    if (name == "softmax") return softmax(a);
-    for (auto& x : a.data) x = activate(name, x);
-}
-
-/// A kernel computes one node from its inputs and its weights (in Keras' layouts, converted to T).
-template <class T>
-using kernel = std::function<expected<array<T>>(const node&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
-
-/// Where a kernel runs: the node, the model it is in and its index there (its producers are
-/// m.nodes[index].inputs), and the dtype it computes in. A kernel that depends on more than its
-/// node (a fault behind a producer, a wrapped library call that wants the graph) takes this; a
-/// wrapper may hand the kernel it wraps another node (`n`) in the same place.
-struct kernel_context {
-    const node& n;
-    const model& m;
-    int index;
-    dtype type;
-};
-template <class T>
-using kernel_in_context = std::function<expected<array<T>>(const kernel_context&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
-
-/// Kernels by layer class name. Families register into it; users add their own layers' kernels,
-/// of either form (a kernel of the node alone, or one in context).
-template <class T>
-struct kernel_table {
-    std::unordered_map<std::string_view, kernel_in_context<T>> by_name;
-    void set(std::string_view name, kernel_in_context<T> k) { by_name[name] = std::move(k); }
-    void set(std::string_view name, kernel<T> k) {
-        by_name[name] = [k = std::move(k)](const kernel_context& c, std::span<const array<T>> in, std::span<const array<T>> w) { return k(c.n, in, w); };
-    }
-    const kernel_in_context<T>* find(std::string_view name) const {
-        auto it = by_name.find(name);
-        return it == by_name.end() ? nullptr : &it->second;
-    }
-};
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/array.hpp>
-
-namespace memo::reference {
-
-namespace act_detail {
-
-/// The parameter `x` as TensorFlow sees it in a T computation, widened to the accumulator.
-template <class T>
-acc_t<T> rounded(double x) {
-    return static_cast<acc_t<T>>(static_cast<T>(static_cast<acc_t<T>>(x)));
-}
-
-/// x with f applied to every element, in the accumulator type.
-template <class T, class F>
-array<T> map(const array<T>& x, F f) {
-    array<T> out = x;
-    for (auto& v : out.data) v = static_cast<T>(f(static_cast<acc_t<T>>(v)));
-    return out;
-}
-
-/// max(x, 0), keeping NaN.
-template <class A>
-A relu(A x) {
-    return x < A(0) ? A(0) : x;
-}
-
-}  // namespace act_detail
-
-template <class T>
-void register_act(kernel_table<T>& t) {
-    using A = acc_t<T>;
-    using act_detail::rounded, act_detail::map;
-    using ins = std::span<const array<T>>;
-    // Keras' backend.relu(x, alpha, max_value, threshold): relu(x), or x * (x > threshold) for a
-    // threshold, clipped to [0, max_value], minus alpha * relu(threshold - x) for an alpha. Written
-    // as Keras computes it, so NaN propagates and x * 0 gives NaN for x = -inf as it does there.
-    t.set("ReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
-        params p{n};
-        const A slope = rounded<T>(p.real("negative_slope")), threshold = rounded<T>(p.real("threshold"));
-        const bool clip = !p.is_none("max_value");
-        const A top = clip ? std::max(A(0), rounded<T>(p.real("max_value"))) : A(0);
-        return map(in[0], [&](A x) {
-            A y = threshold != A(0) ? x * A(x > threshold ? 1 : 0) : act_detail::relu(x);
-            if (clip) y = std::clamp(y, A(0), top);
-            return slope != A(0) ? y - slope * act_detail::relu(threshold - x) : y;
-        });
-    });
-    t.set("Softmax", [](const node& n, ins in, ins) -> expected<array<T>> {
-        array<T> out = in[0];
-        softmax(out, static_cast<int>(params{n}.integer("axis")));
-        return out;
-    });
-    t.set("LeakyReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
-        const A alpha = rounded<T>(params{n}.real("alpha"));
-        return map(in[0], [&](A x) { return x < A(0) ? alpha * x : x; });
-    });
-    t.set("ELU", [](const node& n, ins in, ins) -> expected<array<T>> {
-        using std::expm1;
-        const A alpha = rounded<T>(params{n}.real("alpha"));
-        return map(in[0], [&](A x) { return x > A(0) ? x : alpha * expm1(x); });
-    });
-    // Keras: x * cast(x > theta).
-    t.set("ThresholdedReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
-        const A theta = rounded<T>(params{n}.real("theta"));
-        return map(in[0], [&](A x) { return x * A(x > theta ? 1 : 0); });
-    });
-    // relu(x) - alpha * relu(-x), alpha of the sample shape with shared axes of size 1 (broadcast).
-    t.set("PReLU", [](const node&, ins in, ins w) -> expected<array<T>> {
-        if (w.size() != 1) return fail("PReLU takes one weight, alpha");
-        const array<T>&x = in[0], &alpha = w[0];
-        bool fits = alpha.rank() == x.rank() - 1;
-        for (int d = 1; fits && d < x.rank(); ++d) fits = alpha.dim(d - 1) == 1 || alpha.dim(d - 1) == x.dim(d);
-        if (!fits) return fail("PReLU alpha does not broadcast to the input sample shape");
-        const auto xs = x.strides(), as = alpha.strides();
-        array<T> out = x;
-        for (int64_t e = 0; e < x.size(); ++e) {
-            int64_t a = 0;  // alpha's element: x's index past the batch, 0 along shared axes
-            for (std::size_t k = 1; k < xs.size(); ++k)
-                if (alpha.dims[k - 1] != 1) a += (e % xs[k - 1]) / xs[k] * as[k - 1];
-            const A v = static_cast<A>(x[e]);
-            out[e] = static_cast<T>(v > A(0) ? v : static_cast<A>(alpha[a]) * v);
-        }
-        return out;
-    });
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/act.hpp>
-// #include <memo/backends/reference/array.hpp> (already included)
-// begin #include <memo/backends/reference/conv.hpp>
-// Reference kernels: Conv1D/2D/3D, SeparableConv1D/2D, DepthwiseConv1D/2D, Conv2D/3DTranspose and
-// LocallyConnected1D/2D (Keras 2.8, TensorFlow 2.9).
-//
-// One N-dimensional loop per kind: over output positions, and over the kernel taps that land
-// inside the input (padding contributes nothing, so it is never materialised). A channels_first
-// input is moved to channels_last and the result moved back, so every loop sees
-// (batch, spatial..., channels). Output sizes are the node's inferred shape.
-#include <array>
-
-// #include <memo/layers/common.hpp> (already included)
-// #include <memo/backends/reference/array.hpp> (already included)
-
-namespace memo::reference {
-
-namespace conv_detail {
-
-inline constexpr int max_axes = 3;
-using axes = std::array<int64_t, max_axes>;
-
-/// A sliding window over the spatial axes: input position = out * stride + tap * dilation - pad.
-struct window {
-    int n = 0;
-    axes in{}, out{}, kernel{}, stride{}, dilation{}, pad{};
-
-    static int64_t volume(const axes& a, int n) {
-        int64_t v = 1;
-        for (int i = 0; i < n; ++i) v *= a[static_cast<std::size_t>(i)];
-        return v;
-    }
-    int64_t in_volume() const { return volume(in, n); }
-    int64_t out_volume() const { return volume(out, n); }
-    int64_t taps() const { return volume(kernel, n); }
-
-    /// Calls f(flat, multi_index) for every output position, in row-major order.
-    template <class F>
-    void positions(F&& f) const {
-        axes o{};
-        const int64_t total = out_volume();
-        for (int64_t flat = 0; flat < total; ++flat) {
-            f(flat, o);
-            for (int a = n - 1; a >= 0 && ++o[static_cast<std::size_t>(a)] == out[static_cast<std::size_t>(a)]; --a)
-                o[static_cast<std::size_t>(a)] = 0;
-        }
-    }
-
-    /// Calls f(tap, pos) for each kernel tap of output position `o` that lands inside the input;
-    /// tap and pos are flat row-major indices over the kernel and the input's spatial grid.
-    template <class F>
-    void taps_of(const axes& o, F&& f) const {
-        axes base{}, lo{}, hi{}, t{};
-        for (std::size_t a = 0; a < static_cast<std::size_t>(n); ++a) {
-            base[a] = o[a] * stride[a] - pad[a];
-            // Taps with 0 <= base + t * dilation < in.
-            lo[a] = base[a] >= 0 ? 0 : (-base[a] + dilation[a] - 1) / dilation[a];
-            hi[a] = base[a] >= in[a] ? -1 : std::min(kernel[a] - 1, (in[a] - 1 - base[a]) / dilation[a]);
-            if (lo[a] > hi[a]) return;
-            t[a] = lo[a];
-        }
-        for (;;) {
-            int64_t tap = 0, pos = 0;
-            for (std::size_t a = 0; a < static_cast<std::size_t>(n); ++a) {
-                tap = tap * kernel[a] + t[a];
-                pos = pos * in[a] + base[a] + t[a] * dilation[a];
-            }
-            f(tap, pos);
-            int a = n - 1;
-            for (; a >= 0; --a) {
-                const auto i = static_cast<std::size_t>(a);
-                if (++t[i] <= hi[i]) break;
-                t[i] = lo[i];
-            }
-            if (a < 0) return;
-        }
-    }
-};
-
-/// Moves the channel axis: (batch, channels, spatial...) to (batch, spatial..., channels), or back.
-template <class T>
-array<T> move_channels(const array<T>& x, bool to_last) {
-    const int64_t batch = x.dims[0], channels = to_last ? x.dims[1] : x.dims.back();
-    const int64_t inner = x.size() / std::max<int64_t>(1, batch * channels);
-    std::vector<int64_t> dims{batch};
-    if (!to_last) dims.push_back(channels);
-    for (int d = to_last ? 2 : 1; d < (to_last ? x.rank() : x.rank() - 1); ++d) dims.push_back(x.dims[static_cast<std::size_t>(d)]);
-    if (to_last) dims.push_back(channels);
-    array<T> out(dims);
-    for (int64_t b = 0; b < batch; ++b)
-        for (int64_t c = 0; c < channels; ++c)
-            for (int64_t s = 0; s < inner; ++s) {
-                const int64_t first = (b * channels + c) * inner + s, last = (b * inner + s) * channels + c;
-                out[to_last ? last : first] = x[to_last ? first : last];
-            }
-    return out;
-}
-
-/// A windowed node's input in channels_last, its window and its output dimensions.
-template <class T>
-struct windowed {
-    array<T> x;                     // (batch, spatial..., channels)
-    window w;                       // the forward window; a transposed conv scatters through it
-    std::vector<int64_t> out_dims;  // (batch, spatial..., channels), from the node's shape
-    int64_t batch = 0, channels = 0, out_channels = 0;
-    bool channels_first = false;
-};
-
-/// The window of node `n` over `input`. `kernel_param` names the window size ("kernel_size",
-/// "pool_size"); strides None means strides = window size; no dilation_rate means 1. For a
-/// transposed conv the window is the forward conv's, from this node's output to its input.
-template <class T>
-windowed<T> prepare(const node& n, const array<T>& input, std::string_view kernel_param, bool transposed = false) {
-    params p{n};
-    windowed<T> g;
-    g.channels_first = p.channels_first();
-    g.x = g.channels_first ? move_channels(input, true) : input;
-    const int N = g.x.rank() - 2;
-    if (N < 1 || N > max_axes) throw error(std::string(n.layer->name) + ": input of rank " + std::to_string(input.rank()));
-    g.batch = g.x.dims[0];
-    g.channels = g.x.dims.back();
-    const auto out = layers::spatial::of(n.out, g.channels_first ? "channels_first" : "channels_last");
-    g.out_channels = out.channels;
-    g.out_dims = {g.batch};
-    const auto kernel = p.ints(kernel_param, N);
-    const auto stride = p.has("strides") && !p.is_none("strides") ? p.ints("strides", N) : kernel;
-    const auto dilation = p.has("dilation_rate") ? p.ints("dilation_rate", N) : std::vector<int64_t>(static_cast<std::size_t>(N), 1);
-    const auto padding = p.has("padding") ? p.str("padding") : std::string_view("valid");
-    window& w = g.w;
-    w.n = N;
-    for (std::size_t a = 0; a < static_cast<std::size_t>(N); ++a) {
-        const int64_t in_size = g.x.dims[a + 1], out_size = out.sizes[a];
-        g.out_dims.push_back(out_size);
-        w.in[a] = transposed ? out_size : in_size;
-        w.out[a] = transposed ? in_size : out_size;
-        w.kernel[a] = kernel[a];
-        w.stride[a] = stride[a];
-        w.dilation[a] = dilation[a];
-        w.pad[a] = memo::layers::window_padding(padding, w.in[a], (kernel[a] - 1) * dilation[a] + 1, stride[a]).before;
-    }
-    g.out_dims.push_back(out.channels);
-    return g;
-}
-
-/// Moves a channels_last result back to the node's layout, then applies its activation.
-template <class T>
-array<T> finish(array<T> out, const windowed<T>& g, const node& n) {
-    if (g.channels_first) out = move_channels(out, false);
-    if (params p{n}; p.has("activation")) apply_activation(out, p.str("activation"));
-    return out;
-}
-
-/// Fails unless weight `i` exists and holds `count` elements.
-template <class T>
-expected<void> expect_weight(const node& n, std::span<const array<T>> w, std::size_t i, int64_t count, std::string_view what) {
-    if (i < w.size() && w[i].size() == count) return {};
-    return fail(std::string(n.layer->name) + ": " + std::string(what) + " should hold " + std::to_string(count) + " values");
-}
-
-/// The depthwise stage: out[b, o, c * dm + m] = sum over taps of x[b, o * s + t * d - pad, c] *
-/// kernel[t, c, m] (+ bias[c * dm + m]), channels_last, no activation.
-template <class T>
-array<T> depthwise(const windowed<T>& g, const array<T>& kernel, int64_t dm, const array<T>* bias) {
-    using A = acc_t<T>;
-    const int64_t C = g.channels, CM = C * dm, in_volume = g.w.in_volume(), out_volume = g.w.out_volume();
-    std::vector<int64_t> dims = g.out_dims;
-    dims.back() = CM;
-    array<T> out(dims);
-    std::vector<A> acc(static_cast<std::size_t>(CM));
-    for (int64_t b = 0; b < g.batch; ++b)
-        g.w.positions([&](int64_t o, const axes& at) {
-            for (int64_t k = 0; k < CM; ++k) acc[static_cast<std::size_t>(k)] = bias ? static_cast<A>((*bias)[k]) : A(0);
-            g.w.taps_of(at, [&](int64_t tap, int64_t pos) {
-                const T* xs = &g.x[(b * in_volume + pos) * C];
-                const T* ks = &kernel[tap * CM];
-                for (int64_t k = 0; k < CM; ++k) acc[static_cast<std::size_t>(k)] += static_cast<A>(xs[k / dm]) * static_cast<A>(ks[k]);
-            });
-            T* ys = &out[(b * out_volume + o) * CM];
-            for (int64_t k = 0; k < CM; ++k) ys[k] = static_cast<T>(acc[static_cast<std::size_t>(k)]);
-        });
-    return out;
-}
-
-}  // namespace conv_detail
-
-/// Conv{1,2,3}D: out[b, o, f] = bias[f] + sum over taps t and channels c of
-/// x[b, o * s + t * d - pad, c] * kernel[t, c, f]. "causal" pads (k - 1) * d before.
-template <class T>
-expected<array<T>> conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    using A = acc_t<T>;
-    using namespace conv_detail;
-    params p{n};
-    const auto g = prepare(n, in[0], "kernel_size");
-    const int64_t C = g.channels, F = g.out_channels, in_volume = g.w.in_volume(), out_volume = g.w.out_volume();
-    const bool bias = p.flag("use_bias");
-    if (auto ok = expect_weight(n, w, 0, g.w.taps() * C * F, "kernel"); !ok) return ok.error();
-    if (bias)
-        if (auto ok = expect_weight(n, w, 1, F, "bias"); !ok) return ok.error();
-    array<T> out(g.out_dims);
-    std::vector<A> acc(static_cast<std::size_t>(F));
-    for (int64_t b = 0; b < g.batch; ++b)
-        g.w.positions([&](int64_t o, const axes& at) {
-            for (int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] = bias ? static_cast<A>(w[1][f]) : A(0);
-            g.w.taps_of(at, [&](int64_t tap, int64_t pos) {
-                const T* xs = &g.x[(b * in_volume + pos) * C];
-                const T* ks = &w[0][tap * C * F];
-                for (int64_t c = 0; c < C; ++c) {
-                    const A v = static_cast<A>(xs[c]);
-                    for (int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] += v * static_cast<A>(ks[c * F + f]);
-                }
-            });
-            T* ys = &out[(b * out_volume + o) * F];
-            for (int64_t f = 0; f < F; ++f) ys[f] = static_cast<T>(acc[static_cast<std::size_t>(f)]);
-        });
-    return finish(std::move(out), g, n);
-}
-
-/// DepthwiseConv{1,2}D: each input channel c convolved with its own dm filters; output channel c * dm + m.
-template <class T>
-expected<array<T>> depthwise_conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    using namespace conv_detail;
-    params p{n};
-    const auto g = prepare(n, in[0], "kernel_size");
-    const int64_t dm = p.integer("depth_multiplier");
-    const bool bias = p.flag("use_bias");
-    if (auto ok = expect_weight(n, w, 0, g.w.taps() * g.channels * dm, "depthwise_kernel"); !ok) return ok.error();
-    if (bias)
-        if (auto ok = expect_weight(n, w, 1, g.channels * dm, "bias"); !ok) return ok.error();
-    return finish(depthwise(g, w[0], dm, bias ? &w[1] : nullptr), g, n);
-}
-
-/// SeparableConv{1,2}D: the depthwise stage (stride, padding, dilation; rounded to T, as TensorFlow
-/// materialises it), then a pointwise (1x1) conv with the bias and activation.
-template <class T>
-expected<array<T>> separable_conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    using A = acc_t<T>;
-    using namespace conv_detail;
-    params p{n};
-    const auto g = prepare(n, in[0], "kernel_size");
-    const int64_t dm = p.integer("depth_multiplier"), CM = g.channels * dm, F = g.out_channels;
-    const bool bias = p.flag("use_bias");
-    if (auto ok = expect_weight(n, w, 0, g.w.taps() * CM, "depthwise_kernel"); !ok) return ok.error();
-    if (auto ok = expect_weight(n, w, 1, CM * F, "pointwise_kernel"); !ok) return ok.error();
-    if (bias)
-        if (auto ok = expect_weight(n, w, 2, F, "bias"); !ok) return ok.error();
-    const array<T> mid = depthwise<T>(g, w[0], dm, nullptr);
-    array<T> out(g.out_dims);
-    const int64_t rows = mid.size() / std::max<int64_t>(1, CM);
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t f = 0; f < F; ++f) {
-            A s = bias ? static_cast<A>(w[2][f]) : A(0);
-            for (int64_t k = 0; k < CM; ++k) s += static_cast<A>(mid[r * CM + k]) * static_cast<A>(w[1][k * F + f]);
-            out[r * F + f] = static_cast<T>(s);
-        }
-    return finish(std::move(out), g, n);
-}
-
-/// Conv{2,3}DTranspose: the gradient of the forward conv (same kernel, strides, padding, dilation)
-/// from this node's output size to its input size, i.e. out[b, i * s + t * d - pad, f] +=
-/// x[b, i, c] * kernel[t, f, c]. The forward conv's padding is computed from the actual sizes, so
-/// output_padding just lengthens the output (Keras' deconv_output_length).
-template <class T>
-expected<array<T>> conv_transpose_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    using A = acc_t<T>;
-    using namespace conv_detail;
-    params p{n};
-    const auto g = prepare(n, in[0], "kernel_size", true);
-    const int64_t C = g.channels, F = g.out_channels, in_volume = g.w.out_volume(), out_volume = g.w.in_volume();
-    const bool bias = p.flag("use_bias");
-    if (auto ok = expect_weight(n, w, 0, g.w.taps() * F * C, "kernel"); !ok) return ok.error();
-    if (bias)
-        if (auto ok = expect_weight(n, w, 1, F, "bias"); !ok) return ok.error();
-    std::vector<A> acc(static_cast<std::size_t>(g.batch * out_volume * F));
-    for (std::size_t e = 0; e < acc.size(); ++e) acc[e] = bias ? static_cast<A>(w[1][static_cast<int64_t>(e) % F]) : A(0);
-    for (int64_t b = 0; b < g.batch; ++b)
-        g.w.positions([&](int64_t i, const axes& at) {  // the forward conv's outputs are this node's inputs
-            const T* xs = &g.x[(b * in_volume + i) * C];
-            g.w.taps_of(at, [&](int64_t tap, int64_t pos) {
-                A* ys = &acc[static_cast<std::size_t>((b * out_volume + pos) * F)];
-                const T* ks = &w[0][tap * F * C];
-                for (int64_t f = 0; f < F; ++f)
-                    for (int64_t c = 0; c < C; ++c) ys[f] += static_cast<A>(xs[c]) * static_cast<A>(ks[f * C + c]);
-            });
-        });
-    array<T> out(g.out_dims);
-    for (int64_t e = 0; e < out.size(); ++e) out[e] = static_cast<T>(acc[static_cast<std::size_t>(e)]);
-    return finish(std::move(out), g, n);
-}
-
-/// LocallyConnected{1,2}D (Keras' implementation=1, backend.local_conv): a valid conv with a kernel
-/// per output position o, kernel (positions, taps * channels, filters). The feature axis follows
-/// the input's layout: tap-major for channels_last, channel-major for channels_first. The bias
-/// (spatial..., filters) is reshaped, not transposed, to the output's layout (backend.bias_add),
-/// so for channels_first its flat element e lands on the output's flat element e.
-template <class T>
-expected<array<T>> locally_connected_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    using A = acc_t<T>;
-    using namespace conv_detail;
-    params p{n};
-    const auto g = prepare(n, in[0], "kernel_size");
-    const int64_t C = g.channels, F = g.out_channels, V = g.w.taps(), P = g.w.out_volume(), in_volume = g.w.in_volume();
-    const bool bias = p.flag("use_bias"), first = g.channels_first;
-    if (auto ok = expect_weight(n, w, 0, P * V * C * F, "kernel"); !ok) return ok.error();
-    if (bias)
-        if (auto ok = expect_weight(n, w, 1, P * F, "bias"); !ok) return ok.error();
-    array<T> out(g.out_dims);
-    std::vector<A> acc(static_cast<std::size_t>(F));
-    for (int64_t b = 0; b < g.batch; ++b)
-        g.w.positions([&](int64_t o, const axes& at) {
-            for (int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] = bias ? static_cast<A>(w[1][first ? f * P + o : o * F + f]) : A(0);
-            const T* ks = &w[0][o * V * C * F];
-            g.w.taps_of(at, [&](int64_t tap, int64_t pos) {
-                const T* xs = &g.x[(b * in_volume + pos) * C];
-                for (int64_t c = 0; c < C; ++c) {
-                    const A v = static_cast<A>(xs[c]);
-                    const T* kr = ks + (first ? c * V + tap : tap * C + c) * F;
-                    for (int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] += v * static_cast<A>(kr[f]);
-                }
-            });
-            T* ys = &out[(b * P + o) * F];
-            for (int64_t f = 0; f < F; ++f) ys[f] = static_cast<T>(acc[static_cast<std::size_t>(f)]);
-        });
-    return finish(std::move(out), g, n);
-}
-
-template <class T>
-void register_conv(kernel_table<T>& t) {
-    for (auto name : {"Conv1D", "Conv2D", "Conv3D"}) t.set(name, conv_nd<T>);
-    for (auto name : {"DepthwiseConv1D", "DepthwiseConv2D"}) t.set(name, depthwise_conv_nd<T>);
-    for (auto name : {"SeparableConv1D", "SeparableConv2D"}) t.set(name, separable_conv_nd<T>);
-    for (auto name : {"Conv2DTranspose", "Conv3DTranspose"}) t.set(name, conv_transpose_nd<T>);
-    for (auto name : {"LocallyConnected1D", "LocallyConnected2D"}) t.set(name, locally_connected_nd<T>);
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/conv.hpp>
-// begin #include <memo/backends/reference/core.hpp>
-// Reference kernels: Dense, Activation, CustomScaleLayer, the regularisation layers (identity at
-// inference) and the adapters (Reshape, expand, drop-dim, pad, crop, cast, inject).
-#include <limits>
-
-// #include <memo/backends/reference/array.hpp> (already included)
-
-namespace memo::reference {
-
-/// out[..., u] = act(sum_k in[..., k] * kernel[k, u] + bias[u]) over the last axis.
-template <class T>
-expected<array<T>> dense(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    params p{n};
-    const array<T>& x = in[0];
-    const int64_t k = x.dim(-1), units = p.integer("units"), rows = x.size() / std::max<int64_t>(1, k);
-    auto dims = x.dims;
-    dims.back() = units;
-    array<T> out(dims);
-    const bool bias = p.flag("use_bias");
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t u = 0; u < units; ++u) {
-            acc_t<T> s = bias ? static_cast<acc_t<T>>(w[1][u]) : acc_t<T>(0);
-            for (int64_t j = 0; j < k; ++j) s += static_cast<acc_t<T>>(x[r * k + j]) * static_cast<acc_t<T>>(w[0][j * units + u]);
-            out[r * units + u] = static_cast<T>(s);
-        }
-    apply_activation(out, p.str("activation"));
-    return out;
-}
-
-template <class T>
-void register_core(kernel_table<T>& t) {
-    auto identity = [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return in[0]; };
-    for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D",
-                      "SpatialDropout2D", "SpatialDropout3D", "CustomCastLayer"})
-        t.set(name, identity);  // the interpreter rounds a cast's output to its dtype
-    t.set("Dense", dense<T>);
-    t.set("Activation", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        array<T> out = in[0];
-        apply_activation(out, params{n}.str("activation"));
-        return out;
-    });
-    t.set("CustomScaleLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        using A = acc_t<T>;
-        const A scale = static_cast<A>(params{n}.real("scale"));
-        array<T> out = in[0];
-        for (int64_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(static_cast<A>(in[0][i]) + static_cast<A>(in[1][i]) * scale);
-        return out;
-    });
-    // Shape-only adapters: the same elements in a new shape (taken from the node's inferred shape).
-    auto reshaped = [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        array<T> out = in[0];
-        out.dims = concrete(n.out, in[0].dims[0]);
-        return out;
-    };
-    t.set("Reshape", reshaped);
-    t.set("CustomExpandLayer", reshaped);
-    t.set("CustomDropDimLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        const int axis = static_cast<int>(params{n}.integer("axis"));
-        const array<T>& x = in[0];
-        const int64_t len = x.dim(axis), inner = x.strides()[static_cast<std::size_t>(axis)], outer = x.size() / (len * inner);
-        array<T> out(concrete(n.out, x.dims[0]));
-        for (int64_t o = 0; o < outer; ++o)
-            for (int64_t i = 0; i < inner; ++i) out[o * inner + i] = x[o * len * inner + i];  // index 0 along axis
-        return out;
-    });
-    // Pad and crop: copy the overlap of input and output at an offset per axis.
-    auto border = [](const node& n, std::span<const array<T>> in, int sign) -> array<T> {
-        params p{n};
-        const auto& amounts = std::get<ints>(p.at(sign > 0 ? "padding" : "cropping"));
-        const array<T>& x = in[0];
-        array<T> out(concrete(n.out, x.dims[0]));
-        if (sign > 0) std::fill(out.data.begin(), out.data.end(), static_cast<T>(static_cast<acc_t<T>>(p.real("constant_values"))));
-        const auto xs = x.strides(), os = out.strides();
-        std::vector<int64_t> idx(static_cast<std::size_t>(x.rank()), 0);
-        for (int64_t e = 0; e < x.size(); ++e) {
-            int64_t rem = e, dst = 0;
-            bool inside = true;
-            for (int d = 0; d < x.rank(); ++d) {
-                const int64_t i = rem / xs[static_cast<std::size_t>(d)];
-                rem %= xs[static_cast<std::size_t>(d)];
-                const int64_t shift = d == 0 ? 0 : amounts[2 * (d - 1)];
-                const int64_t j = sign > 0 ? i + shift : i - shift;
-                if (j < 0 || j >= out.dims[static_cast<std::size_t>(d)]) { inside = false; break; }
-                dst += j * os[static_cast<std::size_t>(d)];
-            }
-            if (inside) out[dst] = x[e];
-        }
-        return out;
-    };
-    t.set("CustomPadLayer", [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, +1); });
-    t.set("CustomCropLayer", [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, -1); });
-    t.set("CustomInjectLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        params p{n};
-        const auto v = p.str("value");
-        const double x = v == "nan" ? std::numeric_limits<double>::quiet_NaN() : v == "inf" ? std::numeric_limits<double>::infinity()
-                                                                                            : -std::numeric_limits<double>::infinity();
-        array<T> out = in[0];
-        const int64_t stride = std::max<int64_t>(1, p.integer("stride"));
-        for (int64_t i = 0; i < out.size(); i += stride) out[i] = static_cast<T>(static_cast<acc_t<T>>(x));
-        return out;
-    });
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/core.hpp>
-// begin #include <memo/backends/reference/elementwise.hpp>
-// Reference kernels: Abs, Square, StopGradient and ScaleShift. Each works in acc_t<T> and rounds
-// to T once per operation, so ScaleShift rounds its product before adding the shift, as the
-// libraries' separate multiply and add do.
-#include <cmath>
-
-// #include <memo/backends/reference/array.hpp> (already included)
-
-namespace memo::reference {
-
-template <class T>
-void register_elementwise(kernel_table<T>& t) {
-    using A = acc_t<T>;
-    auto each = [](std::span<const array<T>> in, auto f) {
-        array<T> out = in[0];
-        for (int64_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(f(static_cast<A>(in[0][i])));
-        return out;
-    };
-    t.set("Abs", [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        return each(in, [](A x) { return std::fabs(x); });  // fabs(-0) = +0, fabs(NaN) is NaN
-    });
-    t.set("Square", [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        return each(in, [](A x) { return x * x; });
-    });
-    t.set("StopGradient", [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return in[0]; });
-    t.set("ScaleShift", [each](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        params p{n};
-        const A scale = static_cast<A>(p.real("scale")), shift = static_cast<A>(p.real("shift"));
-        return each(in, [&](A x) { return static_cast<A>(static_cast<T>(x * scale)) + shift; });
-    });
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/elementwise.hpp>
-// begin #include <memo/backends/reference/merge.hpp>
-// Reference kernels: Concatenate, Average, Maximum, Minimum, Add, Subtract, Multiply and Dot
-// (Keras 2.8). Element-wise merges accumulate in acc_t<T> and round once.
-// #include <memo/backends/reference/array.hpp> (already included)
-
-namespace memo::reference {
-
-namespace merge_detail {
-
-/// Folds the inputs element-wise: r = first(x0), r = step(r, xi) for the rest, out = last(r, count).
-template <class T, class Step, class Last>
-expected<array<T>> fold(std::span<const array<T>> in, Step step, Last last) {
-    using A = acc_t<T>;
-    for (const auto& x : in)
-        if (x.dims != in[0].dims) return fail("merged inputs have different shapes");
-    array<T> out(in[0].dims);
-    for (int64_t e = 0; e < out.size(); ++e) {
-        A r = static_cast<A>(in[0][e]);
-        for (std::size_t k = 1; k < in.size(); ++k) r = step(r, static_cast<A>(in[k][e]));
-        out[e] = static_cast<T>(last(r, static_cast<A>(in.size())));
-    }
-    return out;
-}
-
-/// Rows of the last axis, each divided by its L2 norm (tf.math.l2_normalize, epsilon 1e-12).
-template <class T>
-std::vector<acc_t<T>> l2_rows(const array<T>& x, bool normalize) {
-    using A = acc_t<T>;
-    using std::sqrt;
-    const int64_t k = x.dim(-1);
-    std::vector<A> r(x.data.size());
-    for (int64_t row = 0; row < x.size() / std::max<int64_t>(1, k); ++row) {
-        A sq = 0;
-        for (int64_t j = 0; j < k; ++j) sq += static_cast<A>(x[row * k + j]) * static_cast<A>(x[row * k + j]);
-        const A inv = normalize ? A(1) / sqrt(std::max(sq, A(1e-12))) : A(1);
-        for (int64_t j = 0; j < k; ++j) r[static_cast<std::size_t>(row * k + j)] = static_cast<A>(x[row * k + j]) * inv;
-    }
-    return r;
-}
-
-}  // namespace merge_detail
-
-template <class T>
-void register_merge(kernel_table<T>& t) {
-    using A = acc_t<T>;
-    using ins = std::span<const array<T>>;
-    using merge_detail::fold;
-    auto as_is = [](A r, A) { return r; };
-    t.set("Add", [as_is](const node&, ins in, ins) { return fold(in, std::plus<A>(), as_is); });
-    t.set("Subtract", [as_is](const node&, ins in, ins) { return fold(in, std::minus<A>(), as_is); });
-    t.set("Multiply", [as_is](const node&, ins in, ins) { return fold(in, std::multiplies<A>(), as_is); });
-    t.set("Average", [](const node&, ins in, ins) { return fold(in, std::plus<A>(), [](A r, A count) { return r / count; }); });
-    // NaN wins either way round.
-    t.set("Maximum", [as_is](const node&, ins in, ins) { return fold(in, [](A a, A b) { return a < b || b != b ? b : a; }, as_is); });
-    t.set("Minimum", [as_is](const node&, ins in, ins) { return fold(in, [](A a, A b) { return b < a || b != b ? b : a; }, as_is); });
-    // Inputs one after another along `axis`: each contributes a block of len_i * inner per outer index.
-    t.set("Concatenate", [](const node& n, ins in, ins) -> expected<array<T>> {
-        array<T> out(concrete(n.out, in[0].dims[0]));
-        int axis = static_cast<int>(params{n}.integer("axis"));
-        if (axis < 0) axis += out.rank();
-        int64_t len = 0;
-        for (const auto& x : in) {
-            bool fits = x.rank() == out.rank();
-            for (int d = 0; fits && d < x.rank(); ++d) fits = d == axis || x.dims[static_cast<std::size_t>(d)] == out.dims[static_cast<std::size_t>(d)];
-            if (!fits) return fail("Concatenate inputs differ off the concatenation axis");
-            len += x.dim(axis);
-        }
-        if (len != out.dim(axis)) return fail("Concatenate inputs do not add up to the inferred shape");
-        const int64_t inner = out.strides()[static_cast<std::size_t>(axis)];
-        const int64_t outer = out.size() / std::max<int64_t>(1, out.dim(axis) * inner);
-        int64_t at = 0;
-        for (int64_t o = 0; o < outer; ++o)
-            for (const auto& x : in) {
-                const int64_t block = x.dim(axis) * inner;
-                std::copy_n(x.data.begin() + o * block, block, out.data.begin() + at);
-                at += block;
-            }
-        return out;
-    });
-    // Keras' Dot with axes=-1: batch dot over the last axes, (b, k).(b, k) -> (b, 1) and
-    // (b, n, k).(b, m, k) -> (b, n, m); normalize l2-normalises both along that axis first.
-    t.set("Dot", [](const node& n, ins in, ins) -> expected<array<T>> {
-        const bool normalize = params{n}.flag("normalize");
-        const array<T>&x = in[0], &y = in[1];
-        if (x.rank() != y.rank() || x.dims[0] != y.dims[0] || x.dim(-1) != y.dim(-1)) return fail("Dot inputs differ in rank, batch or last axis");
-        const auto a = merge_detail::l2_rows(x, normalize), b = merge_detail::l2_rows(y, normalize);
-        const int64_t batch = x.dims[0], k = x.dim(-1);
-        const int64_t rows = x.rank() == 3 ? x.dims[1] : 1, cols = y.rank() == 3 ? y.dims[1] : 1;
-        array<T> out(concrete(n.out, batch));
-        if (out.size() != batch * rows * cols) return fail("Dot inputs do not match the inferred shape");
-        for (int64_t s = 0; s < batch; ++s)
-            for (int64_t i = 0; i < rows; ++i)
-                for (int64_t j = 0; j < cols; ++j) {
-                    A sum = 0;
-                    for (int64_t c = 0; c < k; ++c)
-                        sum += a[static_cast<std::size_t>((s * rows + i) * k + c)] * b[static_cast<std::size_t>((s * cols + j) * k + c)];
-                    out[(s * rows + i) * cols + j] = static_cast<T>(sum);
-                }
-        return out;
-    });
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/merge.hpp>
-// begin #include <memo/backends/reference/norm.hpp>
-// Reference kernels: BatchNormalization (inference: moving statistics) and LayerNormalization
-// (statistics of each sample over its one axis), both as Keras 2.8 computes them.
-// #include <memo/backends/reference/array.hpp> (already included)
-
-namespace memo::reference {
-
-namespace norm_detail {
-
-/// The input viewed as (outer, len, inner) around `axis` (Keras' axis, made non-negative).
-struct around_axis {
-    int axis;
-    int64_t outer, len, inner;
-    template <class T>
-    static around_axis of(const array<T>& x, int64_t keras_axis) {
-        const int axis = static_cast<int>(keras_axis < 0 ? keras_axis + x.rank() : keras_axis);
-        const int64_t len = x.dim(axis), inner = x.strides()[static_cast<std::size_t>(axis)];
-        return {axis, x.size() / std::max<int64_t>(1, len * inner), len, inner};
-    }
-    int64_t at(int64_t o, int64_t k, int64_t i) const noexcept { return (o * len + k) * inner + i; }
-};
-
-/// gamma and beta of a normalisation (each present only when scale or center), widened.
-template <class T>
-struct affine {
-    std::vector<acc_t<T>> gamma, beta;
-    std::size_t used = 0;  // weights consumed
-    bool ok = true;        // every weight present, of the axis' size
-    affine(const params& p, std::span<const array<T>> w, int64_t len) : gamma(static_cast<std::size_t>(len), 1), beta(static_cast<std::size_t>(len), 0) {
-        auto take = [&](std::vector<acc_t<T>>& into) {
-            if (!(ok = ok && used < w.size() && w[used].size() == len)) return;
-            for (int64_t c = 0; c < len; ++c) into[static_cast<std::size_t>(c)] = static_cast<acc_t<T>>(w[used][c]);
-            ++used;
-        };
-        if (p.flag("scale")) take(gamma);
-        if (p.flag("center")) take(beta);
-    }
-};
-
-}  // namespace norm_detail
-
-template <class T>
-void register_norm(kernel_table<T>& t) {
-    using A = acc_t<T>;
-    using ins = std::span<const array<T>>;
-    // gamma * (x - moving_mean) / sqrt(moving_variance + epsilon) + beta, per entry of `axis`;
-    // weights in the order gamma, beta, moving_mean, moving_variance, skipping the absent ones.
-    t.set("BatchNormalization", [](const node& n, ins in, ins w) -> expected<array<T>> {
-        using std::sqrt;
-        params p{n};
-        const array<T>& x = in[0];
-        const auto v = norm_detail::around_axis::of(x, p.integer("axis"));
-        // Keras takes TF's fused kernel for the channel axis of a 4-D (1 or 3) or 5-D (1 or 4) input
-        // unless the model computes in float64, and that kernel raises epsilon to at least 1.001e-5.
-        // It depends on the model's dtype, not on the precision this kernel runs in.
-        const int rank = x.rank(), a = v.axis;
-        const bool fused = n.type != dtype::float64 && ((rank == 4 && (a == 1 || a == 3)) || (rank == 5 && (a == 1 || a == 4)));
-        const A eps = static_cast<A>(fused ? std::max(p.real("epsilon"), 1.001e-5) : p.real("epsilon"));
-        const norm_detail::affine<T> ab(p, w, v.len);
-        if (!ab.ok || w.size() != ab.used + 2 || w[ab.used].size() != v.len || w[ab.used + 1].size() != v.len)
-            return fail("BatchNormalization's weights do not match its axis and its scale and center flags");
-        const array<T>&mean = w[ab.used], &variance = w[ab.used + 1];
-        array<T> out(x.dims);
-        for (int64_t k = 0; k < v.len; ++k) {
-            const auto c = static_cast<std::size_t>(k);
-            const A scale = ab.gamma[c] / sqrt(static_cast<A>(variance[k]) + eps), mu = static_cast<A>(mean[k]);
-            for (int64_t o = 0; o < v.outer; ++o)
-                for (int64_t i = 0; i < v.inner; ++i) {
-                    const int64_t e = v.at(o, k, i);
-                    out[e] = static_cast<T>((static_cast<A>(x[e]) - mu) * scale + ab.beta[c]);
-                }
-        }
-        return out;
-    });
-    // Mean and (biased) variance over `axis` within each sample, then gamma and beta of that axis.
-    t.set("LayerNormalization", [](const node& n, ins in, ins w) -> expected<array<T>> {
-        using std::sqrt;
-        params p{n};
-        const array<T>& x = in[0];
-        const auto v = norm_detail::around_axis::of(x, p.integer("axis"));
-        const norm_detail::affine<T> ab(p, w, v.len);
-        if (!ab.ok || w.size() != ab.used) return fail("LayerNormalization's weights do not match its axis and its scale and center flags");
-        const A eps = static_cast<A>(p.real("epsilon"));
-        array<T> out(x.dims);
-        for (int64_t o = 0; o < v.outer; ++o)
-            for (int64_t i = 0; i < v.inner; ++i) {
-                A mean = 0, var = 0;
-                for (int64_t k = 0; k < v.len; ++k) mean += static_cast<A>(x[v.at(o, k, i)]);
-                mean /= static_cast<A>(v.len);
-                for (int64_t k = 0; k < v.len; ++k) {
-                    const A d = static_cast<A>(x[v.at(o, k, i)]) - mean;
-                    var += d * d;
-                }
-                const A inv = A(1) / sqrt(var / static_cast<A>(v.len) + eps);
-                for (int64_t k = 0; k < v.len; ++k) {
-                    const auto c = static_cast<std::size_t>(k);
-                    const int64_t e = v.at(o, k, i);
-                    out[e] = static_cast<T>((static_cast<A>(x[e]) - mean) * inv * ab.gamma[c] + ab.beta[c]);
-                }
-            }
-        return out;
-    });
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/norm.hpp>
-// begin #include <memo/backends/reference/pool.hpp>
-// Reference kernels: MaxPooling1D/2D/3D, AveragePooling1D/2D/3D and their Global forms (Keras 2.8).
-//
-// Pooling slides the conv family's window (conv.hpp) with dilation 1; padded positions are never
-// visited, so "same" max pooling ignores the padding and "same" average pooling divides by the
-// count of real elements in the window, as TensorFlow does. A NaN in a window makes its max NaN.
-#include <limits>
-
-// #include <memo/backends/reference/conv.hpp> (already included)
-
-namespace memo::reference {
-
-namespace pool_detail {
-/// The running max with v folded in; the first NaN sticks.
-template <class A>
-A fold_max(A max, A v) {
-    using std::isnan;
-    return isnan(max) || !(isnan(v) || v > max) ? max : v;
-}
-}  // namespace pool_detail
-
-/// {Max,Average}Pooling{1,2,3}D: strides None means strides = pool_size.
-template <class T, bool Max>
-expected<array<T>> pool_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>>) {
-    using A = acc_t<T>;
-    using namespace conv_detail;
-    const auto g = prepare(n, in[0], "pool_size");
-    const int64_t C = g.channels, in_volume = g.w.in_volume(), out_volume = g.w.out_volume();
-    if (C != g.out_channels) return fail("input has " + std::to_string(C) + " channels, the node's shape " + n.out.str());
-    array<T> out(g.out_dims);
-    std::vector<A> acc(static_cast<std::size_t>(C));
-    for (int64_t b = 0; b < g.batch; ++b)
-        g.w.positions([&](int64_t o, const axes& at) {
-            std::fill(acc.begin(), acc.end(), Max ? -std::numeric_limits<A>::infinity() : A(0));
-            int64_t count = 0;
-            g.w.taps_of(at, [&](int64_t, int64_t pos) {
-                const T* xs = &g.x[(b * in_volume + pos) * C];
-                for (int64_t c = 0; c < C; ++c) {
-                    const A v = static_cast<A>(xs[c]);
-                    A& a = acc[static_cast<std::size_t>(c)];
-                    if constexpr (Max) a = pool_detail::fold_max(a, v);
-                    else a += v;
-                }
-                ++count;
-            });
-            T* ys = &out[(b * out_volume + o) * C];
-            for (int64_t c = 0; c < C; ++c) {
-                const A a = acc[static_cast<std::size_t>(c)];
-                ys[c] = static_cast<T>(Max ? a : a / static_cast<A>(std::max<int64_t>(1, count)));
-            }
-        });
-    return finish(std::move(out), g, n);
-}
-
-/// Global{Max,Average}Pooling{1,2,3}D: the max or mean over all spatial positions per channel.
-/// (batch, channels), (batch, 1..., channels) and (batch, channels, 1...) share one element order.
-template <class T, bool Max>
-expected<array<T>> global_pool_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>>) {
-    using A = acc_t<T>;
-    const bool first = params{n}.channels_first();
-    const array<T> x = first ? conv_detail::move_channels(in[0], true) : in[0];
-    const int64_t batch = x.dims[0], C = x.dims.back(), S = x.size() / std::max<int64_t>(1, batch * C);
-    array<T> out(concrete(n.out, batch));
-    if (out.size() != batch * C) return fail("input has " + std::to_string(C) + " channels, the node's shape " + n.out.str());
-    for (int64_t b = 0; b < batch; ++b)
-        for (int64_t c = 0; c < C; ++c) {
-            A a = Max ? -std::numeric_limits<A>::infinity() : A(0);
-            for (int64_t s = 0; s < S; ++s) {
-                const A v = static_cast<A>(x[(b * S + s) * C + c]);
-                if constexpr (Max) a = pool_detail::fold_max(a, v);
-                else a += v;
-            }
-            out[b * C + c] = static_cast<T>(Max ? a : a / static_cast<A>(std::max<int64_t>(1, S)));
-        }
-    return out;
-}
-
-template <class T>
-void register_pool(kernel_table<T>& t) {
-    for (auto name : {"MaxPooling1D", "MaxPooling2D", "MaxPooling3D"}) t.set(name, pool_nd<T, true>);
-    for (auto name : {"AveragePooling1D", "AveragePooling2D", "AveragePooling3D"}) t.set(name, pool_nd<T, false>);
-    for (auto name : {"GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"}) t.set(name, global_pool_nd<T, true>);
-    for (auto name : {"GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"})
-        t.set(name, global_pool_nd<T, false>);
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/pool.hpp>
-// begin #include <memo/backends/reference/reshape.hpp>
-// Reference kernels: Flatten, RepeatVector, Permute, Cropping1D/2D/3D, UpSampling1D/2D/3D and
-// ZeroPadding1D/2D/3D (Keras 2.8). Output dimensions come from the node's inferred shape.
-#include <utility>
-
-// #include <memo/backends/reference/array.hpp> (already included)
-
-namespace memo::reference {
-
-namespace reshape_detail {
-
-/// Calls f(index, linear) for every multi-index of `dims` in row-major order.
-template <class F>
-void each_index(const std::vector<int64_t>& dims, F f) {
-    const int64_t total = tensor::count(dims);
-    std::vector<int64_t> idx(dims.size(), 0);
-    for (int64_t e = 0; e < total; ++e) {
-        f(std::as_const(idx), e);
-        for (auto d = dims.size(); d-- > 0;) {
-            if (++idx[d] < dims[d]) break;
-            idx[d] = 0;
-        }
-    }
-}
-
-/// out[i] = x[src(i)] for every index i of `out_dims`, or 0 where src returns false or an index
-/// outside x (an input of another shape than inferred reads no further than its own end).
-template <class T, class Source>
-array<T> gather(const array<T>& x, std::vector<int64_t> out_dims, Source src) {
-    array<T> out(std::move(out_dims));
-    const auto xs = x.strides();
-    std::vector<int64_t> from(xs.size());
-    each_index(out.dims, [&](const std::vector<int64_t>& idx, int64_t e) {
-        if (!src(idx, from) || from.size() != xs.size()) return;
-        int64_t at = 0;
-        for (std::size_t d = 0; d < from.size(); ++d) {
-            if (from[d] < 0 || from[d] >= x.dims[d]) return;
-            at += from[d] * xs[d];
-        }
-        out[e] = x[at];
-    });
-    return out;
-}
-
-/// x with its axes reordered: out axis k is x's axis perm[k].
-template <class T>
-array<T> transpose(const array<T>& x, const std::vector<std::size_t>& perm) {
-    std::vector<int64_t> dims;
-    for (auto a : perm) dims.push_back(x.dims[a]);
-    return gather(x, dims, [&](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
-        for (std::size_t k = 0; k < perm.size(); ++k) from[perm[k]] = idx[k];
-        return true;
-    });
-}
-
-/// The first spatial axis: 2 for channels_first, else 1.
-inline std::size_t first_spatial(const params& p) { return p.channels_first() ? 2 : 1; }
-
-/// Cropping (sign -1) and ZeroPadding (sign +1): out index = in index + sign * before, per spatial axis.
-template <class T>
-array<T> border(const node& n, const array<T>& x, int sign) {
-    params p{n};
-    const int spatial = x.rank() - 2;
-    const auto amounts = p.ints(sign < 0 ? "cropping" : "padding", 2 * spatial);
-    const std::size_t first = first_spatial(p);
-    return gather(x, concrete(n.out, x.dims[0]), [&](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
-        from = idx;
-        for (int s = 0; s < spatial; ++s) {
-            const std::size_t d = first + static_cast<std::size_t>(s);
-            from[d] = idx[d] - sign * amounts[static_cast<std::size_t>(2 * s)];  // outside x: padding
-        }
-        return true;
-    });
-}
-
-/// Nearest-neighbour upsampling by integer factors: out index i reads in index i / size.
-template <class T>
-array<T> repeat(const node& n, const array<T>& x) {
-    params p{n};
-    const int spatial = x.rank() - 2;
-    const auto size = p.ints("size", spatial);
-    const std::size_t first = first_spatial(p);
-    return gather(x, concrete(n.out, x.dims[0]), [&](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
-        from = idx;
-        for (int s = 0; s < spatial; ++s) from[first + static_cast<std::size_t>(s)] /= size[static_cast<std::size_t>(s)];
-        return true;
-    });
-}
-
-/// One output coordinate of TF2's bilinear resize (half_pixel_centers, no align_corners).
-struct lerp_at {
-    int64_t lower, upper;
-    double weight;
-    static lerp_at of(int64_t out, int64_t in_size, int64_t out_size) {
-        const double in = (static_cast<double>(out) + 0.5) * static_cast<double>(in_size) / static_cast<double>(out_size) - 0.5;
-        const double floor_in = std::floor(in);
-        return {std::max<int64_t>(static_cast<int64_t>(floor_in), 0), std::min<int64_t>(static_cast<int64_t>(std::ceil(in)), in_size - 1),
-                in - floor_in};
-    }
-};
-
-/// UpSampling2D with interpolation="bilinear": Keras calls tf.image.resize(method=BILINEAR).
-template <class T>
-array<T> bilinear(const node& n, const array<T>& x) {
-    using A = acc_t<T>;
-    const std::size_t ry = first_spatial(params{n}), rx = ry + 1;
-    array<T> out(concrete(n.out, x.dims[0]));
-    const auto xs = x.strides();
-    each_index(out.dims, [&](const std::vector<int64_t>& idx, int64_t e) {
-        const auto y = lerp_at::of(idx[ry], x.dims[ry], out.dims[ry]), h = lerp_at::of(idx[rx], x.dims[rx], out.dims[rx]);
-        int64_t base = 0;
-        for (std::size_t d = 0; d < idx.size(); ++d)
-            if (d != ry && d != rx) base += idx[d] * xs[d];
-        auto at = [&](int64_t r, int64_t c) { return static_cast<A>(x[base + r * xs[ry] + c * xs[rx]]); };
-        const A wx = static_cast<A>(h.weight), wy = static_cast<A>(y.weight);
-        const A top = at(y.lower, h.lower) + (at(y.lower, h.upper) - at(y.lower, h.lower)) * wx;
-        const A bottom = at(y.upper, h.lower) + (at(y.upper, h.upper) - at(y.upper, h.lower)) * wx;
-        out[e] = static_cast<T>(top + (bottom - top) * wy);
-    });
-    return out;
-}
-
-}  // namespace reshape_detail
-
-template <class T>
-void register_reshape(kernel_table<T>& t) {
-    using ins = std::span<const array<T>>;
-    namespace rd = reshape_detail;
-    // channels_first: Keras moves the channels last before flattening (for rank > 2).
-    t.set("Flatten", [](const node& n, ins in, ins) -> expected<array<T>> {
-        const array<T>& x = in[0];
-        array<T> out = x;
-        if (params{n}.channels_first() && x.rank() > 2) {
-            std::vector<std::size_t> perm{0};
-            for (std::size_t d = 2; d < x.dims.size(); ++d) perm.push_back(d);
-            perm.push_back(1);
-            out = rd::transpose(x, perm);
-        }
-        out.dims = concrete(n.out, x.dims[0]);
-        if (tensor::count(out.dims) != x.size()) return fail("Flatten input does not match the inferred shape");
-        return out;
-    });
-    t.set("RepeatVector", [](const node& n, ins in, ins) -> expected<array<T>> {
-        return rd::gather(in[0], concrete(n.out, in[0].dims[0]), [](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
-            from = {idx[0], idx[2]};
-            return true;
-        });
-    });
-    // dims are 1-based over the sample axes: out axis k is input axis dims[k - 1].
-    t.set("Permute", [](const node& n, ins in, ins) -> expected<array<T>> {
-        const auto& dims = std::get<ints>(params{n}.at("dims"));
-        std::vector<std::size_t> perm{0};
-        for (auto d : dims) perm.push_back(static_cast<std::size_t>(d));
-        auto sorted = perm;
-        std::sort(sorted.begin(), sorted.end());
-        for (std::size_t k = 0; k < sorted.size(); ++k)
-            if (sorted[k] != k || sorted.size() != in[0].dims.size()) return fail("Permute dims are not a permutation of the input's sample axes");
-        return rd::transpose(in[0], perm);
-    });
-    for (auto name : {"Cropping1D", "Cropping2D", "Cropping3D"})
-        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::border(n, in[0], -1); });
-    for (auto name : {"ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D"})
-        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::border(n, in[0], +1); });
-    for (auto name : {"UpSampling1D", "UpSampling3D"})
-        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::repeat(n, in[0]); });
-    t.set("UpSampling2D", [](const node& n, ins in, ins) -> expected<array<T>> {
-        const auto how = params{n}.str("interpolation");
-        if (how == "bilinear") return rd::bilinear(n, in[0]);
-        if (how != "nearest") return fail("UpSampling2D interpolation '" + std::string(how) + "' has no reference kernel");
-        return rd::repeat(n, in[0]);
-    });
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/reshape.hpp>
-// begin #include <memo/backends/reference/rnn.hpp>
-// Reference kernels: SimpleRNN, GRU, LSTM, Bidirectional(LSTM), TimeDistributed(ReLU) and
-// ConvLSTM1D/2D/3D, with Keras' cell equations (gates i, f, c, o for LSTM; z, r, h for GRU) from a
-// zero initial state. go_backwards reads the sequence reversed and returns outputs in processing
-// order; return_state, stateful and unroll do not change the single output of one call.
-#include <functional>
-#include <span>
-
-// #include <memo/layers/common.hpp> (already included)
-// #include <memo/backends/reference/array.hpp> (already included)
-
-namespace memo::reference {
-
-/// One step of a recurrent layer, as the interpreter's state hook sees it (interpreter::set_state_hook).
-struct state_step {
-    int node = -1;             // the model node
-    int part = 0;              // 1 for the backward layer of a Bidirectional, else 0
-    std::int64_t sample = 0;   // index in the batch
-    std::int64_t step = 0;     // time step, in processing order
-    std::span<const double> h;  // the hidden state after the step (a ConvLSTM's whole frame)
-    std::span<const double> c;  // the cell state (LSTM, ConvLSTM); empty for SimpleRNN and GRU
-};
-using state_hook = std::function<void(const state_step&)>;
-
-namespace detail::rnn {
-
-/// Who hears the steps of the kernel running now: the interpreter sets it around one node, so the
-/// kernels' signature (shared with users' kernels) needs no extra argument.
-struct observer {
-    const state_hook* hook = nullptr;
-    int node = -1, part = 0;
-    std::vector<double> h, c;
-
-    template <class T>
-    void emit(std::int64_t sample, std::int64_t step, const std::vector<T>& hs, const std::vector<T>* cs) {
-        h.assign(hs.size(), 0.0);
-        for (std::size_t j = 0; j < hs.size(); ++j) h[j] = static_cast<double>(hs[j]);
-        c.clear();
-        if (cs)
-            for (const auto& x : *cs) c.push_back(static_cast<double>(x));
-        (*hook)(state_step{node, part, sample, step, h, c});
-    }
-};
-inline thread_local observer* observing = nullptr;
-
-/// An activation parameter, None read as linear (LSTM accepts None).
-inline std::string_view act_of(const params& p, std::string_view name) { return p.is_none(name) ? "linear" : p.str(name); }
-
-/// Keras' activation on one gate tensor, viewed as (outer, len, inner): softmax runs over `len`,
-/// the axis Keras' softmax(axis=-1) sees; every other activation is element-wise.
-template <class T>
-void activate_gate(std::string_view name, std::span<T> v, int64_t len, int64_t inner) {
-    if (name != "softmax") {
-        for (auto& x : v) x = activate(name, x);
-        return;
-    }
-    array<T> a;
-    a.dims = {static_cast<int64_t>(v.size()) / (len * inner), len, inner};
-    a.data.assign(v.begin(), v.end());
-    softmax(a, 1);
-    std::copy(a.data.begin(), a.data.end(), v.begin());
-}
-
-/// z[j] += sum_k v[k] * w[k, col0 + j] over the rows of the row-major matrix w.
-template <class T>
-void add_product(std::vector<acc_t<T>>& z, const T* v, int64_t rows, const array<T>& w, int64_t col0 = 0) {
-    using A = acc_t<T>;
-    const int64_t cols = w.dim(-1);
-    for (int64_t k = 0; k < rows; ++k) {
-        const A x = static_cast<A>(v[k]);
-        const T* row = &w.data[static_cast<std::size_t>(k * cols + col0)];
-        for (std::size_t j = 0; j < z.size(); ++j) z[j] += x * static_cast<A>(row[j]);
-    }
-}
-
-/// z[j] += b[offset + j].
-template <class T>
-void add_bias(std::vector<acc_t<T>>& z, const array<T>& b, int64_t offset = 0) {
-    for (std::size_t j = 0; j < z.size(); ++j) z[j] += static_cast<acc_t<T>>(b[offset + static_cast<int64_t>(j)]);
-}
-
-/// The accumulated values rounded to T, once.
-template <class T>
-std::vector<T> rounded(const std::vector<acc_t<T>>& z) {
-    std::vector<T> out(z.size());
-    for (std::size_t j = 0; j < z.size(); ++j) out[j] = static_cast<T>(z[j]);
-    return out;
-}
-
-/// One LSTM update from pre-activations z (gate-major: i, f, c, o blocks of h.size()).
-/// `len`/`inner` place softmax's axis inside a block (see activate_gate).
-template <class T>
-void lstm_update(std::vector<T> z, std::vector<T>& h, std::vector<T>& c, std::string_view act, std::string_view ract, int64_t len,
-                 int64_t inner) {
-    using A = acc_t<T>;
-    const std::size_t n = h.size();
-    auto block = [&](std::size_t g) { return std::span<T>(z).subspan(g * n, n); };
-    activate_gate(ract, block(0), len, inner);
-    activate_gate(ract, block(1), len, inner);
-    activate_gate(act, block(2), len, inner);
-    activate_gate(ract, block(3), len, inner);
-    for (std::size_t j = 0; j < n; ++j)
-        c[j] = static_cast<T>(static_cast<A>(z[n + j]) * static_cast<A>(c[j]) + static_cast<A>(z[j]) * static_cast<A>(z[2 * n + j]));
-    std::vector<T> ac = c;
-    activate_gate(act, std::span<T>(ac), len, inner);
-    for (std::size_t j = 0; j < n; ++j) h[j] = static_cast<T>(static_cast<A>(z[3 * n + j]) * static_cast<A>(ac[j]));
-}
-
-/// Runs a cell over x (batch, time, features) from zero state. `step(x_t, h, c)` updates the state
-/// of one sample; the output is h per step (processing order) or the last h.
-/// `cell`: whether c is a state of its own (LSTM), which an observer then sees.
-template <class T, class Step>
-array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences, bool cell, Step&& step) {
-    const int64_t batch = x.dim(0), steps = x.dim(1), features = x.dim(2);
-    array<T> out(sequences ? std::vector<int64_t>{batch, steps, units} : std::vector<int64_t>{batch, units});
-    for (int64_t b = 0; b < batch; ++b) {
-        std::vector<T> h(static_cast<std::size_t>(units), T(0)), c = h;
-        for (int64_t s = 0; s < steps; ++s) {
-            const int64_t t = backwards ? steps - 1 - s : s;
-            step(&x[(b * steps + t) * features], h, c);
-            if (observing) observing->emit(b, s, h, cell ? &c : nullptr);
-            if (sequences) std::copy(h.begin(), h.end(), out.data.begin() + (b * steps + s) * units);
-        }
-        if (!sequences) std::copy(h.begin(), h.end(), out.data.begin() + b * units);
-    }
-    return out;
-}
-
-/// LSTM over x with weights w[0] kernel (in, 4u), w[1] recurrent (u, 4u), w[2] bias (4u) when present.
-template <class T>
-array<T> lstm(const array<T>& x, std::span<const array<T>> w, int64_t units, std::string_view act, std::string_view ract,
-              bool backwards, bool sequences) {
-    const int64_t features = x.dim(2);
-    return unroll(x, units, backwards, sequences, true, [&](const T* xt, std::vector<T>& h, std::vector<T>& c) {
-        std::vector<acc_t<T>> z(static_cast<std::size_t>(4 * units), acc_t<T>(0));
-        if (w.size() > 2) add_bias(z, w[2]);
-        add_product(z, xt, features, w[0]);
-        add_product(z, h.data(), units, w[1]);
-        lstm_update(rounded<T>(z), h, c, act, ract, units, 1);
-    });
-}
-
-template <class T>
-expected<array<T>> simple_rnn(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    params p{n};
-    const int64_t units = p.integer("units"), features = in[0].dim(2);
-    const auto act = act_of(p, "activation");
-    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), false, [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
-        std::vector<acc_t<T>> z(static_cast<std::size_t>(units), acc_t<T>(0));
-        if (w.size() > 2) add_bias(z, w[2]);
-        add_product(z, xt, features, w[0]);
-        add_product(z, h.data(), units, w[1]);
-        h = rounded<T>(z);
-        activate_gate(act, std::span<T>(h), units, 1);
-    });
-}
-
-/// GRU, Keras' implementation 2. reset_after: bias (2, 3u), rows input and recurrent, and
-/// h~ = act(x W_h + b_h + r * (h U_h + rb_h)); otherwise bias (3u) and h~ = act(x W_h + (r * h) U_h + b_h).
-/// Then h = z * h + (1 - z) * h~.
-template <class T>
-expected<array<T>> gru(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    using A = acc_t<T>;
-    params p{n};
-    const int64_t units = p.integer("units"), features = in[0].dim(2);
-    const auto act = act_of(p, "activation"), ract = act_of(p, "recurrent_activation");
-    const bool after = p.flag("reset_after"), bias = w.size() > 2;
-    const auto u = static_cast<std::size_t>(units);
-    return unroll(in[0], units, p.flag("go_backwards"), p.flag("return_sequences"), false, [&](const T* xt, std::vector<T>& h, std::vector<T>&) {
-        std::vector<A> zx(3 * u, A(0)), zh(after ? 3 * u : 2 * u, A(0));
-        if (bias) add_bias(zx, w[2]);
-        if (bias && after) add_bias(zh, w[2], 3 * units);
-        add_product(zx, xt, features, w[0]);
-        add_product(zh, h.data(), units, w[1]);
-        std::vector<T> z(u), r(u), hh(u);
-        for (std::size_t j = 0; j < u; ++j) {
-            z[j] = static_cast<T>(zx[j] + zh[j]);
-            r[j] = static_cast<T>(zx[u + j] + zh[u + j]);
-        }
-        activate_gate(ract, std::span<T>(z), units, 1);
-        activate_gate(ract, std::span<T>(r), units, 1);
-        if (after) {
-            for (std::size_t j = 0; j < u; ++j)
-                hh[j] = static_cast<T>(zx[2 * u + j] + static_cast<A>(r[j]) * static_cast<A>(static_cast<T>(zh[2 * u + j])));
-        } else {
-            std::vector<T> rh(u);
-            for (std::size_t j = 0; j < u; ++j) rh[j] = static_cast<T>(static_cast<A>(r[j]) * static_cast<A>(h[j]));
-            std::vector<A> rec(u, A(0));
-            add_product(rec, rh.data(), units, w[1], 2 * units);
-            for (std::size_t j = 0; j < u; ++j) hh[j] = static_cast<T>(zx[2 * u + j] + static_cast<A>(static_cast<T>(rec[j])));
-        }
-        activate_gate(act, std::span<T>(hh), units, 1);
-        for (std::size_t j = 0; j < u; ++j) {
-            const A zj = static_cast<A>(z[j]);
-            h[j] = static_cast<T>(zj * static_cast<A>(h[j]) + (A(1) - zj) * static_cast<A>(hh[j]));
-        }
-    });
-}
-
-/// Bidirectional(LSTM) with Keras' defaults (tanh, sigmoid, bias). The backward LSTM reads the
-/// reversed sequence; with return_sequences its outputs are reversed back to input time order.
-template <class T>
-expected<array<T>> bidirectional(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    using A = acc_t<T>;
-    params p{n};
-    const int64_t units = p.integer("units");
-    const bool sequences = p.flag("return_sequences");
-    array<T> fwd = lstm(in[0], w.subspan(0, 3), units, "tanh", "sigmoid", false, sequences);
-    if (p.is_none("merge_mode")) return fwd;
-    if (observing) observing->part = 1;
-    array<T> bwd = lstm(in[0], w.subspan(3, 3), units, "tanh", "sigmoid", true, sequences);
-    if (observing) observing->part = 0;
-    const int64_t batch = in[0].dim(0), steps = sequences ? in[0].dim(1) : 1;
-    if (sequences)  // row (b, s) of bwd belongs to time steps - 1 - s
-        for (int64_t b = 0; b < batch; ++b)
-            for (int64_t s = 0; s < steps / 2; ++s)
-                std::swap_ranges(bwd.data.begin() + (b * steps + s) * units, bwd.data.begin() + (b * steps + s + 1) * units,
-                                 bwd.data.begin() + (b * steps + steps - 1 - s) * units);
-    const auto mode = p.str("merge_mode");
-    if (mode == "concat") {
-        auto dims = fwd.dims;
-        dims.back() = 2 * units;
-        array<T> out(dims);
-        for (int64_t r = 0; r < batch * steps; ++r) {
-            std::copy_n(fwd.data.begin() + r * units, units, out.data.begin() + r * 2 * units);
-            std::copy_n(bwd.data.begin() + r * units, units, out.data.begin() + r * 2 * units + units);
-        }
-        return out;
-    }
-    for (int64_t i = 0; i < fwd.size(); ++i) {
-        const A a = static_cast<A>(fwd[i]), b = static_cast<A>(bwd[i]);
-        fwd[i] = static_cast<T>(mode == "sum" ? a + b : mode == "mul" ? a * b : (a + b) / A(2));
-    }
-    return fwd;
-}
-
-/// The geometry of one N-d convolution over channels-last frames.
-struct grid {
-    std::vector<int64_t> in, out, kernel, stride, dilation, pad_before;
-    static int64_t volume(const std::vector<int64_t>& d) { return tensor::count(d); }
-};
-
-/// z (out positions, cout) += conv(x (in positions, cin), w (kernel..., cin, cout)), cross-correlation
-/// with zero padding, as TF computes it.
-template <class T>
-void add_conv(std::vector<acc_t<T>>& z, const T* x, int64_t cin, const array<T>& w, const grid& g) {
-    using A = acc_t<T>;
-    const int64_t cout = w.dim(-1), positions = grid::volume(g.out), taps = grid::volume(g.kernel);
-    const std::size_t N = g.in.size();
-    std::vector<int64_t> o(N), k(N);
-    for (int64_t pos = 0; pos < positions; ++pos) {
-        int64_t rest = pos;
-        for (std::size_t d = N; d-- > 0;) {
-            o[d] = rest % g.out[d];
-            rest /= g.out[d];
-        }
-        A* zp = &z[static_cast<std::size_t>(pos * cout)];
-        for (int64_t tap = 0; tap < taps; ++tap) {
-            int64_t rem = tap, src = 0;
-            bool inside = true;
-            for (std::size_t d = N; d-- > 0;) {
-                k[d] = rem % g.kernel[d];
-                rem /= g.kernel[d];
-            }
-            for (std::size_t d = 0; d < N && inside; ++d) {
-                const int64_t i = o[d] * g.stride[d] + k[d] * g.dilation[d] - g.pad_before[d];
-                inside = i >= 0 && i < g.in[d];
-                src = src * g.in[d] + i;
-            }
-            if (!inside) continue;
-            const T* xp = x + src * cin;
-            const T* wp = &w.data[static_cast<std::size_t>(tap * cin * cout)];
-            for (int64_t ci = 0; ci < cin; ++ci) {
-                const A xv = static_cast<A>(xp[ci]);
-                for (int64_t co = 0; co < cout; ++co) zp[co] += xv * static_cast<A>(wp[ci * cout + co]);
-            }
-        }
-    }
-}
-
-/// ConvLSTM{1,2,3}D (Keras' ConvLSTMCell): the input conv has the layer's strides, padding and
-/// dilation; the recurrent conv has stride 1 and "same" padding. Frames are gathered channels-last;
-/// channels_first only changes the layout, and the axis softmax sees (the last spatial one).
-template <class T>
-expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    params p{n};
-    const array<T>& x = in[0];
-    const int N = x.rank() - 3;
-    const bool first = p.channels_first(), sequences = p.flag("return_sequences"), backwards = p.flag("go_backwards");
-    const int64_t batch = x.dim(0), steps = x.dim(1), channels = first ? x.dim(2) : x.dim(-1), filters = p.integer("filters");
-    const auto ks = p.ints("kernel_size", N), st = p.ints("strides", N), dl = p.ints("dilation_rate", N);
-    const bool same = p.str("padding") == "same";
-    grid input, recurrent;
-    for (int d = 0; d < N; ++d) {
-        const int64_t len = x.dim(first ? 3 + d : 2 + d), extent = (ks[d] - 1) * dl[d] + 1;
-        const int64_t out = same ? (len + st[d] - 1) / st[d] : (len - extent) / st[d] + 1;
-        if (out <= 0) return fail("kernel does not fit the input frame");
-        input.in.push_back(len);
-        input.out.push_back(out);
-        input.pad_before.push_back(memo::layers::window_padding(p.str("padding"), len, extent, st[d]).before);
-        recurrent.in.push_back(out);
-        recurrent.out.push_back(out);
-        recurrent.pad_before.push_back((ks[d] - 1) / 2);
-    }
-    input.kernel = recurrent.kernel = ks;
-    input.stride = st;
-    input.dilation = dl;
-    recurrent.stride = recurrent.dilation = std::vector<int64_t>(static_cast<std::size_t>(N), 1);
-    const int64_t in_pos = grid::volume(input.in), out_pos = grid::volume(input.out), frame = out_pos * filters;
-    const int64_t softmax_len = first ? input.out.back() : filters, softmax_inner = first ? filters : 1;
-    const auto act = act_of(p, "activation"), ract = act_of(p, "recurrent_activation");
-
-    std::vector<int64_t> dims{batch};
-    if (sequences) dims.push_back(steps);
-    if (first) dims.push_back(filters);
-    dims.insert(dims.end(), input.out.begin(), input.out.end());
-    if (!first) dims.push_back(filters);
-    array<T> out(dims);
-    // Writes h (positions, filters) to output frame `slot` in the data format's layout.
-    auto emit = [&](const std::vector<T>& h, int64_t slot) {
-        T* dst = &out.data[static_cast<std::size_t>(slot * frame)];
-        for (int64_t q = 0; q < out_pos; ++q)
-            for (int64_t f = 0; f < filters; ++f) dst[first ? f * out_pos + q : q * filters + f] = h[static_cast<std::size_t>(q * filters + f)];
-    };
-    std::vector<T> xt(static_cast<std::size_t>(in_pos * channels));
-    for (int64_t b = 0; b < batch; ++b) {
-        std::vector<T> h(static_cast<std::size_t>(frame), T(0)), c = h, z(static_cast<std::size_t>(4 * frame));
-        for (int64_t s = 0; s < steps; ++s) {
-            const int64_t t = backwards ? steps - 1 - s : s;
-            const T* src = &x.data[static_cast<std::size_t>((b * steps + t) * in_pos * channels)];
-            for (int64_t q = 0; q < in_pos; ++q)
-                for (int64_t ch = 0; ch < channels; ++ch)
-                    xt[static_cast<std::size_t>(q * channels + ch)] = src[first ? ch * in_pos + q : q * channels + ch];
-            std::vector<acc_t<T>> zc(static_cast<std::size_t>(4 * frame), acc_t<T>(0));
-            if (w.size() > 2)
-                for (int64_t q = 0; q < out_pos; ++q)
-                    for (int64_t g = 0; g < 4 * filters; ++g) zc[static_cast<std::size_t>(q * 4 * filters + g)] = static_cast<acc_t<T>>(w[2][g]);
-            add_conv(zc, xt.data(), channels, w[0], input);
-            add_conv(zc, h.data(), filters, w[1], recurrent);
-            // (positions, 4 filters) to gate-major (4, positions, filters) for lstm_update.
-            for (int64_t q = 0; q < out_pos; ++q)
-                for (int64_t g = 0; g < 4; ++g)
-                    for (int64_t f = 0; f < filters; ++f)
-                        z[static_cast<std::size_t>((g * out_pos + q) * filters + f)] =
-                            static_cast<T>(zc[static_cast<std::size_t>((q * 4 + g) * filters + f)]);
-            lstm_update(z, h, c, act, ract, softmax_len, softmax_inner);
-            if (observing) observing->emit(b, s, h, &c);
-            if (sequences) emit(h, b * steps + s);
-        }
-        if (!sequences) emit(h, b);
-    }
-    return out;
-}
-
-}  // namespace detail::rnn
-
-template <class T>
-void register_rnn(kernel_table<T>& t) {
-    t.set("SimpleRNN", detail::rnn::simple_rnn<T>);
-    t.set("GRU", detail::rnn::gru<T>);
-    t.set("LSTM", [](const node& n, std::span<const array<T>> in, std::span<const array<T>> w) -> expected<array<T>> {
-        params p{n};
-        return detail::rnn::lstm(in[0], w, p.integer("units"), detail::rnn::act_of(p, "activation"),
-                                 detail::rnn::act_of(p, "recurrent_activation"), p.flag("go_backwards"), p.flag("return_sequences"));
-    });
-    t.set("Bidirectional", detail::rnn::bidirectional<T>);
-    t.set("TimeDistributed", [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        array<T> out = in[0];
-        for (auto& x : out.data) x = activate("relu", x);
-        return out;
-    });
-    for (auto name : {"ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"}) t.set(name, detail::rnn::conv_lstm<T>);
-}
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/rnn.hpp>
-
-namespace memo::reference {
-
-/// All kernels of one element type: the built-in families, then whatever the user adds.
-template <class T>
-kernel_table<T> builtin_kernels() {
-    kernel_table<T> t;
-    register_core(t);
-    register_act(t);
-    register_conv(t);
-    register_pool(t);
-    register_norm(t);
-    register_reshape(t);
-    register_merge(t);
-    register_rnn(t);
-    register_elementwise(t);
-    return t;
-}
-
-/// The reference interpreter as a backend.
-class interpreter {
-public:
-    /// `precision`: compute every node in this dtype instead of the model's (float64: ground truth).
-    explicit interpreter(std::optional<dtype> precision = std::nullopt, std::string name = {})
-        : precision_(precision), name_(name.empty() ? (precision ? "reference-" + std::string(name_of(*precision)) : "reference") : std::move(name)) {}
-
-    std::string_view name() const noexcept { return name_; }
-
-    /// Tables a user extends with kernels of their own layers: `interp.kernels<float>().set(...)`.
-    template <class T>
-    kernel_table<T>& kernels() {
-        if constexpr (std::is_same_v<T, Eigen::half>) return f16_;
-        else if constexpr (std::is_same_v<T, Eigen::bfloat16>) return bf16_;
-        else if constexpr (std::is_same_v<T, float>) return f32_;
-        else return f64_;
-    }
-
-    /// Replaces the kernel of class `layer` in all four element types by a wrapper of it:
-    ///   wrap(std::type_identity<T>{}, original, context, in, weights) -> expected<array<T>>
-    /// (a generic lambda), called for every node of the class. How a faulty library is planted
-    /// (memo-fuzz selftest) or a library call wrapped. False when the class has no kernel.
-    template <class Wrap>
-    bool wrap_kernel(std::string_view layer, Wrap wrap) {
-        bool found = true;
-        auto one = [&]<class T>(std::type_identity<T>) {
-            auto& table = kernels<T>();
-            const auto it = table.by_name.find(layer);
-            if (it == table.by_name.end()) {
-                found = false;
-                return;
-            }
-            it->second = [wrap, original = it->second](const kernel_context& c, std::span<const array<T>> in, std::span<const array<T>> w) -> expected<array<T>> {
-                return wrap(std::type_identity<T>{}, original, c, in, w);
-            };
-        };
-        one(std::type_identity<Eigen::half>{});
-        one(std::type_identity<Eigen::bfloat16>{});
-        one(std::type_identity<float>{});
-        one(std::type_identity<double>{});
-        return found;
-    }
-
-    expected<void> supports(const model& m) const {
-        for (const auto& n : m.nodes)
-            if (n.layer->arity.max != 0 && !f32_.find(n.layer->name)) return fail("no reference kernel for " + std::string(n.layer->name));
-        return {};
-    }
-
-    /// Hears every step of every recurrent layer (SimpleRNN, GRU, LSTM, Bidirectional, ConvLSTM)
-    /// of the runs that follow: its hidden state, and its cell state where it has one. An empty
-    /// hook stops it. The values are those of the run's dtype, widened to double.
-    void set_state_hook(state_hook h) { hook_ = std::move(h); }
-
-    run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
-        const auto start = std::chrono::steady_clock::now();
-        run_result r;
-        try {
-            r = evaluate(m, inputs, o);
-        } catch (const std::exception& e) {
-            r = run_result::failed(run_status::error, e.what());
-        }
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        return r;
-    }
-
-private:
-    run_result evaluate(const model& m, std::span<const tensor> inputs, const run_options& o) {
-        const bool forced = !o.forced.empty();
-        if (forced && o.forced.size() != m.size()) return run_result::failed(run_status::error, "forced run needs one tensor per node");
-        const auto precision = o.precision ? o.precision : precision_;
-        std::vector<tensor> values(m.size());
-        std::size_t next_input = 0;
-        for (std::size_t i = 0; i < m.size(); ++i) {
-            const node& n = m.nodes[i];
-            const dtype t = precision.value_or(n.type);
-            if (n.layer->arity.max == 0) {
-                if (next_input >= inputs.size()) return run_result::failed(run_status::error, "missing input for node " + std::to_string(i));
-                values[i] = inputs[next_input++];
-                if (values[i].dims != concrete(n.out, values[i].dims.empty() ? 1 : values[i].dims[0]))
-                    return run_result::failed(run_status::error, "input " + std::to_string(i) + " is " + values[i].dims_str() + ", the model expects " + n.out.str());
-                values[i].type = t;
-                for (auto& x : values[i].data) x = round_to(t, x);
-                continue;
-            }
-            std::vector<const tensor*> in;
-            for (int src : n.inputs) {
-                const tensor* x = forced ? &o.forced[static_cast<std::size_t>(src)] : &values[static_cast<std::size_t>(src)];
-                // Kernels trust the inferred shapes: a tensor of another shape is refused here.
-                if (x->dims != concrete(m[src].out, x->dims.empty() ? 1 : x->dims[0]))
-                    return run_result::failed(run_status::error, "node " + std::to_string(i) + " got a " + x->dims_str() + " input, expected " + m[src].out.str());
-                in.push_back(x);
-            }
-            progress::at_node(static_cast<int>(i));
-            auto out = node_in(t, m, static_cast<int>(i), in);
-            if (!out) {
-                auto r = run_result::failed(run_status::error, std::string(n.layer->name) + ": " + out.reason());
-                r.node = static_cast<int>(i);
-                return r;
-            }
-            values[i] = std::move(*out);
-        }
-        progress::at_node(-1);
-        run_result r;
-        if (forced || o.every_node) r.outputs = std::move(values);
-        else
-            for (int out : m.outputs) r.outputs.push_back(values[static_cast<std::size_t>(out)]);
-        return r;
-    }
-
-    expected<tensor> node_in(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
-        switch (t) {
-            case dtype::float16: return node_as<Eigen::half>(t, m, i, in);
-            case dtype::bfloat16: return node_as<Eigen::bfloat16>(t, m, i, in);
-            case dtype::float32: return node_as<float>(t, m, i, in);
-            case dtype::float64: return node_as<double>(t, m, i, in);
-        }
-        return fail("unknown dtype");
-    }
-
-    template <class T>
-    expected<tensor> node_as(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
-        const node& n = m[i];
-        const kernel_in_context<T>* k = kernels<T>().find(n.layer->name);
-        if (!k) return fail("no reference kernel");
-        std::vector<array<T>> xs, ws;
-        for (const tensor* x : in) xs.push_back(from_tensor<T>(*x));
-        for (auto& w : weights_of(m, i, &weights_)) ws.push_back(from_tensor<T>(w.value));
-        detail::rnn::observer heard{&hook_, i, 0, {}, {}};
-        auto* const before = std::exchange(detail::rnn::observing, hook_ ? &heard : nullptr);
-        auto out = (*k)(kernel_context{n, m, i, t}, xs, ws);
-        detail::rnn::observing = before;
-        if (!out) return out.error();
-        return to_tensor(*out, t);
-    }
-
-    std::optional<dtype> precision_;
-    std::string name_;
-    state_hook hook_;
-    weight_cache weights_;  // mutants share most of their weights with the models run before them
-    kernel_table<Eigen::half> f16_ = builtin_kernels<Eigen::half>();
-    kernel_table<Eigen::bfloat16> bf16_ = builtin_kernels<Eigen::bfloat16>();
-    kernel_table<float> f32_ = builtin_kernels<float>();
-    kernel_table<double> f64_ = builtin_kernels<double>();
-};
-
-static_assert(backend<interpreter>);
-
-}  // namespace memo::reference
-// end #include <memo/backends/reference/interpreter.hpp>
-// begin #include <memo/campaign/bugs.hpp>
-// The bug store: DIR/bugs/<kind>/<signature>/ per distinct bug, written atomically (a temporary
-// directory renamed into place) before the campaign goes on, so a kill loses nothing stored.
-//   model.json    the model that first showed the bug
-//   minimal.json  the smallest model that still shows it
-//   variant.json  a metamorphic bug's variant: the model with a relation spliced in
-//   bug.json      verdict, culprits, localisation, each backend's status, error text, time, memory
-//                 and output summary, the inputs' options, sizes, first seen, count, reproduction
-//   repro.sh      the one-line reproduction: the replay command of the program that found it
-//                 (memo-fuzz replay <this directory>, or a memo::fuzz program's own)
-#include <unistd.h>
-
-#include <cmath>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <string>
-#include <vector>
-
-#include <fmt/core.h>
-
-// #include <memo/io/json.hpp> (already included)
-// begin #include <memo/oracle/differential.hpp>
-// Differential testing of one model on several backends: run, judge, localise, minimise.
-//
-// Localisation finds the first node where the backends part: for a crash the failing node (or,
-// when the worker just died, the shortest failing prefix of the model); for NaN the first node
-// whose own output turns non-finite on one backend only; for an inconsistency the first node
-// whose output differs beyond its dtype's tolerance when every backend is fed the float64
-// reference's values for that node's inputs (teacher forcing). An inconsistency that localises to
-// no node is error accumulated through a deep model, not a bug, and is dropped.
-#include <algorithm>
-#include <chrono>
-#include <functional>
-#include <map>
-#include <set>
-#include <string>
-#include <vector>
-
-// #include <memo/backends/executor.hpp> (already included)
-// #include <memo/core/hash.hpp> (already included)
-// begin #include <memo/exec/budget.hpp>
-// The memory a model's run takes, known before anything is allocated. memo holds a model's values
-// as float64: its inputs, every node's output when a run is traced (the ground truth and the
-// localisation both trace), and its weights where it runs in process. A valid model can still be
-// far too large for the machine (a 4000x4000x64 input to a Conv2D of 512 filters needs 131 GB),
-// so such a model is refused by its size, naming the node that passes the budget, before any
-// tensor of it exists.
-#include <cstdint>
-#include <string>
-
-#include <fmt/format.h>
-
-// #include <memo/core/error.hpp> (already included)
 // #include <memo/core/model.hpp> (already included)
-// #include <memo/exec/weights.hpp> (already included)
-
-namespace memo {
-
-/// Fails when m's run with `samples` samples would hold more than `max_bytes` (0: no limit),
-/// naming the node at which the running total passes it, that node's output and element count.
-inline expected<void> within_budget(const model& m, std::int64_t samples, std::int64_t max_bytes) {
-    if (max_bytes <= 0) return {};
-    double bytes = 0;
-    for (std::size_t i = 0; i < m.size(); ++i) {
-        const node& n = m.nodes[i];
-        const double out = static_cast<double>(samples) * static_cast<double>(n.out.elements());
-        double weights = 0;
-        for (const auto& w : weight_specs(m, static_cast<int>(i))) weights += static_cast<double>(tensor::count(w.dims));
-        bytes += 8.0 * (out + weights);
-        if (bytes > static_cast<double>(max_bytes))
-            return fail(fmt::format("node {} ({} '{}', output {} with {} samples: {:.0f} elements{}) brings the model's tensors to {:.1f} MiB as float64, "
-                                    "over the budget of {} MiB",
-                                    i, n.layer->name, n.name, n.out.str(), samples, out,
-                                    weights > 0 ? fmt::format(", {:.0f} weights", weights) : std::string(), bytes / (1 << 20), max_bytes >> 20));
-    }
-    return {};
-}
-
-}  // namespace memo
-// end #include <memo/exec/budget.hpp>
-// #include <memo/exec/inputs.hpp> (already included)
-// begin #include <memo/oracle/rounding.hpp>
-// The rounding rule: how far two results of one node may differ before the difference counts.
-// One rule for every oracle that compares tensors (differential.hpp's localisation,
-// metamorphic.hpp's outputs and gates); docs/oracles.md derives it.
-//
-// A node computed in a dtype of unit roundoff u rounds relative to the magnitudes it passes
-// through, not to its output's: a sum rounds at the size of its terms, and an element-wise formula
-// that subtracts a constant rounds at that constant (ELU's exp(x) - 1 is exact to u * 1 however
-// small x is, so a library that writes it so differs from one that calls expm1 by 1e-7 at outputs of
-// 1e-4: a relative difference of 1e-3 that no library would call a bug). So two results of node n
-// differ beyond rounding only when
-//
-//     max |a - b|  >  tol(dtype) * S  +  8 u * A(n)  +  slack
-//
-//   S      the magnitude of n's float64 output (normwise: near-zero elements of a larger tensor
-//          are judged at the tensor's scale, as allclose's atol judges them at 1)
-//   A(n)   the magnitude n's formula rounds against: its activations' constants (elu, selu,
-//          sigmoid, tanh, softplus, softmax, hard_sigmoid round at 1) and its class's own
-//          (layer_def::rounds_at: ELU's alpha, Softmax's 1, a normalization's |x| / sqrt(eps),
-//          since x * rstd - mean * rstd rounds at |x| * rstd even where the exact output is 0, a
-//          recurrence's T / 4 times S, since it rounds its state every step); 0 for
-//          formulas exact to u * |y|
-//   slack  how much n's output moves when its inputs move by their own rounding (measured by the
-//          caller; ill-conditioned nodes earn more), plus the dtype's smallest normal
-#include <algorithm>
-#include <cmath>
-#include <string_view>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-// begin #include <memo/oracle/oracle.hpp>
-// The differential oracle: from the results of several backends on one model, a verdict.
-//   crash          some backends fail (error, death, time-out, memory) where others succeed
-//   nan            some produce NaN or Inf where others do not (or, where the float64 reference
-//                  does too, some lose the NaN or Inf the others keep)
-//   shape          a library's own model checks (ONNX's checker and shape inference) reject a
-//                  model memo holds valid, or infer other shapes: a bug in one of the two
-//   inconsistency  outputs differ beyond the dtype's tolerance and D_MAD (CRADLE) against the
-//                  float64 reference O exceeds a threshold; confirmed only once localised to a
-//                  node that differs on identical inputs (see differential.hpp)
-//   metamorphic    one library gives a model and its variant (metamorphic.hpp) different outputs,
-//                  though the variant computes the same function
-//   performance    a run far slower, or using far more memory, than the same model on the other
-//                  backends or than its own earlier runs (resources.hpp)
-//   leak           a worker's memory grows across repeated runs of one model (resources.hpp)
-#include <algorithm>
-#include <cmath>
-#include <functional>
-#include <iterator>
-#include <optional>
-#include <string>
-#include <vector>
-
-// #include <memo/backends/backend.hpp> (already included)
-// begin #include <memo/metamorphic/variant.hpp>
-// A variant: a model with a metamorphic relation spliced in (relations.hpp makes them), which a
-// correct library runs to the model's own outputs. What a metamorphic verdict carries as evidence.
-#include <array>
-#include <string_view>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-
-namespace memo::metamorphic {
-
-enum class relation : unsigned char { squared_difference, stop_gradient, triangle, reverse_triangle };
-inline constexpr std::string_view relation_names[] = {"squared-difference", "stop-gradient", "triangle", "reverse-triangle"};
-inline constexpr std::array all_relations = {relation::squared_difference, relation::stop_gradient, relation::triangle, relation::reverse_triangle};
-constexpr std::string_view name_of(relation r) noexcept { return relation_names[static_cast<int>(r)]; }
-/// The relation a name stands for; false when it names none.
-constexpr bool relation_from(std::string_view s, relation& out) noexcept {
-    for (std::size_t k = 0; k < std::size(relation_names); ++k)
-        if (relation_names[k] == s) {
-            out = static_cast<relation>(k);
-            return true;
-        }
-    return false;
-}
-
-struct variant {
-    model m;
-    relation rel{};
-    int output = 0;         // which of the model's outputs carries g * F(x)
-    int first_new = 0;      // the first node that is not the model's own
-    std::vector<int> gate;  // the gate's nodes in order, then the product and the sum
-};
-
-}  // namespace memo::metamorphic
-// end #include <memo/metamorphic/variant.hpp>
-// #include <memo/store/digest.hpp> (already included)
-
-namespace memo::oracle {
-
-enum class kind : unsigned char { none, crash, nan, inconsistency, shape, metamorphic, performance, leak };
-inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape", "metamorphic", "performance", "leak"};
-constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
-/// The kind a name stands for (a stored judgement's); none for a name that is no kind.
-constexpr kind kind_from(std::string_view s) noexcept {
-    for (std::size_t k = 0; k < std::size(kind_names); ++k)
-        if (kind_names[k] == s) return static_cast<kind>(k);
-    return kind::none;
-}
-
-struct options {
-    double dmad_threshold = 0.5;  // D_MAD above which two backends disagree in their closeness to O
-    double tolerance_scale = 1.0; // multiplies every dtype's tolerance
-    /// A model whose run would hold more float64 values than this many bytes is not run
-    /// (exec/budget.hpp): every participant gets it back unsupported, with the node that passes
-    /// the budget. 0: no limit.
-    std::int64_t max_bytes = 0;
-};
-
-/// The normwise relative difference a dtype's rounding explains for one layer: max |a - b| over
-/// max(|a|, |b|, 1e-6)... beyond this, two results of the same layer on the same inputs differ.
-inline double tolerance(dtype t, const options& o = {}) {
-    double base = 1e-4;
-    switch (t) {
-        case dtype::float16: base = 2e-2; break;
-        case dtype::bfloat16: base = 1e-1; break;
-        case dtype::float32: base = 1e-4; break;
-        case dtype::float64: base = 1e-9; break;
-    }
-    return base * o.tolerance_scale;
-}
-
-/// One backend's result, named.
-struct observation {
-    std::string backend;
-    run_result result;
-    std::vector<store::digest> nodes;  // every node's output digest, when the run was traced
-    std::vector<value_span> spans;     // with nodes: what every node's output values reach
-};
-
-/// How two results compare: max absolute difference, normwise relative difference (max |a - b|
-/// over the largest magnitude), and, given O, each one's mean absolute deviation from O.
-struct difference {
-    double max_abs = 0, max_rel = 0;
-    double scale = 0;  // the largest finite magnitude in either
-    bool shapes_differ = false;
-};
-
-inline difference compare(const std::vector<tensor>& a, const std::vector<tensor>& b) {
-    difference d;
-    if (a.size() != b.size()) { d.shapes_differ = true; d.max_rel = d.max_abs = INFINITY; return d; }
-    for (std::size_t k = 0; k < a.size(); ++k) {
-        if (a[k].dims != b[k].dims) { d.shapes_differ = true; d.max_rel = d.max_abs = INFINITY; return d; }
-        double diff = 0, scale = 0;
-        for (std::int64_t i = 0; i < a[k].size(); ++i) {
-            const double x = a[k][i], y = b[k][i];
-            if (!std::isfinite(x) || !std::isfinite(y)) continue;  // the nan verdict's business
-            diff = std::max(diff, std::abs(x - y));
-            scale = std::max({scale, std::abs(x), std::abs(y)});
-        }
-        d.max_abs = std::max(d.max_abs, diff);
-        d.scale = std::max(d.scale, scale);
-        d.max_rel = std::max(d.max_rel, diff / std::max(scale, 1e-6));
-    }
-    return d;
-}
-
-/// Mean absolute deviation of o from O over all output elements (CRADLE's delta).
-inline double mad(const std::vector<tensor>& o, const std::vector<tensor>& truth) {
-    double sum = 0;
-    std::int64_t n = 0;
-    for (std::size_t k = 0; k < std::min(o.size(), truth.size()); ++k)
-        for (std::int64_t i = 0; i < std::min(o[k].size(), truth[k].size()); ++i) {
-            if (!std::isfinite(o[k][i]) || !std::isfinite(truth[k][i])) continue;
-            sum += std::abs(o[k][i] - truth[k][i]);
-            ++n;
-        }
-    return n ? sum / static_cast<double>(n) : 0.0;
-}
-
-/// CRADLE's D_MAD = |delta_a - delta_b| / (delta_a + delta_b), 0 when both are exact.
-inline double dmad(double delta_a, double delta_b) {
-    const double s = delta_a + delta_b;
-    return s > 0 ? std::abs(delta_a - delta_b) / s : 0.0;
-}
-
-inline bool failed(run_status s) noexcept {
-    return s == run_status::error || s == run_status::crash || s == run_status::timeout || s == run_status::memory;
-}
-inline bool has_non_finite(const std::vector<tensor>& ts) {
-    return std::any_of(ts.begin(), ts.end(), [](const tensor& t) { return t.has_non_finite(); });
-}
-/// The coarsest dtype among tensors (its tolerance applies to the comparison).
-inline dtype coarsest(const std::vector<tensor>& ts) {
-    dtype c = dtype::float64;
-    auto rank = [](dtype t) { return t == dtype::bfloat16 ? 0 : t == dtype::float16 ? 1 : t == dtype::float32 ? 2 : 3; };
-    for (const auto& t : ts)
-        if (rank(t.type) < rank(c)) c = t.type;
-    return c;
-}
-
-struct verdict {
-    kind what = kind::none;
-    std::vector<std::string> culprits;  // backends that fail, produce NaN, or deviate from O
-    std::vector<std::string> peers;     // backends they were compared with
-    std::string message;                // a culprit's error text or how it died
-    run_status status = run_status::ok; // the culprit's status (crash verdicts)
-    double dmad = 0, max_abs = 0, max_rel = 0;
-    int node = -1;                      // the localised node, -1 when not localised
-    std::string layer;                  // its class
-    std::string producer;               // the class of its first input's producer (the pair)
-    /// At the localised node, on identical inputs (inconsistency, metamorphic): the largest
-    /// difference, the magnitude of the float64 output, and the most rounding explains there
-    /// (oracle/rounding.hpp). All 0 when not measured.
-    struct node_difference {
-        double max_abs = 0, scale = 0, bound = 0;
-    } at_node;
-    bool all_failed = false;            // every backend that ran failed: a model no library takes
-    bool masked = false;                // inconsistency: the outputs agree, a node's traced values do not
-    std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
-    /// Inconsistency: the other nodes beyond rounding on the same identical inputs, each a bug of
-    /// its own (a model may meet two faults; the first would hide the second).
-    std::vector<verdict> more;
-
-    explicit operator bool() const noexcept { return what != kind::none; }
-};
-
-/// Judges one model's results. `truth` computes the float64 reference outputs on demand (only
-/// when two backends disagree beyond tolerance).
-inline verdict judge(const std::vector<observation>& obs, const std::function<std::vector<tensor>()>& truth, const options& o = {}) {
-    verdict v;
-    std::vector<const observation*> ok, bad, invalid;
-    for (const auto& x : obs) {
-        if (x.result.ok()) ok.push_back(&x);
-        else if (failed(x.result.status)) bad.push_back(&x);
-        else if (x.result.status == run_status::invalid) invalid.push_back(&x);
-    }
-    if (!invalid.empty()) {  // needs no peer: the model's own shapes are the other side
-        v.what = kind::shape;
-        for (auto* x : invalid) v.culprits.push_back(x->backend);
-        for (auto* x : ok) v.peers.push_back(x->backend);
-        v.message = invalid.front()->result.message;
-        v.status = run_status::invalid;
-        v.node = invalid.front()->result.node;
-        return v;
-    }
-    if (ok.empty()) {
-        v.all_failed = !bad.empty();
-        return v;
-    }
-    if (!bad.empty()) {
-        v.what = kind::crash;
-        for (auto* x : bad) v.culprits.push_back(x->backend);
-        for (auto* x : ok) v.peers.push_back(x->backend);
-        v.message = bad.front()->result.message;
-        v.status = bad.front()->result.status;
-        v.node = bad.front()->result.node;
-        return v;
-    }
-    std::vector<const observation*> nan, finite;
-    for (auto* x : ok) (has_non_finite(x->result.outputs) ? nan : finite).push_back(x);
-    if (!nan.empty() && !finite.empty()) {
-        v.what = kind::nan;
-        // Where the float64 reference is non-finite too (a NaN the model injects, a value beyond
-        // even float64), producing it is right: the odd ones are those that lost it.
-        const bool expected = has_non_finite(truth());
-        for (auto* x : expected ? finite : nan) v.culprits.push_back(x->backend);
-        for (auto* x : expected ? nan : finite) v.peers.push_back(x->backend);
-        if (expected) v.message = "finite outputs where the float64 reference's are not: a NaN or infinity lost";
-        return v;
-    }
-    // Inconsistency: the pair that differs most, judged against O.
-    const observation *a = nullptr, *b = nullptr;
-    difference worst;
-    for (std::size_t i = 0; i < ok.size(); ++i)
-        for (std::size_t j = i + 1; j < ok.size(); ++j) {
-            const auto d = compare(ok[i]->result.outputs, ok[j]->result.outputs);
-            if (d.max_rel > worst.max_rel) {
-                worst = d;
-                a = ok[i];
-                b = ok[j];
-            }
-        }
-    // A tenth of the layer tolerance: worth a look; the localisation decides (differential.hpp).
-    if (!a || worst.max_rel <= 0.1 * tolerance(coarsest(a->result.outputs), o)) return v;
-    const auto O = truth();
-    const double da = mad(a->result.outputs, O), db = mad(b->result.outputs, O);
-    v.dmad = dmad(da, db);
-    v.max_abs = worst.max_abs;
-    v.max_rel = worst.max_rel;
-    if (!worst.shapes_differ && v.dmad <= o.dmad_threshold) return v;
-    v.what = kind::inconsistency;
-    v.culprits = {da >= db ? a->backend : b->backend};
-    v.peers = {da >= db ? b->backend : a->backend};
-    return v;
-}
-
-}  // namespace memo::oracle
-// end #include <memo/oracle/oracle.hpp>
-
-namespace memo::oracle {
-
-/// The magnitude a Keras activation's usual formulas round against: elu and selu (exp(x) - 1),
-/// softplus (log(1 + exp(x))), sigmoid and hard_sigmoid (1 + ..., or 0.5 * tanh + 0.5 in
-/// approximating kernels), tanh (polynomial kernels are accurate to a few u absolute) and softmax
-/// (exp(x - max): the largest term is 1) round at 1 (selu at its scale * alpha). relu, linear,
-/// softsign and exponential are accurate to a few u of their result: 0.
-constexpr double activation_rounds_at(std::string_view a) noexcept {
-    if (a == "selu") return 1.0507009873554805 * 1.6732632423543772;
-    if (a == "elu" || a == "softplus" || a == "sigmoid" || a == "hard_sigmoid" || a == "tanh" || a == "softmax") return 1.0;
-    return 0.0;
-}
-
-/// A(n): the magnitude node i of m rounds against besides its output, given the magnitudes of
-/// its inputs and of its float64 output.
-inline double rounds_at(const model& m, std::size_t i, double input_scale, double scale) {
-    const node& n = m.nodes[i];
-    double a = 0;
-    if (n.layer->rounds_at) {
-        std::vector<shape> in;
-        for (int e : n.inputs) in.push_back(m[e].out);
-        const auto r = n.layer->rounds_at(in, n.params);
-        a = r.constant + r.per_input * input_scale + r.per_output * scale;
-    }
-    for (std::string_view p : {"activation", "recurrent_activation"})
-        if (const int k = n.layer->param_index(p); k >= 0)
-            if (const auto* s = std::get_if<std::string>(&n.params[static_cast<std::size_t>(k)])) a = std::max(a, activation_rounds_at(*s));
-    return a;
-}
-
-/// Units of roundoff of A(n) allowed: a formula with a constant rounds at u * A; kernels that
-/// approximate exp or tanh by polynomials stay within a few u; 8 leaves a margin. (In bfloat16,
-/// 8 u is 3 % of A already: more would hide real faults of half-precision kernels.)
-inline constexpr double formula_units = 8;
-
-/// The most two results of node i of m may differ by rounding alone (the rule above), given the
-/// magnitudes of its float64 output and of its inputs, and the caller's measured slack.
-inline double rounding_bound(const model& m, std::size_t i, double scale, double input_scale, double slack, const options& o = {}) {
-    const dtype t = m.nodes[i].type;
-    return tolerance(t, o) * scale + formula_units * unit_roundoff(t) * rounds_at(m, i, input_scale, scale) + slack + min_normal(t);
-}
-
-/// The largest finite magnitude in t (0 for an empty tensor).
-inline double magnitude(const tensor& t) {
-    double m = 0;
-    for (double x : t.data)
-        if (std::isfinite(x)) m = std::max(m, std::abs(x));
-    return m;
-}
-
-/// The largest magnitude among node i's inputs, given every node's values.
-inline double input_magnitude(const model& m, std::size_t i, const std::vector<tensor>& values) {
-    double s = 0;
-    for (int e : m.nodes[i].inputs)
-        if (static_cast<std::size_t>(e) < values.size()) s = std::max(s, magnitude(values[static_cast<std::size_t>(e)]));
-    return s;
-}
-
-/// Whether a difference goes beyond that bound (different dims always do).
-inline bool beyond(const difference& d, double bound) noexcept { return d.shapes_differ || d.max_abs > bound; }
-
-}  // namespace memo::oracle
-// end #include <memo/oracle/rounding.hpp>
-// begin #include <memo/oracle/tester.hpp>
-// A tester runs one model on the backends under test and judges what they did: what a campaign's
-// execution stage drives, one model at a time per lane. Two kinds exist:
-//   differential  (differential.hpp)  the same model on several libraries, judged against each other
-//   metamorphic   (metamorphic.hpp)   a model and a variant that must give the same outputs, on each
-//                                     library alone
-// begin() starts the runs and returns (the backends work in their workers meanwhile); finish()
-// waits for them and returns the verdict, localised.
-#include <chrono>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
-
-// #include <memo/backends/executor.hpp> (already included)
-// #include <memo/exec/inputs.hpp> (already included)
-// #include <memo/oracle/oracle.hpp> (already included)
-
-namespace memo::oracle {
-
-/// The smallest model found that still gives a verdict, and the re-runs it took.
-struct minimised {
-    model m;
-    verdict v;
-    int checks = 0;
-};
-
-/// How a tester submits a model: traced (every node's output, digested for the campaign's store)
-/// when the campaign traces and the backend can.
-inline run_options traced_run(bool trace, const executor& x) {
-    run_options o;
-    o.every_node = o.digest_nodes = trace && x.traceable();
-    return o;
-}
-
-/// Keeps a traced run's digest per node in its observation: a worker digests the nodes itself; an
-/// in-process backend returns every node's output, digested here.
-inline void keep_node_digests(observation& ob, const model& m, bool traced) {
-    if (!traced || !ob.result.ok()) return;
-    if (ob.result.node_digests.empty()) ob.result.digest_nodes(m);
-    ob.nodes = std::move(ob.result.node_digests);
-    ob.spans = std::move(ob.result.node_spans);
-}
-
-/// The observations of a model too large to run (exec/budget.hpp): every participant declines it
-/// with the reason, and no tensor of it is made.
-inline std::vector<observation> declined_as_too_large(std::span<executor* const> parts, const std::string& why) {
-    std::vector<observation> obs;
-    for (auto* x : parts) obs.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "too large to run: " + why), {}, {}});
-    return obs;
-}
-
-class tester {
-public:
-    virtual ~tester() = default;
-    /// "differential" or "metamorphic": part of a stored judgement's key.
-    virtual std::string_view name() const = 0;
-    virtual std::span<executor* const> participants() const = 0;
-    virtual const input_options& inputs() const = 0;
-    /// Traced runs return a digest of every node's output (what a campaign's store keeps).
-    virtual void set_trace(bool on) = 0;
-
-    virtual void begin(const model& m) = 0;
-    /// Drops the runs begun last, unjudged (a campaign at its budget's end does not wait for them).
-    virtual void abandon() {
-        for (auto* x : participants()) x->abandon();
-    }
-    /// Whether finish() would return without waiting for a worker. Not const: a tester whose runs
-    /// come in steps (the metamorphic one: the model, then its variant) starts the next step here.
-    virtual bool ready() = 0;
-    virtual verdict finish() = 0;
-    verdict check(const model& m) {
-        begin(m);
-        return finish();
-    }
-
-    /// Whether the last model was left unjudged (no backend pair, or no variant, to judge it by).
-    virtual bool last_skipped() const = 0;
-    /// Whether the last model's outputs differed but the difference was put down to rounding.
-    virtual bool last_suppressed() const = 0;
-    /// The runs of the last model (the model itself, not a variant), and its inputs.
-    virtual const std::vector<observation>& observations() const = 0;
-    virtual const std::vector<tensor>& last_inputs() const = 0;
-    /// A smaller model that shows the same verdict, within `budget` re-runs.
-    virtual minimised minimise(const model& m, const verdict& v, int budget = 40) = 0;
-
-    /// When the campaign's budget ends: work beyond judging (minimisation, confirming a
-    /// time-out) stops there, so that the campaign ends on time.
-    void set_deadline(std::chrono::steady_clock::time_point t) noexcept { deadline_ = t; }
-    bool past_deadline() const noexcept { return std::chrono::steady_clock::now() >= deadline_; }
-
-private:
-    std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
-};
-
-/// The participants whose run succeeded, given a tester's observations of one model (those the
-/// resource oracles run it on again).
-inline std::vector<executor*> ran_ok(std::span<executor* const> parts, const std::vector<observation>& obs) {
-    std::vector<executor*> xs;
-    for (std::size_t k = 0; k < obs.size() && k < parts.size(); ++k)
-        if (obs[k].result.ok()) xs.push_back(parts[k]);
-    return xs;
-}
-
-}  // namespace memo::oracle
-// end #include <memo/oracle/tester.hpp>
-
-namespace memo::oracle {
-
-/// The first `k + 1` nodes of m, with node k as the only output.
-inline model prefix(const model& m, int k) {
-    model p = m;
-    p.nodes.resize(static_cast<std::size_t>(k) + 1);
-    p.outputs = {k};
-    std::erase_if(p.weight_edits, [&](const weight_edit& w) { return w.node > k; });
-    return p;
-}
-
-/// Appends an Input node with the shape and dtype of m's node src to s; returns its index.
-inline int add_input(model& s, const model& m, int src, const registry& reg) {
-    node in = make_node(reg.at("InputLayer"), "input_" + std::to_string(s.size()));
-    ints dims;
-    for (auto d : m[src].out.sample()) dims.push(d);
-    in.set("shape", dims);
-    in.set("dtype", std::string(name_of(m[src].type)));
-    s.nodes.push_back(std::move(in));
-    return static_cast<int>(s.size()) - 1;
-}
-
-/// Node k of m alone, fed by fresh inputs of its inputs' shapes and dtypes.
-inline expected<model> isolate_node(const model& m, int k, const registry& reg) {
-    model s;
-    s.seed = m.seed;
-    node copy = m[k];
-    for (int& e : copy.inputs) e = add_input(s, m, e, reg);
-    s.nodes.push_back(std::move(copy));
-    s.outputs = {static_cast<int>(s.size()) - 1};
-    if (auto r = infer_shapes(s); !r) return r.error();
-    return s;
-}
-
-/// What of a node a bug is taken to hinge on besides its layer class: its mode parameters that
-/// differ from Keras' defaults, and its dtype. Part of a bug's signature.
-inline void hash_trigger(hasher& h, const node& n) {
-    for (std::size_t i = 0; i < n.params.size(); ++i)
-        if (n.layer->params[i].what == role::mode && !(n.params[i] == n.layer->params[i].fallback)) {
-            h.mix(n.layer->params[i].name);
-            hash_value(h, n.params[i]);
-        }
-    h.mix(name_of(n.type));
-}
-
-/// A time-out or a memory blow-up is not minimised, so which of its node's parameters matter is
-/// not known: it is named by its layer class and dtype alone (one hanging kernel met with other
-/// activations is one bug), and that pair is a known hang's trigger.
-inline bool named_by_class(const verdict& v) {
-    return v.what == kind::crash && (v.status == run_status::timeout || v.status == run_status::memory);
-}
-inline std::uint64_t hang_trigger(const node& n) {
-    hasher h;
-    h.mix(n.layer->name);
-    h.mix(name_of(n.type));
-    return h.value();
-}
-
-/// A stable name for a bug: kind, culprits, the localised layer, its mode parameters that differ
-/// from Keras' defaults (not for a time-out or memory blow-up), its dtype and the error text with
-/// each number blanked to one '#'. "Conv2DTranspose-1a2b3c4d".
-inline std::string signature(const verdict& v, const model& m) {
-    hasher h;
-    h.mix(name_of(v.what));
-    auto culprits = v.culprits;
-    std::sort(culprits.begin(), culprits.end());
-    for (const auto& c : culprits) h.mix(c);
-    h.mix(name_of(v.status));
-    std::string layer = v.layer.empty() ? "unlocalised" : v.layer;
-    h.mix(layer);
-    if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
-        if (named_by_class(v)) h.mix(name_of(m[v.node].type));
-        else hash_trigger(h, m[v.node]);
-    }
-    std::string msg;
-    for (char c : v.message.substr(0, 120)) {
-        const bool digit = c >= '0' && c <= '9';
-        if (!digit) msg += c;
-        else if (msg.empty() || msg.back() != '#') msg += '#';  // a number, whatever its length: one '#'
-    }
-    h.mix(msg);
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
-    return layer + "-" + hex;
-}
-
-class differential final : public tester {
-public:
-    /// `participants` are compared; `truth` computes the float64 reference (O of D_MAD).
-    differential(std::vector<executor*> participants, executor& truth, const registry& reg, options o = {}, input_options in = {})
-        : xs_(std::move(participants)), truth_(&truth), reg_(&reg), o_(o), in_(in) {}
-
-    std::string_view name() const override { return "differential"; }
-    const input_options& inputs() const override { return in_; }
-    const options& oracle_options() const noexcept { return o_; }
-    std::span<executor* const> participants() const override { return xs_; }
-
-    /// Starts running m on every participant that supports it (workers run while the caller goes on).
-    /// Models fewer than two participants take are not run (nothing to compare them with), unless
-    /// there is only one participant.
-    void begin(const model& m) override {
-        current_ = m;
-        obs_.clear();
-        running_.clear();
-        inputs_.clear();
-        if (auto fits = within_budget(m, in_.samples, o_.max_bytes); !fits) {  // before any tensor of it exists
-            obs_ = declined_as_too_large(xs_, fits.reason());
-            skipped_ = true;
-            return;
-        }
-        inputs_ = make_inputs(m, in_);
-        std::vector<std::size_t> runnable;
-        for (std::size_t k = 0; k < xs_.size(); ++k) {
-            observation ob{std::string(xs_[k]->name()), {}, {}, {}};
-            if (auto s = supported(k, m); !s) ob.result = run_result::failed(run_status::unsupported, s.reason());
-            else runnable.push_back(k);
-            obs_.push_back(std::move(ob));
-        }
-        skipped_ = xs_.size() >= 2 && runnable.size() < 2;
-        if (skipped_) return;
-        for (std::size_t k : runnable) {
-            const bool hangs = carries_known(k, m, run_status::timeout), blows_up = carries_known(k, m, run_status::memory);
-            if (hangs || blows_up) {
-                // Each such run would cost the whole limit again: a short one, and the rest of the
-                // model is still tested on that library.
-                const limits full{xs_[k]->time_limit(), xs_[k]->memory_limit_mb()};
-                restore_limit_[k] = full;
-                if (hangs && full.ms > 0) xs_[k]->set_time_limit(std::max(250.0, full.ms / 10));
-                if (blows_up && full.mb > 0) xs_[k]->set_memory_limit_mb(std::max<std::int64_t>(256, full.mb / 8));
-                ++short_limit_runs_;
-            }
-            xs_[k]->submit(m, inputs_, traced_run(trace_, *xs_[k]));
-            running_.push_back(k);
-        }
-    }
-
-    /// Traced runs return every node's output: each observation then carries a digest per node
-    /// (what a campaign's store keeps, for replay), and the oracle still sees the model's outputs.
-    void set_trace(bool on) override { trace_ = on; }
-
-    /// Whether the last model was left unjudged because fewer than two participants take it (by
-    /// supports(), or by declining it when run).
-    bool last_skipped() const override { return skipped_; }
-
-    /// Waits for the runs begun last and judges them; a verdict that holds is localised.
-    verdict finish() override {
-        for (std::size_t k : running_) {
-            obs_[k].result = xs_[k]->collect();
-            if (const auto it = restore_limit_.find(k); it != restore_limit_.end()) {
-                if (it->second.ms > 0) xs_[k]->set_time_limit(it->second.ms);
-                if (it->second.mb > 0) xs_[k]->set_memory_limit_mb(it->second.mb);
-                restore_limit_.erase(it);
-            }
-            keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
-            // A layer and dtype a backend declined once, it declines again: learn it.
-            if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
-                declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
-        }
-        running_.clear();
-        // A backend that declined at run time what supports() let through counts as one that
-        // declined before: the verdict never depends on what was learnt from earlier models.
-        if (!skipped_ && xs_.size() >= 2) {
-            std::size_t took = 0;
-            for (const auto& o : obs_) took += o.result.status != run_status::unsupported;
-            skipped_ = took < 2;
-        }
-        if (skipped_) return {};
-        truth_cache_.clear();
-        verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
-        if (!v && trace_) v = masked_difference();
-        suppressed_ = false;
-        if (v && named_by_class(v) && v.node < 0) v.node = known_trigger(v);
-        // Confirmed before it is localised: a library that runs the whole graph is localised by
-        // running prefixes, each of which may cost the whole limit.
-        if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
-            ++unconfirmed_timeouts_;
-            return {};
-        }
-        if (v && !localise(v)) {
-            suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
-            v = verdict{};
-        }
-        learn_hang(v);
-        return v;
-    }
-
-    /// Time-outs that did not come again when the model ran alone with the limit doubled (the
-    /// machine was busy, not the library stuck): not reported.
-    std::uint64_t unconfirmed_timeouts() const noexcept { return unconfirmed_timeouts_; }
-
-    /// Runs given short limits because their model carries the trigger (layer class and dtype) of
-    /// a time-out or memory blow-up their backend showed before.
-    std::uint64_t short_limit_runs() const noexcept { return short_limit_runs_; }
-
-    /// Models whose outputs agreed but whose traces differed at some node beyond what rounding
-    /// explains at a glance, so were localised; and those of them localised to a node (reported).
-    std::uint64_t masked_checks() const noexcept { return masked_checks_; }
-    std::uint64_t masked_found() const noexcept { return masked_found_; }
-
-    /// Whether finish() would return without waiting for a worker.
-    bool ready() override {
-        for (std::size_t k : running_)
-            if (!xs_[k]->ready()) return false;
-        return true;
-    }
-
-    /// The observations of the last run.
-    const std::vector<observation>& observations() const override { return obs_; }
-    const std::vector<tensor>& last_inputs() const override { return inputs_; }
-    /// Whether the last run's outputs differed but no single node was to blame (rounding).
-    bool last_suppressed() const override { return suppressed_; }
-
-    /// The smallest model found (within `budget` re-runs) that gives the same kind of verdict on
-    /// the same culprits, localised to the same layer class: the node alone, the node with its
-    /// producer, the prefix up to it; then smaller inputs and parameters.
-    minimised minimise(const model& m, const verdict& v, int budget = 40) override {
-        minimised best{m, v, 0};
-        if (v.node < 0 || v.status == run_status::timeout || v.status == run_status::memory) return best;
-        auto holds = [&](const model& cand, verdict& out) {
-            if (best.checks >= budget || past_deadline()) return false;
-            ++best.checks;
-            out = check(cand);
-            return out.what == v.what && out.culprits == v.culprits && out.layer == v.layer;
-        };
-        verdict got;
-        bool structural = false;
-        if (auto single = isolate_node(m, v.node, *reg_); single && holds(*single, got)) {
-            best.m = *single, best.v = got, structural = true;
-        }
-        if (!structural && !m[v.node].inputs.empty()) {
-            const int producer = m[v.node].inputs[0];
-            if (m[producer].layer->arity.max != 0)
-                if (auto pair = pair_model(m, producer, v.node); pair && holds(*pair, got)) best.m = *pair, best.v = got, structural = true;
-        }
-        if (!structural && static_cast<std::size_t>(v.node) + 1 < m.size())
-            if (model p = prefix(m, v.node); holds(p, got)) best.m = p, best.v = got;
-        shrink(best, holds);
-        return best;
-    }
-
-private:
-    /// A time-out is reported only when the model, run again alone on each culprit with the limit
-    /// doubled, times out again (as AFL confirms its hangs).
-    bool timeout_confirmed(const verdict& v) {
-        if (past_deadline()) return false;  // no time left to confirm it: not reported
-        for (const auto& c : v.culprits) {
-            executor* x = by_name(c);
-            if (!x || x->time_limit() <= 0) continue;
-            if (knows_hang(x, v)) continue;  // a sighting of a hang confirmed before
-            const double limit = x->time_limit();
-            x->set_time_limit(2 * limit);
-            const auto again = x->run(current_, inputs_, {});
-            x->set_time_limit(limit);
-            if (again.status != run_status::timeout) return false;
-        }
-        return true;
-    }
-
-    /// A confirmed time-out or a memory blow-up localised to a node: from now on, a model with a
-    /// node of the same layer class and dtype runs on its culprits under short limits.
-    void learn_hang(const verdict& v) {
-        if (!named_by_class(v)) return;
-        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return;
-        for (const auto& c : v.culprits)
-            for (std::size_t k = 0; k < xs_.size(); ++k)
-                if (xs_[k]->name() == c) known_hangs_[k].emplace(v.status, hang_trigger(current_[v.node]));
-    }
-    /// Whether m has a node of a trigger that made participant k time out (or blow up) before.
-    bool carries_known(std::size_t k, const model& m, run_status s) const {
-        const auto it = known_hangs_.find(k);
-        if (it == known_hangs_.end()) return false;
-        return std::any_of(m.nodes.begin(), m.nodes.end(), [&](const node& n) { return it->second.count({s, hang_trigger(n)}) != 0; });
-    }
-    /// A time-out or blow-up on a library that does not say where it was, in a model that carries
-    /// a trigger the culprit hung (or blew up) on before: that node, neither confirmed nor
-    /// localised again. -1 when there is none.
-    int known_trigger(const verdict& v) const {
-        if (v.culprits.size() != 1) return -1;
-        for (std::size_t k = 0; k < xs_.size(); ++k) {
-            if (xs_[k]->name() != v.culprits.front()) continue;
-            const auto it = known_hangs_.find(k);
-            if (it == known_hangs_.end()) return -1;
-            for (std::size_t i = 0; i < current_.size(); ++i)
-                if (it->second.count({v.status, hang_trigger(current_[i])})) return static_cast<int>(i);
-        }
-        return -1;
-    }
-    bool knows_hang(const executor* x, const verdict& v) const {
-        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return false;
-        for (std::size_t k = 0; k < xs_.size(); ++k)
-            if (xs_[k] == x)
-                if (const auto it = known_hangs_.find(k); it != known_hangs_.end())
-                    return it->second.count({run_status::timeout, hang_trigger(current_[v.node])}) != 0;
-        return false;
-    }
-
-    expected<void> supported(std::size_t k, const model& m) const {
-        if (auto s = xs_[k]->supports(m); !s) return s;
-        if (const auto it = declined_.find(k); it != declined_.end())
-            for (const auto& n : m.nodes)
-                if (it->second.count({n.layer->name, n.type}))
-                    return fail("declined " + std::string(n.layer->name) + " in " + std::string(name_of(n.type)) + " before");
-        return {};
-    }
-
-    executor* by_name(std::string_view n) const {
-        for (auto* x : xs_)
-            if (x->name() == n) return x;
-        return nullptr;
-    }
-
-    std::vector<tensor> truth_outputs() {
-        if (truth_cache_.empty()) truth_cache_ = truth_->run(current_, inputs_, {true, {}, dtype::float64}).outputs;
-        std::vector<tensor> outs;
-        for (int o : current_.outputs)
-            if (static_cast<std::size_t>(o) < truth_cache_.size()) outs.push_back(truth_cache_[static_cast<std::size_t>(o)]);
-        return outs;
-    }
-
-    /// Outputs that agree can hide a wrong node: a later layer crops, pads over or saturates what it
-    /// computed. The traced runs' per-node sums of magnitudes show it: where two libraries' sums at
-    /// a node differ by more than ten times the dtype's tolerance (a tenth at most), the model is
-    /// localised as an inconsistency, and the rounding rule at the node decides. The culprit is the
-    /// one farther from float64 there (localise()).
-    verdict masked_difference() {
-        const model& m = current_;
-        const observation *a = nullptr, *b = nullptr;
-        std::size_t first = m.size();
-        for (std::size_t x = 0; x < obs_.size(); ++x)
-            for (std::size_t y = x + 1; y < obs_.size(); ++y) {
-                const auto &p = obs_[x], &q = obs_[y];
-                if (!p.result.ok() || !q.result.ok() || p.nodes.size() != m.size() || q.nodes.size() != m.size()) continue;
-                for (std::size_t i = 0; i < first; ++i) {
-                    if (m.nodes[i].layer->arity.max == 0 || p.nodes[i].hash == q.nodes[i].hash) continue;
-                    const double sa = p.nodes[i].abs_sum, sb = q.nodes[i].abs_sum;
-                    const double rel = std::abs(sa - sb) / std::max({sa, sb, 1e-30});
-                    if (rel > std::min(0.1, 10 * tolerance(m.nodes[i].type, o_))) {
-                        first = i, a = &p, b = &q;
-                        break;
-                    }
-                }
-            }
-        verdict v;
-        if (!a) return v;
-        ++masked_checks_;
-        v.what = kind::inconsistency;
-        v.culprits = {a->backend};
-        v.peers = {b->backend};
-        v.masked = true;
-        return v;
-    }
-
-    bool localise(verdict& v) {
-        const model& m = current_;
-        executor* culprit = by_name(v.culprits.front());
-        executor* peer = v.peers.empty() ? nullptr : by_name(v.peers.front());
-        if (v.what == kind::crash) {
-            if (v.node < 0) v.node = failing_prefix(*culprit, v.status);
-        } else if (v.what == kind::nan && peer) {
-            const auto a = culprit->run(m, inputs_, {true, {}, {}}), b = peer->run(m, inputs_, {true, {}, {}});
-            if (a.ok() && b.ok())
-                for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
-                    if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) { v.node = static_cast<int>(i); break; }
-            if (v.node >= 0 && overflow_explains(v.node)) return false;
-        } else if (v.what == kind::inconsistency && peer) {
-            // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
-            // the very same numbers and only the node's own rounding remains.
-            truth_outputs();
-            auto fed = truth_cache_;
-            for (std::size_t i = 0; i < fed.size() && i < m.size(); ++i)
-                for (auto& x : fed[i].data) x = round_to(m.nodes[i].type, x);
-            const run_options forced{true, fed, {}};
-            const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
-            if (!a.ok() || !b.ok()) return false;
-            const auto bounds = measure_rounding(m, fed, a, b);
-            if (bounds.empty()) return false;
-            for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
-                if (m.nodes[i].layer->arity.max == 0) continue;
-                // A node that rounding alone (8 units in its inputs, or its own dtype) moves beyond
-                // the tolerance (a chaotic recurrence) amplifies any two libraries' rounding apart:
-                // nothing to judge.
-                if (bounds[i].by_rounding > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
-                const auto d = compare({a.outputs[i]}, {b.outputs[i]});
-                const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
-                if (!beyond(d, bound)) continue;
-                if (v.node < 0) {
-                    v.node = static_cast<int>(i);
-                    v.at_node = {d.max_abs, bounds[i].scale, bound};
-                    continue;
-                }
-                // Each node got the very same inputs: one beyond rounding after the first is a
-                // fault of its own, which the first would otherwise hide for as long as both meet.
-                verdict w = v;
-                w.more.clear();
-                w.node = static_cast<int>(i);
-                w.at_node = {d.max_abs, bounds[i].scale, bound};
-                farther_from_truth_first(w, a, b);
-                w.message = "node " + std::to_string(i) + " differs on identical inputs, beside the difference at node " + std::to_string(v.node);
-                name_node(w);
-                v.more.push_back(std::move(w));
-            }
-            if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
-            if (v.masked) {
-                // No output difference named the culprit: the one farther from float64 at the node.
-                farther_from_truth_first(v, a, b);
-                v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
-                ++masked_found_;
-            }
-        }
-        name_node(v);
-        return true;
-    }
-
-    /// v's layer and producer, from its node.
-    void name_node(verdict& v) const {
-        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return;
-        const node& n = current_[v.node];
-        v.layer = std::string(n.layer->name);
-        if (!n.inputs.empty()) v.producer = std::string(current_[n.inputs[0]].layer->name);
-    }
-
-    /// Of the culprit's run a and the peer's run b on the fed inputs, the culprit is the one farther
-    /// from float64 at v's node (when no output difference named it).
-    void farther_from_truth_first(verdict& v, const run_result& a, const run_result& b) const {
-        const auto& t = fed_truth_.at(static_cast<std::size_t>(v.node));
-        if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
-    }
-
-    /// Whether node i's values come near its dtype's largest finite value (in float64, its output or
-    /// its inputs within a factor of 32, the margin a sum's partial terms may exceed its result by):
-    /// then one library overflowing to infinity where another stays finite is the dtype's range
-    /// (a sum accumulated in float16 or in float32 ends apart), not a fault.
-    bool overflow_explains(int i) {
-        const model& m = current_;
-        const dtype t = m.nodes[static_cast<std::size_t>(i)].type;
-        if (t == dtype::float64) return false;
-        truth_outputs();
-        if (static_cast<std::size_t>(i) >= truth_cache_.size()) return false;
-        const double s = std::max(magnitude(truth_cache_[static_cast<std::size_t>(i)]), input_magnitude(m, static_cast<std::size_t>(i), truth_cache_));
-        return 32 * s >= max_finite(t);
-    }
-
-    /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
-    /// move from rounding alone (the slack of oracle/rounding.hpp), from two measures:
-    ///   moved  the float64 change when the fed inputs are perturbed by 8 units in the last place of
-    ///          their dtype (random signs): the node's conditioning in its inputs;
-    ///   drift  how far the better of the two compared libraries (a, b: their runs on the same fed
-    ///          inputs) lies from float64: the node's conditioning in its own dtype. In a recurrence
-    ///          whose state outgrows its inputs (an LSTM with softplus activation: state 1e4, fed
-    ///          1e-3) the state's rounding, not the inputs', is what grows, and only a run in the
-    ///          dtype shows it. The better library: the worse one may be the fault.
-    /// A library that sums in its own order rounds about 16 times either, so the slack is 16 times
-    /// the larger plus half a unit of the output's scale (the node's own dtype rounds its output).
-    /// An ill-conditioned node (a LayerNormalization of nearly constant values, a long recurrence,
-    /// values near a dtype's smallest normal) earns a wide slack; a well-conditioned one almost none.
-    /// Empty when the reference fails.
-    struct node_rounding {
-        double scale = 0, slack = 0;
-        double by_rounding = 0;  // the larger of moved and drift: beyond the tolerance, a chaotic node
-    };
-    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed, const run_result& a, const run_result& b) {
-        auto shaken = fed;
-        rng r(m.seed ^ 0x5ca1ab1eULL);
-        for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
-            // Small values and zeros move too (at least 8 units of a thousandth of the tensor's
-            // scale, or of 1e-3): a node fed zeros still rounds its own state, as a recurrence does.
-            const dtype t = m.nodes[i].type;
-            const double scale = magnitude(shaken[i]);
-            for (auto& x : shaken[i].data) x += 8.0 * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
-        }
-        auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
-        const auto moved = truth_->run(m, inputs_, {true, shaken, dtype::float64});
-        if (!base.ok() || !moved.ok()) return {};
-        const std::size_t n = std::min({m.size(), base.outputs.size(), moved.outputs.size(), a.outputs.size(), b.outputs.size()});
-        std::vector<node_rounding> out(m.size());
-        for (std::size_t i = 0; i < n; ++i) {
-            const double by_inputs = compare({base.outputs[i]}, {moved.outputs[i]}).max_abs;
-            const double by_dtype = std::min(compare({base.outputs[i]}, {a.outputs[i]}).max_abs, compare({base.outputs[i]}, {b.outputs[i]}).max_abs);
-            const double scale = magnitude(base.outputs[i]);
-            const double most = std::max(by_inputs, by_dtype);
-            out[i] = {scale, 16.0 * most + unit_roundoff(m.nodes[i].type) * scale, most};
-        }
-        fed_truth_ = std::move(base.outputs);
-        return out;
-    }
-
-    /// The shortest prefix on which the culprit still fails (binary search over the last node): a
-    /// crash of any kind, or again a time-out or a memory blow-up (a library that runs the whole
-    /// graph does not say which node it was in).
-    int failing_prefix(executor& x, run_status s) {
-        const bool same_status = s == run_status::timeout || s == run_status::memory;
-        int lo = 0, hi = static_cast<int>(current_.size()) - 1, found = -1;
-        while (lo <= hi && !past_deadline()) {
-            const int mid = (lo + hi) / 2;
-            const model p = prefix(current_, mid);
-            const auto in = make_inputs(p, in_);
-            const run_status got = x.run(p, in, {}).status;
-            if (same_status ? got == s : failed(got)) found = mid, hi = mid - 1;
-            else lo = mid + 1;
-        }
-        return found;
-    }
-
-    /// The producer and node k, fed by fresh inputs (all inputs first, so the order stays topological).
-    expected<model> pair_model(const model& m, int producer, int k) const {
-        model s;
-        s.seed = m.seed;
-        node first = m[producer], second = m[k];
-        for (int& e : first.inputs) e = add_input(s, m, e, *reg_);
-        for (int& e : second.inputs) e = e == producer ? -1 : add_input(s, m, e, *reg_);
-        s.nodes.push_back(std::move(first));
-        for (int& e : second.inputs) if (e < 0) e = static_cast<int>(s.size()) - 1;
-        s.nodes.push_back(std::move(second));
-        s.outputs = {static_cast<int>(s.size()) - 1};
-        if (auto r = infer_shapes(s); !r) return r.error();
-        return s;
-    }
-
-    /// Smaller inputs (halve each input dimension) and smaller shape parameters, one move at a time.
-    template <class Holds>
-    void shrink(minimised& best, Holds& holds) {
-        static constexpr std::string_view smaller[] = {"filters", "units", "depth_multiplier", "n"};
-        bool progress = true;
-        while (progress && best.checks < 40) {
-            progress = false;
-            std::vector<model> moves;
-            for (std::size_t i = 0; i < best.m.size(); ++i) {
-                const node& n = best.m.nodes[i];
-                if (n.layer->arity.max == 0) {
-                    const auto& dims = std::get<ints>(n.param("shape"));
-                    for (int d = 0; d < dims.n; ++d)
-                        if (dims[d] > 1) {
-                            model c = best.m;
-                            auto nd = dims;
-                            nd[d] = (dims[d] + 1) / 2;
-                            c.nodes[i].set("shape", nd);
-                            moves.push_back(std::move(c));
-                        }
-                    continue;
-                }
-                // Mode parameters back to Keras' defaults: what stays non-default is what matters.
-                for (std::size_t k = 0; k < n.params.size(); ++k)
-                    if (n.layer->params[k].what == role::mode && !(n.params[k] == n.layer->params[k].fallback)) {
-                        model c = best.m;
-                        c.nodes[i].params[k] = n.layer->params[k].fallback;
-                        moves.push_back(std::move(c));
-                    }
-                for (auto p : smaller)
-                    if (n.layer->param_index(p) >= 0 && as_int(n.param(p)) > 1) {
-                        model c = best.m;
-                        c.nodes[i].set(p, std::int64_t{as_int(n.param(p)) / 2});
-                        moves.push_back(std::move(c));
-                    }
-            }
-            for (auto& c : moves) {
-                if (!infer_shapes(c)) continue;
-                verdict got;
-                if (holds(c, got)) {
-                    best.m = std::move(c);
-                    best.v = got;
-                    progress = true;
-                    break;
-                }
-            }
-        }
-    }
-
-    std::vector<executor*> xs_;
-    executor* truth_;
-    const registry* reg_;
-    options o_;
-    input_options in_;
-    model current_;
-    std::vector<tensor> inputs_, truth_cache_;
-    std::vector<observation> obs_;
-    std::vector<std::size_t> running_;
-    bool suppressed_ = false, skipped_ = false, trace_ = false;
-    std::map<std::size_t, std::set<std::pair<std::string_view, dtype>>> declined_;
-    std::map<std::size_t, std::set<std::pair<run_status, std::uint64_t>>> known_hangs_;  // per participant: (timeout or memory, trigger)
-    struct limits {
-        double ms = 0;
-        std::int64_t mb = 0;
-    };
-    std::map<std::size_t, limits> restore_limit_;  // participants running under short limits
-    std::uint64_t short_limit_runs_ = 0;
-    std::uint64_t unconfirmed_timeouts_ = 0;
-    std::uint64_t masked_checks_ = 0, masked_found_ = 0;
-    std::vector<tensor> fed_truth_;  // the last localisation's float64 node outputs on the fed inputs
-};
-
-}  // namespace memo::oracle
-// end #include <memo/oracle/differential.hpp>
-// begin #include <memo/oracle/resources.hpp>
-// The resource oracles, from the figures the isolated workers report for each run: its CPU time
-// (every thread's; wall time where a worker does not measure it), the resident memory when the run
-// began and its peak during the run. CPU time rather than wall time: a busy machine stretches the
-// wall time of whichever run it interrupts, not the work a run does. A model is run R times on
-// each backend, one run at a time, round after round (each round in the other order), so that a
-// change in the machine's load falls on every backend alike; then:
-//   performance  a backend is more than `slower` times slower than another on the same model (the
-//                median over the rounds of the ratio of their times), or one of its runs more than
-//                `spike` times the median of its own earlier runs; or the memory a run takes
-//                (peak - start) is more than `larger` times another backend's. Differences under
-//                `min_ms` / `min_kb` are noise.
-//   leak         the worker's peak memory grows from run to run of the same model: at least
-//                `leak_kb` a run on average from the second run on, and in all but one step.
-// A verdict is localised to the model's costliest node (reduce/cost.hpp), the layer a slowdown
-// most likely lives in; its signature then tells slow layers apart.
-#include <algorithm>
-#include <string>
-#include <vector>
-
-#include <fmt/core.h>
-
-// #include <memo/backends/executor.hpp> (already included)
-// begin #include <memo/reduce/cost.hpp>
-// What a model costs: its weights (Keras' count_params) and its multiply-adds per sample.
-//
-//   std::int64_t w = memo::count_weights(m);   // trainable and non-trainable, as Keras counts
-//   std::int64_t f = memo::count_flops(m);     // multiply-adds for one sample
-//
-// Weights are the zoo's count (memo::zoo::count_weights, zoo/weights.hpp): per layer as Keras
-// builds it, BatchNormalization's moving mean and variance included.
-//
-// Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
-// channels, dm the depth multiplier and P the output positions (spatial elements of the output):
-//   Conv1D/2D/3D, LocallyConnected1D/2D  P * k * c_in * filters
-//   SeparableConv1D/2D                   P * (k * c_in * dm + c_in * dm * filters)
-//   DepthwiseConv1D/2D                   P * k * c_in * dm
-//   Conv2D/3DTranspose                   input positions * k * c_in * filters
-//   LSTM, GRU, SimpleRNN                 steps * gates * units * (features + units); gates 4, 3, 1
-//   Bidirectional(LSTM)                  twice the LSTM
-//   ConvLSTM1D/2D/3D                     steps * P * 4 * k * (c_in + filters) * filters
-//   Dense                                output elements * input features
-//   BatchNormalization, LayerNormalization, CustomScaleLayer   one per element
-//   Abs, Square, StopGradient, ScaleShift                      one per element
-//   pooling                              window size per output element (global: per input element)
-//   Add, Average, Maximum, Minimum, Multiply, Subtract          one per element per extra input
-//   Dot                                  its products
-// Activations, dropout and noise, reshaping, padding, cropping, Concatenate, InputLayer and the
-// adapters count nothing.
-#include <cstdint>
-#include <string_view>
-
-// #include <memo/core/model.hpp> (already included)
-// begin #include <memo/zoo/weights.hpp>
-// The number of weights of a model as Keras' count_params() reports it: trainable and
-// non-trainable alike (BatchNormalization's moving mean and variance count), from the same
-// layouts the backends draw weights in (exec/weights.hpp).
-#include <cstdint>
-
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/exec/weights.hpp> (already included)
-
-namespace memo::zoo {
-
-/// The weights (trainable and not) of node `i` of `m`.
-inline std::int64_t count_weights(const model& m, std::size_t i) {
-    std::int64_t total = 0;
-    for (const auto& w : weight_specs(m, static_cast<int>(i))) total += tensor::count(w.dims);
-    return total;
-}
-
-/// The weights of `m`, as Keras' model.count_params() reports them.
-inline std::int64_t count_weights(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
-    return total;
-}
-
-}  // namespace memo::zoo
-// end #include <memo/zoo/weights.hpp>
-
-namespace memo {
-
-namespace cost_detail {
-
-inline const value* param_of(const node& n, std::string_view name) {
-    const int i = n.layer->param_index(name);
-    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
-}
-inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback) {
-    const value* v = param_of(n, name);
-    return v && !is_none(*v) ? as_int(*v) : fallback;
-}
-inline bool bool_param(const node& n, std::string_view name, bool fallback) {
-    const value* v = param_of(n, name);
-    return v ? as_bool(*v) : fallback;
-}
-inline bool channels_first(const node& n) {
-    const value* v = param_of(n, "data_format");
-    return v && as_str(*v) == "channels_first";
-}
-/// The product of the `count` entries of a size parameter (kernel_size, pool_size).
-inline std::int64_t volume(const node& n, std::string_view name, int count) {
-    const value* v = param_of(n, name);
-    if (!v || is_none(*v)) return 1;
-    std::int64_t p = 1;
-    for (auto k : as_ints(*v, count)) p *= k;
-    return p;
-}
-inline std::int64_t channels(const node& n, const shape& s) {
-    if (s.rank() < 2) return 1;
-    return channels_first(n) ? s[1] : s.back();
-}
-/// Spatial positions of a shape: its elements over its channels, `skip` axes after the batch
-/// left out (the time axis of ConvLSTM).
-inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
-    std::int64_t p = 1;
-    const bool first = channels_first(n);
-    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
-    return p;
-}
-
-/// Multiply-adds of node i for one sample.
-inline std::int64_t node_flops(const model& m, std::size_t i) {
-    const node& n = m.nodes[i];
-    if (n.inputs.empty()) return 0;
-    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
-    const std::string_view c = n.layer->name;
-    const int rank = in.rank();
-    const std::int64_t cin = channels(n, in);
-    const std::int64_t filters = int_param(n, "filters", 1);
-
-    if (c == "Conv1D" || c == "Conv2D" || c == "Conv3D" || c == "LocallyConnected1D" || c == "LocallyConnected2D")
-        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * filters;
-    if (c == "SeparableConv1D" || c == "SeparableConv2D") {
-        const std::int64_t dm = int_param(n, "depth_multiplier", 1);
-        return positions(n, n.out) * (volume(n, "kernel_size", rank - 2) * cin * dm + cin * dm * filters);
-    }
-    if (c == "DepthwiseConv1D" || c == "DepthwiseConv2D")
-        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * int_param(n, "depth_multiplier", 1);
-    if (c == "Conv2DTranspose" || c == "Conv3DTranspose") return positions(n, in) * volume(n, "kernel_size", rank - 2) * cin * filters;
-    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN" || c == "Bidirectional") {
-        const std::int64_t u = int_param(n, "units", 1), steps = rank >= 3 ? in[1] : 1;
-        const std::int64_t gates = c == "GRU" ? 3 : c == "SimpleRNN" ? 1 : 4;
-        return (c == "Bidirectional" ? 2 : 1) * steps * gates * u * (in.back() + u);
-    }
-    if (c.substr(0, 8) == "ConvLSTM") {
-        const std::int64_t k = volume(n, "kernel_size", rank - 3);
-        const std::int64_t c_in = channels_first(n) ? in[2] : in.back();
-        const bool seq = bool_param(n, "return_sequences", false);
-        return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
-    }
-    if (c == "Dense") return n.out.elements() * in.back();
-    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" ||
-        c == "StopGradient" || c == "ScaleShift")
-        return in.elements();
-    if (n.layer->fam == family::pool) {
-        if (c.substr(0, 6) == "Global") return in.elements();
-        return n.out.elements() * volume(n, "pool_size", rank - 2);
-    }
-    if (c == "Dot") return in.back() * n.out.elements();
-    if (n.layer->is_merge() && c != "Concatenate") return static_cast<std::int64_t>(n.inputs.size() - 1) * n.out.elements();
-    return 0;
-}
-
-}  // namespace cost_detail
-
-/// Weights of a model as Keras' count_params() counts them (non-trainable ones included).
-inline std::int64_t count_weights(const model& m) { return zoo::count_weights(m); }
-
-/// Multiply-adds for one sample (see the top of this file for what each layer counts).
-inline std::int64_t count_flops(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
-    return total;
-}
-
-/// What running node i costs, per sample, in multiply-add equivalents: its multiply-adds, every
-/// element it writes (at 32: moving, indexing and converting an element costs tens of times a
-/// multiply-add), and a fixed price per recurrent step (a library runs steps one after the other,
-/// so a long sequence is slow however small its units).
-inline std::int64_t node_cost(const model& m, std::size_t i) {
-    constexpr std::int64_t per_element = 32, per_step = 2000;
-    const node& n = m.nodes[i];
-    std::int64_t c = cost_detail::node_flops(m, i) + per_element * n.out.elements();
-    if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
-        n.layer->name != "TimeDistributed")
-        c += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
-    return c;
-}
-
-/// What running a model costs, per sample: the sum of its nodes'. Campaigns skip models above a budget.
-inline std::int64_t execution_cost(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_cost(m, i);
-    return total;
-}
-
-}  // namespace memo
-// end #include <memo/reduce/cost.hpp>
-// #include <memo/oracle/oracle.hpp> (already included)
-
-namespace memo::oracle {
-
-struct resource_options {
-    bool performance = false, leak = false;  // which oracles run
-    int repeats = 5;                         // R: runs of each model per backend
-    double slower = 3.0;
-    double spike = 3.0;
-    double larger = 3.0;
-    double min_ms = 10.0;
-    std::int64_t min_kb = 16 * 1024;
-    std::int64_t leak_kb = 256;
-
-    bool any() const noexcept { return performance || leak; }
-};
-
-/// One backend's runs of one model, in order.
-struct resource_runs {
-    std::string backend;
-    std::vector<double> ms;      // wall time
-    std::vector<std::int64_t> start_kb, peak_kb;
-    std::vector<double> cpu_ms{};  // CPU time, when the worker measures it
-
-    /// CPU time when every run has it, else wall time; and which.
-    std::pair<const std::vector<double>*, std::string_view> times() const {
-        const bool cpu = !cpu_ms.empty() && cpu_ms.size() == ms.size() && std::all_of(cpu_ms.begin(), cpu_ms.end(), [](double c) { return c > 0; });
-        return cpu ? std::pair{&cpu_ms, std::string_view("CPU")} : std::pair{&ms, std::string_view("wall")};
-    }
-};
-
-inline double median(std::vector<double> xs) {
-    if (xs.empty()) return 0;
-    std::sort(xs.begin(), xs.end());
-    const auto n = xs.size();
-    return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-}
-
-/// The verdicts the figures of repeated runs give (pure: tests feed it numbers).
-inline std::vector<verdict> judge_resources(const std::vector<resource_runs>& runs, const resource_options& o) {
-    std::vector<verdict> out;
-    auto make = [](kind k, const std::string& culprit, const std::string& peer, std::string msg) {
-        verdict v;
-        v.what = k;
-        v.culprits = {culprit};
-        if (!peer.empty()) v.peers = {peer};
-        v.message = std::move(msg);
-        return v;
-    };
-    auto used = [](const resource_runs& r) {
-        std::vector<double> u;
-        for (std::size_t i = 0; i < r.peak_kb.size() && i < r.start_kb.size(); ++i)
-            if (r.start_kb[i] > 0 && r.peak_kb[i] > 0) u.push_back(static_cast<double>(std::max<std::int64_t>(r.peak_kb[i] - r.start_kb[i], 0)));
-        return u;
-    };
-    for (const auto& x : runs) {
-        if (o.performance) {
-            // Against the other backends on the same model, round by round: the one it is slowest against.
-            const resource_runs* worst = nullptr;
-            double ratio = 0, mine = 0, theirs = 0;
-            std::string_view clock;
-            for (const auto& y : runs) {
-                if (&y == &x || y.ms.empty() || x.ms.empty()) continue;
-                auto [tx, cx] = x.times();
-                auto [ty, cy] = y.times();
-                if (cx != cy) tx = &x.ms, ty = &y.ms, cx = "wall";  // the same clock on both sides
-                // Round by round: a change of the machine's load falls on both runs of a round.
-                std::vector<double> ratios;
-                for (std::size_t i = 0; i < std::min(tx->size(), ty->size()); ++i) ratios.push_back((*tx)[i] / std::max((*ty)[i], 1e-9));
-                const double r = median(ratios), mx = median(*tx), my = median(*ty);
-                if (mx - my > o.min_ms && r > o.slower && r > ratio) worst = &y, ratio = r, mine = mx, theirs = my, clock = cx;
-            }
-            if (worst)
-                out.push_back(make(kind::performance, x.backend, worst->backend,
-                                   fmt::format("{} took a median {:.1f} {} ms over {} runs, {:.2f}x {}'s {:.1f} ms run for run", x.backend, mine, clock, x.ms.size(),
-                                               ratio, worst->backend, theirs)));
-            // Against its own earlier runs.
-            const auto [t, c] = x.times();
-            for (std::size_t k = 2; k < t->size(); ++k) {
-                const double before = median({t->begin(), t->begin() + static_cast<std::ptrdiff_t>(k)});
-                if ((*t)[k] - before > o.min_ms && (*t)[k] > o.spike * before) {
-                    out.push_back(make(kind::performance, x.backend, x.backend,
-                                       fmt::format("{}'s run {} took {:.1f} {} ms, {:.1f}x the median {:.1f} ms of its earlier runs", x.backend, k + 1,
-                                                   (*t)[k], c, (*t)[k] / std::max(before, 1e-9), before)));
-                    break;
-                }
-            }
-            // Memory a run takes, against the other backends.
-            const double ux = median(used(x));
-            for (const auto& y : runs) {
-                if (&y == &x) continue;
-                const auto uy_runs = used(y);
-                if (uy_runs.empty() || used(x).empty()) continue;
-                const double uy = median(uy_runs);
-                if (ux - uy > static_cast<double>(o.min_kb) && ux > o.larger * uy) {
-                    out.push_back(make(kind::performance, x.backend, y.backend,
-                                       fmt::format("{} used a median {:.1f} MiB a run, {:.1f}x {}'s {:.1f} MiB", x.backend, ux / 1024,
-                                                   ux / std::max(uy, 1.0), y.backend, uy / 1024)));
-                    break;
-                }
-            }
-        }
-        if (o.leak && x.peak_kb.size() >= 4) {
-            // From the second run on: the first warms caches up.
-            const auto& p = x.peak_kb;
-            const auto steps = p.size() - 2;
-            std::size_t up = 0;
-            for (std::size_t k = 1; k + 1 < p.size(); ++k) up += p[k + 1] > p[k];
-            const auto growth = p.back() - p[1];
-            if (growth >= o.leak_kb * static_cast<std::int64_t>(steps) && up + 1 >= steps)
-                out.push_back(make(kind::leak, x.backend, {},
-                                   fmt::format("{}'s peak memory grew {:.1f} MiB over {} runs of the same model ({:.0f} KiB a run)", x.backend,
-                                               static_cast<double>(growth) / 1024, steps, static_cast<double>(growth) / static_cast<double>(steps))));
-        }
-    }
-    return out;
-}
-
-/// The model's costliest node (its multiply-adds and the elements it writes).
-inline int costliest_node(const model& m) {
-    int best = -1;
-    std::int64_t most = -1;
-    for (std::size_t i = 0; i < m.size(); ++i)
-        if (!m.nodes[i].inputs.empty())
-            if (const auto c = node_cost(m, i); c > most) most = c, best = static_cast<int>(i);
-    return best;
-}
-
-class resources {
-public:
-    explicit resources(resource_options o = {}) : o_(o) {}
-    const resource_options& options() const noexcept { return o_; }
-
-    /// Runs m R times on each backend in `xs` (those that ran it without failing) and judges the figures.
-    std::vector<verdict> check(const model& m, std::span<const tensor> inputs, std::span<executor* const> xs) {
-        runs_.clear();
-        for (auto* x : xs) runs_.push_back({std::string(x->name()), {}, {}, {}});
-        std::vector<bool> alive(xs.size(), true);
-        for (int i = 0; i < o_.repeats; ++i)
-            for (std::size_t j = 0; j < xs.size(); ++j) {
-                const std::size_t k = i % 2 ? xs.size() - 1 - j : j;
-                if (!alive[k]) continue;
-                const auto r = xs[k]->run(m, inputs, {});
-                if (!r.ok()) alive[k] = false;  // a failure is the other oracles' business
-                else add(runs_[k], r);
-            }
-        auto vs = judge_resources(runs_, o_);
-        const int at = costliest_node(m);
-        for (auto& v : vs) {
-            v.node = at;
-            if (at >= 0) {
-                v.layer = std::string(m[at].layer->name);
-                if (!m[at].inputs.empty()) v.producer = std::string(m[m[at].inputs[0]].layer->name);
-            }
-        }
-        return vs;
-    }
-
-    /// The figures of the last check.
-    const std::vector<resource_runs>& last_runs() const noexcept { return runs_; }
-
-private:
-    static void add(resource_runs& r, const run_result& x) {
-        r.ms.push_back(x.ms);
-        r.cpu_ms.push_back(x.cpu_ms);
-        r.start_kb.push_back(x.start_kb);
-        r.peak_kb.push_back(x.peak_kb);
-    }
-
-    resource_options o_;
-    std::vector<resource_runs> runs_;
-};
-
-}  // namespace memo::oracle
-// end #include <memo/oracle/resources.hpp>
-
-namespace memo::campaign {
-
-struct bug_report {
-    oracle::verdict v;  // localised on the minimal model
-    std::string signature;
-    model original, minimal;
-    std::vector<oracle::observation> observations;  // of the original model
-    input_options inputs;
-    std::uint64_t iteration = 0;
-    double seconds = 0;
-    int minimise_checks = 0;
-    std::vector<oracle::resource_runs> resources;  // performance and leak: every run's figures
-    oracle::resource_options resource_options{};    // and the options they were judged with
-    std::string tester = "differential";            // which tester judged the model (oracle/tester.hpp)
-};
-
-inline io::json resource_options_json(const oracle::resource_options& r) {
-    return {{"repeats", r.repeats}, {"slower", r.slower}, {"larger", r.larger}, {"min_ms", r.min_ms}, {"min_kb", r.min_kb}, {"leak_kb", r.leak_kb}};
-}
-inline oracle::resource_options resource_options_from(const io::json& j) {
-    oracle::resource_options r;
-    r.repeats = j.value("repeats", r.repeats), r.slower = j.value("slower", r.slower), r.larger = j.value("larger", r.larger);
-    r.min_ms = j.value("min_ms", r.min_ms), r.min_kb = j.value("min_kb", r.min_kb), r.leak_kb = j.value("leak_kb", r.leak_kb);
-    return r;
-}
-
-inline io::json summary_json(const tensor& t) {
-    double lo = INFINITY, hi = -INFINITY, sum = 0;
-    std::int64_t bad = 0, n = 0;
-    for (double x : t.data) {
-        if (!std::isfinite(x)) { ++bad; continue; }
-        lo = std::min(lo, x), hi = std::max(hi, x), sum += x, ++n;
-    }
-    return {{"dims", t.dims}, {"dtype", std::string(name_of(t.type))}, {"min", n ? lo : 0.0}, {"max", n ? hi : 0.0},
-            {"mean", n ? sum / static_cast<double>(n) : 0.0}, {"non_finite", bad}};
-}
-
-inline io::json observation_json(const oracle::observation& o) {
-    io::json outs = io::json::array();
-    for (const auto& t : o.result.outputs) outs.push_back(summary_json(t));
-    io::json j = {{"backend", o.backend}, {"status", std::string(name_of(o.result.status))}, {"ms", o.result.ms},
-                  {"peak_kb", o.result.peak_kb}, {"outputs", outs}};
-    if (!o.result.message.empty()) j["message"] = o.result.message;
-    if (o.result.signal) j["signal"] = o.result.signal;
-    if (o.result.node >= 0) j["node"] = o.result.node;
-    return j;
-}
-
-inline io::json verdict_json(const oracle::verdict& v, const model& m) {
-    io::json j = {{"kind", std::string(oracle::name_of(v.what))}, {"culprits", v.culprits}, {"peers", v.peers},
-                  {"status", std::string(name_of(v.status))}, {"dmad", v.dmad}, {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
-                  {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0}, {"message", v.message}};
-    if (v.masked) j["masked"] = true;  // the outputs agreed; a node's traced values did not
-    io::json where = {{"node", v.node}, {"layer", v.layer}, {"producer", v.producer}};
-    if (!v.producer.empty()) where["pair"] = v.producer + " -> " + v.layer;
-    if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
-        io::json ps = io::json::object();
-        const node& n = m[v.node];
-        for (std::size_t i = 0; i < n.params.size(); ++i)
-            if (n.layer->params[i].what != role::inert) ps[std::string(n.layer->params[i].name)] = io::to_json(n.params[i]);
-        where["params"] = ps;
-        where["dtype"] = std::string(name_of(n.type));
-    }
-    // What the localised node alone did on identical inputs, against what rounding explains there.
-    if (const auto& d = v.at_node; d.bound > 0)
-        where["difference"] = {{"max_abs", d.max_abs}, {"scale", d.scale}, {"bound", d.bound}, {"relative", d.scale > 0 ? d.max_abs / d.scale : -1.0}};
-    j["localisation"] = where;
-    return j;
-}
-
-/// Writes more files of a bug into its directory (before it is renamed into place), from its
-/// original and minimal models: an exporter's own formats, say.
-using bug_files = std::function<void(const model& original, const model& minimal, const std::filesystem::path& dir)>;
-
-class bug_store {
-public:
-    /// `replay`: the command repro.sh runs with the bug's directory (the program that made the
-    /// campaign knows its backends: memo::fuzz programs give their own path).
-    explicit bug_store(std::filesystem::path dir, bug_files attach = {}, std::string replay = "memo-fuzz replay")
-        : dir_(std::move(dir) / "bugs"), attach_(std::move(attach)), replay_(std::move(replay)) {
-        load();
-    }
-
-    /// Stores a bug; returns true when its signature is new (a duplicate only bumps the count).
-    bool record(const bug_report& b, const std::vector<std::string>& backends) {
-        namespace fs = std::filesystem;
-        const std::string kind(oracle::name_of(b.v.what));
-        const std::string key = kind + "/" + b.signature;
-        if (seen_.count(key)) {
-            count(b.v.what, b.signature);
-            return false;
-        }
-        // A metamorphic verdict is localised in its variant.
-        io::json j = verdict_json(b.v, b.v.variant ? b.v.variant->m : b.minimal);
-        io::json obs = io::json::array();
-        for (const auto& o : b.observations) obs.push_back(observation_json(o));
-        j["signature"] = b.signature;
-        j["backends"] = backends;
-        j["tester"] = b.tester;
-        j["observations"] = obs;
-        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}, {"varied", b.inputs.varied}};
-        // Which generator each input drew from (a function of the seed: written to be read).
-        io::json gens = io::json::array();
-        for (auto k : input_kinds(b.minimal, b.inputs)) gens.push_back(std::string(name_of(k)));
-        j["inputs"]["generators"] = gens;
-        j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()},
-                      {"minimise_checks", b.minimise_checks}};
-        j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
-        if (!b.resources.empty()) {
-            io::json runs = io::json::object();
-            for (const auto& r : b.resources) runs[r.backend] = {{"ms", r.ms}, {"cpu_ms", r.cpu_ms}, {"start_kb", r.start_kb}, {"peak_kb", r.peak_kb}};
-            j["runs"] = runs;
-            j["resource_options"] = resource_options_json(b.resource_options);
-        }
-        j["count"] = 1;
-        if (const auto& x = b.v.variant)
-            j["variant"] = {{"relation", std::string(metamorphic::name_of(x->rel))}, {"output", x->output}, {"first_new", x->first_new}, {"gate", x->gate}};
-        store_new(kind, b.signature, std::move(j), [&](const fs::path& tmp) {
-            io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
-            io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
-            if (const auto& x = b.v.variant) io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
-            io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec " + replay_ +
-                                                           " \"$(dirname \"$0\")\" \"$@\"\n");
-            if (attach_) {
-                try {
-                    attach_(b.original, b.minimal, tmp);
-                } catch (const std::exception&) {
-                    // An extra file that cannot be written must not cost the bug itself.
-                }
-            }
-        });
-        return true;
-    }
-
-    /// One more sighting of a stored bug (its bug.json's count).
-    void count(oracle::kind k, const std::string& signature) {
-        const std::string key = std::string(oracle::name_of(k)) + "/" + signature;
-        auto it = seen_.find(key);
-        if (it == seen_.end()) return;
-        it->second["count"] = it->second.value("count", 1) + 1;
-        io::write_file((dir_ / key / "bug.json").string(), it->second.dump(2) + "\n");
-    }
-
-    /// Whether this signature is stored (then record() only counts it).
-    bool has(oracle::kind k, const std::string& signature) const {
-        return seen_.count(std::string(oracle::name_of(k)) + "/" + signature) != 0;
-    }
-
-    /// Every stored bug: "<kind>/<signature>" -> its bug.json.
-    const std::map<std::string, io::json>& all() const noexcept { return seen_; }
-    /// The directory of a stored bug ("<kind>/<signature>").
-    std::filesystem::path dir_of(const std::string& key) const { return dir_ / key; }
-
-    /// Stores a bug another process of the campaign (`rank`) stored too (cluster/exchange.hpp): its
-    /// files as that process wrote them, and `sightings`, that process's count so far. Returns true
-    /// when its signature is new here; a known one needs no files. bug.json's `sightings_by_rank`
-    /// keeps each process's last count, so that a count sent twice (after a resume, say) adds
-    /// nothing: `count` grows by what is new.
-    bool adopt(const std::string& key, const std::map<std::string, std::string>& files, std::uint64_t sightings, int rank) {
-        namespace fs = std::filesystem;
-        const std::string from = std::to_string(rank);
-        if (auto it = seen_.find(key); it != seen_.end()) {
-            auto& j = it->second;
-            const std::uint64_t before = j.contains("sightings_by_rank") ? j["sightings_by_rank"].value(from, std::uint64_t{0}) : 0;
-            if (sightings <= before) return false;
-            j["count"] = j.value("count", std::uint64_t{1}) + (sightings - before);
-            j["sightings_by_rank"][from] = sightings;
-            io::write_file((dir_ / key / "bug.json").string(), j.dump(2) + "\n");
-            return false;
-        }
-        const auto slash = key.find('/');
-        if (slash == std::string::npos || key.find('/', slash + 1) != std::string::npos || key.find("..") != std::string::npos || !files.count("bug.json"))
-            throw error("a shared bug '" + key + "' is not <kind>/<signature> with a bug.json");
-        for (const auto& [name, bytes] : files)
-            if (name.find('/') != std::string::npos || name.starts_with(".")) throw error("a shared bug's file '" + name + "' is not a plain name");
-        io::json j = io::json::parse(files.at("bug.json"));
-        j["count"] = sightings;
-        j["sightings_by_rank"] = {{from, sightings}};
-        j["rank"] = rank;  // the process that found it (first_seen is that process's)
-        store_new(key.substr(0, slash), key.substr(slash + 1), std::move(j), [&](const fs::path& tmp) {
-            for (const auto& [name, bytes] : files)
-                if (name != "bug.json") io::write_file((tmp / name).string(), bytes);
-        });
-        return true;
-    }
-
-    /// Distinct bugs of a kind ("crash", "nan", "inconsistency"), and in all.
-    std::size_t unique(std::string_view kind) const {
-        auto it = unique_.find(std::string(kind));
-        return it == unique_.end() ? 0 : it->second;
-    }
-    std::size_t unique() const { return seen_.size(); }
-
-private:
-    /// Stores a new bug: its directory is written beside (`write` fills it, then bug.json goes in,
-    /// with its reproduction line) and renamed into place, so a stored bug is always complete.
-    template <class Write>
-    void store_new(const std::string& kind, const std::string& signature, io::json j, Write write) {
-        namespace fs = std::filesystem;
-        const std::string key = kind + "/" + signature;
-        const fs::path final_dir = dir_ / key;
-        const fs::path tmp = dir_ / ".tmp" / (kind + "-" + signature + "-" + std::to_string(::getpid()));
-        fs::remove_all(tmp);
-        fs::create_directories(tmp);
-        fs::create_directories(final_dir.parent_path());
-        write(tmp);
-        j["reproduce"] = "memo-fuzz replay " + final_dir.string();
-        io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
-        if (fs::exists(tmp / "repro.sh"))
-            fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
-        fs::rename(tmp, final_dir);
-        seen_.emplace(key, std::move(j));
-        ++unique_[kind];
-    }
-
-    void load() {
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        if (!fs::is_directory(dir_, ec)) return;
-        for (const auto& k : fs::directory_iterator(dir_)) {
-            if (!k.is_directory() || k.path().filename() == ".tmp") continue;  // unfinished writes
-            for (const auto& b : fs::directory_iterator(k.path()))
-                if (b.is_directory() && fs::exists(b.path() / "bug.json")) {
-                    seen_.emplace(k.path().filename().string() + "/" + b.path().filename().string(), io::parse_json_file((b.path() / "bug.json").string()));
-                    ++unique_[k.path().filename().string()];
-                }
-        }
-    }
-    std::filesystem::path dir_;
-    bug_files attach_;
-    std::string replay_;  // repro.sh's command
-    std::map<std::string, io::json> seen_;
-    std::map<std::string, std::size_t> unique_;
-};
-
-}  // namespace memo::campaign
-// end #include <memo/campaign/bugs.hpp>
-// begin #include <memo/campaign/execute.hpp>
-// The execution stage of a campaign: the models the search generates run on the backends under
-// test (each in its worker), the oracle judges them, and every bug is localised, minimised,
-// deduplicated and stored before the campaign goes on. Models that raised coverage run first;
-// when none waits, the newest valid model runs, so the workers never idle. Several lanes (each a
-// differential tester with workers of its own) keep several models in flight.
-//
-// The lanes' testers are differential (several libraries against each other) or metamorphic (each
-// library against itself on a model and its variant); the resource oracles (time and memory,
-// oracle/resources.hpp) may run beside either, on the models that ran.
-//
-// With the campaign's store, every run is recorded (status, output digest, a digest per node when
-// traced, time, memory) with the oracle's judgement, and a model judged before on the same
-// backends and inputs is not run again: its stored judgement counts (a memo hit).
-#include <chrono>
-#include <deque>
-#include <thread>
-#include <map>
-#include <set>
-
-#include <fmt/core.h>
-
+// #include <memo/core/rng.hpp> (already included)
+// #include <memo/core/shape.hpp> (already included)
+// #include <memo/core/value.hpp> (already included)
 // begin #include <memo/coverage/coverage.hpp>
 // Coverage metrics. One concept; a metric per criterion, and memo_coverage, which tracks all of
 // them in one pass over a model (what the search uses).
@@ -6683,9 +1242,10 @@ private:
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
-// #include <memo/io/json.hpp> (already included)
 // begin #include <memo/coverage/universe.hpp>
 // The coverage universe of a registry: how the items of each criterion are numbered and counted.
 //
@@ -7021,18 +1581,27 @@ struct coverage_delta {
     operator std::size_t() const noexcept { return memo_total() + extra; }
 };
 
+/// One criterion's count, as stats.json writes it: {"name": {"covered": c, "total": t}}.
+struct criterion_count {
+    std::string name;
+    std::size_t covered = 0, total = 0;
+    friend bool operator==(const criterion_count&, const criterion_count&) = default;
+};
+
 /// A metric that counts in the search beside MEMO's criteria, through memo_coverage::attach (say,
 /// DeepStellar's RNN-state coverage, state/rnn_coverage.hpp): its new items join MEMO's in the
-/// diversity test and the fitness, and campaigns report, save and restore it with them.
+/// diversity test and the fitness, and campaigns report, save and restore it with them
+/// (coverage/checkpoint.hpp).
 class extra_metric {
 public:
     virtual ~extra_metric() = default;
     virtual std::size_t gain(const model& m) const = 0;  // new items m would add, recording nothing
     virtual std::size_t add(const model& m) = 0;         // records m; new items
-    /// Its criteria as stats.json writes coverage: {"name": {"covered": c, "total": t}, ...}.
-    virtual io::json criteria() const = 0;
-    virtual io::json save() const = 0;
-    virtual void restore(const io::json& saved) = 0;
+    /// Its criteria, each as stats.json writes coverage.
+    virtual std::vector<criterion_count> criteria() const = 0;
+    /// Its state as text a checkpoint keeps (JSON by convention), and back.
+    virtual std::string save() const = 0;
+    virtual void restore(std::string_view saved) = 0;
     virtual std::unique_ptr<extra_metric> clone() const = 0;
 };
 
@@ -7051,6 +1620,7 @@ public:
     /// Adds a metric that counts beside MEMO's criteria (coverage_delta::extra); replaces any before.
     void attach(std::unique_ptr<extra_metric> m) { extra_ = std::move(m); }
     const extra_metric* extra() const noexcept { return extra_.get(); }
+    extra_metric* extra() noexcept { return extra_.get(); }
 
     coverage_delta add(const model& m) {
         coverage_delta d;
@@ -7080,19 +1650,6 @@ public:
     const item_set& items(criterion c) const noexcept { return sets_[static_cast<std::size_t>(c)]; }
     item_set& items(criterion c) noexcept { return sets_[static_cast<std::size_t>(c)]; }
     const universe& space() const noexcept { return *u_; }
-
-    /// What a checkpoint keeps: each criterion's bits, and the extra metric's state.
-    io::json save() const {
-        io::json j = io::json::object();
-        for (auto c : all_criteria) j[std::string(name_of(c))] = items(c).words();
-        if (extra_) j["extra"] = extra_->save();
-        return j;
-    }
-    /// Restores what save() gave (a saved extra state is ignored when no metric is attached).
-    void restore(const io::json& j) {
-        for (auto c : all_criteria) items(c).assign(j.at(std::string(name_of(c))).get<std::vector<std::uint64_t>>());
-        if (extra_ && j.contains("extra")) extra_->restore(j.at("extra"));
-    }
 
     /// Is this item covered? (-1 items, which do not exist, count as covered: nothing to gain.)
     bool has(criterion c, std::size_t item) const noexcept { return sets_[static_cast<std::size_t>(c)].test(item); }
@@ -7143,5256 +1700,158 @@ static_assert(coverage_metric<criterion_coverage, model>);
 
 }  // namespace memo
 // end #include <memo/coverage/coverage.hpp>
-// begin #include <memo/coverage/input_range.hpp>
-// The criterion layer_input_range: which classes of value each layer class received when a model
-// ran (exec/values.hpp): negative, zero, small (below 2^-10), large (2^10 and above), non-finite
-// (what every layer should pass on), and, for a class with thresholds (a ReLU's max_value and
-// threshold, ThresholdedReLU's theta), values on both sides of one. Unlike MEMO's criteria it is
-// known only after a run, from the traced run's per-node spans, so it counts executed models alone.
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
-
-// #include <memo/exec/values.hpp> (already included)
-// #include <memo/coverage/coverage.hpp> (already included)
-
-namespace memo {
-
-inline constexpr std::string_view layer_input_range_name = "layer_input_range";
-
-class input_range_coverage {
-public:
-    explicit input_range_coverage(const registry& reg) : u_(&universe::of(reg)) {
-        offset_.resize(u_->classes());
-        for (std::size_t s = 0; s < u_->classes(); ++s) {
-            offset_[s] = total_;
-            total_ += generic;
-            for (const auto& p : u_->class_at(s).params)
-                if (is_threshold_param(p.name)) {
-                    total_ += 1;  // beyond
-                    break;
-                }
-        }
-        set_ = item_set(total_);
-    }
-
-    /// Records what the nodes of m received, given every node's span (a traced run's); returns
-    /// how many items were new.
-    std::size_t add(const model& m, std::span<const value_span> spans) {
-        std::size_t fresh = 0;
-        received(m, spans, [&](std::size_t item) { fresh += set_.set(item); });
-        return fresh;
-    }
-
-    /// Calls f(item) for each item the nodes of m received.
-    template <class F>
-    void received(const model& m, std::span<const value_span> spans, F&& f) const {
-        if (spans.size() < m.size()) return;  // not traced
-        for (std::size_t i = 0; i < m.size(); ++i) {
-            const node& n = m.nodes[i];
-            const int s = u_->slot_of(*n.layer);
-            if (s < 0 || n.inputs.empty()) continue;
-            value_span in;
-            for (int e : n.inputs) in.merge(spans[static_cast<std::size_t>(e)]);
-            const auto base = offset_[static_cast<std::size_t>(s)];
-            for (std::size_t c = 0; c < generic; ++c)
-                if (in.classes & (1u << c)) f(base + c);
-            if (has_beyond(static_cast<std::size_t>(s)) && straddles_threshold(n, in)) f(base + generic);
-        }
-    }
-
-    std::size_t covered() const noexcept { return set_.count(); }
-    std::size_t total() const noexcept { return total_; }
-    const item_set& items() const noexcept { return set_; }
-
-    /// "ReLU received beyond"
-    std::string describe(std::size_t item) const {
-        for (std::size_t s = u_->classes(); s-- > 0;)
-            if (item >= offset_[s]) return std::string(u_->class_at(s).name) + " received " + std::string(value_class_names[item - offset_[s]]);
-        return "?";
-    }
-
-    io::json save() const { return set_.words(); }
-    void restore(const io::json& j) { set_.assign(j.get<std::vector<std::uint64_t>>()); }
-
-private:
-    static constexpr std::size_t generic = 5;  // every class: negative, zero, small, large, non_finite
-
-    bool has_beyond(std::size_t s) const noexcept {
-        const std::size_t end = s + 1 < offset_.size() ? offset_[s + 1] : total_;
-        return end - offset_[s] > generic;
-    }
-    static bool straddles_threshold(const node& n, const value_span& in) {
-        for (std::size_t j = 0; j < n.params.size(); ++j)
-            if (is_threshold_param(n.layer->params[j].name))
-                if (const auto* t = std::get_if<double>(&n.params[j]); t && in.straddles(*t)) return true;
-        return false;
-    }
-
-    const universe* u_;
-    std::vector<std::size_t> offset_;
-    std::size_t total_ = 0;
-    item_set set_;
-};
-
-}  // namespace memo
-// end #include <memo/coverage/input_range.hpp>
-// begin #include <memo/oracle/metamorphic.hpp>
-// The metamorphic tester: one library alone, judged by a model and its variant (a relation of
-// metamorphic/relations.hpp spliced in), which must give the same outputs. A variant is used only
-// once the reference interpreter gives it exactly the model's outputs (the self-check): one whose
-// gate rounding made non-zero, or whose F overflowed (0 x Inf), is discarded, never reported.
-//
-// Verdicts, per backend: the variant's outputs differ from the model's beyond the dtype's
-// tolerance, turn non-finite where the model's do not, or one of the two fails where the other
-// runs: kind metamorphic, localised to the first node of the gate whose output differs from the
-// reference's (the operator that broke the relation).
-#include <memory>
-#include <string>
-#include <vector>
-
-// #include <memo/core/hash.hpp> (already included)
-// #include <memo/exec/budget.hpp> (already included)
-// begin #include <memo/metamorphic/relations.hpp>
-// ModelMeta's model-level metamorphic relations. A variant of a model splices an extra
-// sub-network F (layers drawn by the mutation operators' generator, its output bounded by tanh)
-// into one of the model's outputs through a gate g that is zero whatever the inputs:
-//
-//     output' = output + g * F(x)
-//
-// so a correct library gives the model and its variant the same outputs. The four gates, built
-// from tensors a and b the model already computes (adapted to the output's shape and dtype):
-//   squared-difference  g = relu(-((a - b)^2 + eps))
-//   stop-gradient       g = r - stop_gradient(r), r a global pooling (reduction) of a
-//   triangle            g = relu(|a + b| - |a| - |b| - eps)
-//   reverse-triangle    g = relu(||a| - |b|| - |a + b| - eps)
-// Every new node is appended after the model's own, so the model's nodes keep their indices and
-// with them their weights (drawn from the model's seed and the node's index).
-#include <algorithm>
-#include <string>
-#include <vector>
-
-// #include <memo/core/rng.hpp> (already included)
-// begin #include <memo/mutation/steps.hpp>
-// The steps the operators are made of: draw parameters that prefer uncovered values, pick an
-// input configuration that prefers uncovered input items, insert a layer after a node, and
-// repair a node whose output changed.
-#include <algorithm>
-#include <vector>
-
-// #include <memo/reduce/cost.hpp> (already included)
-// begin #include <memo/mutation/context.hpp>
-// What a mutation operator sees besides the model: the registry, the coverage reached so far (so
-// it can prefer what is not yet covered), the adapters, and the size limit.
-#include <concepts>
-#include <functional>
-#include <string_view>
-#include <vector>
-
-// #include <memo/coverage/coverage.hpp> (already included)
-// begin #include <memo/mutation/edit.hpp>
-// Graph edits the mutation operators share: inserting and removing nodes in topological order,
-// redirecting consumers, and the adapter chains that repair ranks, shapes and dtypes so that a
-// change never leaves an invalid model behind.
-#include <algorithm>
-#include <cmath>
-#include <optional>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-
-namespace memo::mutation {
-
-/// The adapter layers, looked up once per registry.
-struct adapters {
-    const layer_def *pad, *crop, *expand, *drop, *cast, *inject;
-    explicit adapters(const registry& reg)
-        : pad(&reg.at("CustomPadLayer")), crop(&reg.at("CustomCropLayer")), expand(&reg.at("CustomExpandLayer")),
-          drop(&reg.at("CustomDropDimLayer")), cast(&reg.at("CustomCastLayer")), inject(&reg.at("CustomInjectLayer")) {}
-};
-
-/// Inserts `n` at index `pos`; every edge, output and weight edit naming a node at or after `pos`
-/// shifts by one.
-inline void insert_at(model& m, int pos, node n) {
-    for (auto& x : m.nodes)
-        for (int& e : x.inputs) e += e >= pos;
-    for (int& e : n.inputs) e += e >= pos;
-    for (int& o : m.outputs) o += o >= pos;
-    for (auto& w : m.weight_edits) w.node += w.node >= pos;
-    m.nodes.insert(m.nodes.begin() + pos, std::move(n));
-}
-
-/// Removes node `pos`, which nothing may read any more; later indices shift down by one.
-inline void erase_at(model& m, int pos) {
-    m.nodes.erase(m.nodes.begin() + pos);
-    for (auto& x : m.nodes)
-        for (int& e : x.inputs) e -= e > pos;
-    std::erase(m.outputs, pos);
-    for (int& o : m.outputs) o -= o > pos;
-    std::erase_if(m.weight_edits, [&](const weight_edit& w) { return w.node == pos; });
-    for (auto& w : m.weight_edits) w.node -= w.node > pos;
-}
-
-/// Nodes after `to` that read `from` read `to` instead, and an output `from` becomes `to`.
-inline void redirect(model& m, int from, int to) {
-    for (std::size_t i = static_cast<std::size_t>(to) + 1; i < m.nodes.size(); ++i)
-        for (int& e : m.nodes[i].inputs)
-            if (e == from) e = to;
-    for (int& o : m.outputs)
-        if (o == from) o = to;
-}
-
-/// Indices of the nodes that read node i.
-inline std::vector<int> consumers(const model& m, int i) {
-    std::vector<int> r;
-    for (std::size_t k = static_cast<std::size_t>(i) + 1; k < m.nodes.size(); ++k)
-        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end())
-            r.push_back(static_cast<int>(k));
-    return r;
-}
-
-/// Inserts a node of layer L with these parameters reading `inputs`, at `pos`; infers it.
-/// Returns its index, or the reason it is invalid (then nothing is inserted).
-inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs,
-                              std::string name) {
-    node n;
-    n.layer = &L;
-    n.params = std::move(params);
-    n.inputs = std::move(inputs);
-    n.name = std::move(name);
-    insert_at(m, pos, std::move(n));
-    if (auto ok = infer_node(m, static_cast<std::size_t>(pos)); !ok) {
-        erase_at(m, pos);
-        return ok.error();
-    }
-    return pos;
-}
-
-/// Appends, from index `pos` on, the adapters that turn node src's output into `target` (shape
-/// and dtype): drop or add dimensions to reach the rank, then pad or crop every dimension, then
-/// cast. Returns the index of the node that carries the result (src itself when nothing was needed).
-// `target` is taken by value: callers often pass a shape that lives in the model being edited.
-inline expected<int> convert(model& m, const adapters& a, int src, int pos, const shape target, dtype t) {
-    int cur = src;
-    auto step = [&](const layer_def& L, std::vector<value> params) -> expected<int> {
-        auto r = add_node(m, pos, L, std::move(params), {cur}, std::string{});
-        if (!r) return r;
-        cur = pos++;
-        return cur;
-    };
-    auto out = [&]() -> const shape& { return m.nodes[static_cast<std::size_t>(cur)].out; };
-    if (target.rank() < 2) return fail("cannot convert to rank " + std::to_string(target.rank()));
-    while (out().rank() > target.rank()) {  // drop the smallest dimension
-        const shape& s = out();
-        int axis = 1;
-        for (int i = 2; i < s.rank(); ++i)
-            if (s[i] < s[axis]) axis = i;
-        if (auto r = step(*a.drop, {std::int64_t{axis}}); !r) return r;
-    }
-    while (out().rank() < target.rank())
-        if (auto r = step(*a.expand, {std::int64_t{out().rank()}}); !r) return r;
-    ints pads, crops;
-    bool any_pad = false, any_crop = false;
-    for (int i = 1; i < target.rank(); ++i) {
-        const std::int64_t d = target[i] - out()[i];
-        const std::int64_t grow = std::max<std::int64_t>(d, 0), shrink = std::max<std::int64_t>(-d, 0);
-        pads.push(grow / 2), pads.push(grow - grow / 2);
-        crops.push(shrink / 2), crops.push(shrink - shrink / 2);
-        any_pad |= grow > 0;
-        any_crop |= shrink > 0;
-    }
-    if (any_crop)
-        if (auto r = step(*a.crop, {crops}); !r) return r;
-    if (any_pad)
-        if (auto r = step(*a.pad, {pads, 0.0}); !r) return r;
-    if (m.nodes[static_cast<std::size_t>(cur)].type != t)
-        if (auto r = step(*a.cast, {std::string(name_of(t))}); !r) return r;
-    return cur;
-}
-
-/// convert(), inserting at `cursor` and moving the cursor past what it inserted.
-inline expected<int> convert_at(model& m, const adapters& a, int src, int& cursor, const shape target, dtype t) {
-    const auto before = m.nodes.size();
-    auto r = convert(m, a, src, cursor, target, t);
-    cursor += static_cast<int>(m.nodes.size() - before);
-    return r;
-}
-
-/// Per-sample elements of each input-size bucket (coverage/universe.hpp's shape_bucket).
-inline constexpr std::int64_t bucket_low[] = {1, 65, 513, 4097, 32769};
-inline constexpr std::int64_t bucket_high[] = {64, 512, 4096, 32768, 131072};
-
-/// A shape of this rank whose elements per sample fall into `bucket`, channels last and small,
-/// spatial dimensions near equal.
-inline shape shape_in_bucket(int rank, int bucket, rng& r) {
-    const double lo = std::log(static_cast<double>(bucket_low[bucket])), hi = std::log(static_cast<double>(bucket_high[bucket]));
-    for (int tries = 0; tries < 16; ++tries) {
-        const auto e = static_cast<std::int64_t>(std::exp(r.uniform_real(lo, hi)));
-        const int n = rank - 1;
-        shape s;
-        s.push(shape::unknown);
-        if (n == 1) {
-            s.push(std::max<std::int64_t>(1, e));
-        } else {
-            const std::int64_t c = std::min<std::int64_t>(r.uniform(1, 8), std::max<std::int64_t>(1, e));
-            const double side = std::pow(static_cast<double>(e) / static_cast<double>(c), 1.0 / (n - 1));
-            std::int64_t prod = c;
-            for (int i = 0; i < n - 2; ++i) {
-                const auto d = std::max<std::int64_t>(1, std::llround(side));
-                s.push(d);
-                prod *= d;
-            }
-            s.push(std::max<std::int64_t>(1, e / prod));
-            s.push(c);
-        }
-        std::int64_t el = s.elements();
-        if (el >= bucket_low[bucket] && el <= (bucket == 4 ? bucket_high[4] * 2 : bucket_high[bucket])) return s;
-    }
-    shape s;  // fall back to a flat vector of the bucket's lowest size, widened to the rank
-    s.push(shape::unknown);
-    s.push(bucket_low[bucket]);
-    while (s.rank() < rank) s.push(1);
-    return s;
-}
-
-}  // namespace memo::mutation
-// end #include <memo/mutation/edit.hpp>
-
-namespace memo::mutation {
-
-struct context {
-    const registry& reg;
-    const memo_coverage& cov;
-    adapters ad;
-    std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
-    std::int64_t max_cost = 0;     // a mutant costlier to run than this (reduce/cost.hpp) is rejected; 0: no limit
-    bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
-    /// Each mutant draws its own weight and input seed, as MEMO builds every model with fresh random
-    /// weights: a generator of inputs (exec/inputs.hpp) or a weight draw that reaches a fault is met
-    /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
-    /// weight edits refer to the parent's weights).
-    bool fresh_seeds = false;
-    /// Whether a library under test is known to decline a class in a dtype (campaign/declines.hpp):
-    /// once a (class, dtype) is covered, operators prefer dtypes every library runs. Empty: none.
-    std::function<bool(std::string_view layer, dtype)> declined;
-    std::vector<const layer_def*> singles;   // universe classes with one input
-    std::vector<const layer_def*> merges;    // universe merge classes
-    std::vector<const layer_def*> reshapes;  // LResh
-
-    explicit context(const memo_coverage& c) : context(c.space().layers(), c) {}
-    context(const registry& r, const memo_coverage& c) : reg(r), cov(c), ad(r) {
-        const auto& u = c.space();
-        for (std::size_t s = 0; s < u.classes(); ++s) {
-            const layer_def* L = &u.class_at(s);
-            (L->is_merge() ? merges : singles).push_back(L);
-            if (L->fam == family::reshape) reshapes.push_back(L);
-        }
-    }
-    const universe& space() const noexcept { return cov.space(); }
-    /// What every valid mutant gets after its operator (the search calls it): its own seed.
-    void finish(model& m, rng& r) const {
-        if (fresh_seeds) m.seed = r();
-    }
-    std::size_t slot(const layer_def& L) const noexcept { return static_cast<std::size_t>(space().slot_of(L)); }
-    bool in_universe(const layer_def& L) const noexcept { return space().slot_of(L) >= 0; }
-    bool type_covered(const layer_def& L) const { return !guided || !in_universe(L) || cov.has(criterion::layer_type, slot(L)); }
-    /// Is this item covered? Unguided, everything counts as covered, so nothing is preferred.
-    bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
-    bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
-    bool is_declined(const layer_def& L, dtype t) const { return declined && declined(L.name, t); }
-};
-
-/// The mutator concept. Requires:
-///   Op::name           the operator's short name ("NLA")
-///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
-template <class Op, class Model, class Ctx>
-concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
-    { Op::name } -> std::convertible_to<std::string_view>;
-    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
-};
-
-}  // namespace memo::mutation
-// end #include <memo/mutation/context.hpp>
-
-namespace memo::mutation::steps {
-
-/// A node index in [lo, m.size()) chosen uniformly.
-inline int pick_node(const model& m, rng& r, int lo = 0) {
-    return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1));
-}
-
-/// The universe classes that feed node i (itself when it is one; through adapters otherwise).
-inline std::vector<std::size_t> sources(const context& ctx, const model& m, int i) {
-    std::vector<std::size_t> out;
-    ctx.space().for_each_universe_source(m, i, [&](std::size_t s) { out.push_back(s); });
-    return out;
-}
-
-/// A value for parameter j of L that, with some luck, falls into a bucket not yet covered.
-inline value fresh_value(const context& ctx, const layer_def& L, std::size_t j, rng& r) {
-    const auto& dom = L.params[j].dom;
-    value v = dom.init(r);
-    if (!ctx.in_universe(L)) return v;
-    const auto s = ctx.slot(L);
-    for (int k = 0; k < 6 && ctx.has(criterion::layer_param, ctx.space().param_item(s, j, dom.bucket_of(v))); ++k) v = dom.init(r);
-    return v;
-}
-
-/// Fresh parameter values for a new node of L.
-inline std::vector<value> fresh_params(const context& ctx, const layer_def& L, rng& r) {
-    std::vector<value> ps;
-    ps.reserve(L.params.size());
-    for (std::size_t j = 0; j < L.params.size(); ++j)
-        ps.push_back(std::holds_alternative<int_list>(L.params[j].dom.d) ? L.params[j].fallback
-                     : r.chance(0.25)                                   ? L.params[j].fallback
-                                                                        : fresh_value(ctx, L, j, r));
-    return ps;
-}
-
-/// An input shape for L: a rank it accepts and an elements-per-sample bucket, each preferring an
-/// input item not yet covered; `natural` (the shape at hand) when it already fits.
-inline shape input_for(const context& ctx, const layer_def& L, const shape& natural, rng& r) {
-    std::vector<int> ranks, fresh_ranks;
-    L.ranks.for_each([&](int k) {
-        ranks.push_back(k);
-        if (ctx.in_universe(L) && !ctx.has(criterion::layer_input, ctx.space().input_rank_item(ctx.slot(L), k))) fresh_ranks.push_back(k);
-    });
-    const auto& pool = fresh_ranks.empty() || r.chance(0.2) ? ranks : fresh_ranks;
-    int rank = pool[r.index(pool.size())];
-    if (L.ranks.contains(natural.rank()) && fresh_ranks.empty() && r.chance(0.5)) rank = natural.rank();
-    std::vector<int> fresh_buckets;
-    if (ctx.in_universe(L))
-        for (int b = 0; b < shape_buckets; ++b)
-            if (!ctx.has(criterion::layer_input, ctx.space().input_bucket_item(ctx.slot(L), b))) fresh_buckets.push_back(b);
-    const int bucket = !fresh_buckets.empty() && r.chance(0.7) ? fresh_buckets[r.index(fresh_buckets.size())]
-                       : rank == natural.rank() && r.chance(0.6) ? shape_bucket(natural)
-                                                                : static_cast<int>(r.index(4));  // bucket 4 only when sought
-    if (rank == natural.rank() && bucket == shape_bucket(natural)) return natural;
-    return shape_in_bucket(rank, bucket, r);
-}
-
-/// Re-infers node i after a change of its parameters or input. When its output shape or dtype
-/// is no longer `old_shape` / `old_type`, adapters turn it back for its consumers.
-inline expected<void> repair_output(model& m, const context& ctx, int i, const shape& old_shape, dtype old_type) {
-    if (auto ok = infer_node(m, static_cast<std::size_t>(i)); !ok) return ok;
-    const node& n = m.nodes[static_cast<std::size_t>(i)];
-    if (n.out == old_shape && n.type == old_type) return {};
-    auto back = convert(m, ctx.ad, i, i + 1, old_shape, old_type);
-    if (!back) return back.error();
-    redirect(m, i, *back);
-    return {};
-}
-
-/// Sets parameters of node i by trying up to `tries` fresh draws of the parameters `which` selects.
-template <class Which>
-inline bool redraw_until_valid(model& m, const context& ctx, int i, rng& r, Which which, int tries = 8) {
-    node& n = m.nodes[static_cast<std::size_t>(i)];
-    const auto saved = n.params;
-    for (int t = 0; t < tries; ++t) {
-        for (std::size_t j = 0; j < n.params.size(); ++j)
-            if (which(j)) n.params[j] = fresh_value(ctx, *n.layer, j, r);
-        if (infer_node(m, static_cast<std::size_t>(i))) return true;
-    }
-    n.params = saved;
-    return false;
-}
-
-/// Inserts a node of class L after node v: v's output, adapted to an input L accepts, feeds the
-/// new node, whose output, adapted back, feeds v's consumers. Returns the new node's index.
-inline expected<int> insert_layer_after(model& m, const context& ctx, const layer_def& L, int v, rng& r) {
-    const shape natural = m.nodes[static_cast<std::size_t>(v)].out;
-    const dtype vt = m.nodes[static_cast<std::size_t>(v)].type;
-    const bool feeds_something = !consumers(m, v).empty() || std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end();
-    // A pair is a direct edge: when v's class and L make a pair not yet covered, L reads v's
-    // output as it is (if L accepts its rank), at least on the first attempt.
-    bool direct = false;
-    if (ctx.in_universe(L) && L.ranks.contains(natural.rank()))
-        for (auto s : sources(ctx, m, v)) direct = direct || !ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)));
-    for (int attempt = 0; attempt < 4; ++attempt) {
-        model trial = m;
-        const shape target = direct && attempt == 0 ? natural : input_for(ctx, L, natural, r);
-        auto in = convert(trial, ctx.ad, v, v + 1, target, vt);
-        if (!in) continue;
-        const int pos = *in + 1;
-        expected<int> added = fail("no valid parameters");
-        for (int t = 0; t < 8 && !added; ++t) added = add_node(trial, pos, L, fresh_params(ctx, L, r), {*in}, {});
-        if (!added) added = add_node(trial, pos, L, make_node(L).params, {*in}, {});
-        if (!added) continue;
-        if (!feeds_something) {
-            trial.outputs.push_back(*added);
-        } else {
-            auto back = convert(trial, ctx.ad, *added, *added + 1, natural, vt);
-            if (!back) continue;
-            redirect(trial, v, *back);
-        }
-        const int at = *added;
-        m = std::move(trial);
-        return at;
-    }
-    return fail("no input of " + std::string(L.name) + " could be made at node " + std::to_string(v));
-}
-
-/// The classes of `pool` the model does not use; the globally uncovered ones first when `fresh`.
-inline const layer_def* unused_class(const context& ctx, const model& m, const std::vector<const layer_def*>& pool, rng& r) {
-    std::vector<const layer_def*> unused, uncovered;
-    for (const auto* L : pool) {
-        bool used = false;
-        for (const auto& n : m.nodes) used = used || n.layer == L;
-        if (used) continue;
-        unused.push_back(L);
-        if (!ctx.type_covered(*L)) uncovered.push_back(L);
-    }
-    if (!uncovered.empty()) return uncovered[r.index(uncovered.size())];
-    if (!unused.empty()) return unused[r.index(unused.size())];
-    return pool.empty() ? nullptr : pool[r.index(pool.size())];
-}
-
-/// A node to insert after: of a few random candidates, one whose source class has not yet been
-/// paired with L.
-inline int insertion_point(const context& ctx, const model& m, const layer_def& L, rng& r) {
-    int best = pick_node(m, r);
-    if (!ctx.in_universe(L)) return best;
-    for (int k = 0; k < 4; ++k) {
-        const int v = pick_node(m, r);
-        for (auto s : sources(ctx, m, v))
-            if (!ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)))) return v;
-    }
-    return best;
-}
-
-/// Nodes of universe classes that have inputs (and only one, when `single_input`).
-inline std::vector<int> universe_nodes(const model& m, const context& ctx, bool single_input) {
-    std::vector<int> r;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-        const auto& L = *m.nodes[i].layer;
-        if (ctx.in_universe(L) && !m.nodes[i].inputs.empty() && (!single_input || !L.is_merge())) r.push_back(static_cast<int>(i));
-    }
-    return r;
-}
-
-inline expected<model> within_limits(model m, const context& ctx) {
-    if (m.nodes.size() > ctx.max_nodes) return fail("mutant has " + std::to_string(m.nodes.size()) + " nodes, over the limit");
-    if (ctx.max_cost > 0 && execution_cost(m) > ctx.max_cost) return fail("mutant costs more to run than the limit");
-    return m;
-}
-
-}  // namespace memo::mutation::steps
-// end #include <memo/mutation/steps.hpp>
-// #include <memo/metamorphic/variant.hpp> (already included)
-
-namespace memo::metamorphic {
-
-struct splice_options {
-    int min_layers = 1, max_layers = 3;  // layers of F
-    double eps = 1e-3;                   // the gates' margin below zero, float32 and float64
-    double eps_low = 0.25;               // in float16 and bfloat16, whose rounding is coarser
-    /// The nodes a, b and F's input are drawn from (empty: any node). A tester passes the nodes
-    /// whose values are finite and not all zero, so that the gate and F have something to compute.
-    std::vector<int> sources{};
-};
-
-namespace detail {
-
-/// Appends nodes to a model under construction, naming them after the relation.
-struct appender {
-    model& m;
-    const mutation::context& ctx;
-    std::string prefix;
-
-    expected<int> add(std::string_view cls, std::vector<int> in, std::vector<std::pair<std::string_view, value>> set = {}) {
-        node n = make_node(ctx.reg.at(cls));
-        for (auto& [k, v] : set) n.set(k, std::move(v));
-        return mutation::add_node(m, static_cast<int>(m.size()), *n.layer, std::move(n.params), std::move(in), prefix + std::to_string(m.size()));
-    }
-    /// src's output with shape s and dtype t (adapters appended when needed).
-    expected<int> to(int src, const shape& s, dtype t) { return mutation::convert(m, ctx.ad, src, static_cast<int>(m.size()), s, t); }
-};
-
-/// src's values laid out as `target` (same dtype): flattened, averaged down or repeated up to the
-/// target's elements, cut to them exactly, reshaped. Unlike convert() (which drops an axis by taking
-/// its index 0 and crops the middle) every value of src still counts.
-inline expected<int> resize(appender& a, int src, const shape& target) {
-    std::int64_t n = a.m[src].out.elements();
-    const std::int64_t k = target.elements();
-    int cur = src;
-    auto put = [&](expected<int> e) {
-        if (e) cur = *e;
-        return static_cast<bool>(e);
-    };
-    auto reshape = [&](ints dims) { return put(a.add("Reshape", {cur}, {{"target_shape", dims}})); };
-    if (a.m[cur].out == target) return cur;
-    if (n > k) {  // each of about k windows averaged
-        const std::int64_t p = (n + k - 1) / k;
-        if (p > 1) {
-            if (!reshape(ints{n, 1}) || !put(a.add("AveragePooling1D", {cur}, {{"pool_size", ints{p}}, {"strides", ints{p}}, {"padding", std::string("same")}})))
-                return fail("cannot pool " + std::to_string(n) + " values");
-            n = (n + p - 1) / p;
-        }
-    } else if (n < k) {  // each value repeated
-        const std::int64_t times = (k + n - 1) / n;
-        if (!reshape(ints{n, 1}) || !put(a.add("UpSampling1D", {cur}, {{"size", times}}))) return fail("cannot repeat " + std::to_string(n) + " values");
-        n *= times;
-    }
-    if (a.m[cur].out.rank() != 2 && !reshape(ints{n})) return fail("cannot flatten");
-    if (n > k && !put(a.add("CustomCropLayer", {cur}, {{"cropping", ints{0, n - k}}}))) return fail("cannot cut to " + std::to_string(k));
-    if (n < k && !put(a.add("CustomPadLayer", {cur}, {{"padding", ints{0, k - n}}}))) return fail("cannot pad to " + std::to_string(k));
-    if (target.rank() != 2) {
-        ints dims;
-        for (auto d : target.sample()) dims.push(d);
-        if (!reshape(dims)) return fail("cannot reshape to " + target.str());
-    }
-    return cur;
-}
-
-/// src mixed into shape s, dtype t: normalised, a Dense layer with tanh, laid out as s. Every
-/// output element then depends on all of src's values (at most 1024 of them, averaged down), at a
-/// magnitude near 1 whatever src's own.
-inline expected<int> fit(appender& a, int src, const shape& s, dtype t) {
-    constexpr std::int64_t most_in = 1024, most_out = 2048;
-    const std::int64_t n = std::min(a.m[src].out.elements(), most_in), k = s.elements();
-    const std::int64_t dims[] = {n};
-    auto flat = resize(a, src, shape::batched(dims));
-    if (!flat) return flat;
-    // Normalised unless too few to normalise (one value would become 0).
-    auto norm = n >= 4 ? a.add("LayerNormalization", {*flat}) : flat;
-    if (!norm) return norm;
-    auto mixed = a.add("Dense", {*norm}, {{"units", std::min(k, most_out)}, {"activation", std::string("tanh")}});
-    if (!mixed) return mixed;
-    auto laid = resize(a, *mixed, s);
-    if (!laid) return laid;
-    return a.to(*laid, s, t);  // the dtype
-}
-
-/// F: a short chain of layers of the universe from node x (each reading its input as it is when
-/// it takes that rank, or resized to an input it takes), mixed into shape s, dtype t.
-inline expected<int> sub_network(appender& a, int x, const shape& s, dtype t, rng& r, const splice_options& o) {
-    int cur = x;
-    const int layers = static_cast<int>(r.uniform(o.min_layers, o.max_layers));
-    for (int k = 0; k < layers && !a.ctx.singles.empty(); ++k) {
-        const layer_def& L = *a.ctx.singles[r.index(a.ctx.singles.size())];
-        const shape natural = a.m[cur].out;
-        const bool as_is = L.ranks.contains(natural.rank()) && r.chance(0.8);
-        auto in = as_is ? expected<int>(cur) : resize(a, cur, mutation::steps::input_for(a.ctx, L, natural, r));
-        if (!in) continue;
-        expected<int> added = fail("no valid parameters");
-        for (int tries = 0; tries < 8 && !added; ++tries) {
-            // Keras' initializers: a zeros or constant kernel would make F a constant.
-            auto params = mutation::steps::fresh_params(a.ctx, L, r);
-            for (std::size_t j = 0; j < params.size(); ++j)
-                if (L.params[j].what == role::init) params[j] = L.params[j].fallback;
-            added = mutation::add_node(a.m, static_cast<int>(a.m.size()), L, std::move(params), {*in}, a.prefix + std::to_string(a.m.size()));
-        }
-        if (added) cur = *added;
-    }
-    return fit(a, cur, s, t);
-}
-
-/// A global pooling of node x (a tensor of rank 2 or 6, which no global pooling takes, is pooled
-/// as one sequence of its values).
-inline expected<int> reduction(appender& a, int x, rng& r) {
-    int cur = x;
-    if (const auto& s = a.m[cur].out; s.rank() == 2 || s.rank() > 5) {
-        auto e = a.add("Reshape", {cur}, {{"target_shape", ints{s.elements(), 1}}});
-        if (!e) return e;
-        cur = *e;
-    }
-    const int rank = a.m[cur].out.rank();
-    const std::string cls = std::string(r.chance(0.5) ? "GlobalAveragePooling" : "GlobalMaxPooling") + std::to_string(rank - 2) + "D";
-    return a.add(cls, {cur});
-}
-
-}  // namespace detail
-
-/// The variant of m for relation `rel`, spliced into one of its outputs; the reason when none
-/// could be made. `ctx` supplies the registry, the adapters and F's layer classes.
-inline expected<variant> splice(const model& m, relation rel, const mutation::context& ctx, rng& r, const splice_options& o = {}) {
-    if (m.outputs.empty()) return fail("the model has no output");
-    variant v;
-    v.m = m;
-    v.rel = rel;
-    v.output = static_cast<int>(r.index(m.outputs.size()));
-    v.first_new = static_cast<int>(m.size());
-    detail::appender a{v.m, ctx, std::string(name_of(rel)) + "_"};
-    const int out = m.outputs[static_cast<std::size_t>(v.output)];
-    const shape s = m[out].out;
-    const dtype t = m[out].type;
-    const double eps = t == dtype::float16 || t == dtype::bfloat16 ? o.eps_low : o.eps;
-    auto pick = [&] { return o.sources.empty() ? mutation::steps::pick_node(m, r) : o.sources[r.index(o.sources.size())]; };
-    std::vector<int> gate;
-    // Each step's node joins the gate; a failed step fails the splice.
-    auto step = [&](expected<int> e) -> int {
-        if (!e) throw error(e.reason());
-        gate.push_back(*e);
-        return *e;
-    };
-    try {
-        const int A = step(a.to(pick(), s, t));
-        int g = 0;
-        if (rel == relation::stop_gradient) {
-            const int red = step(detail::reduction(a, A, r));
-            const int frozen = step(a.add("StopGradient", {red}));
-            const int zero = step(a.add("Subtract", {red, frozen}));
-            g = step(a.to(zero, s, t));
-        } else {
-            const int B = step(a.to(pick(), s, t));
-            int below = 0;  // a value at most -eps
-            if (rel == relation::squared_difference) {
-                const int sq = step(a.add("Square", {step(a.add("Subtract", {A, B}))}));
-                below = step(a.add("ScaleShift", {sq}, {{"scale", -1.0}, {"shift", -eps}}));
-            } else {
-                const int sum = step(a.add("Abs", {step(a.add("Add", {A, B}))}));
-                const int absa = step(a.add("Abs", {A})), absb = step(a.add("Abs", {B}));
-                int gap = 0;
-                if (rel == relation::triangle) {  // |a + b| - |a| - |b| <= 0
-                    gap = step(a.add("Subtract", {step(a.add("Subtract", {sum, absa})), absb}));
-                } else {  // ||a| - |b|| - |a + b| <= 0
-                    gap = step(a.add("Subtract", {step(a.add("Abs", {step(a.add("Subtract", {absa, absb}))})), sum}));
-                }
-                below = step(a.add("ScaleShift", {gap}, {{"scale", 1.0}, {"shift", -eps}}));
-            }
-            g = step(a.add("ReLU", {below}));
-        }
-        auto f = detail::sub_network(a, pick(), s, t, r, o);
-        if (!f) return f.error();
-        const int product = step(a.add("Multiply", {g, *f}));
-        const int sum = step(a.add("Add", {out, product}));
-        v.m.outputs[static_cast<std::size_t>(v.output)] = sum;
-    } catch (const error& e) {
-        return fail(std::string(name_of(rel)) + ": " + e.what());
-    }
-    // The gate's own nodes (not the model's, which a step may return unchanged), in node order.
-    std::erase_if(gate, [&](int k) { return k < v.first_new; });
-    std::sort(gate.begin(), gate.end());
-    gate.erase(std::unique(gate.begin(), gate.end()), gate.end());
-    v.gate = std::move(gate);
-    if (auto ok = validate(v.m); !ok) return fail(std::string(name_of(rel)) + ": " + ok.reason());
-    return v;
-}
-
-}  // namespace memo::metamorphic
-// end #include <memo/metamorphic/relations.hpp>
-// #include <memo/oracle/rounding.hpp> (already included)
-// #include <memo/oracle/tester.hpp> (already included)
-
-namespace memo::oracle {
-
-struct metamorphic_options {
-    int tries = 4;  // relations tried per model, each with its own variant, before the model is skipped
-    metamorphic::splice_options splice{};
-};
-
-/// Whether two runs' outputs are the same numbers: equal values (0 and -0 alike), NaN where NaN.
-inline bool same_outputs(const std::vector<tensor>& a, const std::vector<tensor>& b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t k = 0; k < a.size(); ++k) {
-        if (a[k].dims != b[k].dims) return false;
-        for (std::int64_t i = 0; i < a[k].size(); ++i) {
-            const double x = a[k][i], y = b[k][i];
-            if (!(x == y) && !(std::isnan(x) && std::isnan(y))) return false;
-        }
-    }
-    return true;
-}
-
-class metamorphic_tester final : public tester {
-public:
-    /// `participants` are tested one by one; `reference` (in the model's dtypes) self-checks the
-    /// variants and localises.
-    metamorphic_tester(std::vector<executor*> participants, executor& reference, const registry& reg, options o = {}, input_options in = {},
-                metamorphic_options mo = {})
-        : xs_(std::move(participants)), ref_(&reference), reg_(&reg), cov_(reg), ctx_(reg, cov_), o_(o), in_(in), mo_(mo) {
-        ctx_.guided = false;
-    }
-
-    std::string_view name() const override { return "metamorphic"; }
-    std::span<executor* const> participants() const override { return xs_; }
-    const input_options& inputs() const override { return in_; }
-    void set_trace(bool on) override { trace_ = on; }
-
-    void begin(const model& m) override {
-        current_ = m;
-        variant_.reset();
-        if (too_large(m)) return;
-        inputs_ = make_inputs(m, in_);
-        prepare();
-        launch();
-    }
-
-    /// Tests m against a given variant (a stored bug's), with no self-check.
-    void begin(const model& m, metamorphic::variant v) {
-        current_ = m;
-        variant_.reset();
-        if (too_large(v.m)) return;
-        inputs_ = make_inputs(m, in_);
-        variant_ = std::move(v);
-        prepare();
-        launch();
-    }
-
-    /// The model's runs ready, it starts the variant's (so they run while the campaign goes on).
-    bool ready() override {
-        for (std::size_t k : running_)
-            if (!xs_[k]->ready()) return false;
-        if (!on_variant_ && variant_) start_variant();
-        for (std::size_t k : running_)
-            if (!xs_[k]->ready()) return false;
-        return true;
-    }
-
-    verdict finish() override {
-        if (!on_variant_) {
-            if (!variant_) {
-                running_.clear();
-                skipped_ = true;
-                return {};
-            }
-            start_variant();
-        }
-        for (std::size_t k : running_) variant_obs_[k].result = xs_[k]->collect();
-        const auto judged = running_;
-        running_.clear();
-        skipped_ = judged.empty();
-        for (std::size_t k : judged)
-            if (verdict v = judge_pair(k); v) return v;
-        return {};
-    }
-
-    bool last_skipped() const override { return skipped_; }
-    bool last_suppressed() const override { return false; }
-    const std::vector<observation>& observations() const override { return obs_; }
-    const std::vector<tensor>& last_inputs() const override { return inputs_; }
-    /// The variant's runs of the last model (unsupported where it was not run).
-    const std::vector<observation>& variant_observations() const noexcept { return variant_obs_; }
-    /// The variant the last model was tested with, when one passed the self-check.
-    const std::optional<metamorphic::variant>& last_variant() const noexcept { return variant_; }
-
-    /// A metamorphic bug is kept as found: its variant is the evidence, and a smaller model would
-    /// need a variant of its own.
-    minimised minimise(const model& m, const verdict& v, int) override { return {m, v, 0}; }
-
-    /// Variants that failed the self-check, and models no relation gave a usable variant for.
-    std::uint64_t discarded() const noexcept { return discarded_; }
-    std::uint64_t without_variant() const noexcept { return without_variant_; }
-    /// Variants used, by relation.
-    const std::array<std::uint64_t, std::size(metamorphic::relation_names)>& used() const noexcept { return used_; }
-
-private:
-    /// A model (or variant) whose run would pass the byte budget is not run: no tensor of it is made.
-    bool too_large(const model& m) {
-        const auto fits = within_budget(m, in_.samples, o_.max_bytes);
-        if (fits) return false;
-        inputs_.clear();
-        obs_.clear();
-        variant_obs_.clear();
-        running_.clear();
-        on_variant_ = false;
-        obs_ = variant_obs_ = declined_as_too_large(xs_, fits.reason());
-        return true;
-    }
-
-    void prepare() {
-        obs_.clear();
-        variant_obs_.clear();
-        running_.clear();
-        skipped_ = false;
-        on_variant_ = false;
-        for (auto* x : xs_) {
-            obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "not run"), {}, {}});
-            variant_obs_.push_back(obs_.back());
-        }
-        if (!variant_) make_variant();
-    }
-
-    /// A variant that passes the self-check, trying the relations in an order drawn from the model.
-    void make_variant() {
-        rng r(structural_hash(current_) ^ current_.seed);
-        const auto first = r.index(metamorphic::all_relations.size());
-        auto all = ref_->run(current_, inputs_, {true, {}, {}});
-        if (!all.ok()) {
-            ++without_variant_;
-            return;
-        }
-        auto splice = mo_.splice;
-        splice.sources.clear();
-        for (std::size_t i = 0; i < all.outputs.size() && i < current_.size(); ++i) {
-            const auto& x = all.outputs[i].data;
-            if (!all.outputs[i].has_non_finite() && std::any_of(x.begin(), x.end(), [](double v) { return v != 0; }))
-                splice.sources.push_back(static_cast<int>(i));
-        }
-        std::vector<tensor> original;
-        for (int o : current_.outputs) original.push_back(std::move(all.outputs[static_cast<std::size_t>(o)]));
-        for (int t = 0; t < mo_.tries; ++t) {
-            const auto rel = metamorphic::all_relations[(first + static_cast<std::size_t>(t)) % metamorphic::all_relations.size()];
-            auto v = metamorphic::splice(current_, rel, ctx_, r, splice);
-            if (!v) continue;
-            const auto got = ref_->run(v->m, inputs_, {});
-            if (!got.ok() || !same_outputs(original, got.outputs)) {
-                ++discarded_;
-                continue;
-            }
-            ++used_[static_cast<std::size_t>(rel)];
-            variant_ = std::move(*v);
-            return;
-        }
-        ++without_variant_;
-    }
-
-    /// Collects the model's runs and starts the variant where the model ran (or failed), untraced:
-    /// the store keeps the model's runs.
-    void start_variant() {
-        for (std::size_t k : running_) {
-            obs_[k].result = xs_[k]->collect();
-            keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
-        }
-        const auto ran = running_;
-        running_.clear();
-        on_variant_ = true;
-        for (std::size_t k : ran)
-            if (obs_[k].result.status != run_status::unsupported) {
-                xs_[k]->submit(variant_->m, inputs_, {});
-                running_.push_back(k);
-            }
-    }
-
-    /// Starts the model on every backend that supports both it and its variant.
-    void launch() {
-        if (!variant_) return;
-        for (std::size_t k = 0; k < xs_.size(); ++k) {
-            if (auto s = xs_[k]->supports(current_); !s) {
-                obs_[k].result = run_result::failed(run_status::unsupported, s.reason());
-                continue;
-            }
-            if (auto s = xs_[k]->supports(variant_->m); !s) {
-                obs_[k].result = run_result::failed(run_status::unsupported, "the variant: " + s.reason());
-                continue;
-            }
-            xs_[k]->submit(current_, inputs_, traced_run(trace_, *xs_[k]));
-            running_.push_back(k);
-        }
-    }
-
-    verdict judge_pair(std::size_t k) {
-        const auto& a = obs_[k].result;
-        const auto& b = variant_obs_[k].result;
-        verdict v;
-        if (a.status == run_status::unsupported || b.status == run_status::unsupported) return v;
-        const std::string rel(metamorphic::name_of(variant_->rel));
-        v.culprits = {obs_[k].backend};
-        v.peers = {obs_[k].backend};
-        if (failed(a.status) || failed(b.status)) {
-            if (failed(a.status) && failed(b.status)) {
-                v.all_failed = true;
-                return v;
-            }
-            const auto& bad = failed(a.status) ? a : b;
-            v.status = bad.status;
-            v.node = bad.node;
-            v.message = "relation " + rel + ": " + (failed(a.status) ? "the model fails, its variant runs: " : "the variant fails, the model runs: ") + bad.message;
-        } else if (has_non_finite(a.outputs) != has_non_finite(b.outputs)) {
-            v.message = "relation " + rel + ": " + (has_non_finite(b.outputs) ? "the variant's outputs turn non-finite" : "the model's outputs are non-finite, its variant's are not");
-        } else {
-            // Output by output, each against its own node's rounding (oracle/rounding.hpp).
-            const auto d = compare(a.outputs, b.outputs);
-            bool differs = d.shapes_differ;
-            for (std::size_t o = 0; !differs && o < a.outputs.size() && o < current_.outputs.size(); ++o) {
-                const auto dk = compare({a.outputs[o]}, {b.outputs[o]});
-                differs = beyond(dk, rounding_bound(current_, static_cast<std::size_t>(current_.outputs[o]), dk.scale, dk.scale, 0.0, o_));
-            }
-            if (!differs) return v;
-            v.max_abs = d.max_abs;
-            v.max_rel = d.max_rel;
-            v.message = "relation " + rel + ": the variant's outputs differ from the model's";
-        }
-        v.what = kind::metamorphic;
-        v.variant = *variant_;
-        if (v.node < 0) v.node = localise(*xs_[k]);
-        if (v.node >= 0 && static_cast<std::size_t>(v.node) < variant_->m.size()) {
-            const node& n = variant_->m[v.node];
-            v.layer = std::string(n.layer->name);
-            if (!n.inputs.empty()) v.producer = std::string(variant_->m[n.inputs[0]].layer->name);
-        }
-        return v;
-    }
-
-    /// The first node of the gate (then the product and the sum) whose output on x differs from
-    /// the reference's: the operator that broke the relation; -1 when none does.
-    int localise(executor& x) {
-        const auto a = x.run(variant_->m, inputs_, {true, {}, {}});
-        const auto b = ref_->run(variant_->m, inputs_, {true, {}, {}});
-        if (!a.ok() || !b.ok()) return -1;
-        for (int i : variant_->gate) {
-            const auto k = static_cast<std::size_t>(i);
-            if (k >= a.outputs.size() || k >= b.outputs.size()) break;
-            if (a.outputs[k].has_non_finite() != b.outputs[k].has_non_finite()) return i;
-            const auto d = compare({a.outputs[k]}, {b.outputs[k]});
-            if (beyond(d, rounding_bound(variant_->m, k, d.scale, input_magnitude(variant_->m, k, b.outputs), 0.0, o_))) return i;
-        }
-        return -1;
-    }
-
-    std::vector<executor*> xs_;
-    executor* ref_;
-    const registry* reg_;
-    memo_coverage cov_;  // empty: F's layers are drawn unguided
-    mutation::context ctx_;
-    options o_;
-    input_options in_;
-    metamorphic_options mo_;
-    model current_;
-    std::vector<tensor> inputs_;
-    std::optional<metamorphic::variant> variant_;
-    std::vector<observation> obs_, variant_obs_;
-    std::vector<std::size_t> running_;
-    bool trace_ = false, skipped_ = false;
-    bool on_variant_ = false;  // the model's runs are in; the variant's are running
-    std::uint64_t discarded_ = 0, without_variant_ = 0;
-    std::array<std::uint64_t, std::size(metamorphic::relation_names)> used_{};
-};
-
-}  // namespace memo::oracle
-// end #include <memo/oracle/metamorphic.hpp>
-// #include <memo/oracle/resources.hpp> (already included)
-// #include <memo/reduce/cost.hpp> (already included)
-// begin #include <memo/store/store.hpp>
-// The campaign store, DIR/store.db (SQLite, WAL): what a campaign generated, ran and covered, so
-// that it never has to start over.
-//
-//   models       key -> the model's JSON (every model that was run, raised coverage, or seeded)
-//   generated    iteration -> model key, parent key, operator, coverage gain (every valid mutant)
-//   coverage     criterion, item -> the iteration that first covered it
-//   executions   (model, backend, dtype, inputs) -> status, output digest, per-node digests,
-//                wall time, peak memory, error text
-//   judgements   (model, inputs, backends) -> the oracle's verdict kind and bug signature: a model
-//                judged once is not run again (memoisation)
-//   checkpoint   the search's and the execution's whole state at an iteration (resume)
-//   divergences  replays that gave another answer than the stored one
-//   runs         one row per invocation: its options (what resume reads back)
-//
-// The search's rows (generated, coverage) are committed with each checkpoint, in one transaction,
-// so the store always holds a consistent prefix of the campaign; a resumed campaign regenerates
-// what came after it. Executions and judgements are committed one by one as they finish: a
-// SIGKILL loses at most the one being written.
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
-// #include <memo/backends/backend.hpp> (already included)
-// #include <memo/io/json.hpp> (already included)
-// #include <memo/store/digest.hpp> (already included)
-// begin #include <memo/store/sqlite.hpp>
-// A thin RAII layer over SQLite: a database, prepared statements, and errors that name the file.
-//
-//   memo::sqlite::database db("campaign/store.db");
-//   auto q = db.prepare("INSERT INTO t(a, b) VALUES(?, ?)");
-//   q.bind(1, 7).bind(2, "x").run();
-//
-// The store opens every database in WAL mode with synchronous=NORMAL: a commit is one append to
-// the log, and a process killed at any moment loses at most the transaction it was writing (the
-// next open rolls the log forward, no repair step).
-#include <sqlite3.h>
-
-#include <cstdint>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-
-// #include <memo/core/error.hpp> (already included)
-
-namespace memo::sqlite {
-
-class statement {
-public:
-    statement(sqlite3* db, std::string_view sql, const std::string& file) : db_(db), file_(&file) {
-        if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &s_, nullptr) != SQLITE_OK) raise("cannot prepare");
-    }
-    statement(statement&& o) noexcept : db_(o.db_), s_(std::exchange(o.s_, nullptr)), file_(o.file_) {}
-    statement& operator=(statement&& o) noexcept {
-        std::swap(s_, o.s_);
-        db_ = o.db_;
-        file_ = o.file_;
-        return *this;
-    }
-    ~statement() { sqlite3_finalize(s_); }
-
-    statement& bind(int i, std::int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
-    statement& bind(int i, std::uint64_t v) { return bind(i, static_cast<std::int64_t>(v)); }  // stored as its bit pattern
-    statement& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
-    statement& bind(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
-    statement& bind(int i, std::string_view v) { return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT)); }
-    statement& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
-    statement& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
-    statement& bind_blob(int i, std::span<const std::byte> v) {
-        return check(sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-    }
-
-    /// Steps once: true while there is a row to read.
-    bool next() {
-        const int rc = sqlite3_step(s_);
-        if (rc == SQLITE_ROW) return true;
-        if (rc != SQLITE_DONE) raise("cannot step");
-        return false;
-    }
-    /// Runs a statement that returns no rows, and resets it for the next bindings.
-    void run() {
-        next();
-        reset();
-    }
-    void reset() {
-        sqlite3_reset(s_);
-        sqlite3_clear_bindings(s_);
-    }
-
-    std::int64_t i64(int col) const { return sqlite3_column_int64(s_, col); }
-    std::uint64_t u64(int col) const { return static_cast<std::uint64_t>(i64(col)); }
-    double real(int col) const { return sqlite3_column_double(s_, col); }
-    bool null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
-    std::string text(int col) const {
-        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, col));
-        return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s_, col))) : std::string();
-    }
-    std::span<const std::byte> blob(int col) const {
-        const auto* p = static_cast<const std::byte*>(sqlite3_column_blob(s_, col));
-        return {p, static_cast<std::size_t>(sqlite3_column_bytes(s_, col))};
-    }
-
-private:
-    statement& check(int rc) {
-        if (rc != SQLITE_OK) raise("cannot bind");
-        return *this;
-    }
-    [[noreturn]] void raise(const char* what) const { throw error(*file_ + ": " + what + ": " + sqlite3_errmsg(db_)); }
-
-    sqlite3* db_;
-    sqlite3_stmt* s_ = nullptr;
-    const std::string* file_;
-};
-
-class database {
-public:
-    /// Opens (creating if need be) the database at `file`, in WAL mode.
-    explicit database(std::string file) : file_(std::move(file)) {
-        if (sqlite3_open_v2(file_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
-            const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-            sqlite3_close(db_);
-            throw error(file_ + ": cannot open the store: " + why);
-        }
-        sqlite3_busy_timeout(db_, 5000);
-        exec("PRAGMA journal_mode=WAL");
-        exec("PRAGMA synchronous=NORMAL");
-    }
-    database(const database&) = delete;
-    database& operator=(const database&) = delete;
-    ~database() { sqlite3_close_v2(db_); }
-
-    void exec(std::string_view sql) {
-        char* msg = nullptr;
-        if (sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
-            const std::string why = msg ? msg : sqlite3_errmsg(db_);
-            sqlite3_free(msg);
-            throw error(file_ + ": " + why);
-        }
-    }
-    statement prepare(std::string_view sql) { return statement(db_, sql, file_); }
-    /// The first column of the first row of a query, as an integer (0 when there is no row).
-    std::int64_t scalar(std::string_view sql) {
-        auto q = prepare(sql);
-        return q.next() ? q.i64(0) : 0;
-    }
-    const std::string& file() const noexcept { return file_; }
-
-    /// BEGIN ... COMMIT around a scope; rolled back when the scope is left by an exception.
-    class transaction {
-    public:
-        explicit transaction(database& db) : db_(&db) { db.exec("BEGIN IMMEDIATE"); }
-        transaction(const transaction&) = delete;
-        transaction& operator=(const transaction&) = delete;
-        void commit() {
-            db_->exec("COMMIT");
-            db_ = nullptr;
-        }
-        ~transaction() {
-            if (db_) sqlite3_exec(db_->db_, "ROLLBACK", nullptr, nullptr, nullptr);
-        }
-
-    private:
-        database* db_;
-    };
-
-private:
-    std::string file_;
-    sqlite3* db_ = nullptr;
-};
-
-}  // namespace memo::sqlite
-// end #include <memo/store/sqlite.hpp>
-
-namespace memo::store {
-
-/// One run of one model on one backend, as stored.
-struct execution_record {
-    std::uint64_t model = 0;
-    std::string backend;
-    std::string dtype = "native";  // "native": as the model says; "float64": the reference's ground truth
-    std::string inputs;            // inputs_text() of the input options
-    run_status status = run_status::ok;
-    digest outputs;
-    std::vector<digest> nodes;     // every node's output, in node order, when the run was traced
-    double ms = 0;
-    std::int64_t peak_kb = 0;
-    std::string message;
-};
-
-/// The oracle's verdict on a model, as stored ("none" when the backends agreed; "skipped" when
-/// fewer than two backends took it).
-struct judgement {
-    std::string kind, signature;
-    double ms = 0;  // the backends' run time it took (what a memo hit saves)
-};
-
-struct checkpoint {
-    std::uint64_t iteration = 0;
-    double seconds = 0;
-    io::json state;
-};
-
-struct divergence {
-    std::uint64_t model = 0;
-    std::string backend, dtype, inputs;
-    std::string what;  // "status ok -> crash", "node 3", "outputs"
-    int node = -1;     // the first node whose digest differs (-1: not traced, or a status change)
-    std::string layer;
-};
-
-inline run_status status_from(std::string_view s) {
-    for (std::size_t k = 0; k < run_status_count; ++k)
-        if (run_status_names[k] == s) return static_cast<run_status>(k);
-    return run_status::error;
-}
-
-class campaign_store {
-public:
-    static std::filesystem::path file_in(const std::filesystem::path& dir) { return dir / "store.db"; }
-
-    explicit campaign_store(const std::filesystem::path& file) : db_(file.string()) {}
-
-    const std::string& file() const noexcept { return db_.file(); }
-
-    /// Records an invocation and its options (a resumed one reads them back with last_options()).
-    void begin_run(const io::json& options, bool resumed) {
-        db_.prepare("INSERT INTO runs(started, resumed, options) VALUES(julianday('now'), ?, ?)").bind(1, resumed ? 1 : 0).bind(2, options.dump()).run();
-    }
-    std::optional<io::json> last_options() {
-        auto q = db_.prepare("SELECT options FROM runs ORDER BY id DESC LIMIT 1");
-        if (!q.next()) return std::nullopt;
-        return io::json::parse(q.text(0));
-    }
-
-    // ---- models ----------------------------------------------------------------------------
-    void add_model(std::uint64_t key, const model& m) { add_model_.bind(1, key).bind(2, io::model_to_json(m).dump()).run(); }
-    std::optional<model> find_model(std::uint64_t key, const registry& reg) {
-        auto q = db_.prepare("SELECT json FROM models WHERE key = ?");
-        q.bind(1, key);
-        if (!q.next()) return std::nullopt;
-        return io::model_from_json(io::json::parse(q.text(0)), reg, file() + ": model " + hex(key));
-    }
-
-    // ---- the search's records, committed with the next checkpoint ---------------------------
-    void add_generated(std::uint64_t iteration, std::uint64_t key, std::uint64_t parent, std::string_view op, std::size_t gain) {
-        generated_.push_back({iteration, key, parent, std::string(op), gain});
-    }
-    void add_covered(std::string_view criterion, std::size_t item, std::uint64_t iteration) {
-        covered_.push_back({std::string(criterion), item, iteration});
-    }
-    /// Commits the pending search records and the checkpoint, all or nothing.
-    void save_checkpoint(const checkpoint& c) {
-        sqlite::database::transaction t(db_);
-        auto g = db_.prepare("INSERT OR REPLACE INTO generated(iteration, model, parent, operator, gain) VALUES(?, ?, ?, ?, ?)");
-        for (const auto& r : generated_) g.bind(1, r.iteration).bind(2, r.key).bind(3, r.parent).bind(4, r.op).bind(5, static_cast<std::int64_t>(r.gain)).run();
-        auto cv = db_.prepare("INSERT OR IGNORE INTO coverage(criterion, item, iteration) VALUES(?, ?, ?)");
-        for (const auto& r : covered_) cv.bind(1, r.criterion).bind(2, static_cast<std::int64_t>(r.item)).bind(3, r.iteration).run();
-        db_.prepare("INSERT OR REPLACE INTO checkpoint(id, iteration, seconds, state) VALUES(1, ?, ?, ?)")
-            .bind(1, c.iteration).bind(2, c.seconds).bind(3, c.state.dump()).run();
-        t.commit();
-        generated_.clear();
-        covered_.clear();
-    }
-    std::optional<checkpoint> load_checkpoint() {
-        auto q = db_.prepare("SELECT iteration, seconds, state FROM checkpoint WHERE id = 1");
-        if (!q.next()) return std::nullopt;
-        return checkpoint{q.u64(0), q.real(1), io::json::parse(q.text(2))};
-    }
-    /// Forgets the search's records after an iteration (a resumed campaign makes them again) and
-    /// any not yet committed.
-    void rollback_after(std::uint64_t iteration) {
-        generated_.clear();
-        covered_.clear();
-        db_.prepare("DELETE FROM generated WHERE iteration > ?").bind(1, iteration).run();
-        db_.prepare("DELETE FROM coverage WHERE iteration > ?").bind(1, iteration).run();
-    }
-    /// A fresh campaign over an old store keeps its models, executions and judgements (the memo)
-    /// and drops the old campaign's search records.
-    void start_over() {
-        rollback_after(0);
-        db_.exec("DELETE FROM generated; DELETE FROM coverage; DELETE FROM checkpoint");
-    }
-
-    // ---- executions and judgements: committed one by one -------------------------------------
-    void add_execution(const execution_record& e) {
-        const auto nodes = pack(e.nodes);
-        add_execution_.bind(1, e.model).bind(2, e.backend).bind(3, e.dtype).bind(4, e.inputs).bind(5, name_of(e.status)).bind(6, e.outputs.hash)
-            .bind(7, e.outputs.abs_sum).bind_blob(8, nodes).bind(9, e.ms).bind(10, e.peak_kb).bind(11, e.message).run();
-    }
-    /// Every stored execution, in the order they were first stored.
-    template <class F>
-    void for_each_execution(F&& f) {
-        auto q = db_.prepare("SELECT model, backend, dtype, inputs, status, digest, abs_sum, nodes, ms, peak_kb, message FROM executions ORDER BY rowid");
-        while (q.next()) {
-            execution_record e;
-            e.model = q.u64(0), e.backend = q.text(1), e.dtype = q.text(2), e.inputs = q.text(3), e.status = status_from(q.text(4));
-            e.outputs = {q.u64(5), q.real(6)};
-            e.nodes = unpack(q.blob(7));
-            e.ms = q.real(8), e.peak_kb = q.i64(9), e.message = q.text(10);
-            f(std::move(e));
-        }
-    }
-    void add_judgement(std::uint64_t model, const std::string& inputs, const std::string& backends, const judgement& j) {
-        add_judgement_.bind(1, model).bind(2, inputs).bind(3, backends).bind(4, j.kind).bind(5, j.signature).bind(6, j.ms).run();
-    }
-    std::optional<judgement> find_judgement(std::uint64_t model, const std::string& inputs, const std::string& backends) {
-        find_judgement_.bind(1, model).bind(2, inputs).bind(3, backends);
-        std::optional<judgement> r;
-        if (find_judgement_.next()) r = judgement{find_judgement_.text(0), find_judgement_.text(1), find_judgement_.real(2)};
-        find_judgement_.reset();
-        return r;
-    }
-
-    void add_divergence(const divergence& d) {
-        db_.prepare("INSERT INTO divergences(model, backend, dtype, inputs, replayed, what, node, layer) VALUES(?, ?, ?, ?, julianday('now'), ?, ?, ?)")
-            .bind(1, d.model).bind(2, d.backend).bind(3, d.dtype).bind(4, d.inputs).bind(5, d.what).bind(6, d.node).bind(7, d.layer).run();
-    }
-
-    // ---- figures -------------------------------------------------------------------------------
-    std::int64_t count(std::string_view sql) { return db_.scalar(sql); }
-    std::int64_t generated_count() { return count("SELECT COUNT(*) FROM generated"); }
-    std::int64_t unique_models() { return count("SELECT COUNT(DISTINCT model) FROM generated"); }
-    std::int64_t execution_count() { return count("SELECT COUNT(*) FROM executions"); }
-    std::int64_t divergence_count() { return count("SELECT COUNT(*) FROM (SELECT DISTINCT model, backend, dtype, inputs FROM divergences)"); }
-    /// Bytes on disk: the database and its write-ahead log.
-    std::uintmax_t bytes() const {
-        std::uintmax_t n = 0;
-        std::error_code ec;
-        for (const char* suffix : {"", "-wal"}) {
-            const auto s = std::filesystem::file_size(db_.file() + suffix, ec);
-            if (!ec) n += s;
-        }
-        return n;
-    }
-
-private:
-    struct generated_row {
-        std::uint64_t iteration, key, parent;
-        std::string op;
-        std::size_t gain;
-    };
-    struct covered_row {
-        std::string criterion;
-        std::size_t item;
-        std::uint64_t iteration;
-    };
-    static constexpr std::string_view schema = R"(
-            CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, started REAL, resumed INTEGER, options TEXT);
-            CREATE TABLE IF NOT EXISTS models(key INTEGER PRIMARY KEY, json TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS generated(iteration INTEGER PRIMARY KEY, model INTEGER, parent INTEGER, operator TEXT, gain INTEGER);
-            CREATE TABLE IF NOT EXISTS coverage(criterion TEXT, item INTEGER, iteration INTEGER, PRIMARY KEY(criterion, item));
-            CREATE TABLE IF NOT EXISTS executions(model INTEGER, backend TEXT, dtype TEXT, inputs TEXT, status TEXT, digest INTEGER,
-                abs_sum REAL, nodes BLOB, ms REAL, peak_kb INTEGER, message TEXT, PRIMARY KEY(model, backend, dtype, inputs));
-            CREATE TABLE IF NOT EXISTS judgements(model INTEGER, inputs TEXT, backends TEXT, kind TEXT, signature TEXT, ms REAL,
-                PRIMARY KEY(model, inputs, backends));
-            CREATE TABLE IF NOT EXISTS checkpoint(id INTEGER PRIMARY KEY CHECK(id = 1), iteration INTEGER, seconds REAL, state TEXT);
-            CREATE TABLE IF NOT EXISTS divergences(model INTEGER, backend TEXT, dtype TEXT, inputs TEXT, replayed REAL, what TEXT,
-                node INTEGER, layer TEXT);
-        )";
-    sqlite::database db_;
-    // Declared after db_, so built after it: the tables exist before the statements are prepared.
-    bool created_ = (db_.exec(schema), true);
-    sqlite::statement add_model_ = db_.prepare("INSERT OR IGNORE INTO models(key, json) VALUES(?, ?)");
-    sqlite::statement add_execution_ = db_.prepare(
-        "INSERT OR REPLACE INTO executions(model, backend, dtype, inputs, status, digest, abs_sum, nodes, ms, peak_kb, message) "
-        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    sqlite::statement add_judgement_ =
-        db_.prepare("INSERT OR REPLACE INTO judgements(model, inputs, backends, kind, signature, ms) VALUES(?, ?, ?, ?, ?, ?)");
-    sqlite::statement find_judgement_ = db_.prepare("SELECT kind, signature, ms FROM judgements WHERE model = ? AND inputs = ? AND backends = ?");
-    std::vector<generated_row> generated_;
-    std::vector<covered_row> covered_;
-};
-
-}  // namespace memo::store
-// end #include <memo/store/store.hpp>
-// #include <memo/campaign/bugs.hpp> (already included)
-// begin #include <memo/campaign/declines.hpp>
-// What the backends under test decline, learnt as a campaign goes. A library that lacks a kernel
-// (libtorch's float16 convolutions on the CPU, ONNX Runtime's float64 Resize) says so when it
-// runs the model; from then on that (layer class, dtype) is known to be declined by it. The
-// campaign uses the table two ways:
-//   - generation keeps to what every backend runs: a mutant some backend declines still counts
-//     for coverage and still runs on the backends that take it, but it does not become a seed (its
-//     descendants would all be declined too), and it is never run merely to keep workers busy;
-//   - stats.json and report.html say, per backend, how many executed models it declined and why.
-#include <map>
-#include <optional>
-#include <set>
-#include <string>
-#include <utility>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/io/json.hpp> (already included)
-// #include <memo/oracle/oracle.hpp> (already included)
-
-namespace memo::campaign {
-
-class decline_table {
-public:
-    /// Learns from one executed model's runs: a run that came back unsupported at a node declines
-    /// that node's (class, dtype) for its backend. Counts the declined run under its reason.
-    void learn(const model& m, const std::vector<oracle::observation>& obs) {
-        bool fresh = false;
-        for (const auto& o : obs) {
-            const auto& r = o.result;
-            if (r.status != run_status::unsupported) continue;
-            auto& b = backends_[o.backend];
-            std::string why;
-            if (r.node >= 0 && static_cast<std::size_t>(r.node) < m.size()) {
-                const node& n = m[r.node];
-                fresh |= b.pairs.emplace(std::string(n.layer->name), n.type).second;
-                why = reason(n.layer->name, n.type);
-            } else if (const auto k = first_declined(b, m)) {  // declined before it ran: the tester knew
-                why = reason(m.nodes[*k].layer->name, m.nodes[*k].type);
-            } else {
-                why = r.message.substr(0, 80);
-            }
-            ++b.reasons[why];
-        }
-        if (fresh) ++learnt_;
-    }
-
-    /// Whether any backend is known to decline class L in dtype t.
-    bool declined(std::string_view layer, dtype t) const {
-        for (const auto& [name, b] : backends_)
-            if (b.pairs.count({std::string(layer), t})) return true;
-        return false;
-    }
-
-    /// Fails, naming the backend, the node and its class and dtype, when some backend is known to
-    /// decline a node of m.
-    expected<void> runs_everywhere(const model& m) const {
-        for (const auto& [name, b] : backends_)
-            if (const auto i = first_declined(b, m)) return fail(name + " declines node " + std::to_string(*i) + " (" + reason(m.nodes[*i].layer->name, m.nodes[*i].type) + ")");
-        return {};
-    }
-
-    /// How many times something new was learnt (the campaign re-checks its seeds when it grows).
-    std::uint64_t learnt() const noexcept { return learnt_; }
-
-    /// stats.json's executions.<backend>.declined: the declined runs by reason, most first, and
-    /// what the backend is known to decline.
-    io::json stats(const std::string& backend) const {
-        io::json j = {{"reasons", io::json::array()}, {"known", io::json::array()}};
-        const auto it = backends_.find(backend);
-        if (it == backends_.end()) return j;
-        std::vector<std::pair<std::uint64_t, std::string>> by;
-        for (const auto& [why, n] : it->second.reasons) by.emplace_back(n, why);
-        std::sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-        for (const auto& [n, why] : by) j["reasons"].push_back({{"reason", why}, {"runs", n}});
-        for (const auto& [layer, t] : it->second.pairs) j["known"].push_back(reason(layer, t));
-        return j;
-    }
-
-    io::json save() const {
-        io::json j = io::json::object();
-        for (const auto& [name, b] : backends_) {
-            io::json pairs = io::json::array();
-            for (const auto& [layer, t] : b.pairs) pairs.push_back({layer, std::string(name_of(t))});
-            j[name] = {{"pairs", pairs}, {"reasons", b.reasons}};
-        }
-        return {{"backends", j}, {"learnt", learnt_}};
-    }
-    void restore(const io::json& j) {
-        backends_.clear();
-        learnt_ = j.value("learnt", std::uint64_t{0});
-        for (const auto& [name, b] : j.at("backends").items()) {
-            auto& mine = backends_[name];
-            for (const auto& p : b.at("pairs"))
-                if (const auto t = parse_dtype(p.at(1).get<std::string>())) mine.pairs.emplace(p.at(0).get<std::string>(), *t);
-            b.at("reasons").get_to(mine.reasons);
-        }
-    }
-
-private:
-    struct backend_declines {
-        std::set<std::pair<std::string, dtype>> pairs;  // (class, dtype) known to be declined
-        std::map<std::string, std::uint64_t> reasons;   // declined runs by reason
-    };
-    static std::string reason(std::string_view layer, dtype t) { return std::string(layer) + " in " + std::string(name_of(t)); }
-    /// The first node of m whose (class, dtype) b is known to decline.
-    static std::optional<std::size_t> first_declined(const backend_declines& b, const model& m) {
-        if (b.pairs.empty()) return std::nullopt;
-        for (std::size_t i = 0; i < m.size(); ++i)
-            if (b.pairs.count({std::string(m.nodes[i].layer->name), m.nodes[i].type})) return i;
-        return std::nullopt;
-    }
-
-    std::map<std::string, backend_declines> backends_;
-    std::uint64_t learnt_ = 0;
-};
-
-}  // namespace memo::campaign
-// end #include <memo/campaign/declines.hpp>
-// begin #include <memo/campaign/stage.hpp>
-// What a campaign does with the models its search generates, beyond coverage: the generation
-// loop offers valid models to a stage and drives it without blocking, so that backends run in
-// their workers while the search goes on.
-#include <chrono>
-#include <cstdint>
-#include <string>
-
-// #include <memo/core/error.hpp> (already included)
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/io/json.hpp> (already included)
-
-namespace memo::store {
-class campaign_store;
-}
-
-namespace memo::campaign {
-
-class stage {
-public:
-    virtual ~stage() = default;
-    /// Whether the stage would take a model that raised no coverage now (it is idle).
-    virtual bool wants_any() const = 0;
-    /// Offers a valid model (diverse: it raised coverage). The stage copies what it keeps.
-    virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
-    /// Drives the stage; returns true when the loop should wait for it rather than generate more.
-    virtual bool poll(double seconds) = 0;
-    /// Blocks until the stage has room again (the loop's back-pressure), or for a moment, after
-    /// which the loop looks at its budget and calls again.
-    virtual void wait(double seconds) = 0;
-    /// Whether the stage has done all it was asked to (a budget of models): the campaign stops.
-    virtual bool done() const { return false; }
-    /// Models executed so far (coverage.csv's executed column).
-    virtual std::uint64_t executed() const { return 0; }
-    /// More coverage.csv columns, as {"name": value, ...}: the same names on every call.
-    virtual io::json columns() const { return io::json::object(); }
-    /// When the campaign's budget ends (the stage's extra work, such as minimisation, stops there).
-    virtual void set_deadline(std::chrono::steady_clock::time_point) {}
-    /// Finishes what runs, at the end of the campaign.
-    virtual void drain(double seconds) = 0;
-    /// The stage's part of the progress line.
-    virtual std::string progress(double seconds) const = 0;
-    /// Adds the stage's figures to stats.json.
-    virtual void write_stats(io::json& stats) const = 0;
-    /// Called once before the first model, with the campaign's store (for what the stage records
-    /// or memoises) and, when the campaign resumes, the state save() gave at its checkpoint.
-    virtual void open(store::campaign_store&, const io::json* /*resumed*/) {}
-    /// Whether every backend of the stage is known to run m (supports(), and what they declined at
-    /// run time so far): the search keeps to such models for its seeds (campaign/declines.hpp).
-    virtual expected<void> runnable(const model&) const { return {}; }
-    /// Grows each time the stage learns that a backend declines something new.
-    virtual std::uint64_t declines_learnt() const { return 0; }
-    /// Whether m may breed descendants in the search: every backend runs it (runnable()), and none
-    /// failed on it (a crash, a library error, a time-out or a blow-up: its descendants would fail
-    /// the same way, and a known failure hides whatever else a model would show).
-    virtual bool breeds(const model& m) const { return static_cast<bool>(runnable(m)); }
-    /// Grows each time the stage learns something that may change breeds() for a model.
-    virtual std::uint64_t breeding_learnt() const { return declines_learnt(); }
-    /// Whether some backend is known to decline class `layer` in dtype t.
-    virtual bool declines(std::string_view /*layer*/, dtype) const { return false; }
-    /// The stage's state, saved with each checkpoint of the campaign.
-    virtual io::json save() const { return io::json::object(); }
-};
-
-}  // namespace memo::campaign
-// end #include <memo/campaign/stage.hpp>
-
-namespace memo::campaign {
-
-struct execution_options {
-    std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
-    bool minimise = true;
-    std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
-    std::int64_t max_bytes = 0;        // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
-    bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
-    std::string replay = "memo-fuzz replay";  // the command each bug's repro.sh runs with its directory
-    std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
-    /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
-    /// the models run are a function of the seed and the iteration budget alone (then a repeated
-    /// or resumed campaign runs exactly the same models), and generation does not follow what the
-    /// backends declined at run time (campaign/declines.hpp).
-    bool fill = true;
-    oracle::resource_options resources{};  // the performance and leak oracles, off by default
-};
-
-class execution final : public stage {
-public:
-    /// `lanes`: differential testers over the same backends (their own workers each).
-    execution(std::vector<oracle::tester*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : bugs_(dir, o.attach, o.replay), cov_(reg), ranges_(reg), o_(o), resources_(o.resources) {
-        if (lanes.empty()) throw error("an execution needs at least one lane");
-        for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
-        for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
-    }
-    execution(oracle::tester& t, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : execution(std::vector<oracle::tester*>{&t}, reg, std::move(dir), o) {}
-
-    bool wants_any() const override { return o_.fill && queue_.empty() && idle() != nullptr; }
-
-    void set_deadline(std::chrono::steady_clock::time_point t) override {
-        for (auto& l : lanes_) l.diff->set_deadline(t);
-    }
-
-    void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
-        if (!diverse && !wants_any()) return;
-        if (!diverse && !runnable(m)) return;  // run to keep the workers busy: only what all of them take
-        if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
-            ++too_costly_;
-            return;
-        }
-        if (!within_budget(m, lanes_.front().diff->inputs().samples, o_.max_bytes)) {
-            ++too_large_;
-            return;
-        }
-        if (store_) store_->add_model(store::model_key(m), m);  // a checkpoint names waiting models by key
-        queue_.push_back({m, iteration});
-    }
-
-    /// What the backends said they take (supports()), and what they declined at run time. Without
-    /// fill, what runs depends on the seed alone, so generation does not follow run-time declines:
-    /// when a worker answers would change the models made.
-    expected<void> runnable(const model& m) const override {
-        for (auto* x : lanes_.front().diff->participants())
-            if (auto ok = x->supports(m); !ok) return fail(std::string(x->name()) + ": " + ok.reason());
-        return o_.fill ? declines_.runs_everywhere(m) : expected<void>{};
-    }
-    std::uint64_t declines_learnt() const override { return o_.fill ? declines_.learnt() : 0; }
-    /// Without fill, what breeds depends on the seed alone, as runnable() does.
-    bool breeds(const model& m) const override { return runnable(m) && (!o_.fill || !failed_.count(store::model_key(m))); }
-    std::uint64_t breeding_learnt() const override { return declines_learnt() + (o_.fill ? failed_.size() : 0); }
-    bool declines(std::string_view layer, dtype t) const override { return o_.fill && declines_.declined(layer, t); }
-
-    bool poll(double t) override {
-        for (auto& l : lanes_)
-            if (l.running && l.diff->ready()) complete(l, t);
-        start_idle();
-        return queue_.size() >= o_.queue_limit;
-    }
-
-    /// Waits for the lane that started first, then refills the idle lanes. With fill, it waits a
-    /// moment at most and returns, so that the loop looks at its clock: a library that hangs
-    /// does not hold the campaign past its budget.
-    void wait(double t) override {
-        lane* oldest = nullptr;
-        for (auto& l : lanes_)
-            if (l.running && (!oldest || l.ticket < oldest->ticket)) oldest = &l;
-        if (oldest && o_.fill) {
-            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-            while (!oldest->diff->ready() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            if (!oldest->diff->ready()) return;
-        }
-        if (oldest) complete(*oldest, t);
-        start_idle();
-    }
-
-    /// At the budget's end. With fill, the runs in flight are abandoned, not waited for (a hanging
-    /// library would hold the campaign past its budget). Without fill, it finishes what runs and
-    /// every model still waiting, so that each model that raised coverage runs whatever the timing
-    /// (a resumed campaign then ends as one run in one go).
-    void drain(double t) override {
-        if (o_.fill) {
-            for (auto& l : lanes_)
-                if (l.running) {
-                    l.diff->abandon();
-                    l.running = false;
-                    ++abandoned_;
-                }
-            return;
-        }
-        for (;;) {
-            for (auto& l : lanes_)
-                if (l.running) complete(l, t);
-            if (o_.fill || queue_.empty()) return;
-            start_idle();
-        }
-    }
-
-    std::string progress(double t) const override {
-        std::string kinds;
-        for (auto k : reported_kinds()) kinds += fmt::format(" {} {}", bugs_.unique(oracle::name_of(k)), short_name(k));
-        return fmt::format(" | exec {} ({:.0f}/s){} bugs{}", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
-                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), kinds);
-    }
-
-    void write_stats(io::json& s) const override {
-        s["backends"] = names_;
-        s["models_executed"] = executed_;
-        s["models_over_cost"] = too_costly_;
-        s["models_over_memory"] = too_large_;
-        s["models_abandoned"] = abandoned_;
-        s["max_bytes"] = o_.max_bytes;
-        s["models_single_backend"] = single_backend_;
-        s["max_cost"] = o_.max_cost;
-        s["replay"] = o_.replay;
-        io::json bugs = {{"unique", bugs_.unique()}, {"suppressed_rounding", suppressed_}, {"all_backends_failed", all_failed_}};
-        for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k) {
-            const std::string name(oracle::kind_names[k]);
-            if (name != "shape") bugs[name] = found_.count(name) ? found_.at(name) : 0;  // sightings
-            bugs["unique_" + name] = bugs_.unique(name);
-        }
-        s["bugs"] = bugs;
-        s["oracle"] = oracle_json();
-        io::json per = io::json::object();
-        for (const auto& [name, c0] : per_backend_) {
-            auto c = c0;
-            c.restarts = 0;
-            for (const auto& l : lanes_)
-                for (auto* x : l.diff->participants())
-                    if (x->name() == name) c.restarts += x->restarts();
-            io::json st = io::json::object();
-            for (std::size_t k = 0; k < c.status.size(); ++k)
-                if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
-            per[name] = {{"runs", c.runs}, {"status", st}, {"ms_total", c.ms}, {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
-                         {"peak_kb_max", c.peak_kb}, {"restarts", c.restarts}};
-            // How many executed models it declined, and why (layer and dtype).
-            const auto declined = c.status[static_cast<std::size_t>(run_status::unsupported)];
-            per[name]["declined"] = declines_.stats(name);
-            per[name]["declined"]["runs"] = declined;
-            per[name]["declined"]["share"] = c.runs ? static_cast<double>(declined) / static_cast<double>(c.runs) : 0.0;
-        }
-        s["executions"] = per;
-        io::json cov = io::json::object();
-        for (auto k : all_criteria) cov[std::string(name_of(k))] = {{"covered", cov_.covered(k)}, {"total", cov_.total(k)}};
-        cov[std::string(layer_input_range_name)] = {{"covered", ranges_.covered()}, {"total", ranges_.total()}};
-        s["coverage_executed"] = cov;
-        s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
-    }
-
-    void open(store::campaign_store& st, const io::json* resumed) override {
-        store_ = &st;
-        for (auto& l : lanes_) l.diff->set_trace(true);
-        if (resumed) restore(*resumed);
-    }
-
-    io::json save() const override {
-        io::json pending = io::json::array();
-        std::vector<const lane*> running;
-        for (const auto& l : lanes_)
-            if (l.running) running.push_back(&l);
-        std::sort(running.begin(), running.end(), [](const lane* a, const lane* b) { return a->ticket < b->ticket; });
-        for (const auto* l : running) pending.push_back({store::model_key(l->current.m), l->current.iteration});
-        for (const auto& p : queue_) pending.push_back({store::model_key(p.m), p.iteration});
-        io::json per = io::json::object();
-        for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
-        return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
-                {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()},
-                {"failed", failed_}};
-    }
-
-    /// The kinds of bug the oracles at work can report (the progress line's).
-    std::vector<oracle::kind> reported_kinds() const {
-        using oracle::kind;
-        std::vector<kind> r;
-        if (lanes_.front().diff->name() == "metamorphic") r = {kind::crash, kind::metamorphic};
-        else r = {kind::crash, kind::nan, kind::inconsistency, kind::shape};
-        if (o_.resources.performance) r.push_back(kind::performance);
-        if (o_.resources.leak) r.push_back(kind::leak);
-        return r;
-    }
-    static std::string_view short_name(oracle::kind k) {
-        switch (k) {
-            case oracle::kind::inconsistency: return "incons";
-            case oracle::kind::metamorphic: return "meta";
-            case oracle::kind::performance: return "perf";
-            default: return oracle::name_of(k);
-        }
-    }
-
-    std::uint64_t executed() const noexcept override { return executed_; }
-    io::json columns() const override { return {{std::string(layer_input_range_name), ranges_.covered()}}; }
-    const input_range_coverage& input_ranges() const noexcept { return ranges_; }
-    bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
-    const bug_store& store() const noexcept { return bugs_; }
-    bug_store& store() noexcept { return bugs_; }
-    std::uint64_t memo_hits() const noexcept { return hits_; }
-    /// Models run on the backends by this campaign (memo hits excluded).
-    std::uint64_t models_run() const noexcept { return runs_; }
-
-private:
-    struct pending {
-        model m;
-        std::uint64_t iteration = 0;
-    };
-    struct counters {
-        std::uint64_t runs = 0, restarts = 0;
-        std::array<std::uint64_t, run_status_count> status{};
-        double ms = 0;
-        std::int64_t peak_kb = 0;
-    };
-
-    struct lane {
-        oracle::tester* diff;
-        pending current;
-        bool running;
-        std::uint64_t ticket;  // order of starting, for wait()
-    };
-
-    const lane* idle() const {
-        for (const auto& l : lanes_)
-            if (!l.running) return &l;
-        return nullptr;
-    }
-
-    void start_idle() {
-        for (auto& l : lanes_) {
-            if (l.running) continue;
-            while (!queue_.empty() && memoised(queue_.front())) queue_.pop_front();
-            if (queue_.empty()) return;
-            l.current = std::move(queue_.front());
-            queue_.pop_front();
-            l.diff->begin(l.current.m);
-            l.running = true;
-            l.ticket = ++tickets_;
-        }
-    }
-
-    /// The store's key for a model's judgement: the backends and the inputs matter besides the model.
-    std::string inputs_key() const { return store::inputs_text(lanes_.front().diff->inputs()); }
-    /// The backends, and the oracles when they are not the differential one alone.
-    std::string backends_key() const {
-        std::string s;
-        for (const auto& n : names_) s += (s.empty() ? "" : ",") + n;
-        if (const auto t = lanes_.front().diff->name(); t != "differential") s = std::string(t) + ":" + s;
-        if (o_.resources.performance) s += "+performance";
-        if (o_.resources.leak) s += "+leak";
-        return s;
-    }
-
-    /// Which oracles judged, with their own figures.
-    io::json oracle_json() const {
-        io::json j = {{"tester", std::string(lanes_.front().diff->name())}};
-        std::uint64_t discarded = 0, without = 0;
-        std::array<std::uint64_t, std::size(metamorphic::relation_names)> used{};
-        bool meta = false;
-        for (const auto& l : lanes_)
-            if (const auto* m = dynamic_cast<const oracle::metamorphic_tester*>(l.diff)) {
-                meta = true;
-                discarded += m->discarded(), without += m->without_variant();
-                for (std::size_t k = 0; k < used.size(); ++k) used[k] += m->used()[k];
-            }
-        std::uint64_t short_runs = 0, unconfirmed = 0, masked_checks = 0, masked_found = 0;
-        bool differential = false;
-        for (const auto& l : lanes_)
-            if (const auto* d = dynamic_cast<const oracle::differential*>(l.diff)) {
-                differential = true;
-                short_runs += d->short_limit_runs(), unconfirmed += d->unconfirmed_timeouts();
-                masked_checks += d->masked_checks(), masked_found += d->masked_found();
-            }
-        if (differential) {
-            // Runs under short limits (a known hang's or blow-up's trigger), time-outs that did not
-            // come again alone with the limit doubled, and models whose outputs agreed while a
-            // node's traced values did not (localised; found: a node beyond rounding).
-            j["short_limit_runs"] = short_runs;
-            j["unconfirmed_timeouts"] = unconfirmed;
-            j["masked"] = {{"checked", masked_checks}, {"found", masked_found}};
-        }
-        if (meta) {
-            io::json rel = io::json::object();
-            for (std::size_t k = 0; k < used.size(); ++k) rel[std::string(metamorphic::relation_names[k])] = used[k];
-            j["metamorphic"] = {{"variants", rel}, {"discarded_self_check", discarded}, {"models_without_variant", without}};
-        }
-        if (const auto& r = o_.resources; r.any()) {
-            j["resources"] = resource_options_json(r);
-            j["resources"]["performance"] = r.performance;
-            j["resources"]["leak"] = r.leak;
-            j["resources"]["models_checked"] = resource_checks_;
-        }
-        return j;
-    }
-
-    /// A model judged before counts as executed, with its stored judgement, and is not run.
-    bool memoised(const pending& p) {
-        if (!store_) return false;
-        const auto j = store_->find_judgement(store::model_key(p.m), inputs_key(), backends_key());
-        if (!j) return false;
-        ++hits_;
-        saved_ms_ += j->ms;
-        if (j->kind == "skipped") {
-            ++single_backend_;
-            return true;
-        }
-        ++executed_;
-        cov_.add(p.m);
-        if (j->kind != "none") {
-            ++found_[j->kind];
-            if (const auto k = oracle::kind_from(j->kind); k != oracle::kind::none) bugs_.count(k, j->signature);
-        }
-        return true;
-    }
-
-    /// Every run of the model, and the oracle's judgement of it, into the store.
-    void record(const model& m, const std::vector<oracle::observation>& obs, bool skipped, oracle::kind what, const std::string& signature) {
-        if (!store_) return;
-        const auto key = store::model_key(m);
-        const auto inputs = inputs_key();
-        store_->add_model(key, m);
-        double ms = 0;
-        for (const auto& ob : obs) {
-            if (skipped) break;
-            store::execution_record e;
-            e.model = key, e.backend = ob.backend, e.inputs = inputs, e.status = ob.result.status;
-            e.outputs = store::digest_of(ob.result.outputs);
-            e.nodes = ob.nodes;
-            e.ms = ob.result.ms, e.peak_kb = ob.result.peak_kb, e.message = ob.result.message;
-            store_->add_execution(e);
-            ms += ob.result.ms;
-        }
-        const std::string kind = skipped ? "skipped" : std::string(oracle::name_of(what));
-        store_->add_judgement(key, inputs, backends_key(), {kind, signature, ms});
-    }
-
-    void restore(const io::json& j) {
-        executed_ = j.at("executed"), suppressed_ = j.at("suppressed"), all_failed_ = j.at("all_failed"), too_costly_ = j.at("too_costly");
-        too_large_ = j.value("too_large", std::uint64_t{0});
-        single_backend_ = j.at("single_backend"), resource_checks_ = j.value("resource_checks", std::uint64_t{0}), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
-        j.at("found").get_to(found_);
-        j.at("known").get_to(known_);
-        const auto& per = j.at("per_backend");
-        for (auto it = per.begin(); it != per.end(); ++it) {
-            auto& c = per_backend_[it.key()];
-            c.runs = it.value().at("runs"), c.ms = it.value().at("ms"), c.peak_kb = it.value().at("peak_kb");
-            it.value().at("status").get_to(c.status);
-        }
-        cov_.restore(j.at("coverage"));
-        if (j.contains("input_ranges")) ranges_.restore(j.at("input_ranges"));
-        if (j.contains("failed")) j.at("failed").get_to(failed_);  // a resumed campaign breeds from them no more than one run in one go
-        if (j.contains("declines")) declines_.restore(j.at("declines"));
-        for (const auto& p : j.at("pending")) {
-            auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
-            if (m) queue_.push_back({std::move(*m), p.at(1).get<std::uint64_t>()});
-        }
-    }
-
-    void complete(lane& l, double t) {
-        l.running = false;
-        oracle::tester& diff = *l.diff;
-        const pending& cur = l.current;
-        oracle::verdict v = diff.finish();
-        if (diff.last_skipped()) {
-            ++single_backend_;
-            record(cur.m, diff.observations(), true, v.what, {});
-            return;
-        }
-        ++executed_;
-        ++runs_;
-        cov_.add(cur.m);
-        const auto obs = diff.observations();
-        for (const auto& ob : obs) ranges_.add(cur.m, ob.spans);  // what each layer received, on each library that traced it
-        declines_.learn(cur.m, obs);
-        if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); }))
-            failed_.insert(store::model_key(cur.m));
-        for (std::size_t i = 0; i < obs.size(); ++i) {
-            auto& c = per_backend_[obs[i].backend];
-            ++c.runs;
-            ++c.status[static_cast<std::size_t>(obs[i].result.status)];
-            c.ms += obs[i].result.ms;
-            c.peak_kb = std::max(c.peak_kb, obs[i].result.peak_kb);
-        }
-        if (v.all_failed) ++all_failed_;
-        if (!v && diff.last_suppressed()) ++suppressed_;
-        record(cur.m, obs, false, v.what, v ? report(diff, cur, v, obs, t, true) : std::string());
-        for (const auto& also : v.more) report(diff, cur, also, obs, t, true, true);
-        if (o_.resources.any()) check_resources(diff, cur, obs, t);
-    }
-
-    /// Runs the model again on the backends that ran it, for the resource oracles.
-    void check_resources(oracle::tester& diff, const pending& cur, const std::vector<oracle::observation>& obs, double t) {
-        const auto xs = oracle::ran_ok(diff.participants(), obs);  // obs: minimising a bug ran other models since
-        if (xs.empty()) return;
-        ++resource_checks_;
-        for (const auto& v : resources_.check(cur.m, diff.last_inputs(), xs)) report(diff, cur, v, obs, t, false);
-    }
-
-    /// Stores a bug (or counts a known one); returns its signature. A second fault in a model
-    /// (`beside`: a verdict's `more`) is stored only once minimised away from the first, so that
-    /// its reproducer shows it and not the first.
-    std::string report(oracle::tester& diff, const pending& cur, const oracle::verdict& v, const std::vector<oracle::observation>& obs, double t,
-                       bool minimise, bool beside = false) {
-        // A bug seen before (same first sighting signature) is counted, not minimised again.
-        const std::string first = oracle::signature(v, v.variant ? v.variant->m : cur.m);
-        if (const auto it = known_.find(first); it != known_.end()) {
-            if (it->second.empty()) return {};  // a second fault that could not be shown alone
-            if (beside) return it->second;  // sightings are counted for a model's first verdict, as a store's replay counts them
-            ++found_[std::string(oracle::name_of(v.what))];
-            bugs_.count(v.what, it->second);
-            return it->second;
-        }
-        bug_report b;
-        b.original = cur.m;
-        b.observations = obs;
-        b.inputs = diff.inputs();
-        b.tester = std::string(diff.name());
-        b.iteration = cur.iteration;
-        b.seconds = t;
-        b.v = v;
-        b.minimal = cur.m;
-        if (minimise && o_.minimise) {
-            auto small = diff.minimise(cur.m, v);
-            b.minimal = std::move(small.m);
-            b.v = small.v;
-            b.minimise_checks = small.checks;
-        }
-        if (beside && b.minimal.size() == cur.m.size()) {
-            known_.emplace(first, std::string());
-            return {};
-        }
-        if (!beside) ++found_[std::string(oracle::name_of(v.what))];
-        // The stored signature is the minimal model's: its non-default parameters are those that matter.
-        b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
-        if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak) {
-            b.resources = resources_.last_runs();
-            b.resource_options = o_.resources;
-        }
-        known_.emplace(first, b.signature);
-        bugs_.record(b, names_);
-        return b.signature;
-    }
-
-    std::vector<lane> lanes_;
-    std::uint64_t tickets_ = 0;
-    bug_store bugs_;
-    store::campaign_store* store_ = nullptr;  // the campaign's, once open()
-    memo_coverage cov_;
-    input_range_coverage ranges_;  // known only once a model ran: executed models alone count
-    execution_options o_;
-    oracle::resources resources_;
-    std::vector<std::string> names_;
-    std::deque<pending> queue_;
-    std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, too_large_ = 0, single_backend_ = 0;
-    std::uint64_t abandoned_ = 0;  // in flight at the budget's end
-    std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
-    double saved_ms_ = 0;                // the backends' time those judgements took when they were made
-    std::map<std::string, std::uint64_t> found_;
-    std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
-    std::map<std::string, counters> per_backend_;
-    decline_table declines_;  // what each backend was seen to decline, and how often
-    std::set<std::uint64_t> failed_;  // models some backend failed on (keys): they breed no descendants
-    std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
-};
-
-}  // namespace memo::campaign
-// end #include <memo/campaign/execute.hpp>
-// begin #include <memo/campaign/generate.hpp>
-// A generation campaign: the search over seed models with no execution, its live progress line,
-// and its directory: stats.json, coverage.csv (a row per second), queue/ (every model that raised
-// coverage, named by iteration), seeds/ (the models it started from), store.db (store/store.hpp:
-// every model generated, the coverage items with the iteration that covered them, and a
-// checkpoint a second, from which a killed or finished campaign resumes exactly) and report.html.
-#include <chrono>
-#include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <string>
-#include <vector>
-
-#include <fmt/core.h>
-
-// begin #include <memo/cluster/exchange.hpp>
-// One campaign over many processes (ranks), each running its own search with its own backends:
-// every few seconds they exchange what they found (AFL's parallel mode syncs its queue the same
-// way, here through a communicator rather than a shared file system).
-//
-//   1. models: each rank's models that raised its coverage since the last exchange (at most
-//      `share`, the largest gains first) go to every rank, and each adopts into its seed pool those
-//      that raise its own coverage (search::adopt): what one rank found, the others mutate too;
-//   2. coverage: a bitwise OR of each criterion's items over the ranks, so that no rank keeps
-//      chasing what another covered (every rank has the same coverage after an exchange);
-//   3. counters: the ranks' models generated, valid and executed summed (coverage.csv's job-wide
-//      columns) and a stop flag: the campaign ends at the first exchange after any rank's budget;
-//   4. bugs: each rank's bugs stored since the last exchange go to rank 0, which owns the campaign
-//      directory and stores each signature once (bug_store::adopt), counting every rank's sightings.
-//
-// The generation loop (campaign/generate.hpp) drives it; the stats of every rank are gathered to
-// rank 0 at the end (merge_stats). See docs/cluster.md for the bytes each exchange moves.
-#include <algorithm>
-#include <chrono>
-#include <cstdint>
-#include <filesystem>
-#include <map>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include <fmt/core.h>
-
-// #include <memo/campaign/bugs.hpp> (already included)
-// #include <memo/coverage/coverage.hpp> (already included)
-// #include <memo/io/json.hpp> (already included)
-// #include <memo/store/store.hpp> (already included)
-// begin #include <memo/cluster/communicator.hpp>
-// The processes of one campaign spread over many machines, as the exchange (exchange.hpp) sees
-// them: a rank and a size, and the four collective operations it needs. cluster/mpi.hpp implements
-// it with MPI; any other transport (a test's threads, say) can too. Every operation is collective:
-// each rank calls it, in the same order, or the job hangs.
-#include <cstdint>
-#include <string>
-#include <vector>
-
-namespace memo::cluster {
-
-class communicator {
-public:
-    virtual ~communicator() = default;
-    virtual int rank() const = 0;
-    virtual int size() const = 0;
-    /// Every rank's `words`, or-ed bit by bit; the result replaces `words` on every rank.
-    virtual void bitwise_or(std::vector<std::uint64_t>& words) = 0;
-    /// Every rank's `values`, summed element by element; the result replaces `values` on every rank.
-    virtual void sum(std::vector<std::uint64_t>& values) = 0;
-    /// Every rank's `bytes`, in rank order, on every rank.
-    virtual std::vector<std::string> all_gather(const std::string& bytes) = 0;
-    /// Every rank's `bytes`, in rank order, on rank 0 (other ranks get an empty vector).
-    virtual std::vector<std::string> gather(const std::string& bytes) = 0;
-};
-
-}  // namespace memo::cluster
-// end #include <memo/cluster/communicator.hpp>
-
-namespace memo::cluster {
-
-struct exchange_options {
-    double seconds = 3;          // between two exchanges
-    std::size_t share = 8;       // models each rank sends per exchange, at most
-    std::size_t max_slots = 20;  // a search's seed pool stops adopting at this many models (each costs every step: selection sorts all seeds)
-};
-
-class exchange {
-public:
-    /// `bugs`: this rank's bug store (a campaign's execution stage's), whose bugs go to rank 0's.
-    exchange(communicator& c, const registry& reg, exchange_options o = {}, campaign::bug_store* bugs = nullptr)
-        : c_(c), own_(reg), o_(o), bugs_(bugs) {}
-
-    int rank() const { return c_.rank(); }
-    int size() const { return c_.size(); }
-    const exchange_options& options() const noexcept { return o_; }
-
-    /// The seed models a fresh campaign starts from (their items are this rank's own too).
-    void seeded(const std::vector<model>& seeds) {
-        for (const auto& m : seeds) own_.add(m);
-    }
-    /// A model that raised this rank's coverage: its items are this rank's own, and it is offered
-    /// to the other ranks at the next exchange.
-    void found(const model& m, std::size_t gain) {
-        own_.add(m);
-        // Only the `share` largest gains are kept (thousands of models can raise coverage between
-        // two exchanges when nothing runs them).
-        if (found_.size() < o_.share) {
-            found_.push_back({gain, m});
-            return;
-        }
-        const auto least = std::min_element(found_.begin(), found_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        if (least != found_.end() && gain > least->first) *least = {gain, m};
-    }
-    /// Whether an exchange is due at campaign time `t` (seconds).
-    bool due(double t) const noexcept { return t >= next_; }
-
-    /// What an exchange did.
-    struct outcome {
-        bool stop = false;        // some rank's budget is spent: every rank stops now
-        std::size_t adopted = 0;  // models this rank took into its seed pool
-    };
-
-    /// One exchange (collective: every rank calls it, in step). `mine`: this rank's models
-    /// generated, valid and executed; `done`: this rank's budget is spent. Adopted models go into
-    /// the store (a checkpoint names its slots' models by key).
-    template <class Search>
-    outcome sync(Search& s, store::campaign_store& st, std::array<std::uint64_t, 3> mine, bool done, double t) {
-        const auto began = std::chrono::steady_clock::now();
-        outcome r;
-        std::uint64_t sent = 0;
-        // 1. models
-        std::sort(found_.begin(), found_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-        io::json mj = io::json::array();
-        for (const auto& f : found_) mj.push_back(io::model_to_json(f.second));
-        shared_ += found_.size();
-        found_.clear();
-        const std::string payload = mj.dump();
-        sent += payload.size();
-        const auto all = c_.all_gather(payload);
-        for (std::size_t k = 0; k < all.size(); ++k) {
-            if (static_cast<int>(k) == rank()) continue;
-            for (const auto& j : io::json::parse(all[k])) {
-                auto m = io::model_from_json(j, own_.space().layers(), "a model from rank " + std::to_string(k));
-                const auto key = store::model_key(m);
-                if (s.adopt(std::move(m), o_.max_slots)) {
-                    st.add_model(key, s.models().back());
-                    ++r.adopted;
-                }
-            }
-        }
-        adopted_ += r.adopted;
-        // 2. coverage
-        std::vector<std::uint64_t> words;
-        for (auto k : all_criteria) words.insert(words.end(), s.coverage().items(k).words().begin(), s.coverage().items(k).words().end());
-        c_.bitwise_or(words);
-        sent += 8 * words.size();
-        auto at = words.begin();  // the OR holds this rank's items: it replaces them
-        for (auto k : all_criteria) {
-            auto& items = s.coverage().items(k);
-            const auto n = static_cast<std::ptrdiff_t>(items.words().size());
-            items.assign(std::vector<std::uint64_t>(at, at + n));
-            at += n;
-        }
-        // 3. counters and the stop flag
-        std::vector<std::uint64_t> totals{done ? 1u : 0u, mine[0], mine[1], mine[2]};
-        c_.sum(totals);
-        sent += 8 * totals.size();
-        r.stop = totals[0] > 0;
-        for (std::size_t i = 0; i < 3; ++i) others_[i] = totals[i + 1] - mine[i];
-        // 4. bugs
-        sent += ship_bugs();
-        ++syncs_;
-        bytes_ += sent;
-        seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-        next_ = t + o_.seconds;
-        return r;
-    }
-
-    /// Sends this rank's bugs not yet sent, and the counts of those seen again, to rank 0, which
-    /// stores each signature once (collective; the generation loop calls it once more at the end,
-    /// after the last models ran). A count is this rank's total, so sending it again (after a
-    /// resume from an older checkpoint) adds nothing. Returns the bytes this rank sent.
-    std::uint64_t ship_bugs() {
-        auto* bugs = bugs_;
-        io::json out = io::json::array();
-        if (bugs && rank() != 0) {
-            for (const auto& [key, j] : bugs->all()) {
-                const std::uint64_t count = j.value("count", std::uint64_t{1});
-                auto& sent = shipped_[key];
-                if (count <= sent) continue;
-                io::json e = {{"key", key}, {"sightings", count}};
-                if (sent == 0) {
-                    io::json files = io::json::object();
-                    for (const auto& f : std::filesystem::directory_iterator(bugs->dir_of(key)))
-                        if (f.is_regular_file()) files[f.path().filename().string()] = to_hex(io::read_file(f.path().string()));
-                    e["files"] = files;
-                }
-                sent = count;
-                out.push_back(std::move(e));
-            }
-        }
-        const std::string payload = out.dump();
-        const auto all = c_.gather(payload);
-        for (std::size_t k = 1; k < all.size() && bugs; ++k)
-            for (const auto& e : io::json::parse(all[k])) {
-                std::map<std::string, std::string> files;
-                if (e.contains("files"))
-                    for (const auto& [name, hex] : e.at("files").items()) files[name] = from_hex(hex.get<std::string>());
-                const auto key = e.at("key").get<std::string>();
-                bugs->adopt(key, files, e.at("sightings").get<std::uint64_t>(), static_cast<int>(k));
-            }
-        return payload.size();
-    }
-
-    /// Job-wide totals of the other ranks at the last exchange (models generated, valid, executed).
-    const std::array<std::uint64_t, 3>& others() const noexcept { return others_; }
-    /// Items this rank covered itself (its seeds and the models that raised its coverage).
-    const memo_coverage& own() const noexcept { return own_; }
-
-    /// Gathers every rank's stats.json to rank 0 (collective), which then holds the job's:
-    /// `ranks`, `per_rank` (each rank's figures and own coverage, its items in hex words), the
-    /// counters summed over the ranks, and `cluster` (exchanges, models shared, bytes).
-    void merge_stats(io::json& stats) {
-        const auto* bugs = bugs_;
-        io::json mine = {{"rank", rank()}, {"seed", stats.value("seed", std::uint64_t{0})}, {"seconds", stats.value("seconds", 0.0)}};
-        for (const char* k : summed) mine[k] = stats.value(k, std::uint64_t{0});
-        io::json cov = io::json::object(), items = io::json::object();
-        for (auto k : all_criteria) {
-            cov[std::string(name_of(k))] = {{"covered", own_.covered(k)}, {"total", own_.total(k)}};
-            std::string hex;
-            for (auto w : own_.items(k).words()) hex += fmt::format("{:016x}", w);
-            items[std::string(name_of(k))] = hex;
-        }
-        mine["coverage"] = cov;
-        mine["coverage_items"] = items;
-        std::uint64_t stored = 0;  // by this rank (rank 0 also holds those the others sent)
-        if (bugs)
-            for (const auto& [key, j] : bugs->all()) stored += !j.contains("rank");
-        mine["bugs_stored"] = stored;
-        for (const char* k : {"bugs", "memo"}) mine[k] = stats.value(k, io::json::object());
-        mine["exchange"] = {{"syncs", syncs_}, {"models_shared", shared_}, {"models_adopted", adopted_}, {"bytes_sent", bytes_}, {"seconds", seconds_}};
-        const auto all = c_.gather(mine.dump());
-        stats["rank"] = rank();
-        if (rank() != 0) return;
-        io::json per = io::json::array();
-        for (const auto& s : all) per.push_back(io::json::parse(s));
-        for (const char* k : summed) {
-            std::uint64_t total = 0;
-            for (const auto& p : per) total += p.at(k).get<std::uint64_t>();
-            if (stats.contains(k)) stats[k] = total;
-        }
-        // Sightings and memo hits add up; the unique counts are rank 0's store's already.
-        for (const char* o : {"bugs", "memo"})
-            if (stats.contains(o))
-                for (auto& [k, v] : stats[o].items())
-                    if (!k.starts_with("unique") && v.is_number()) {
-                        double total = 0;
-                        for (const auto& p : per) total += p.at(o).value(k, 0.0);
-                        v = v.is_number_unsigned() ? io::json(static_cast<std::uint64_t>(total)) : io::json(total);
-                    }
-        const double secs = std::max(stats.value("seconds", 0.0), 1e-9);
-        stats["models_per_second"] = static_cast<double>(stats.value("models_generated", std::uint64_t{0})) / secs;
-        stats["valid_per_second"] = static_cast<double>(stats.value("models_valid", std::uint64_t{0})) / secs;
-        std::uint64_t shared = 0, adopted = 0, bytes = 0;
-        for (const auto& p : per) {
-            shared += p.at("exchange").at("models_shared").get<std::uint64_t>();
-            adopted += p.at("exchange").at("models_adopted").get<std::uint64_t>();
-            bytes += p.at("exchange").at("bytes_sent").get<std::uint64_t>();
-        }
-        stats["ranks"] = size();
-        stats["per_rank"] = per;
-        stats["cluster"] = {{"syncs", syncs_}, {"sync_seconds", o_.seconds}, {"share", o_.share}, {"models_shared", shared},
-                            {"models_adopted", adopted}, {"bytes_sent", bytes}, {"coverage_bytes_per_sync", coverage_bytes()}};
-    }
-
-    /// The bytes of one rank's coverage words (what each exchange's OR moves per rank).
-    std::uint64_t coverage_bytes() const {
-        std::uint64_t n = 0;
-        for (auto k : all_criteria) n += 8 * own_.items(k).words().size();
-        return n;
-    }
-
-    /// What a checkpoint keeps of the exchange, and its restoring.
-    io::json save() const {
-        return {{"own", own_.save()}, {"syncs", syncs_}, {"shared", shared_}, {"adopted", adopted_}, {"bytes", bytes_}, {"seconds", seconds_}, {"shipped", shipped_}};
-    }
-    void restore(const io::json& j) {
-        own_.restore(j.at("own"));
-        syncs_ = j.at("syncs"), shared_ = j.at("shared"), adopted_ = j.at("adopted"), bytes_ = j.at("bytes"), seconds_ = j.at("seconds");
-        j.at("shipped").get_to(shipped_);
-    }
-
-private:
-    // A bug's files travel in JSON, which holds text only (model.onnx is binary): in hex.
-    static std::string to_hex(const std::string& bytes) {
-        static constexpr char digits[] = "0123456789abcdef";
-        std::string r;
-        r.reserve(2 * bytes.size());
-        for (unsigned char c : bytes) r += digits[c >> 4], r += digits[c & 15];
-        return r;
-    }
-    static std::string from_hex(const std::string& hex) {
-        auto value = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-        std::string r(hex.size() / 2, '\0');
-        for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<char>(value(hex[2 * i]) << 4 | value(hex[2 * i + 1]));
-        return r;
-    }
-
-    static constexpr const char* summed[] = {"iterations", "models_generated", "models_valid", "models_diverse", "models_executed"};
-    communicator& c_;
-    memo_coverage own_;
-    exchange_options o_;
-    campaign::bug_store* bugs_;
-    std::vector<std::pair<std::size_t, model>> found_;  // since the last exchange, with their gains
-    std::map<std::string, std::uint64_t> shipped_;      // bug key -> sightings sent to rank 0
-    std::array<std::uint64_t, 3> others_{};
-    double next_ = 0;  // campaign time of the next exchange
-    std::uint64_t syncs_ = 0, shared_ = 0, adopted_ = 0, bytes_ = 0;
-    double seconds_ = 0;  // in exchanges, waiting for the other ranks included
-};
-
-}  // namespace memo::cluster
-// end #include <memo/cluster/exchange.hpp>
-// #include <memo/io/json.hpp> (already included)
-// begin #include <memo/report/report.hpp>
-// report.html: a campaign at a glance, as one self-contained page (no script, no network):
-//   the run's figures, coverage over time for each criterion, models per second over time,
-//   each backend's runs, the bug table (with links to each reproducer and its ONNX file), and the
-//   coverage still missing (uncovered pairs and parameter values, grouped by layer).
-// compare_html draws several campaigns' coverage curves on one chart per criterion.
-#include <algorithm>
-#include <filesystem>
-#include <map>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include <fmt/core.h>
-
-// #include <memo/store/store.hpp> (already included)
-// begin #include <memo/report/campaign_data.hpp>
-// What a report reads back from a campaign directory (docs/campaign-directory.md): stats.json,
-// coverage.csv, bugs/*/*/bug.json, and the coverage itself, recomputed from seeds/ and queue/.
-// Every file is optional: a campaign that was killed, or is still running, still gets a report
-// of what it wrote so far.
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <optional>
-#include <sstream>
-#include <string>
-#include <vector>
-
-// #include <memo/coverage/coverage.hpp> (already included)
-// #include <memo/io/json.hpp> (already included)
-
-namespace memo::report {
-
-/// coverage.csv: a header of column names, then rows of numbers.
-struct csv_table {
-    std::vector<std::string> columns;
-    std::vector<std::vector<double>> rows;
-
-    int column(std::string_view name) const {
-        auto it = std::find(columns.begin(), columns.end(), name);
-        return it == columns.end() ? -1 : static_cast<int>(it - columns.begin());
-    }
-};
-
-inline csv_table read_csv(const std::filesystem::path& path) {
-    csv_table t;
-    std::ifstream in(path);
-    std::string line;
-    if (!in || !std::getline(in, line)) return t;
-    std::stringstream head(line);
-    for (std::string c; std::getline(head, c, ',');) t.columns.push_back(c);
-    while (std::getline(in, line)) {
-        std::vector<double> row;
-        std::stringstream cells(line);
-        for (std::string c; std::getline(cells, c, ',');) {
-            try {
-                row.push_back(std::stod(c));
-            } catch (const std::exception&) {
-                row.clear();
-                break;
-            }
-        }
-        if (row.size() == t.columns.size()) t.rows.push_back(std::move(row));  // a torn last line is skipped
-    }
-    return t;
-}
-
-/// One stored bug, from its bug.json.
-struct bug_entry {
-    std::string kind, signature;
-    std::string path;  // relative to the campaign directory: bugs/<kind>/<signature>
-    io::json data;     // bug.json
-    bool has_onnx = false;
-};
-
-struct campaign_data {
-    std::filesystem::path dir;
-    std::string name;                 // the directory's name
-    std::optional<io::json> stats;    // absent while the campaign runs, or when it was killed
-    csv_table coverage;
-    std::vector<bug_entry> bugs;      // by first sighting
-    std::size_t unreadable = 0;       // bug.json or queue/seed files that could not be read
-};
-
-inline campaign_data read_campaign(const std::filesystem::path& dir) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw error(dir.string() + ": not a directory");
-    campaign_data c;
-    c.dir = dir;
-    c.name = fs::weakly_canonical(dir).filename().string();
-    if (fs::exists(dir / "stats.json")) c.stats = io::parse_json_file((dir / "stats.json").string());
-    c.coverage = read_csv(dir / "coverage.csv");
-    if (!c.stats && c.coverage.columns.empty())
-        throw error(dir.string() + ": not a campaign directory (neither stats.json nor coverage.csv)");
-    if (fs::is_directory(dir / "bugs"))
-        for (const auto& k : fs::directory_iterator(dir / "bugs")) {
-            if (!k.is_directory() || k.path().filename() == ".tmp") continue;  // unfinished writes
-            for (const auto& b : fs::directory_iterator(k.path())) {
-                if (!fs::exists(b.path() / "bug.json")) continue;
-                try {
-                    bug_entry e{k.path().filename().string(), b.path().filename().string(),
-                                "bugs/" + k.path().filename().string() + "/" + b.path().filename().string(),
-                                io::parse_json_file((b.path() / "bug.json").string()), fs::exists(b.path() / "minimal.onnx")};
-                    c.bugs.push_back(std::move(e));
-                } catch (const std::exception&) {
-                    ++c.unreadable;
-                }
-            }
-        }
-    auto first_seen = [](const bug_entry& b) { return b.data.value("first_seen", io::json::object()).value("seconds", 0.0); };
-    std::sort(c.bugs.begin(), c.bugs.end(), [&](const bug_entry& a, const bug_entry& b) {
-        return first_seen(a) != first_seen(b) ? first_seen(a) < first_seen(b) : a.path < b.path;
-    });
-    return c;
-}
-
-/// The campaign's coverage: its seeds' and every queued model's (the queue holds every model that
-/// raised coverage, so the union is what the search covered). Unreadable files are counted.
-inline memo_coverage replay_coverage(const std::filesystem::path& dir, const registry& reg, std::size_t* unreadable = nullptr) {
-    namespace fs = std::filesystem;
-    memo_coverage cov(reg);
-    for (const char* sub : {"seeds", "queue"}) {
-        if (!fs::is_directory(dir / sub)) continue;
-        for (const auto& f : fs::directory_iterator(dir / sub)) {
-            if (f.path().extension() != ".json") continue;
-            try {
-                cov.add(io::load_model(f.path().string(), reg));
-            } catch (const std::exception&) {
-                if (unreadable) ++*unreadable;
-            }
-        }
-    }
-    return cov;
-}
-
-}  // namespace memo::report
-// end #include <memo/report/campaign_data.hpp>
-// begin #include <memo/report/html.hpp>
-// The pieces of a self-contained HTML page: escaping, and the page frame with its inline style
-// (no script, no external resource: a report opens offline, from any directory).
-#include <string>
-#include <string_view>
-
-namespace memo::report {
-
-/// Text made safe for HTML content and attribute values.
-inline std::string escape(std::string_view s) {
-    std::string r;
-    r.reserve(s.size());
-    for (char c : s) switch (c) {
-            case '&': r += "&amp;"; break;
-            case '<': r += "&lt;"; break;
-            case '>': r += "&gt;"; break;
-            case '"': r += "&quot;"; break;
-            case '\'': r += "&#39;"; break;
-            default: r += c;
-        }
-    return r;
-}
-
-/// A whole page around `body`.
-inline std::string page(std::string_view title, std::string_view body) {
-    std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
-    s += escape(title);
-    s += R"(</title>
-<style>
-body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1200px; padding: 0 16px; color: #222; }
-h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 28px; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: 8px 0; } th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
-.charts { display: flex; flex-wrap: wrap; gap: 12px; }
-svg.chart { background: #fff; border: 1px solid #e4e4e4; }
-svg .title { font-size: 13px; font-weight: 600; } svg .tick { font-size: 10px; fill: #555; } svg .label { font-size: 11px; fill: #333; }
-svg .legend { font-size: 10px; } svg .grid { stroke: #eee; } svg .frame { fill: none; stroke: #999; }
-svg .series { fill: none; stroke-width: 2; stroke-linejoin: round; }
-code, .mono { font-family: ui-monospace, monospace; font-size: 12px; } .muted { color: #777; }
-details { margin: 2px 0; } summary { cursor: pointer; }
-</style>
-</head>
-<body>
-)";
-    s += body;
-    return s + "\n</body>\n</html>\n";
-}
-
-}  // namespace memo::report
-// end #include <memo/report/html.hpp>
-// begin #include <memo/report/svg.hpp>
-// Line charts as inline SVG, drawn here so that a report needs no script and no network: axes with
-// round ticks, one path per series, a legend. Used by report.html and `memo-fuzz compare`.
-#include <algorithm>
-#include <cmath>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include <fmt/core.h>
-
-// #include <memo/report/html.hpp> (already included)
-
-namespace memo::report {
-
-struct series {
-    std::string name;
-    std::vector<std::pair<double, double>> points;  // (x, y), x ascending
-};
-
-struct chart_options {
-    std::string title, x_label, y_label;
-    double y_max = 0;  // 0: from the data
-    int width = 560, height = 280;
-};
-
-namespace detail {
-
-/// A round tick step (1, 2 or 5 times a power of ten) giving about `ticks` intervals over span.
-inline double tick_step(double span, int ticks = 5) {
-    if (!(span > 0)) return 1;
-    const double raw = span / ticks, mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double f = raw / mag;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-}
-
-inline std::string tick_label(double v) {
-    if (std::abs(v) >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
-    if (std::abs(v) >= 1e4) return fmt::format("{:.3g}k", v / 1e3);
-    return fmt::format("{:.4g}", v);
-}
-
-inline constexpr const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
-}  // namespace detail
-
-/// One chart; every series is one <path d="M...">. Series without points are listed, not drawn.
-inline std::string line_chart(const std::vector<series>& all, const chart_options& o) {
-    // The legend sits under the plot, a few entries per row, when there is more than one series.
-    const double left = 58, right = 12, top = 30, entry = 170;
-    const auto per_row = static_cast<std::size_t>(std::max(1.0, (o.width - left - right) / entry));
-    const std::size_t legend_rows = all.size() > 1 ? (all.size() + per_row - 1) / per_row : 0;
-    const double bottom = 42, height = o.height + (legend_rows ? 6 + 16.0 * static_cast<double>(legend_rows) : 0);
-    const double w = o.width - left - right, h = o.height - top - bottom;
-    double x_max = 0, y_max = o.y_max;
-    for (const auto& s : all)
-        for (const auto& [x, y] : s.points) {
-            if (std::isfinite(x)) x_max = std::max(x_max, x);
-            if (o.y_max <= 0 && std::isfinite(y)) y_max = std::max(y_max, y);
-        }
-    const double xs = detail::tick_step(x_max), ys = detail::tick_step(y_max);
-    x_max = std::max(xs, std::ceil(x_max / xs - 1e-9) * xs);
-    y_max = std::max(ys, std::ceil(y_max / ys - 1e-9) * ys);
-    auto px = [&](double x) { return left + w * std::clamp(x / x_max, 0.0, 1.0); };
-    auto py = [&](double y) { return top + h * (1 - std::clamp(y / y_max, 0.0, 1.0)); };
-
-    std::string s = fmt::format(R"svg(<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)svg",
-                                o.width, height, o.width, height);
-    s += fmt::format(R"svg(<title>{}</title><text x="{}" y="18" class="title">{}</text>)svg", escape(o.title), left, escape(o.title));
-    for (double v = 0; v <= y_max + ys / 2; v += ys)
-        s += fmt::format(R"svg(<line class="grid" x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}"/><text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)svg",
-                         left, left + w, py(v), py(v), left - 6, py(v) + 4, detail::tick_label(v));
-    for (double v = 0; v <= x_max + xs / 2; v += xs)
-        s += fmt::format(R"svg(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)svg", px(v), top + h + 16, detail::tick_label(v));
-    s += fmt::format(R"svg(<rect class="frame" x="{}" y="{}" width="{}" height="{}"/>)svg", left, top, w, h);
-    s += fmt::format(R"svg(<text class="label" x="{:.1f}" y="{}" text-anchor="middle">{}</text>)svg", left + w / 2, o.height - 6, escape(o.x_label));
-    s += fmt::format(R"svg(<text class="label" transform="translate(14 {:.1f}) rotate(-90)" text-anchor="middle">{}</text>)svg", top + h / 2,
-                     escape(o.y_label));
-    for (std::size_t i = 0; i < all.size(); ++i) {
-        const char* colour = detail::palette[i % std::size(detail::palette)];
-        std::string d;
-        for (const auto& [x, y] : all[i].points) {
-            if (!std::isfinite(x) || !std::isfinite(y)) continue;
-            d += fmt::format("{}{:.1f} {:.1f}", d.empty() ? "M" : " L", px(x), py(y));
-        }
-        if (!d.empty()) s += fmt::format(R"svg(<path class="series" d="{}" stroke="{}"><title>{}</title></path>)svg", d, colour, escape(all[i].name));
-        if (!legend_rows) continue;
-        std::string name = all[i].name.size() > 26 ? all[i].name.substr(0, 25) + "~" : all[i].name;
-        const double lx = left + entry * static_cast<double>(i % per_row), ly = o.height + 12 + 16.0 * static_cast<double>(i / per_row);
-        s += fmt::format(R"svg(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="3"/><text class="legend" x="{:.1f}" y="{:.1f}">{}</text>)svg",
-                         lx, lx + 18, ly - 4, ly - 4, colour, lx + 24, ly, escape(name));
-    }
-    return s + "</svg>";
-}
-
-}  // namespace memo::report
-// end #include <memo/report/svg.hpp>
-
-namespace memo::report {
-
-namespace detail {
-
-/// A column of coverage.csv against its time column, as a chart series.
-inline series csv_series(const csv_table& t, std::string_view column, std::string name) {
-    series s{std::move(name), {}};
-    const int x = t.column("seconds"), y = t.column(column);
-    if (x < 0 || y < 0) return s;
-    for (const auto& r : t.rows) s.points.emplace_back(r[static_cast<std::size_t>(x)], r[static_cast<std::size_t>(y)]);
-    return s;
-}
-
-/// The rate of a cumulative column: its increase over each interval, per second.
-inline series rate_series(const csv_table& t, std::string_view column, std::string name) {
-    const series cum = csv_series(t, column, std::move(name));
-    series s{cum.name, {}};
-    for (std::size_t i = 1; i < cum.points.size(); ++i) {
-        const double dt = cum.points[i].first - cum.points[i - 1].first;
-        if (dt > 1e-3) s.points.emplace_back(cum.points[i].first, (cum.points[i].second - cum.points[i - 1].second) / dt);
-    }
-    return s;
-}
-
-inline std::string number(const io::json& j, const char* key, const char* fmt_spec = "{}") {
-    if (!j.contains(key) || j[key].is_null()) return "";
-    if (j[key].is_number_float()) return fmt::format(fmt::runtime(fmt_spec), j[key].get<double>());
-    if (j[key].is_number()) return fmt::format("{}", j[key].get<std::int64_t>());
-    return escape(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
-}
-
-inline std::string join(const io::json& list) {
-    std::string s;
-    if (!list.is_array()) return s;
-    for (const auto& x : list) s += (s.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
-    return s;
-}
-
-inline std::string summary_section(const campaign_data& c) {
-    if (!c.stats) return "<p class=\"muted\">No stats.json: the campaign is still running, or was stopped before its end. "
-                         "What follows is what it wrote so far.</p>";
-    const auto& s = *c.stats;
-    std::string h = "<table class=\"summary\">";
-    auto row = [&](const char* label, const std::string& v) {
-        if (!v.empty()) h += fmt::format("<tr><th>{}</th><td>{}</td></tr>", label, v);
-    };
-    row("backends", escape(join(s.value("backends", io::json::array()))));
-    row("seconds", number(s, "seconds", "{:.1f}"));
-    row("seed", number(s, "seed"));
-    row("selector, operators", escape(s.value("selector", std::string()) + ", " + s.value("operators", std::string())));
-    row("models generated", number(s, "models_generated") + " (" + number(s, "models_per_second", "{:.0f}") + "/s)");
-    row("valid, diverse", number(s, "models_valid") + ", " + number(s, "models_diverse"));
-    row("models executed", number(s, "models_executed"));
-    if (s.contains("bugs") && s["bugs"].is_object()) {
-        std::string b;
-        for (const auto& [k, v] : s["bugs"].items())
-            if (k.rfind("unique_", 0) == 0) b += (b.empty() ? "" : ", ") + fmt::format("{} {}", v.dump(), escape(k.substr(7)));
-        row("distinct bugs", b);
-    }
-    return h + "</table>";
-}
-
-inline std::string coverage_section(const campaign_data& c, const memo_coverage& cov) {
-    std::string h = "<h2>Coverage over time</h2><table><tr><th>criterion</th><th>covered</th><th>total</th><th>%</th></tr>";
-    for (auto k : all_criteria) {
-        const std::size_t covered = cov.covered(k), total = cov.total(k);
-        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", name_of(k), covered,
-                         total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
-    }
-    // The criteria of a metric beside MEMO's (--coverage memo,rnn-state), as stats.json has them.
-    // And the criteria known only from runs (layer_input_range), as stats.json's coverage_executed has them.
-    std::vector<std::string> extra;
-    for (const char* section : {"coverage", "coverage_executed"})
-        if (c.stats && c.stats->contains(section))
-            for (const auto& [name, v] : (*c.stats)[section].items()) {
-                if (std::any_of(all_criteria.begin(), all_criteria.end(), [&](criterion k) { return name_of(k) == name; })) continue;
-                if (std::find(extra.begin(), extra.end(), name) != extra.end()) continue;
-                extra.push_back(name);
-                const double covered = v.value("covered", 0.0), total = v.value("total", 0.0);
-                h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", escape(name),
-                                 v.value("covered", io::json()).dump(), v.value("total", io::json()).dump(), total > 0 ? 100.0 * covered / total : 0.0);
-            }
-    h += "</table><div class=\"charts\">";
-    for (auto k : all_criteria) {
-        chart_options o{std::string(name_of(k)), "seconds", "items covered"};
-        o.width = 380, o.height = 240;
-        h += line_chart({csv_series(c.coverage, name_of(k), std::string(name_of(k)))}, o);
-    }
-    for (const auto& name : extra) {
-        if (c.coverage.column(name) < 0) continue;
-        chart_options o{name, "seconds", "covered"};
-        o.width = 380, o.height = 240;
-        h += line_chart({csv_series(c.coverage, name, name)}, o);
-    }
-    h += "</div><h2>Models per second</h2><div class=\"charts\">";
-    std::vector<series> rates;
-    for (const char* col : {"models", "valid", "executed"})
-        if (c.coverage.column(col) >= 0) rates.push_back(rate_series(c.coverage, col, col));
-    h += line_chart(rates, {"models per second", "seconds", "models / s"});
-    return h + "</div>";
-}
-
-inline std::string executions_section(const campaign_data& c) {
-    if (!c.stats || !c.stats->contains("executions") || (*c.stats)["executions"].empty()) return "";
-    std::string h = "<h2>Backends</h2><table><tr><th>backend</th><th>runs</th><th>status</th><th>mean ms</th><th>peak MiB</th><th>restarts</th>"
-                    "<th>declined</th><th>why (layer in dtype: runs)</th></tr>";
-    for (const auto& [name, e] : (*c.stats)["executions"].items()) {
-        std::string st, why;
-        const auto status = e.value("status", io::json::object());  // named: a temporary would die before the loop
-        for (const auto& [k, v] : status.items()) st += (st.empty() ? "" : ", ") + k + " " + v.dump();
-        const auto declined = e.value("declined", io::json::object());
-        for (const auto& r : declined.value("reasons", io::json::array()))
-            why += (why.empty() ? "" : "; ") + r.value("reason", std::string()) + ": " + r.value("runs", io::json(0)).dump();
-        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{}</td>"
-                         "<td class=\"n\">{:.1f} %</td><td>{}</td></tr>",
-                         escape(name), e.value("runs", 0), escape(st), e.value("ms_mean", 0.0), e.value("peak_kb_max", 0.0) / 1024,
-                         e.value("restarts", 0), 100.0 * declined.value("share", 0.0), escape(why));
-    }
-    return h + "</table>";
-}
-
-inline std::string bugs_section(const campaign_data& c) {
-    std::string h = fmt::format("<h2>Bugs ({})</h2>", c.bugs.size());
-    if (c.bugs.empty()) return h + "<p class=\"muted\">No bug was found.</p>";
-    h += "<table class=\"bugs\"><tr><th>kind</th><th>backends</th><th>layer</th><th>pair</th><th>parameters</th>"
-         "<th>first seen</th><th>count</th><th>message</th><th>files</th></tr>";
-    for (const auto& b : c.bugs) {
-        const auto& d = b.data;
-        const auto where = d.value("localisation", io::json::object());
-        const auto first = d.value("first_seen", io::json::object());
-        std::string params;
-        const auto ps = where.value("params", io::json::object());
-        for (const auto& [k, v] : ps.items()) params += (params.empty() ? "" : ", ") + k + "=" + v.dump();
-        std::string backends = join(d.value("culprits", io::json::array()));
-        if (const auto peers = join(d.value("peers", io::json::array())); !peers.empty()) backends += " vs " + peers;
-        const std::string base = escape(b.path) + "/";
-        std::string files = fmt::format("<a href=\"{0}repro.sh\">repro.sh</a> <a href=\"{0}minimal.json\">minimal.json</a> <a href=\"{0}bug.json\">bug.json</a>", base);
-        if (b.has_onnx) files += fmt::format(" <a href=\"{0}minimal.onnx\">minimal.onnx</a> <a href=\"{0}model.onnx\">model.onnx</a>", base);
-        std::string message = d.value("message", std::string());
-        if (message.size() > 160) message = message.substr(0, 157) + "...";
-        h += fmt::format("<tr class=\"bug\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"n\">{:.1f} s<br>iteration {}</td>"
-                         "<td class=\"n\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>",
-                         escape(b.kind), escape(backends), escape(where.value("layer", std::string())),
-                         escape(where.value("pair", std::string())), escape(params), first.value("seconds", 0.0),
-                         first.value("iteration", std::uint64_t{0}), d.value("count", 1), escape(message), files);
-    }
-    return h + "</table>";
-}
-
-/// The items of one criterion not covered, grouped by their first layer class.
-inline std::string missing_group(const memo_coverage& cov, criterion k, const char* title) {
-    const universe& u = cov.space();
-    std::map<std::string, std::vector<std::string>> by_layer;
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < cov.total(k); ++i) {
-        if (cov.has(k, i)) continue;
-        const std::string d = u.describe(k, i);
-        // describe() names the first class, then " -> B", ".param=value" or " input ...".
-        const auto cut = std::min({d.find(" -> "), d.find('.'), d.find(" input ")});
-        by_layer[d.substr(0, cut)].push_back(cut == std::string::npos ? d : d.substr(cut));
-        ++n;
-    }
-    std::string h = fmt::format("<h3>{} ({} of {} missing)</h3>", title, n, cov.total(k));
-    for (const auto& [layer, items] : by_layer) {
-        std::string list;
-        for (const auto& x : items) list += (list.empty() ? "" : ", ") + escape(x);
-        h += fmt::format("<details><summary>{} ({})</summary><p class=\"mono\">{}</p></details>", escape(layer), items.size(), list);
-    }
-    return h;
-}
-
-inline std::string missing_section(const memo_coverage& cov) {
-    return "<h2>Coverage still missing</h2>" + missing_group(cov, criterion::layer_type, "Layer types") +
-           missing_group(cov, criterion::layer_pair_connectable, "Connectable layer pairs") +
-           missing_group(cov, criterion::layer_param, "Parameter values") + missing_group(cov, criterion::layer_input, "Layer inputs");
-}
-
-}  // namespace detail
-
-/// The page of one campaign, whose coverage is `cov`.
-inline std::string campaign_html(const campaign_data& c, const memo_coverage& cov) {
-    std::string body = fmt::format("<h1>memo campaign: {}</h1>", escape(c.name));
-    body += detail::summary_section(c) + detail::coverage_section(c, cov) + detail::executions_section(c) + detail::bugs_section(c);
-    body += detail::missing_section(cov);
-    if (c.unreadable) body += fmt::format("<p class=\"muted\">{} files of the directory could not be read and are left out.</p>", c.unreadable);
-    return page("memo campaign " + c.name, body);
-}
-
-/// Writes DIR/report.html (atomically) for a campaign whose coverage is `cov`; returns its path.
-inline std::filesystem::path write_report(const std::filesystem::path& dir, const memo_coverage& cov) {
-    const auto c = read_campaign(dir);
-    const auto path = dir / "report.html";
-    io::write_file(path.string(), campaign_html(c, cov));
-    return path;
-}
-
-/// The same from what the directory holds: the coverage its store's checkpoint saved, or, in a
-/// directory without one, the coverage recomputed from seeds/ and queue/.
-inline std::filesystem::path write_report(const std::filesystem::path& dir, const registry& reg) {
-    auto c = read_campaign(dir);
-    memo_coverage cov(reg);
-    std::optional<store::checkpoint> cp;
-    if (std::filesystem::exists(store::campaign_store::file_in(dir))) cp = store::campaign_store(store::campaign_store::file_in(dir)).load_checkpoint();
-    if (cp && cp->state.contains("coverage")) {
-        cov.restore(cp->state.at("coverage"));
-    } else {
-        cov = replay_coverage(dir, reg, &c.unreadable);
-    }
-    const auto path = dir / "report.html";
-    io::write_file(path.string(), campaign_html(c, cov));
-    return path;
-}
-
-/// Several campaigns' coverage curves, one chart per criterion, and their final figures.
-inline std::string compare_html(const std::vector<campaign_data>& cs) {
-    std::string body = "<h1>memo campaigns compared</h1><table><tr><th>campaign</th><th>seconds</th><th>models</th>";
-    for (auto k : all_criteria) body += fmt::format("<th>{}</th>", name_of(k));
-    body += "<th>distinct bugs</th></tr>";
-    for (const auto& c : cs) {
-        const io::json s = c.stats.value_or(io::json::object());
-        body += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>", escape(c.name), detail::number(s, "seconds", "{:.1f}"),
-                            detail::number(s, "models_generated"));
-        for (auto k : all_criteria) {
-            const auto j = s.value("coverage", io::json::object()).value(std::string(name_of(k)), io::json::object());
-            body += fmt::format("<td class=\"n\">{} / {}</td>", j.value("covered", 0), j.value("total", 0));
-        }
-        body += fmt::format("<td class=\"n\">{}</td></tr>", c.bugs.size());
-    }
-    body += "</table><h2>Coverage over time</h2><div class=\"charts\">";
-    for (auto k : all_criteria) {
-        std::vector<series> lines;
-        for (const auto& c : cs) lines.push_back(detail::csv_series(c.coverage, name_of(k), c.name));
-        body += line_chart(lines, {std::string(name_of(k)), "seconds", "items covered"});
-    }
-    std::vector<series> rates;
-    for (const auto& c : cs) rates.push_back(detail::rate_series(c.coverage, "models", c.name));
-    body += line_chart(rates, {"models per second", "seconds", "models / s"});
-    return page("memo campaigns compared", body + "</div>");
-}
-
-}  // namespace memo::report
-// end #include <memo/report/report.hpp>
-// begin #include <memo/search/search.hpp>
-// The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
-// its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
-// the parent model in every seed that holds it (UpdateSeeds).
-//
-//   memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector>
-//       s(seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 7);
-//   for (int i = 0; i < 1000; ++i) s.step();
-//
-// A user instantiates it with their own model, operator set, coverage metric and selector; the
-// operators receive a Context built from the coverage (memo::mutation::context by default).
-#include <array>
-#include <cstdint>
-#include <span>
-#include <string>
-#include <functional>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-// #include <memo/coverage/coverage.hpp> (already included)
-// begin #include <memo/mutation/operators.hpp>
-// The operator sets a search draws from.
-#include <tuple>
-
-// begin #include <memo/mutation/lemon_ops.hpp>
-// LEMON's operators, for the paper's ablation MEMO_o: the model-level rules (layer removal,
-// switch, duplication, addition, activation removal and replacement) and the weight-level rules
-// (Gaussian fuzzing, neuron effect blocking, neuron activation inverse, neuron switch), the latter
-// kept as weight edits that backends apply when they draw weights from the model's seed.
-// None of them looks at coverage.
-// #include <memo/mutation/steps.hpp> (already included)
-
-namespace memo::mutation {
-
-namespace detail {
-inline context unguided(const context& ctx) {
-    context c = ctx;
-    c.guided = false;
-    return c;
-}
-inline const shape& input_shape(const model& m, int i) { return m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(i)].inputs[0])].out; }
-/// Universe nodes with one input whose output shape equals their input shape.
-inline std::vector<int> shape_keeping(const model& m, const context& ctx) {
-    std::vector<int> r;
-    for (int i : steps::universe_nodes(m, ctx, true))
-        if (m.nodes[static_cast<std::size_t>(i)].out == input_shape(m, i)) r.push_back(i);
-    return r;
-}
-inline std::vector<int> with_activation(const model& m, bool non_linear) {
-    std::vector<int> r;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-        const int j = m.nodes[i].layer->param_index("activation");
-        if (j >= 0 && m.nodes[i].layer->in_universe && (!non_linear || as_str(m.nodes[i].params[static_cast<std::size_t>(j)]) != "linear"))
-            r.push_back(static_cast<int>(i));
-    }
-    return r;
-}
-/// Nodes with trainable weights (they have an initializer parameter).
-inline std::vector<int> with_weights(const model& m) {
-    std::vector<int> r;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i)
-        for (const auto& p : m.nodes[i].layer->params)
-            if (p.what == role::init) {
-                r.push_back(static_cast<int>(i));
-                break;
-            }
-    return r;
-}
-template <weight_edit::kind K>
-struct weight_rule {
-    expected<model> operator()(const model& m, rng& r, const context&) const {
-        const auto nodes = with_weights(m);
-        if (nodes.empty()) return fail("no layer has weights");
-        model out = m;
-        out.weight_edits.push_back({K, nodes[r.index(nodes.size())], r.uniform_real(0.01, 0.5), r()});
-        return out;
-    }
-};
-}  // namespace detail
-
-/// LR: removes a layer; its consumers read its input, adapted to the shape they had.
-struct layer_removal {
-    static constexpr std::string_view name = "LR";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        const auto nodes = steps::universe_nodes(m, ctx, true);
-        if (nodes.empty()) return fail("no layer to remove");
-        model out = m;
-        const int v = nodes[r.index(nodes.size())];
-        const int src = out.nodes[static_cast<std::size_t>(v)].inputs[0];
-        const shape keep = out.nodes[static_cast<std::size_t>(v)].out;
-        const dtype keep_type = out.nodes[static_cast<std::size_t>(v)].type;
-        int cursor = v + 1;
-        auto bridge = convert_at(out, ctx.ad, src, cursor, keep, keep_type);
-        if (!bridge) return bridge.error();
-        redirect(out, v, *bridge);
-        erase_at(out, v);
-        if (out.outputs.empty()) return fail("removal left no output");
-        return steps::within_limits(std::move(out), ctx);
-    }
-};
-
-/// LS: switches two layers that have the same input and output shapes.
-struct layer_switch {
-    static constexpr std::string_view name = "LS";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        const auto nodes = detail::shape_keeping(m, ctx);
-        std::vector<std::pair<int, int>> pairs;
-        for (int a : nodes)
-            for (int b : nodes)
-                if (a < b && m.nodes[static_cast<std::size_t>(a)].layer != m.nodes[static_cast<std::size_t>(b)].layer &&
-                    detail::input_shape(m, a) == detail::input_shape(m, b))
-                    pairs.emplace_back(a, b);
-        if (pairs.empty()) return fail("no two layers to switch");
-        const auto [a, b] = pairs[r.index(pairs.size())];
-        model out = m;
-        auto& x = out.nodes[static_cast<std::size_t>(a)];
-        auto& y = out.nodes[static_cast<std::size_t>(b)];
-        std::swap(x.layer, y.layer);
-        std::swap(x.params, y.params);
-        std::swap(x.name, y.name);
-        if (auto ok = infer_shapes(out); !ok) return ok.error();
-        return out;
-    }
-};
-
-/// LD: duplicates a layer whose output shape equals its input shape, right after itself.
-struct layer_duplication {
-    static constexpr std::string_view name = "LD";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        const auto nodes = detail::shape_keeping(m, ctx);
-        if (nodes.empty()) return fail("no layer keeps its shape");
-        model out = m;
-        const int v = nodes[r.index(nodes.size())];
-        node copy = out.nodes[static_cast<std::size_t>(v)];
-        copy.inputs = {v};
-        copy.name.clear();
-        auto added = add_node(out, v + 1, *copy.layer, copy.params, {v}, {});
-        if (!added) return added.error();
-        redirect(out, v, *added);
-        return steps::within_limits(std::move(out), ctx);
-    }
-};
-
-/// LA: adds a layer of any class, drawn at random, after a random node.
-struct layer_addition {
-    static constexpr std::string_view name = "LA";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        const context plain = detail::unguided(ctx);
-        model out = m;
-        const layer_def& L = *plain.singles[r.index(plain.singles.size())];
-        if (auto at = steps::insert_layer_after(out, plain, L, steps::pick_node(out, r), r); !at) return at.error();
-        return steps::within_limits(std::move(out), ctx);
-    }
-};
-
-/// AFRm: removes a layer's activation function (sets it to linear).
-struct activation_removal {
-    static constexpr std::string_view name = "AFRm";
-    expected<model> operator()(const model& m, rng& r, const context&) const {
-        const auto nodes = detail::with_activation(m, true);
-        if (nodes.empty()) return fail("no non-linear activation");
-        model out = m;
-        out.nodes[static_cast<std::size_t>(nodes[r.index(nodes.size())])].set("activation", "linear");
-        return out;
-    }
-};
-
-/// AFRp: replaces a layer's activation function with another.
-struct activation_replacement {
-    static constexpr std::string_view name = "AFRp";
-    expected<model> operator()(const model& m, rng& r, const context&) const {
-        const auto nodes = detail::with_activation(m, false);
-        if (nodes.empty()) return fail("no activation");
-        model out = m;
-        node& n = out.nodes[static_cast<std::size_t>(nodes[r.index(nodes.size())])];
-        const auto j = static_cast<std::size_t>(n.layer->param_index("activation"));
-        n.params[j] = n.layer->params[j].dom.mutate(n.params[j], r);
-        return out;
-    }
-};
-
-/// GF, NEB, NAI, NS: LEMON's weight-level rules.
-struct gaussian_fuzzing : detail::weight_rule<weight_edit::kind::gaussian_fuzz> { static constexpr std::string_view name = "GF"; };
-struct neuron_effect_block : detail::weight_rule<weight_edit::kind::block_neurons> { static constexpr std::string_view name = "NEB"; };
-struct neuron_activation_inverse : detail::weight_rule<weight_edit::kind::invert_activation> { static constexpr std::string_view name = "NAI"; };
-struct neuron_switch : detail::weight_rule<weight_edit::kind::switch_neurons> { static constexpr std::string_view name = "NS"; };
-
-}  // namespace memo::mutation
-// end #include <memo/mutation/lemon_ops.hpp>
-// begin #include <memo/mutation/memo_ops.hpp>
-// MEMO's mutation operators: the paper's seven (NLA, LResh, LMerge, LConn, CShape, CMode, NaN)
-// and the two its code adds (MDims, MDtype). Each returns a valid mutant or a rejection.
-// #include <memo/mutation/steps.hpp> (already included)
-
-namespace memo::mutation {
-
-namespace detail {
-/// NLA and LResh: insert 1 to 5 layers of classes the model does not use yet.
-inline expected<model> add_unused_layers(const model& m, rng& r, const context& ctx, const std::vector<const layer_def*>& pool) {
-    model out = m;
-    const int count = static_cast<int>(r.uniform(1, 5));
-    int added = 0;
-    for (int k = 0; k < count; ++k) {
-        const layer_def* L = steps::unused_class(ctx, out, pool, r);
-        if (!L) break;
-        if (steps::insert_layer_after(out, ctx, *L, steps::insertion_point(ctx, out, *L, r), r)) ++added;
-    }
-    if (added == 0) return fail("no layer could be inserted");
-    return steps::within_limits(std::move(out), ctx);
-}
-
-/// CShape and CMode: change 1 to 5 nodes' parameters of the given roles to values whose buckets
-/// are not yet covered, or, when all are, to a new combination.
-template <class Roles>
-expected<model> change_params(const model& m, rng& r, const context& ctx, Roles roles) {
-    std::vector<int> candidates;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-        const auto& L = *m.nodes[i].layer;
-        if (!ctx.in_universe(L)) continue;
-        for (const auto& p : L.params)
-            if (roles(p.what) && p.dom.buckets() > 1) {
-                candidates.push_back(static_cast<int>(i));
-                break;
-            }
-    }
-    if (candidates.empty()) return fail("no node has such parameters");
-    model out = m;
-    // 1 to 5 distinct nodes, changed from the last to the first, so that the adapters a change
-    // inserts after its node never move the nodes still to come.
-    const auto count = static_cast<std::size_t>(r.uniform(1, std::min<std::int64_t>(5, static_cast<std::int64_t>(candidates.size()))));
-    for (std::size_t k = 0; k < count; ++k) std::swap(candidates[k], candidates[k + r.index(candidates.size() - k)]);
-    candidates.resize(count);
-    std::sort(candidates.rbegin(), candidates.rend());
-    int changed = 0;
-    for (const int i : candidates) {
-        node& n = out.nodes[static_cast<std::size_t>(i)];
-        const auto& L = *n.layer;
-        std::vector<std::size_t> js;
-        for (std::size_t j = 0; j < L.params.size(); ++j)
-            if (roles(L.params[j].what) && L.params[j].dom.buckets() > 1) js.push_back(j);
-        if (js.empty()) continue;
-        const shape old_shape = n.out;
-        const dtype old_type = n.type;
-        const auto s = ctx.slot(L);
-        // Prefer a parameter that still has an uncovered bucket.
-        std::size_t j = js[r.index(js.size())];
-        for (int t = 0; t < 4; ++t) {
-            bool open = false;
-            for (int b = 0; b < L.params[j].dom.buckets() && !open; ++b) open = !ctx.has(criterion::layer_param, ctx.space().param_item(s, j, b));
-            if (open) break;
-            j = js[r.index(js.size())];
-        }
-        const value saved = n.params[j];
-        bool ok = false;
-        for (int t = 0; t < 8 && !ok; ++t) {
-            value v = steps::fresh_value(ctx, L, j, r);
-            if (v == saved) v = L.params[j].dom.mutate(saved, r);
-            out.nodes[static_cast<std::size_t>(i)].params[j] = v;
-            ok = static_cast<bool>(steps::repair_output(out, ctx, i, old_shape, old_type));
-        }
-        if (!ok) {
-            out.nodes[static_cast<std::size_t>(i)].params[j] = saved;
-            (void)infer_node(out, static_cast<std::size_t>(i));
-            continue;
-        }
-        ++changed;
-    }
-    if (changed == 0) return fail("no parameter could be changed validly");
-    return steps::within_limits(std::move(out), ctx);
-}
-
-/// Feeds node c a new input made from its current one by `make_input`; repairs c's output.
-template <class MakeInput>
-expected<model> replace_input(const model& m, const context& ctx, int c, MakeInput make_input, rng& r) {
-    model out = m;
-    const node& n = out.nodes[static_cast<std::size_t>(c)];
-    const shape old_shape = n.out;
-    const dtype old_type = n.type;
-    int at = c;                    // make_input inserts its nodes at `at` and moves it past them,
-    auto in = make_input(out, at);  // so `at` ends where c now is
-    if (!in) return in.error();
-    out.nodes[static_cast<std::size_t>(at)].inputs[0] = *in;
-    if (!steps::repair_output(out, ctx, at, old_shape, old_type)) {
-        // The layer's own settings may not suit the new input: redraw its shape parameters.
-        const auto& L = *out.nodes[static_cast<std::size_t>(at)].layer;
-        if (!steps::redraw_until_valid(out, ctx, at, r, [&](std::size_t j) { return L.params[j].what == role::shape; }))
-            return fail("the layer is invalid on its new input");
-        if (auto ok = steps::repair_output(out, ctx, at, old_shape, old_type); !ok) return ok.error();
-    }
-    return steps::within_limits(std::move(out), ctx);
-}
-
-}  // namespace detail
-
-/// NLA: new layer addition, 1 to 5 layers of classes the model has not used, uncovered ones first.
-struct nla {
-    static constexpr std::string_view name = "NLA";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const { return detail::add_unused_layers(m, r, ctx, ctx.singles); }
-};
-
-/// LResh: the same with reshaping layers.
-struct lresh {
-    static constexpr std::string_view name = "LResh";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const { return detail::add_unused_layers(m, r, ctx, ctx.reshapes); }
-};
-
-/// LMerge: merges two tensors, made equal in shape, with a merge layer (uncovered classes first).
-struct lmerge {
-    static constexpr std::string_view name = "LMerge";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        std::vector<const layer_def*> fresh;
-        for (const auto* L : ctx.merges)
-            if (!ctx.type_covered(*L)) fresh.push_back(L);
-        const auto& pool = fresh.empty() ? ctx.merges : fresh;
-        if (pool.empty()) return fail("the registry has no merge layer");
-        const layer_def& M = *pool[r.index(pool.size())];
-        model out = m;
-        const int a = steps::pick_node(out, r);
-        const int b = static_cast<int>(r.uniform(0, a));
-        const shape natural = out.nodes[static_cast<std::size_t>(a)].out;
-        const dtype t = out.nodes[static_cast<std::size_t>(a)].type;
-        const bool feeds = !consumers(out, a).empty() || std::find(out.outputs.begin(), out.outputs.end(), a) != out.outputs.end();
-        const shape operand = M.ranks.contains(natural.rank())
-                                  ? natural
-                                  : shape_in_bucket(M.ranks.highest(), std::min(shape_bucket(natural), 3), r);
-        int cursor = a + 1;
-        auto left = convert_at(out, ctx.ad, a, cursor, operand, t);
-        if (!left) return left.error();
-        auto right = convert_at(out, ctx.ad, b, cursor, operand, t);
-        if (!right) return right.error();
-        expected<int> merged = fail("no valid parameters");
-        for (int k = 0; k < 6 && !merged; ++k)
-            merged = add_node(out, cursor, M, steps::fresh_params(ctx, M, r), {*left, *right}, {});
-        if (!merged) return merged.error();
-        if (!feeds) {
-            out.outputs.push_back(*merged);
-        } else {
-            auto back = convert(out, ctx.ad, *merged, *merged + 1, natural, t);
-            if (!back) return back.error();
-            redirect(out, a, *back);
-        }
-        return steps::within_limits(std::move(out), ctx);
-    }
-};
-
-/// LConn: connects two existing layers directly (a pair is a direct edge), choosing pairs not
-/// yet covered: b reads a's output; b's output is adapted back for its consumers.
-struct lconn {
-    static constexpr std::string_view name = "LConn";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        const auto nodes = steps::universe_nodes(m, ctx, false);
-        std::vector<std::pair<int, int>> fresh, any;
-        for (int b : nodes) {
-            const node& nb = m.nodes[static_cast<std::size_t>(b)];
-            for (int a : nodes) {
-                if (a >= b) break;
-                const shape& out = m.nodes[static_cast<std::size_t>(a)].out;
-                // Directly connectable: a merge needs a's shape to equal its operands'; another
-                // layer needs a rank it accepts.
-                const bool fits = nb.layer->is_merge() ? out == m.nodes[static_cast<std::size_t>(nb.inputs[0])].out &&
-                                                             static_cast<int>(nb.inputs.size()) < nb.layer->arity.max
-                                                       : nb.layer->ranks.contains(out.rank());
-                if (!fits || std::find(nb.inputs.begin(), nb.inputs.end(), a) != nb.inputs.end()) continue;
-                const auto pair = ctx.space().pair_item(ctx.slot(*m.nodes[static_cast<std::size_t>(a)].layer), ctx.slot(*nb.layer));
-                (ctx.has(criterion::layer_pair, pair) ? any : fresh).emplace_back(a, b);
-            }
-        }
-        auto& pool = fresh.empty() ? any : fresh;
-        for (int attempt = 0; attempt < 4 && !pool.empty(); ++attempt) {
-            const std::size_t k = r.index(pool.size());
-            const auto [a, b] = pool[k];
-            pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
-            model out = m;
-            node& target = out.nodes[static_cast<std::size_t>(b)];
-            const shape old_shape = target.out;
-            const dtype old_type = target.type;
-            const int old_src = target.inputs[0];
-            if (target.layer->is_merge()) target.inputs.push_back(a);
-            else target.inputs[0] = a;
-            if (out.nodes[static_cast<std::size_t>(a)].type != out.nodes[static_cast<std::size_t>(target.inputs[0])].type) continue;
-            bool ok = static_cast<bool>(steps::repair_output(out, ctx, b, old_shape, old_type));
-            if (!ok) {  // b's own settings may not suit a's output: redraw its shape parameters
-                const auto& L = *out.nodes[static_cast<std::size_t>(b)].layer;
-                ok = steps::redraw_until_valid(out, ctx, b, r, [&](std::size_t j) { return L.params[j].what == role::shape; }) &&
-                     steps::repair_output(out, ctx, b, old_shape, old_type);
-            }
-            if (!ok) continue;
-            // The old input keeps its place in the model as an output if nothing else reads it.
-            if (consumers(out, old_src).empty() && std::find(out.outputs.begin(), out.outputs.end(), old_src) == out.outputs.end())
-                out.outputs.push_back(old_src);
-            return steps::within_limits(std::move(out), ctx);
-        }
-        return fail("no two layers connect directly");
-    }
-};
-
-/// CShape: changes shape parameters of 1 to 5 layers.
-struct cshape {
-    static constexpr std::string_view name = "CShape";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        return detail::change_params(m, r, ctx, [](role w) { return w == role::shape; });
-    }
-};
-
-/// CMode: changes the other parameters (mode, initializers, and the inert ones MEMO counts).
-struct cmode {
-    static constexpr std::string_view name = "CMode";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        return detail::change_params(m, r, ctx, [](role w) { return w != role::shape; });
-    }
-};
-
-/// NaN: feeds NaN or Inf into a layer's input.
-struct nan_input {
-    static constexpr std::string_view name = "NaN";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        const auto nodes = steps::universe_nodes(m, ctx, true);
-        if (nodes.empty()) return fail("no layer to feed");
-        const int c = nodes[r.index(nodes.size())];
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            std::vector<value> ps{value{ctx.ad.inject->params[0].dom.init(r)}, value{ctx.ad.inject->params[1].dom.init(r)}};
-            auto added = add_node(out, at, *ctx.ad.inject, std::move(ps), {src}, {});
-            at += added.has_value();
-            return added;
-        }, r);
-    }
-};
-
-/// MDims: feeds a layer an input of another rank it accepts (uncovered ranks first).
-struct mdims {
-    static constexpr std::string_view name = "MDims";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        std::vector<int> nodes;
-        for (int i : steps::universe_nodes(m, ctx, true))
-            if (m.nodes[static_cast<std::size_t>(i)].layer->ranks.count() > 1) nodes.push_back(i);
-        if (nodes.empty()) return fail("no layer accepts another rank");
-        const int c = nodes[r.index(nodes.size())];
-        const layer_def& L = *m.nodes[static_cast<std::size_t>(c)].layer;
-        const shape current = m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(c)].inputs[0])].out;
-        shape target = steps::input_for(ctx, L, current, r);
-        for (int k = 0; k < 4 && target.rank() == current.rank(); ++k) target = steps::input_for(ctx, L, current, r);
-        if (target.rank() == current.rank()) return fail("no other rank drawn");
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            return convert_at(out, ctx.ad, src, at, target, out.nodes[static_cast<std::size_t>(src)].type);
-        }, r);
-    }
-};
-
-/// MDtype: runs a layer in another dtype (uncovered dtypes first; then those every library under
-/// test runs the layer in).
-struct mdtype {
-    static constexpr std::string_view name = "MDtype";
-    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
-        const auto nodes = steps::universe_nodes(m, ctx, true);
-        if (nodes.empty()) return fail("no layer to retype");
-        const int c = nodes[r.index(nodes.size())];
-        const layer_def& L = *m.nodes[static_cast<std::size_t>(c)].layer;
-        const dtype now = m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(c)].inputs[0])].type;
-        std::vector<dtype> fresh, taken, other;
-        for (auto t : all_dtypes) {
-            if (t == now) continue;
-            other.push_back(t);
-            if (!ctx.has(criterion::layer_input, ctx.space().input_dtype_item(ctx.slot(L), t))) fresh.push_back(t);
-            else if (!ctx.is_declined(L, t)) taken.push_back(t);
-        }
-        const auto& pool = !fresh.empty() ? fresh : !taken.empty() ? taken : other;
-        const dtype t = pool[r.index(pool.size())];
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            auto added = add_node(out, at, *ctx.ad.cast, {std::string(name_of(t))}, {src}, {});
-            at += added.has_value();
-            return added;
-        }, r);
-    }
-};
-
-}  // namespace memo::mutation
-// end #include <memo/mutation/memo_ops.hpp>
-
-namespace memo::mutation {
-
-/// A set of mutation operators, dispatched by index at run time.
-template <class... Ops>
-struct operator_set {
-    static constexpr std::size_t size = sizeof...(Ops);
-    static constexpr std::array<std::string_view, sizeof...(Ops)> names{Ops::name...};
-
-    /// Applies operator i.
-    template <class Model, class Ctx>
-    static expected<Model> apply(std::size_t i, const Model& m, rng& r, const Ctx& ctx) {
-        static_assert((mutator<Ops, Model, Ctx> && ...), "every operator must satisfy memo::mutation::mutator");
-        using fn = expected<Model> (*)(const Model&, rng&, const Ctx&);
-        static constexpr std::array<fn, sizeof...(Ops)> table{+[](const Model& x, rng& g, const Ctx& c) { return Ops{}(x, g, c); }...};
-        return table[i](m, r, ctx);
-    }
-};
-
-/// MEMO's operators: the paper's seven and its code's MDims and MDtype.
-using memo_operators = operator_set<nla, lresh, lmerge, lconn, cshape, cmode, nan_input, mdims, mdtype>;
-/// LEMON's operators (the ablation MEMO_o).
-using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplication, layer_addition, activation_removal,
-                                     activation_replacement, gaussian_fuzzing, neuron_effect_block, neuron_activation_inverse,
-                                     neuron_switch>;
-
-}  // namespace memo::mutation
-// end #include <memo/mutation/operators.hpp>
-// begin #include <memo/search/selector.hpp>
-// Seed selection: MEMO's Metropolis-Hastings over seeds ranked by fitness (Equations 3 and 4),
-// and the uniform random selector of the ablation MEMO_r.
-#include <algorithm>
-#include <cmath>
-#include <concepts>
-#include <numeric>
-#include <span>
-#include <vector>
-
-// #include <memo/core/rng.hpp> (already included)
-
-namespace memo {
-
-/// The selector concept. Requires:
-///   s.pick(fitness, r)  the index of the next seed, given every seed's fitness
-/// and may offer s.state() (a vector of words) and s.restore(words), which a resumed search uses.
-template <class S>
-concept selector = requires(S s, std::span<const double> fitness, rng& r) {
-    { s.pick(fitness, r) } -> std::convertible_to<std::size_t>;
-};
-
-/// Metropolis-Hastings (MEMO, Eq. 4): seeds sorted by fitness, best first; a candidate at rank k2,
-/// after the last pick at rank k1, is accepted with probability min(1, (1 - p)^(k2 - k1)).
-class mh_selector {
-public:
-    explicit mh_selector(double p = 0.05) : p_(p) {}
-
-    std::size_t pick(std::span<const double> fitness, rng& r) {
-        order_.resize(fitness.size());
-        std::iota(order_.begin(), order_.end(), std::size_t{0});
-        // Stable, so that equal fitness keeps seed order and runs are reproducible.
-        std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return fitness[a] > fitness[b]; });
-        if (last_rank_ >= order_.size()) last_rank_ = 0;
-        for (;;) {
-            const std::size_t k2 = r.index(order_.size());
-            const double d = static_cast<double>(k2) - static_cast<double>(last_rank_);
-            if (d <= 0 || r.unit() < std::pow(1.0 - p_, d)) {
-                last_rank_ = k2;
-                return order_[k2];
-            }
-        }
-    }
-    double p() const noexcept { return p_; }
-    std::size_t last_rank() const noexcept { return last_rank_; }
-    void set_last_rank(std::size_t k) noexcept { last_rank_ = k; }
-    /// Its state between picks (the last rank), for a campaign to save and resume.
-    std::vector<std::uint64_t> state() const { return {last_rank_}; }
-    void restore(std::span<const std::uint64_t> s) { last_rank_ = s.empty() ? 0 : static_cast<std::size_t>(s[0]); }
-
-private:
-    double p_;
-    std::size_t last_rank_ = 0;
-    std::vector<std::size_t> order_;
-};
-
-/// Uniform choice, fitness ignored (MEMO_r).
-struct random_selector {
-    std::size_t pick(std::span<const double> fitness, rng& r) const { return r.index(fitness.size()); }
-};
-
-static_assert(selector<mh_selector> && selector<random_selector>);
-
-}  // namespace memo
-// end #include <memo/search/selector.hpp>
-
-namespace memo {
-
-template <class Model, class Ops, class Coverage, selector Selector, class Context = mutation::context>
-    requires coverage_metric<Coverage, Model>
-class search {
-public:
-    /// What one step did.
-    struct step_result {
-        std::size_t seed;   // the seed selected
-        std::size_t slot;   // its model slot
-        std::size_t op;     // its operator
-        bool valid;         // the operator made a mutant
-        std::size_t gain;   // new coverage items (0: not diverse)
-        const Model* mutant;  // the mutant when valid (diverse or not), else nullptr
-    };
-
-    search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
-        : models_(std::move(seeds)), initial_(models_.size()), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
-        for (const auto& m : models_) cov_.add(m);
-        model_score_.assign(models_.size(), 0.0);
-        op_score_.assign(Ops::size, 0.0);
-        for (std::size_t s = 0; s < models_.size(); ++s)
-            for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({s, o, 0});
-        fitness_.resize(seeds_.size());
-    }
-    search(const search&) = delete;  // ctx_ refers to cov_
-
-    /// One iteration of Algorithm 2.
-    step_result step() {
-        for (std::size_t i = 0; i < seeds_.size(); ++i) {
-            const auto& s = seeds_[i];
-            fitness_[i] = (model_score_[s.slot] + op_score_[s.op]) / static_cast<double>(s.selected + 1);  // Eq. 3
-        }
-        const std::size_t i = sel_.pick(fitness_, rng_);
-        auto& s = seeds_[i];
-        ++s.selected;
-        auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
-        if (!mutant || (filter_ && !filter_(*mutant))) return {i, s.slot, s.op, false, 0, nullptr};
-        if constexpr (requires { ctx_.finish(*mutant, rng_); }) ctx_.finish(*mutant, rng_);  // a context's last touch (memo's: a fresh seed)
-        const std::size_t gain = cov_.gain(*mutant);
-        if (gain == 0) {
-            last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway
-            return {i, s.slot, s.op, true, 0, &last_};
-        }
-        cov_.add(*mutant);
-        model_score_[s.slot] += 1;
-        op_score_[s.op] += 1;
-        // UpdateSeeds: every seed of this slot now holds the mutant, unless it cannot breed: it
-        // has outgrown the size limit (models would grow without end), or a library under test
-        // declines it (every descendant would be declined too). Then it is kept as a result, and
-        // its parent goes on as the seed.
-        if (!breeds(*mutant)) {
-            last_ = std::move(*mutant);
-            return {i, s.slot, s.op, true, gain, &last_};
-        }
-        models_[s.slot] = std::move(*mutant);
-        return {i, s.slot, s.op, true, gain, &models_[s.slot]};
-    }
-
-    /// Everything the next steps depend on besides the coverage: the seed models, the scores and
-    /// selection counts of Equation 3, the RNG and the selector's own state. A search restored
-    /// from it (with the coverage it had) makes the very steps the saved one would have made.
-    struct state {
-        std::vector<Model> models;
-        std::vector<double> model_score, op_score;
-        std::vector<std::size_t> selected;  // per seed
-        std::array<std::uint64_t, 4> rng{};
-        std::vector<std::uint64_t> selector;  // what the selector's state() gave, when it has one
-        std::size_t initial = 0;              // models from the seeds (the rest were adopted); 0: all
-    };
-    state save() const {
-        state st{models_, model_score_, op_score_, {}, rng_.state(), {}, initial_};
-        for (const auto& s : seeds_) st.selected.push_back(s.selected);
-        if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
-        return st;
-    }
-    /// Restores a saved state and its coverage; throws when it was saved with another seed pool
-    /// (the state may hold more models than this search's seeds: those it adopted).
-    void restore(state st, Coverage cov) {
-        if ((st.initial ? st.initial : st.models.size()) != initial_ || st.models.size() < initial_ || st.model_score.size() != st.models.size() || st.selected.size() != st.models.size() * Ops::size ||
-            st.op_score.size() != op_score_.size())
-            throw error("a saved search state with " + std::to_string(st.models.size()) + " models and " + std::to_string(st.selected.size()) +
-                        " seeds cannot restore a search of " + std::to_string(models_.size()) + " and " + std::to_string(seeds_.size()));
-        while (models_.size() < st.models.size()) add_slot(Model{}, 0.0);
-        models_ = std::move(st.models);
-        model_score_ = std::move(st.model_score);
-        op_score_ = std::move(st.op_score);
-        for (std::size_t i = 0; i < seeds_.size(); ++i) seeds_[i].selected = st.selected[i];
-        rng_.set_state(st.rng);
-        if constexpr (requires { sel_.restore(std::span<const std::uint64_t>(st.selector)); }) sel_.restore(st.selector);
-        cov_ = std::move(cov);  // in place: ctx_ keeps referring to it
-    }
-
-    /// Adopts a model found elsewhere (by another process of the same campaign) as a new slot with
-    /// a seed per operator, when it raises this search's coverage; returns its gain (0: not
-    /// adopted). The pool stops growing at `max_slots`.
-    std::size_t adopt(Model m, std::size_t max_slots) {
-        if (models_.size() >= max_slots) return 0;
-        const std::size_t gain = cov_.gain(m);
-        if (gain == 0) return 0;
-        cov_.add(m);
-        add_slot(std::move(m), 1.0);  // the score a diverse mutant earns its slot
-        return gain;
-    }
-
-    const Coverage& coverage() const noexcept { return cov_; }
-    /// For merging in what other searches covered (cluster/exchange.hpp): items only ever added.
-    Coverage& coverage() noexcept { return cov_; }
-    const std::vector<Model>& models() const noexcept { return models_; }
-    std::size_t seed_count() const noexcept { return seeds_.size(); }
-    static constexpr std::span<const std::string_view> operator_names() { return Ops::names; }
-    Context& context() noexcept { return ctx_; }
-    /// Mutants the filter rejects count as invalid. A search for one library keeps to what it runs
-    /// (its backend's supports()): a diverse mutant replaces its parent, so one the library declines
-    /// would leave every descendant unrunnable too.
-    void set_filter(std::function<expected<void>(const Model&)> f) { filter_ = std::move(f); }
-    /// Diverse mutants this rejects count for coverage but do not replace their parent: a campaign
-    /// keeps its seeds to models every library under test runs (campaign/declines.hpp).
-    void set_seedable(std::function<bool(const Model&)> f) { seedable_ = std::move(f); }
-    /// Puts m in slot i in place of its model (a slot whose model turned out to be declined goes
-    /// back to its seed); the slot's score stays.
-    void reset_slot(std::size_t i, Model m) { models_.at(i) = std::move(m); }
-    /// Diverse mutants larger than this do not replace their parent (models would grow without end).
-    void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
-
-private:
-    bool breeds(const Model& m) const {
-        if constexpr (requires { m.size(); })
-            if (m.size() > max_seed_size_) return false;
-        return !seedable_ || seedable_(m);
-    }
-    struct seed_entry {
-        std::size_t slot, op, selected;
-    };
-    void add_slot(Model m, double score) {
-        models_.push_back(std::move(m));
-        model_score_.push_back(score);
-        for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({models_.size() - 1, o, 0});
-        fitness_.resize(seeds_.size());
-    }
-
-    std::vector<Model> models_;
-    std::size_t initial_;  // slots from the seeds; adopt() adds more
-    Coverage cov_;
-    Selector sel_;
-    rng rng_;
-    Context ctx_;
-    std::vector<seed_entry> seeds_;
-    std::vector<double> model_score_, op_score_, fitness_;
-    std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
-    std::function<expected<void>(const Model&)> filter_;
-    std::function<bool(const Model&)> seedable_;
-    Model last_{};
-};
-
-}  // namespace memo
-// end #include <memo/search/search.hpp>
-// begin #include <memo/state/rnn_coverage.hpp>
-// DeepStellar's RNN-state coverage as a metric the search counts beside MEMO's criteria
-// (memo_coverage::attach; `memo-fuzz run --coverage memo,rnn-state`). A model with a recurrent
-// layer runs on the reference interpreter on a few inputs drawn from its seed, and the state hook's
-// hidden states become cells of one fixed grid with seeded projections: one abstraction for every
-// model, so that states compare across models. They are scored against a profile DTMC built from
-// the seed models' own traces (generated models have no training data). States and transitions
-// are kept apart per layer class: an LSTM's cell says nothing of a GRU's.
-#include <map>
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-// #include <memo/backends/reference/interpreter.hpp> (already included)
-// #include <memo/coverage/coverage.hpp> (already included)
-// #include <memo/exec/inputs.hpp> (already included)
-// #include <memo/reduce/cost.hpp> (already included)
-// #include <memo/store/digest.hpp> (already included)
-// begin #include <memo/state/criteria.hpp>
-// DeepStellar's five coverage criteria: what test runs cover of a profile DTMC's states, its
-// transitions, and the cells just outside its states (the k-step boundary), plain and weighted by
-// how often profiling saw them. Counts are kept up to date as traces arrive, so values() is free.
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <span>
-#include <unordered_set>
-#include <utility>
-#include <vector>
-
-// begin #include <memo/state/abstraction.hpp>
-// DeepStellar's state abstraction: a hidden state is projected to a few components and each
-// component cut into equal intervals, so a run of a recurrent layer becomes a walk over grid cells.
-// Fixed-grid mode skips the fitting, so states of different models land in one shared grid.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdlib>
-#include <limits>
-#include <optional>
-#include <span>
-#include <string>
-#include <vector>
-
-// #include <memo/core/error.hpp> (already included)
-// #include <memo/core/rng.hpp> (already included)
-// begin #include <memo/state/pca.hpp>
-// Principal component analysis of recurrent hidden states, the first step of DeepStellar's
-// abstraction. Axes carry a fixed sign and are solved deterministically, so profiling the same
-// states twice gives the same grid, and the same cells.
-#include <Eigen/Dense>
-#include <algorithm>
-#include <cstddef>
-#include <limits>
-#include <span>
-#include <string>
-#include <vector>
-
-// #include <memo/core/error.hpp> (already included)
-
-namespace memo::state {
-
-/// Principal components of a set of vectors, with a fixed sign convention so that fits are reproducible.
-struct pca {
-    Eigen::VectorXd mean;      ///< d: the mean of the rows
-    Eigen::MatrixXd axes;      ///< k x d: unit rows by decreasing variance, each with its largest-magnitude entry positive
-    Eigen::VectorXd variance;  ///< k: the variance along each axis (the covariance's eigenvalues)
-
-    /// Fits k components to `rows` (covariance normalised by n). Throws memo::error on no rows,
-    /// rows of different lengths, or k outside [1, d].
-    static pca fit(const std::vector<std::vector<double>>& rows, int k) {
-        if (rows.empty()) throw error("PCA needs at least one row");
-        const std::size_t d = rows[0].size();
-        for (std::size_t i = 1; i < rows.size(); ++i)
-            if (rows[i].size() != d)
-                throw error("PCA row " + std::to_string(i) + " has " + std::to_string(rows[i].size()) + " values; row 0 has " + std::to_string(d));
-        if (k < 1 || static_cast<std::size_t>(k) > d)
-            throw error("PCA to " + std::to_string(k) + " components of rows of " + std::to_string(d) + " values: need 1 to " + std::to_string(d));
-
-        const auto n = static_cast<Eigen::Index>(rows.size()), dim = static_cast<Eigen::Index>(d);
-        Eigen::MatrixXd x(n, dim);
-        for (Eigen::Index i = 0; i < n; ++i) x.row(i) = Eigen::Map<const Eigen::RowVectorXd>(rows[static_cast<std::size_t>(i)].data(), dim);
-        pca p;
-        p.mean = x.colwise().mean().transpose();
-        x.rowwise() -= p.mean.transpose();
-        p.axes.setZero(k, dim);
-        p.variance.setZero(k);
-
-        Eigen::Index r = 0;
-        if (n >= dim) {
-            const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(x.transpose() * x / static_cast<double>(n));
-            for (; r < k; ++r) {  // eigenvalues come in increasing order
-                p.axes.row(r) = es.eigenvectors().col(dim - 1 - r).transpose();
-                p.variance(r) = std::max(0.0, es.eigenvalues()(dim - 1 - r));
-            }
-        } else {
-            // Wide states: the n x n Gram matrix has the covariance's nonzero eigenvalues, and maps
-            // each eigenvector v to the axis x^T v, at a cost in n rather than d.
-            const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(x * x.transpose() / static_cast<double>(n));
-            const double tiny = es.eigenvalues()(n - 1) * static_cast<double>(n) * std::numeric_limits<double>::epsilon();
-            for (; r < std::min<Eigen::Index>(k, n) && es.eigenvalues()(n - 1 - r) > tiny; ++r) {
-                p.axes.row(r) = (x.transpose() * es.eigenvectors().col(n - 1 - r)).normalized().transpose();
-                p.variance(r) = es.eigenvalues()(n - 1 - r);
-            }
-        }
-        // Past the rank of the centred rows the variance is zero and any orthonormal completion
-        // will do: take the standard basis vector least explained so far, so the choice is fixed.
-        for (; r < k; ++r) {
-            const auto done = p.axes.topRows(r);
-            const Eigen::MatrixXd rest = Eigen::MatrixXd::Identity(dim, dim) - done.transpose() * done;
-            Eigen::Index j = 0;
-            rest.colwise().squaredNorm().maxCoeff(&j);
-            Eigen::VectorXd u = rest.col(j);
-            u -= done.transpose() * (done * u);  // a second pass restores orthogonality lost to rounding
-            p.axes.row(r) = u.normalized().transpose();
-        }
-        for (Eigen::Index i = 0; i < k; ++i) {
-            Eigen::Index j = 0;
-            p.axes.row(i).cwiseAbs().maxCoeff(&j);  // the first of equal maxima
-            if (p.axes(i, j) < 0) p.axes.row(i) *= -1.0;
-        }
-        return p;
-    }
-
-    /// The k coordinates of x - mean along the axes; throws memo::error when x is not d long.
-    std::vector<double> project(std::span<const double> x) const {
-        if (x.size() != static_cast<std::size_t>(mean.size()))
-            throw error("PCA of " + std::to_string(mean.size()) + "-value rows cannot project a vector of " + std::to_string(x.size()));
-        const Eigen::VectorXd c = axes * (Eigen::Map<const Eigen::VectorXd>(x.data(), mean.size()) - mean);
-        return {c.data(), c.data() + c.size()};
-    }
-};
-
-}  // namespace memo::state
-// end #include <memo/state/pca.hpp>
-
-namespace memo::state {
-
-/// How a state becomes a cell; the defaults are DeepStellar's k = 3 components, m = 10 intervals, 8 bits a component.
-struct grid_options {
-    int components = 3;  ///< dimensions of the grid
-    int intervals = 10;  ///< intervals per component
-    int bits = 8;        ///< bits per component in a cell
-};
-
-/// A grid cell: `components` fields of `bits` bits, component 0 in the lowest bits, each an interval index.
-using cell = std::uint64_t;
-
-/// Maps hidden states to grid cells.
-class abstraction {
-public:
-    /// PCA mode: PCA to `components` fitted on the profiled states, each component's grid over its profiled [min, max].
-    static abstraction fitted(const std::vector<std::vector<double>>& states, grid_options o = {}) {
-        abstraction a(o);
-        a.pca_ = pca::fit(states, o.components);
-        a.lo_.assign(static_cast<std::size_t>(o.components), std::numeric_limits<double>::infinity());
-        a.hi_.assign(static_cast<std::size_t>(o.components), -std::numeric_limits<double>::infinity());
-        for (const auto& s : states) {
-            const auto p = a.pca_->project(s);
-            for (std::size_t j = 0; j < p.size(); ++j) {
-                a.lo_[j] = std::min(a.lo_[j], p[j]);
-                a.hi_[j] = std::max(a.hi_[j], p[j]);
-            }
-        }
-        return a;
-    }
-
-    /// Fixed-grid mode, no fitting, for comparing states across many models: a state of any length d
-    /// is projected on `components` seeded random directions with entries ±1/sqrt(d), each over [-1, 1].
-    static abstraction fixed(std::uint64_t seed, grid_options o = {}) {
-        abstraction a(o);
-        a.seed_ = seed;
-        a.lo_.assign(static_cast<std::size_t>(o.components), -1.0);
-        a.hi_.assign(static_cast<std::size_t>(o.components), 1.0);
-        return a;
-    }
-
-    /// The cell of state h. Values outside a component's range fall in its edge interval; NaN in interval 0.
-    cell encode(std::span<const double> h) const {
-        const auto p = project(h);
-        cell c = 0;
-        for (std::size_t j = 0; j < p.size(); ++j) c |= static_cast<cell>(interval(j, p[j])) << shift(j);
-        return c;
-    }
-
-    /// The interval index of each component of c.
-    std::vector<int> decode(cell c) const {
-        std::vector<int> at(static_cast<std::size_t>(o_.components));
-        const cell mask = o_.bits == 64 ? ~cell{0} : (cell{1} << o_.bits) - 1;
-        for (std::size_t j = 0; j < at.size(); ++j) at[j] = static_cast<int>((c >> shift(j)) & mask);
-        return at;
-    }
-
-    /// L1 distance between the interval indices of a and b.
-    int distance(cell a, cell b) const {
-        const auto x = decode(a), y = decode(b);
-        int d = 0;
-        for (std::size_t j = 0; j < x.size(); ++j) d += std::abs(x[j] - y[j]);
-        return d;
-    }
-
-    /// Every cell of the grid at L1 distance 1 to `steps` from c, sorted.
-    std::vector<cell> within(cell c, int steps) const {
-        const auto at = decode(c);
-        std::vector<cell> out;
-        // One component at a time, spending what is left of the distance budget.
-        auto walk = [&](auto& self, std::size_t j, int left, cell code) -> void {
-            if (j == at.size()) {
-                if (left < steps) out.push_back(code);
-                return;
-            }
-            for (int v = std::max(0, at[j] - left); v <= std::min(o_.intervals - 1, at[j] + left); ++v)
-                self(self, j + 1, left - std::abs(v - at[j]), code | (static_cast<cell>(v) << shift(j)));
-        };
-        walk(walk, 0, steps, 0);
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-
-    const grid_options& options() const noexcept { return o_; }
-
-    /// Cells in the grid: intervals ^ components.
-    std::uint64_t cells() const {
-        std::uint64_t n = 1;
-        for (int j = 0; j < o_.components; ++j) n *= static_cast<std::uint64_t>(o_.intervals);
-        return n;
-    }
-
-private:
-    explicit abstraction(const grid_options& o) : o_(checked(o)) {}
-
-    static const grid_options& checked(const grid_options& o) {
-        const auto n = [](long long v) { return std::to_string(v); };
-        if (o.components < 1 || o.intervals < 1 || o.bits < 1)
-            throw error("a grid needs at least 1 component, interval and bit; got " + n(o.components) + " components, " +
-                        n(o.intervals) + " intervals, " + n(o.bits) + " bits");
-        const long long width = static_cast<long long>(o.components) * o.bits;
-        if (width > 64)
-            throw error("a cell of " + n(o.components) + " components x " + n(o.bits) + " bits is " + n(width) + " bits; at most 64 fit");
-        if (o.bits < 31 && o.intervals > (1 << o.bits))
-            throw error(n(o.intervals) + " intervals do not fit in " + n(o.bits) + " bits; at most " + n(1LL << o.bits) + " do");
-        // The all-ones word is dtmc's initial state: a full 64-bit grid would make it a cell.
-        if (width == 64 && o.bits < 31 && o.intervals == (1 << o.bits))
-            throw error("a cell of " + n(o.components) + " components x " + n(o.bits) + " bits with " + n(o.intervals) +
-                        " intervals fills all 64 bits; use at most " + n(o.intervals - 1) + " intervals");
-        return o;
-    }
-
-    unsigned shift(std::size_t j) const noexcept { return static_cast<unsigned>(j) * static_cast<unsigned>(o_.bits); }
-
-    std::vector<double> project(std::span<const double> h) const {
-        if (pca_) return pca_->project(h);
-        if (h.empty()) throw error("a fixed grid cannot place an empty state");
-        // The directions are redrawn on each call: one draw gives 64 signs, so drawing costs less than
-        // the projection itself, and nothing has to be cached per state length.
-        std::uint64_t x = seed_ ^ (0x9e3779b97f4a7c15ULL * (static_cast<std::uint64_t>(h.size()) + 1));
-        rng r(splitmix64(x));
-        std::vector<double> p(static_cast<std::size_t>(o_.components));
-        std::uint64_t signs = 0;
-        unsigned left = 0;
-        for (auto& v : p) {
-            double sum = 0;
-            for (double e : h) {
-                if (left == 0) {
-                    signs = r();
-                    left = 64;
-                }
-                sum += (signs & 1) ? e : -e;
-                signs >>= 1;
-                --left;
-            }
-            v = sum / std::sqrt(static_cast<double>(h.size()));
-        }
-        return p;
-    }
-
-    /// floor((v - lo) / (hi - lo) * m), clamped to [0, m - 1]; a degenerate range and NaN give 0.
-    int interval(std::size_t j, double v) const noexcept {
-        if (!(hi_[j] > lo_[j])) return 0;
-        const double t = std::floor((v - lo_[j]) / (hi_[j] - lo_[j]) * o_.intervals);
-        if (!(t >= 0)) return 0;
-        return t >= o_.intervals ? o_.intervals - 1 : static_cast<int>(t);
-    }
-
-    grid_options o_;
-    std::optional<pca> pca_;  // PCA mode; fixed mode when empty
-    std::uint64_t seed_ = 0;  // fixed mode's directions
-    std::vector<double> lo_, hi_;
-};
-
-}  // namespace memo::state
-// end #include <memo/state/abstraction.hpp>
-// begin #include <memo/state/dtmc.hpp>
-// DeepStellar's abstract model: the grid cells that profiled runs visit, and how often each run
-// steps from one cell to the next, as a discrete-time Markov chain. Test runs are scored against it.
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <unordered_map>
-#include <utility>
-#include <vector>
-
-// #include <memo/core/rng.hpp> (already included)
-// #include <memo/state/abstraction.hpp> (already included)
-
-namespace memo::state {
-
-/// One sequence's cells, in step order.
-using trace = std::vector<cell>;
-
-/// A step from one cell to the next.
-using transition = std::pair<cell, cell>;
-
-namespace detail {
-struct transition_hash {
-    std::size_t operator()(const transition& t) const noexcept {
-        std::uint64_t x = t.first ^ (t.second * 0x9e3779b97f4a7c15ULL);
-        return static_cast<std::size_t>(splitmix64(x));
-    }
-};
-
-template <class Map>
-auto sorted_keys(const Map& m) {
-    std::vector<typename Map::key_type> keys;
-    keys.reserve(m.size());
-    for (const auto& kv : m) keys.push_back(kv.first);
-    std::sort(keys.begin(), keys.end());
-    return keys;
-}
-}  // namespace detail
-
-/// The abstract model: states, and transitions from a fixed initial state, with their frequencies.
-class dtmc {
-public:
-    /// The state before the first step (never a grid cell).
-    static constexpr cell initial = ~cell{0};
-
-    /// Counts each visit and each transition of t, initial -> t[0] first; an empty trace adds nothing.
-    void add(const trace& t) {
-        cell from = initial;
-        for (cell to : t) {
-            ++visits_[to];
-            ++counts_[{from, to}];
-            ++out_[from];
-            from = to;
-        }
-        total_ += t.size();
-    }
-
-    /// Distinct cells visited (initial excluded).
-    std::size_t states() const noexcept { return visits_.size(); }
-    /// Distinct (from, to) pairs, those from initial included.
-    std::size_t transitions() const noexcept { return counts_.size(); }
-
-    /// Visits of s.
-    std::uint64_t frequency(cell s) const { return lookup(visits_, s); }
-    /// Steps from `from` to `to`.
-    std::uint64_t count(cell from, cell to) const { return lookup(counts_, transition{from, to}); }
-    /// count(from, to) over all steps out of `from`; 0 when there are none.
-    double probability(cell from, cell to) const {
-        const auto all = lookup(out_, from);
-        return all ? static_cast<double>(count(from, to)) / static_cast<double>(all) : 0.0;
-    }
-
-    /// The states, sorted.
-    std::vector<cell> state_list() const { return detail::sorted_keys(visits_); }
-    /// The transitions, sorted.
-    std::vector<transition> transition_list() const { return detail::sorted_keys(counts_); }
-
-    /// Sum of all visits.
-    std::uint64_t total_visits() const noexcept { return total_; }
-    /// Sum of all transition counts; each visit is entered by one step, so this equals total_visits().
-    std::uint64_t total_transitions() const noexcept { return total_; }
-
-    /// Cells within L1 distance `steps` of a state that are not states themselves (DeepStellar's k-step boundary), sorted.
-    std::vector<cell> boundary(const abstraction& a, int steps) const {
-        std::vector<cell> out;
-        for (const auto& [s, n] : visits_)
-            for (cell c : a.within(s, steps))
-                if (!visits_.contains(c)) out.push_back(c);
-        std::sort(out.begin(), out.end());
-        out.erase(std::unique(out.begin(), out.end()), out.end());
-        return out;
-    }
-
-private:
-    template <class Map, class Key>
-    static std::uint64_t lookup(const Map& m, const Key& k) {
-        const auto it = m.find(k);
-        return it == m.end() ? 0 : it->second;
-    }
-
-    std::unordered_map<cell, std::uint64_t> visits_, out_;
-    std::unordered_map<transition, std::uint64_t, detail::transition_hash> counts_;
-    std::uint64_t total_ = 0;
-};
-
-}  // namespace memo::state
-// end #include <memo/state/dtmc.hpp>
-
-namespace memo::state {
-
-/// One criterion's value: covered out of total (counts, or summed frequencies for the weighted ones).
-struct criterion_value {
-    std::uint64_t covered = 0, total = 0;
-    /// covered / total; 0 when total is 0.
-    double ratio() const noexcept { return total ? static_cast<double>(covered) / static_cast<double>(total) : 0.0; }
-    friend bool operator==(const criterion_value&, const criterion_value&) = default;
-};
-
-/// DeepStellar's five criteria.
-struct criteria_values {
-    criterion_value basic_state, boundary, weighted_state, basic_transition, weighted_transition;
-    friend bool operator==(const criteria_values&, const criteria_values&) = default;
-    /// Adds another's counts, criterion by criterion (several layers' values summed into one).
-    criteria_values& operator+=(const criteria_values& o) noexcept {
-        for (auto [to, from] : {std::pair{&basic_state, &o.basic_state}, {&boundary, &o.boundary}, {&weighted_state, &o.weighted_state},
-                                {&basic_transition, &o.basic_transition}, {&weighted_transition, &o.weighted_transition}}) {
-            to->covered += from->covered;
-            to->total += from->total;
-        }
-        return *this;
-    }
-};
-
-/// Test traces scored against a profile DTMC: what they cover of its states, transitions and k-step boundary.
-class state_coverage {
-public:
-    state_coverage(dtmc profile, const abstraction& a, int boundary_steps = 1) : profile_(std::move(profile)) {
-        const auto b = profile_.boundary(a, boundary_steps);
-        boundary_.insert(b.begin(), b.end());
-        v_.basic_state.total = profile_.states();
-        v_.boundary.total = boundary_.size();
-        v_.weighted_state.total = profile_.total_visits();
-        v_.basic_transition.total = profile_.transitions();
-        v_.weighted_transition.total = profile_.total_transitions();
-    }
-
-    /// Records t; returns how many states and transitions it visited that no earlier trace did (in the profile or not).
-    std::size_t add(const trace& t) {
-        std::size_t fresh = 0;
-        cell from = dtmc::initial;
-        for (cell to : t) {
-            fresh += see(to) + see(transition{from, to});
-            from = to;
-        }
-        return fresh;
-    }
-
-    /// Records several traces (a model's samples); returns what they visited first, each item once.
-    std::size_t add(std::span<const trace> ts) {
-        std::size_t fresh = 0;
-        for (const auto& t : ts) fresh += add(t);
-        return fresh;
-    }
-
-    /// What add(t) would return, recording nothing.
-    std::size_t gain(const trace& t) const { return gain(std::span<const trace>(&t, 1)); }
-    /// What add(ts) would return: an item two of the traces visit counts once.
-    std::size_t gain(std::span<const trace> ts) const {
-        std::unordered_set<cell> states;
-        std::unordered_set<transition, detail::transition_hash> transitions;
-        for (const auto& t : ts) {
-            cell from = dtmc::initial;
-            for (cell to : t) {
-                if (!states_.contains(to)) states.insert(to);
-                if (const transition e{from, to}; !transitions_.contains(e)) transitions.insert(e);
-                from = to;
-            }
-        }
-        return states.size() + transitions.size();
-    }
-
-    criteria_values values() const noexcept { return v_; }
-
-    /// Distinct states seen, in the profile or not.
-    std::size_t seen_states() const noexcept { return states_.size(); }
-    /// Distinct transitions seen, in the profile or not.
-    std::size_t seen_transitions() const noexcept { return transitions_.size(); }
-
-    const dtmc& profile() const noexcept { return profile_; }
-
-    /// The states seen, sorted, to save.
-    std::vector<cell> seen_state_list() const { return sorted(states_); }
-    /// The transitions seen, sorted, to save.
-    std::vector<transition> seen_transition_list() const { return sorted(transitions_); }
-
-    /// Replaces what was seen with saved lists.
-    void restore(const std::vector<cell>& states, const std::vector<transition>& transitions) {
-        states_.clear();
-        transitions_.clear();
-        for (auto* c : {&v_.basic_state, &v_.boundary, &v_.weighted_state, &v_.basic_transition, &v_.weighted_transition}) c->covered = 0;
-        for (cell s : states) see(s);
-        for (const auto& e : transitions) see(e);
-    }
-
-private:
-    bool see(cell s) {
-        if (!states_.insert(s).second) return false;
-        if (const auto f = profile_.frequency(s)) {
-            ++v_.basic_state.covered;
-            v_.weighted_state.covered += f;
-        } else if (boundary_.contains(s)) {
-            ++v_.boundary.covered;
-        }
-        return true;
-    }
-
-    bool see(const transition& e) {
-        if (!transitions_.insert(e).second) return false;
-        if (const auto n = profile_.count(e.first, e.second)) {
-            ++v_.basic_transition.covered;
-            v_.weighted_transition.covered += n;
-        }
-        return true;
-    }
-
-    template <class Set>
-    static std::vector<typename Set::key_type> sorted(const Set& s) {
-        std::vector<typename Set::key_type> out(s.begin(), s.end());
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-
-    dtmc profile_;
-    std::unordered_set<cell> boundary_;
-    std::unordered_set<cell> states_;
-    std::unordered_set<transition, detail::transition_hash> transitions_;
-    criteria_values v_;
-};
-
-}  // namespace memo::state
-// end #include <memo/state/criteria.hpp>
-
-namespace memo::state {
-
-/// Layers whose steps are states: the recurrent family, less TimeDistributed (no state of its own).
-inline bool recurrent(const layer_def& l) noexcept { return l.fam == family::rnn && l.name != "TimeDistributed"; }
-inline bool has_recurrent(const model& m) noexcept {
-    for (const auto& n : m.nodes)
-        if (recurrent(*n.layer)) return true;
-    return false;
-}
-
-struct rnn_options {
-    grid_options grid{};                 // DeepStellar's k = 3 components, m = 10 intervals, 8 bits
-    int boundary_steps = 1;              // k of the k-step boundary
-    std::uint64_t seed = 0;              // of the projections
-    std::int64_t samples = 2;            // inputs a model is observed on (as many as a campaign runs it on)
-    std::int64_t max_cost = 20'000'000;  // models costlier to run (execution_cost) are not observed
-};
-
-/// The hidden states of one recurrent node on one sample (one direction of a Bidirectional).
-struct observed_trace {
-    int node = -1, part = 0;
-    std::int64_t sample = 0;
-    std::vector<std::vector<double>> h;  // per step, in processing order
-};
-
-/// Runs m on the interpreter with these inputs and returns every recurrent layer's hidden states.
-/// A run that fails part-way gives the steps it made.
-inline std::vector<observed_trace> observe(reference::interpreter& r, const model& m, std::span<const tensor> inputs) {
-    std::vector<observed_trace> out;
-    r.set_state_hook([&](const reference::state_step& s) {
-        if (out.empty() || out.back().node != s.node || out.back().part != s.part || out.back().sample != s.sample)
-            out.push_back({s.node, s.part, s.sample, {}});
-        out.back().h.emplace_back(s.h.begin(), s.h.end());
-    });
-    r.run(m, inputs);
-    r.set_state_hook({});
-    return out;
-}
-
-/// The metric. Its items are the (layer class, cell) states and the transitions between them.
-class rnn_coverage final : public extra_metric {
-public:
-    /// `profile`: the models whose traces make the profile DTMC (a campaign's seeds).
-    rnn_coverage(const registry& reg, std::span<const model> profile, rnn_options o = {})
-        : o_(o), grid_(abstraction::fixed(o.seed, o.grid)), interp_(std::make_shared<reference::interpreter>(dtype::float32)) {
-        for (const auto& l : reg) classes_total_ += recurrent(l);
-        std::map<std::string, dtmc, std::less<>> chains;
-        for (const auto& m : profile)
-            for (const auto& [cls, t] : cells_of(m)) chains[cls].add(t);
-        for (auto& [cls, chain] : chains) classes_.emplace(cls, state_coverage(std::move(chain), grid_, o_.boundary_steps));
-    }
-
-    std::size_t gain(const model& m) const override {
-        std::size_t k = 0;
-        for (const auto& [cls, ts] : grouped(m)) {
-            const auto it = classes_.find(cls);
-            k += it == classes_.end() ? state_coverage(dtmc{}, grid_, 0).gain(ts) : it->second.gain(ts);
-        }
-        return k;
-    }
-    std::size_t add(const model& m) override {
-        std::size_t k = 0;
-        for (const auto& [cls, ts] : grouped(m)) k += of(cls).add(ts);
-        return k;
-    }
-
-    io::json criteria() const override {
-        criteria_values sum;
-        std::uint64_t states = 0, transitions = 0;
-        for (const auto& [cls, c] : classes_) {
-            sum += c.values();
-            states += c.seen_states();
-            transitions += c.seen_transitions();
-        }
-        auto value = [](const criterion_value& v) { return io::json{{"covered", v.covered}, {"total", v.total}}; };
-        const std::uint64_t classes = classes_total_, cells = grid_.cells();
-        return {{"rnn_state_basic", value(sum.basic_state)},
-                {"rnn_state_boundary", value(sum.boundary)},
-                {"rnn_state_weighted", value(sum.weighted_state)},
-                {"rnn_transition_basic", value(sum.basic_transition)},
-                {"rnn_transition_weighted", value(sum.weighted_transition)},
-                // Beyond the profile: every state and transition reached, of all a grid could hold.
-                {"rnn_states", {{"covered", states}, {"total", classes * cells}}},
-                {"rnn_transitions", {{"covered", transitions}, {"total", classes * cells * (cells + 1)}}}};
-    }
-
-    io::json save() const override {
-        io::json j = io::json::object();
-        for (const auto& [cls, c] : classes_) j[cls] = {{"states", c.seen_state_list()}, {"transitions", c.seen_transition_list()}};
-        return j;
-    }
-    void restore(const io::json& j) override {
-        for (const auto& [cls, c] : j.items())
-            of(cls).restore(c.at("states").get<std::vector<cell>>(), c.at("transitions").get<std::vector<std::pair<cell, cell>>>());
-    }
-    std::unique_ptr<extra_metric> clone() const override { return std::make_unique<rnn_coverage>(*this); }
-
-    const std::map<std::string, state_coverage, std::less<>>& classes() const noexcept { return classes_; }
-    const abstraction& grid() const noexcept { return grid_; }
-
-private:
-    using class_traces = std::vector<std::pair<std::string, trace>>;
-
-    /// Each trace of m as cells, with its layer class; empty for a model without a recurrent layer
-    /// or too costly to observe.
-    class_traces cells_of(const model& m) const {
-        class_traces out;
-        if (!has_recurrent(m) || execution_cost(m) * o_.samples > o_.max_cost) return out;
-        const auto inputs = make_inputs(m, {.samples = o_.samples});
-        for (const auto& t : observe(*interp_, m, inputs)) {
-            trace cells;
-            cells.reserve(t.h.size());
-            for (const auto& h : t.h) cells.push_back(grid_.encode(h));
-            out.emplace_back(std::string(m[t.node].layer->name), std::move(cells));
-        }
-        return out;
-    }
-    /// cells_of(m) by class; the last model's are kept, as the search asks gain() then add().
-    const std::map<std::string, std::vector<trace>, std::less<>>& grouped(const model& m) const {
-        const auto key = store::model_key(m);
-        if (!cache_ || cache_->first != key) {
-            std::map<std::string, std::vector<trace>, std::less<>> g;
-            for (auto& [cls, t] : cells_of(m)) g[cls].push_back(std::move(t));
-            cache_ = std::make_shared<std::pair<std::uint64_t, std::map<std::string, std::vector<trace>, std::less<>>>>(key, std::move(g));
-        }
-        return cache_->second;
-    }
-    state_coverage& of(std::string_view cls) {
-        auto it = classes_.find(cls);
-        if (it == classes_.end()) it = classes_.emplace(std::string(cls), state_coverage(dtmc{}, grid_, o_.boundary_steps)).first;
-        return it->second;
-    }
-
-    rnn_options o_;
-    abstraction grid_;
-    std::shared_ptr<reference::interpreter> interp_;  // shared by clones: they observe in turn, on one thread
-    std::map<std::string, state_coverage, std::less<>> classes_;
-    std::uint64_t classes_total_ = 0;  // recurrent layer classes of the registry
-    mutable std::shared_ptr<std::pair<std::uint64_t, std::map<std::string, std::vector<trace>, std::less<>>>> cache_;
-};
-
-}  // namespace memo::state
-// end #include <memo/state/rnn_coverage.hpp>
-// #include <memo/store/store.hpp> (already included)
-// begin #include <memo/campaign/progress.hpp>
-// The live progress line of long work: redrawn in place on a terminal, a line every few seconds
-// otherwise (so logs stay readable).
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
-#include <string>
-
-namespace memo::campaign {
-
-class progress {
-public:
-    explicit progress(std::FILE* out = stderr) : out_(out), tty_(::isatty(::fileno(out)) != 0) {}
-
-    /// Whether a line is due now.
-    bool due(std::chrono::steady_clock::time_point now) const { return now - last_ >= (tty_ ? std::chrono::milliseconds(250) : std::chrono::seconds(5)); }
-
-    void show(const std::string& line, std::chrono::steady_clock::time_point now) {
-        last_ = now;
-        if (tty_) std::fprintf(out_, "\r%s\x1b[K", line.c_str());
-        else std::fprintf(out_, "%s\n", line.c_str());
-        std::fflush(out_);
-    }
-    /// Ends the line (on a terminal) so what follows starts clean.
-    void finish(const std::string& line) {
-        if (tty_) std::fprintf(out_, "\r%s\x1b[K\n", line.c_str());
-        else std::fprintf(out_, "%s\n", line.c_str());
-        std::fflush(out_);
-    }
-
-private:
-    std::FILE* out_;
-    bool tty_;
-    std::chrono::steady_clock::time_point last_{};
-};
-
-}  // namespace memo::campaign
-// end #include <memo/campaign/progress.hpp>
-// #include <memo/campaign/stage.hpp> (already included)
-
-namespace memo::campaign {
-
-struct generation_options {
-    std::string out;                   // campaign directory
-    double seconds = 60;               // stop after this long...
-    std::uint64_t iterations = 0;      // ...or this many iterations (0: no limit), whichever comes first
-    std::uint64_t seed = 0;
-    std::string selector = "mh";       // mh | random
-    std::string operators = "memo";    // memo | lemon
-    /// What counts as new: MEMO's criteria ("memo"), or also DeepStellar's RNN states
-    /// ("memo,rnn-state": state/rnn_coverage.hpp).
-    std::string coverage = "memo";
-    double p = 0.05;                   // Metropolis-Hastings parameter
-    std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
-    bool quiet = false;                // no progress line
-    std::int64_t max_cost = 0;         // mutants costlier to run (reduce/cost.hpp) are rejected; 0: no limit
-    /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
-    /// that a campaign on one library keeps to the models it runs.
-    std::function<expected<void>(const model&)> accept;
-    /// Continue the campaign in `out` from its store's checkpoint: seconds and iterations are then
-    /// what to run beyond it (resume_options() gives what is left of the stored budget).
-    bool resume = false;
-    double checkpoint_seconds = 1;  // how often the store saves the campaign's state
-    /// The caller's own options (a tool's backends, say), stored with the campaign's and given
-    /// back by resume_options().
-    io::json tool = io::json::object();
-    /// This process is one rank of a campaign over several (cluster/exchange.hpp): the loop
-    /// exchanges coverage, models and bugs with the others every few seconds, and stops with them.
-    cluster::exchange* peers = nullptr;
-};
-
-struct generation_summary {
-    std::uint64_t generated = 0, valid = 0, diverse = 0;
-    double seconds = 0;
-    std::array<std::size_t, criteria_count> covered{}, total{};  // by criterion, at the end
-};
-
-/// {"layer_type": {"covered": c, "total": t}, ...}: how stats.json and the CLI write coverage,
-/// the extra metric's criteria included.
-inline io::json coverage_json(const memo_coverage& c) {
-    io::json j = io::json::object();
-    for (auto k : all_criteria) j[std::string(name_of(k))] = {{"covered", c.covered(k)}, {"total", c.total(k)}};
-    if (c.extra()) j.update(c.extra()->criteria());
-    return j;
-}
-
-/// Whether generation_options::coverage asks for RNN states too; throws on what it does not know.
-inline bool wants_rnn_state(const std::string& coverage) {
-    if (coverage == "memo") return false;
-    if (coverage == "memo,rnn-state" || coverage == "rnn-state,memo") return true;
-    throw error("unknown coverage '" + coverage + "' (memo, or memo,rnn-state)");
-}
-
-/// The coverage a campaign counts with (generation_options::coverage), before its seeds are added.
-inline memo_coverage campaign_coverage(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
-    memo_coverage c(reg);
-    if (wants_rnn_state(o.coverage)) c.attach(std::make_unique<state::rnn_coverage>(reg, seeds, state::rnn_options{.seed = o.seed}));
-    return c;
-}
-
-namespace detail {
-
-inline std::string coverage_line(const memo_coverage& c) {
-    auto s = fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
-                         c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
-                         c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
-    if (c.extra()) {
-        const auto x = c.extra()->criteria();
-        s += fmt::format(" rnn states {} transitions {}", x.at("rnn_states").at("covered").dump(), x.at("rnn_transitions").at("covered").dump());
-    }
-    return s;
-}
-
-/// The extra metric's criteria, as coverage.csv columns (none without one).
-inline io::json extra_columns(const memo_coverage& c) { return c.extra() ? c.extra()->criteria() : io::json::object(); }
-
-/// What a checkpoint holds besides the search's own state: the loop's counters.
-struct loop_counters {
-    std::uint64_t generated = 0, valid = 0, diverse = 0;
-    std::vector<std::uint64_t> op_selected, op_valid, op_diverse;
-};
-
-/// The coverage items covered since `recorded`, into the store (and into `recorded`).
-inline void record_coverage(store::campaign_store& st, const memo_coverage& c, memo_coverage& recorded, std::uint64_t iteration) {
-    for (auto k : all_criteria) {
-        const auto& now = c.items(k).words();
-        const auto& before = recorded.items(k).words();
-        for (std::size_t w = 0; w < now.size(); ++w)
-            for (std::uint64_t fresh = now[w] & ~before[w]; fresh; fresh &= fresh - 1)
-                st.add_covered(name_of(k), 64 * w + static_cast<std::size_t>(std::countr_zero(fresh)), iteration);
-    }
-    for (auto k : all_criteria) recorded.items(k) = c.items(k);
-}
-
-template <class Search>
-io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec, const cluster::exchange* peers) {
-    const auto st = s.save();
-    io::json slots = io::json::array();
-    for (const auto& m : st.models) slots.push_back(store::model_key(m));
-    return {{"iteration", n.generated}, {"seconds", seconds}, {"csv_bytes", csv_bytes},
-            {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
-                          {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
-            {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
-                        {"selector", st.selector}, {"initial", st.initial}}},
-            {"coverage", s.coverage().save()},
-            {"stage", exec ? exec->save() : io::json::object()},
-            {"cluster", peers ? peers->save() : io::json::object()}};
-}
-
-template <class Search>
-void restore_state(Search& s, loop_counters& n, const io::json& j, store::campaign_store& st, const registry& reg) {
-    const auto& c = j.at("counters");
-    n.generated = c.at("generated"), n.valid = c.at("valid"), n.diverse = c.at("diverse");
-    c.at("op_selected").get_to(n.op_selected), c.at("op_valid").get_to(n.op_valid), c.at("op_diverse").get_to(n.op_diverse);
-    const auto& sj = j.at("search");
-    typename Search::state state;
-    for (const auto& key : sj.at("slots")) {
-        auto m = st.find_model(key.get<std::uint64_t>(), reg);
-        if (!m) throw error(st.file() + ": the checkpoint names model " + store::hex(key.get<std::uint64_t>()) + ", which the store lacks");
-        state.models.push_back(std::move(*m));
-    }
-    sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
-    sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
-    state.initial = sj.value("initial", state.models.size());
-    memo_coverage cov = s.coverage();  // with its extra metric, if it has one
-    cov.restore(j.at("coverage"));
-    s.restore(std::move(state), std::move(cov));
-}
-
-template <class Search>
-generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec, store::campaign_store& st,
-                       const std::optional<store::checkpoint>& resumed, const registry& reg) {
-    namespace fs = std::filesystem;
-    using clock = std::chrono::steady_clock;
-    const fs::path dir(o.out);
-    const auto names = Search::operator_names();
-    loop_counters n{0, 0, 0, std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size())};
-    double t0 = 0;  // seconds of the campaign before this invocation
-    cluster::exchange* peers = o.peers;
-    memo_coverage recorded(reg);
-    std::ofstream csv;
-    if (resumed) {
-        restore_state(s, n, resumed->state, st, reg);
-        t0 = resumed->seconds;
-        recorded = s.coverage();
-        st.rollback_after(n.generated);
-        // What came after the checkpoint is made again: its queue files and coverage rows go.
-        for (const auto& f : fs::directory_iterator(dir / "queue"))
-            if (std::strtoull(f.path().stem().string().c_str(), nullptr, 10) > n.generated) fs::remove(f.path());
-        fs::resize_file(dir / "coverage.csv", resumed->state.at("csv_bytes").get<std::uint64_t>());
-        csv.open(dir / "coverage.csv", std::ios::app);
-        if (exec) exec->open(st, &resumed->state.at("stage"));
-        if (peers) {
-            if (resumed->state.value("cluster", io::json::object()).empty()) throw error(o.out + ": its checkpoint was not made by a rank of a campaign over several");
-            peers->restore(resumed->state.at("cluster"));
-        }
-    } else {
-        // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
-        fs::remove_all(dir / "queue");
-        fs::remove_all(dir / "seeds");
-        fs::create_directories(dir / "queue");
-        fs::create_directories(dir / "seeds");
-        for (std::size_t i = 0; i < seeds.size(); ++i) {
-            io::write_file((dir / "seeds" / fmt::format("{:03}.json", i)).string(), io::model_to_json(seeds[i]).dump() + "\n");
-            st.add_model(store::model_key(seeds[i]), seeds[i]);
-        }
-        record_coverage(st, s.coverage(), recorded, 0);
-        csv.open(dir / "coverage.csv");
-        csv << "seconds,models,valid,executed";
-        for (auto k : all_criteria) csv << ',' << name_of(k);
-        const auto extra = extra_columns(s.coverage());  // named: items() of a temporary would dangle
-        for (const auto& [name, v] : extra.items()) csv << ',' << name;
-        const auto more = exec ? exec->columns() : io::json::object();
-        for (const auto& [name, v] : more.items()) csv << ',' << name;
-        csv << '\n';
-        if (exec) {
-            exec->open(st, nullptr);
-            // The seeds run first, as AFL dry-runs its corpus: a seed some library fails on is known
-            // before its slot could be sent back to it (a failing model breeds nothing, stage::breeds).
-            for (const auto& m : seeds) exec->offer(m, true, 0, 0.0);
-        }
-        if (peers) peers->seeded(s.models());
-    }
-    if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
-    std::vector<std::uint64_t> slot_keys;
-    for (const auto& m : s.models()) slot_keys.push_back(store::model_key(m));
-    // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
-    // backend declines counts for coverage and runs on the others, but breeds no descendants. A
-    // slot whose model turns out to be declined goes back to its seed.
-    std::uint64_t declines_seen = 0;
-    if (exec) {
-        s.set_seedable([exec](const model& m) { return exec->breeds(m); });
-        s.context().declined = [exec](std::string_view layer, dtype t) { return exec->declines(layer, t); };
-    }
-    auto reseed_declined = [&] {
-        for (std::size_t i = 0; i < s.models().size() && i < seeds.size(); ++i)
-            if (!exec->breeds(s.models()[i]) && exec->breeds(seeds[i])) {
-                s.reset_slot(i, seeds[i]);
-                slot_keys[i] = store::model_key(seeds[i]);
-            }
-    };
-
-    generation_summary sum;
-    progress bar;
-    const auto start = clock::now();
-    if (exec && o.seconds < 1e7) exec->set_deadline(start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds)));
-    auto next_row = start + std::chrono::seconds(1);
-    const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.checkpoint_seconds));
-    auto next_checkpoint = start + every;
-    const std::uint64_t first = n.generated;
-    // The job's counters: this process's, and the other ranks' as of the last exchange.
-    auto others = [&] { return peers ? peers->others() : std::array<std::uint64_t, 3>{}; };
-    auto row = [&](double t) {
-        const auto x = others();
-        csv << fmt::format("{:.3f},{},{},{}", t, n.generated + x[0], n.valid + x[1], (exec ? exec->executed() : 0) + x[2]);
-        for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
-        const auto extra = extra_columns(s.coverage());
-        for (const auto& [name, v] : extra.items()) csv << ',' << v.at("covered").dump();
-        const auto more = exec ? exec->columns() : io::json::object();
-        for (const auto& [name, v] : more.items()) csv << ',' << v.dump();
-        csv << '\n';
-    };
-    // Between two steps: the csv so far, the search, the stage.
-    auto checkpoint = [&](double t) {
-        csv.flush();
-        st.save_checkpoint({n.generated, t, save_state(s, n, t, static_cast<std::uint64_t>(csv.tellp()), exec, peers)});
-    };
-    auto line = [&](double t) {
-        const double rate = t > t0 ? static_cast<double>(n.generated - first) / (t - t0) : 0.0;
-        return fmt::format("[{:6.1f}s] {}{} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t,
-                           peers ? fmt::format("{} ranks, rank 0: ", peers->size()) : std::string(), n.generated, rate,
-                           n.generated ? 100.0 * static_cast<double>(n.valid) / static_cast<double>(n.generated) : 0.0, n.diverse,
-                           coverage_line(s.coverage())) +
-               (exec ? exec->progress(t) : std::string());
-    };
-    if (!resumed) row(0);
-    for (;;) {
-        // Reading the clock every iteration costs ~20 ns; steps take microseconds.
-        const auto now = clock::now();
-        const double t = t0 + std::chrono::duration<double>(now - start).count();
-        const bool done = (o.iterations && n.generated - first >= o.iterations) || (exec && exec->done()) || t - t0 >= o.seconds;
-        if (peers && (done || peers->due(t))) {
-            // Ranks stop together, at the first exchange after any one's budget is spent.
-            const auto x = peers->sync(s, st, {n.generated, n.valid, exec ? exec->executed() : 0}, done, t);
-            for (std::size_t i = slot_keys.size(); i < s.models().size(); ++i) slot_keys.push_back(store::model_key(s.models()[i]));
-            record_coverage(st, s.coverage(), recorded, n.generated);
-            if (x.stop) break;
-        } else if (done) {
-            break;
-        }
-        if (now >= next_row) {
-            row(t);
-            next_row += std::chrono::seconds(1);
-        }
-        if (now >= next_checkpoint) {
-            checkpoint(t);
-            next_checkpoint = now + every;
-        }
-        if (!o.quiet && bar.due(now)) bar.show(line(t), now);
-        if (exec && exec->poll(t)) {
-            exec->wait(t);  // enough models wait for the backends: let them catch up
-            continue;
-        }
-        if (exec && exec->breeding_learnt() != declines_seen) {
-            declines_seen = exec->breeding_learnt();
-            reseed_declined();
-        }
-
-        const auto r = s.step();
-        ++n.generated;
-        ++n.op_selected[r.op];
-        if (!r.valid) continue;
-        ++n.valid;
-        ++n.op_valid[r.op];
-        const std::uint64_t key = store::model_key(*r.mutant);
-        st.add_generated(n.generated, key, slot_keys[r.slot], names[r.op], r.gain);
-        if (r.gain) {
-            st.add_model(key, *r.mutant);
-            record_coverage(st, s.coverage(), recorded, n.generated);
-            if (r.mutant == &s.models()[r.slot]) slot_keys[r.slot] = key;
-            if (peers) peers->found(*r.mutant, r.gain);
-        }
-        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, n.generated, t);
-        if (!r.gain) continue;
-        ++n.diverse;
-        ++n.op_diverse[r.op];
-        io::json j = io::model_to_json(*r.mutant);
-        j["origin"] = {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
-        io::write_file((dir / "queue" / fmt::format("{:09}.json", n.generated)).string(), j.dump() + "\n");
-    }
-    if (exec) exec->drain(t0 + std::chrono::duration<double>(clock::now() - start).count());
-    if (peers) peers->ship_bugs();  // what the last models found
-    sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count();
-    sum.generated = n.generated, sum.valid = n.valid, sum.diverse = n.diverse;
-    for (auto k : all_criteria) {
-        sum.covered[static_cast<std::size_t>(k)] = s.coverage().covered(k);
-        sum.total[static_cast<std::size_t>(k)] = s.coverage().total(k);
-    }
-    row(sum.seconds);
-    checkpoint(sum.seconds);
-    if (!o.quiet) bar.finish(line(sum.seconds));
-
-    io::json per_op = io::json::object();
-    for (std::size_t i = 0; i < names.size(); ++i)
-        per_op[std::string(names[i])] = {{"selected", n.op_selected[i]}, {"valid", n.op_valid[i]}, {"diverse", n.op_diverse[i]}};
-    const double secs = std::max(sum.seconds, 1e-9);
-    io::json stats = {{"seconds", sum.seconds},
-                      {"seed", o.seed},
-                      {"iterations", sum.generated},
-                      {"models_generated", sum.generated},
-                      {"models_valid", sum.valid},
-                      {"models_diverse", sum.diverse},
-                      {"models_per_second", static_cast<double>(sum.generated) / secs},
-                      {"valid_per_second", static_cast<double>(sum.valid) / secs},
-                      {"selector", o.selector},
-                      {"p", o.p},
-                      {"operators", o.operators},
-                      {"coverage_metrics", o.coverage},
-                      {"seeds", seeds.size()},
-                      {"backends", io::json::array()},
-                      {"coverage", coverage_json(s.coverage())},
-                      {"per_operator", per_op},
-                      {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()},
-                                 {"executions", st.execution_count()}}}};
-    if (exec) exec->write_stats(stats);
-    if (peers) {
-        peers->merge_stats(stats);  // rank 0: the job's figures and each rank's
-        if (peers->rank() == 0) sum.generated = stats.at("models_generated"), sum.valid = stats.at("models_valid"), sum.diverse = stats.at("models_diverse");
-    }
-    io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
-    report::write_report(dir, s.coverage());
-    return sum;
-}
-
-template <class Ops, class Selector>
-generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec,
-                            store::campaign_store& st, const std::optional<store::checkpoint>& resumed) {
-    search<model, Ops, memo_coverage, Selector> s(seeds, campaign_coverage(seeds, reg, o), std::move(sel), o.seed);
-    s.set_max_seed_size(o.max_seed_nodes);
-    s.context().max_cost = o.max_cost;
-    s.context().fresh_seeds = std::is_same_v<Ops, mutation::memo_operators>;
-    if (o.accept) s.set_filter(o.accept);
-    return run(s, seeds, o, exec, st, resumed, reg);
-}
-
-/// The options as the store keeps them; the budgets are the campaign's totals.
-inline io::json options_json(const generation_options& o, const std::optional<store::checkpoint>& cp) {
-    const double t = cp ? cp->seconds : 0;
-    const std::uint64_t i = cp ? cp->iteration : 0;
-    return {{"seed", o.seed}, {"selector", o.selector}, {"operators", o.operators}, {"coverage", o.coverage}, {"p", o.p}, {"max_seed_nodes", o.max_seed_nodes},
-            {"max_cost", o.max_cost}, {"budget_seconds", t + o.seconds}, {"budget_iterations", o.iterations ? i + o.iterations : 0},
-            {"tool", o.tool}};
-}
-
-}  // namespace detail
-
-/// Runs a campaign over these seeds and writes its directory, report.html last; with an execution
-/// stage, the models also run on its backends (see execute.hpp). A fresh campaign over a directory
-/// that holds a store keeps the store's executions (a model judged before is not run again).
-inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o, stage* exec = nullptr) {
-    if (seeds.empty()) throw error("no seed models");
-    if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
-    if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
-    wants_rnn_state(o.coverage);
-    std::filesystem::create_directories(o.out);
-    store::campaign_store st(store::campaign_store::file_in(o.out));
-    std::optional<store::checkpoint> resumed;
-    if (o.resume) {
-        resumed = st.load_checkpoint();
-        if (!resumed) throw error(o.out + ": nothing to resume (its store holds no checkpoint)");
-    } else {
-        st.start_over();
-    }
-    st.begin_run(detail::options_json(o, resumed), o.resume);
-    const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
-    using namespace mutation;
-    const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)
-                     : mh           ? detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)
-                     : memo_ops     ? detail::run_with<memo_operators>(seeds, reg, random_selector{}, o, exec, st, resumed)
-                                    : detail::run_with<lemon_operators>(seeds, reg, random_selector{}, o, exec, st, resumed);
-    return sum;
-}
-
-/// What resuming the campaign in `dir` runs with: its stored options, the budget left at its
-/// checkpoint, and its seeds. `finished` when nothing of the budget is left.
-struct resumption {
-    generation_options options;
-    std::vector<model> seeds;
-    bool finished = false;
-};
-inline resumption resume_options(const std::string& dir, const registry& reg) {
-    namespace fs = std::filesystem;
-    if (!fs::exists(store::campaign_store::file_in(dir))) throw error(dir + ": not a campaign directory (no store.db)");
-    store::campaign_store st(store::campaign_store::file_in(dir));
-    const auto cp = st.load_checkpoint();
-    const auto j = st.last_options();
-    if (!cp || !j) throw error(dir + ": nothing to resume (its store holds no checkpoint)");
-    resumption r;
-    auto& o = r.options;
-    o.out = dir;
-    o.resume = true;
-    o.seed = j->at("seed"), o.selector = j->at("selector"), o.operators = j->at("operators"), o.p = j->at("p");
-    o.coverage = j->value("coverage", std::string("memo"));
-    o.max_seed_nodes = j->at("max_seed_nodes"), o.max_cost = j->at("max_cost"), o.tool = j->at("tool");
-    const double budget_s = j->at("budget_seconds");
-    const std::uint64_t budget_i = j->at("budget_iterations");
-    o.seconds = std::max(0.0, budget_s - cp->seconds);
-    o.iterations = budget_i > cp->iteration ? budget_i - cp->iteration : 0;
-    r.finished = o.seconds <= 0 || (budget_i && cp->iteration >= budget_i);
-    std::vector<fs::path> files;
-    for (const auto& f : fs::directory_iterator(fs::path(dir) / "seeds")) files.push_back(f.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) r.seeds.push_back(io::load_model(f.string(), reg));
-    return r;
-}
-
-}  // namespace memo::campaign
-// end #include <memo/campaign/generate.hpp>
-// begin #include <memo/campaign/seeds.hpp>
-// Where a campaign's seed models come from: the paper's ten architectures, reduced ("zoo"), or
-// a directory of model files (memo's JSON, Keras JSON, and formats the caller adds: ONNX).
-#include <algorithm>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <string>
-#include <vector>
-
-// #include <memo/io/json.hpp> (already included)
-// begin #include <memo/io/keras.hpp>
-// Keras model files: the JSON of Keras' `model.to_json()`, in which MEMO's seed models come.
-//
-//   memo::model m = memo::io::load_keras("lenet5.json", memo::default_registry());
-//   memo::io::save_keras(m, "mutant.json");   // Keras loads it with MEMO's custom objects
-//
-// Import reads Functional (or "Model") and Sequential models: each Keras layer becomes a node of
-// the registry's class of the same name, each of the layer's parameters is read from the layer's
-// config (or left at its Keras default), and edges come from inbound_nodes. Config keys we do not
-// model (name, trainable, groups, seed, ...) are ignored. Export writes a Functional model whose
-// layer configs use Keras' encodings, so that export then import gives an equal structural_hash.
-#include <algorithm>
-#include <cctype>
-#include <cstdint>
-#include <fstream>
-#include <string>
-#include <string_view>
-#include <unordered_map>
-#include <unordered_set>
-#include <utility>
-#include <vector>
-
-// #include <memo/io/json.hpp> (already included)
-
-namespace memo::io {
-
-namespace keras_detail {
-
-/// Class names Keras writes that differ from ours: Keras serializes initializers and
-/// regularizers as objects of these classes, MEMO's pool names them in lower case. Every other
-/// class name (Zeros, VarianceScaling, MaxNorm, ...) is the same on both sides.
-inline constexpr std::pair<std::string_view, std::string_view> class_names[] = {
-    {"GlorotUniform", "glorot_uniform"}, {"GlorotNormal", "glorot_normal"}, {"HeNormal", "he_normal"},
-    {"HeUniform", "he_uniform"},         {"LecunNormal", "lecun_normal"},   {"LecunUniform", "lecun_uniform"},
-    {"L1", "l1"},                        {"L2", "l2"},
-};
-
-inline std::string_view our_class(std::string_view keras) {
-    for (const auto& [k, ours] : class_names)
-        if (k == keras) return ours;
-    return keras;
-}
-inline std::string_view keras_class(std::string_view ours) {
-    for (const auto& [k, o] : class_names)
-        if (o == ours) return k;
-    return ours;
-}
-
-/// Our wrapper layers stand for one wrapped class each; the wrapper's own parameters stay in its
-/// config, the others go to the config of the wrapped layer.
-struct wrapper {
-    std::string_view outer, inner, outer_param;
-};
-inline constexpr wrapper wrappers[] = {{"Bidirectional", "LSTM", "merge_mode"}, {"TimeDistributed", "ReLU", ""}};
-
-inline const wrapper* wrapper_of(std::string_view cls) {
-    for (const auto& w : wrappers)
-        if (w.outer == cls) return &w;
-    return nullptr;
-}
-
-/// Keras' default layer names: Conv2D -> conv2d, BatchNormalization -> batch_normalization, ReLU -> re_lu.
-inline std::string snake_case(std::string_view cls) {
-    std::string s;
-    for (std::size_t i = 0; i < cls.size(); ++i) {
-        const auto c = static_cast<unsigned char>(cls[i]);
-        if (i > 0 && std::isupper(c)) {
-            const auto prev = static_cast<unsigned char>(cls[i - 1]);
-            const bool next_lower = i + 1 < cls.size() && std::islower(static_cast<unsigned char>(cls[i + 1]));
-            if (std::islower(prev) || (next_lower && (std::isupper(prev) || std::isdigit(prev)))) s += '_';
-        }
-        s += static_cast<char>(std::tolower(c));
-    }
-    return s;
-}
-
-/// Keras writes 2D and 3D cropping and padding, and MEMO's adapters all of theirs, as
-/// (before, after) pairs: ((1, 1), (2, 2)). We store them flat.
-inline bool as_pairs(std::string_view cls, std::string_view param) {
-    if (param != "padding" && param != "cropping") return false;
-    return cls.starts_with("Custom") || cls.ends_with("2D") || cls.ends_with("3D");
-}
-
-/// A Keras layer as the file gives it, with its inputs by name.
-struct keras_layer {
-    std::string name, cls;
-    json config;
-    std::vector<std::string> inputs;
-};
-
-/// A config value as one of ours: serialized objects become their (our) class name.
-inline value read_value(const json& j, const std::string& what) {
-    if (j.is_object() && j.contains("class_name")) {
-        const auto cls = j.at("class_name").get<std::string>();
-        if (cls == "L1L2") {  // our regularizer values have one term: keep the one in use
-            const json c = j.value("config", json::object());
-            const json l2 = c.value("l2", json(0.0));
-            return std::string(l2.is_number() && l2.get<double>() > 0 ? "l2" : "l1");
-        }
-        return std::string(our_class(cls));
-    }
-    return from_json(j, what);
-}
-
-/// Brings a value in Keras' spelling to the form our parameter's domain holds. `in` is the
-/// shape of the layer's first input (rank 0 for an input layer).
-inline value fit(value v, const param& p, const shape& in) {
-    const std::string_view name = p.name;
-    const auto& dom = p.dom.d;
-    if (name == "axis" || name == "axes" || name == "shared_axes") {
-        // Built layers write their axis as a list ("axis": [3]); Dot writes one per input.
-        if (auto xs = std::get_if<ints>(&v); xs && xs->n >= 1) {
-            const std::int64_t first = (*xs)[0];
-            if (std::all_of(xs->begin(), xs->end(), [&](auto x) { return x == first; })) v = first;
-        }
-        // Keras counts axes from the front, our axis domains from the end (-1..-5).
-        auto a = std::get_if<std::int64_t>(&v);
-        if (a && *a >= 0 && name != "shared_axes" && std::holds_alternative<choice>(dom) && in.rank() > 0) v = *a - in.rank();
-        return v;
-    }
-    if (auto t = std::get_if<int_tuple>(&dom)) {
-        if (auto x = std::get_if<std::int64_t>(&v)) return ints::filled(t->count, *x);  // kernel_size=3
-        if (auto xs = std::get_if<ints>(&v)) {
-            if (xs->n == 1) return ints::filled(t->count, (*xs)[0]);
-            if (2 * xs->n == t->count) {  // symmetric padding (1, 2) means ((1, 1), (2, 2))
-                ints pairs;
-                for (auto x : *xs) pairs.push(x), pairs.push(x);
-                return pairs;
-            }
-        }
-        return v;
-    }
-    if (std::holds_alternative<real_range>(dom))
-        if (auto x = std::get_if<std::int64_t>(&v)) return static_cast<double>(*x);  // constant_values=2
-    if (std::holds_alternative<int_range>(dom))
-        if (auto xs = std::get_if<ints>(&v); xs && xs->n == 1) return (*xs)[0];
-    if (name == "target_shape")  // Reshape((-1, 4)): Keras infers the -1 from the input
-        if (auto xs = std::get_if<ints>(&v); xs && in.rank() > 0) {
-            std::int64_t known = 1;
-            int unknown_at = -1;
-            for (int i = 0; i < xs->n; ++i) {
-                if ((*xs)[i] == -1) unknown_at = i;
-                else known *= (*xs)[i];
-            }
-            if (unknown_at >= 0 && known > 0 && in.elements() % known == 0) (*xs)[unknown_at] = in.elements() / known;
-        }
-    return v;
-}
-
-/// The raw config value of parameter `name`: the layer's own, or for a wrapper its inner layer's.
-inline const json* find_in_config(const json& config, std::string_view name) {
-    const std::string key(name);
-    if (config.contains(key)) return &config.at(key);
-    if (config.contains("layer") && config.at("layer").contains("config")) {
-        const auto& inner = config.at("layer").at("config");
-        if (inner.contains(key)) return &inner.at(key);
-    }
-    return nullptr;
-}
-
-/// The names in input_layers/output_layers: [[name, 0, 0], ...], or one [name, 0, 0].
-inline std::vector<std::string> endpoint_names(const json& list, const std::string& origin, const char* key) {
-    if (!list.is_array()) throw error(origin + ": config." + key + " is not a list");
-    if (!list.empty() && list.at(0).is_string()) return {list.at(0).get<std::string>()};
-    std::vector<std::string> names;
-    for (const auto& e : list) {
-        if (e.size() > 2 && e.at(1) != 0) throw error(origin + ": config." + key + " names node " + e.at(1).dump() + " of '" +
-                                                      e.at(0).get<std::string>() + "' (shared layers are not supported)");
-        names.push_back(e.at(0).get<std::string>());
-    }
-    return names;
-}
-
-inline std::vector<keras_layer> functional_layers(const json& layers, const std::string& origin) {
-    std::vector<keras_layer> r;
-    for (const auto& l : layers) {
-        keras_layer k{l.at("name").get<std::string>(), l.at("class_name").get<std::string>(), l.value("config", json::object()), {}};
-        const std::string where = origin + ": layer '" + k.name + "' (class " + k.cls + "): ";
-        const json nodes = l.value("inbound_nodes", json::array());
-        if (nodes.size() > 1)
-            throw error(where + "applied " + std::to_string(nodes.size()) + " times (shared layers are not supported)");
-        if (nodes.size() == 1)
-            for (const auto& e : nodes.at(0)) {
-                if (!e.is_array() || e.empty()) throw error(where + "unsupported inbound node " + e.dump());
-                const auto src = e.at(0).get<std::string>();
-                // node_index picks which application of a shared layer; tensor_index which of its outputs.
-                if (e.size() > 1 && e.at(1) != 0)
-                    throw error(where + "takes node " + e.at(1).dump() + " of '" + src + "' (shared layers are not supported)");
-                if (e.size() > 2 && e.at(2) != 0)
-                    throw error(where + "takes output " + e.at(2).dump() + " of '" + src + "' (only the first output is modelled)");
-                k.inputs.push_back(src);
-            }
-        r.push_back(std::move(k));
-    }
-    return r;
-}
-
-/// Sequential: layers in order, each fed by the one before; the input is an InputLayer or the
-/// first layer's batch_input_shape.
-inline std::vector<keras_layer> sequential_layers(const json& layers, const std::string& origin) {
-    std::vector<keras_layer> r;
-    for (const auto& l : layers) {
-        keras_layer k{"", l.at("class_name").get<std::string>(), l.value("config", json::object()), {}};
-        k.name = l.contains("name") ? l.at("name").get<std::string>() : k.config.value("name", "");
-        if (k.name.empty()) k.name = snake_case(k.cls) + "_" + std::to_string(r.size());
-        if (r.empty() && k.cls != "InputLayer") {
-            if (!k.config.contains("batch_input_shape"))
-                throw error(origin + ": layer '" + k.name + "' (class " + k.cls +
-                            "): the first layer of a Sequential model has no batch_input_shape");
-            const json dt = k.config.value("dtype", json("float32"));
-            r.push_back({k.name + "_input", "InputLayer",
-                         {{"batch_input_shape", k.config.at("batch_input_shape")}, {"dtype", dt.is_string() ? dt : json("float32")}},
-                         {}});
-        }
-        if (!r.empty()) k.inputs.push_back(r.back().name);
-        r.push_back(std::move(k));
-    }
-    return r;
-}
-
-/// Indices of `layers` in an order where every layer comes after its inputs, keeping file order
-/// where the edges allow.
-inline std::vector<std::size_t> topological_order(const std::vector<keras_layer>& layers, const std::string& origin) {
-    std::unordered_map<std::string, std::size_t> pos;
-    for (std::size_t i = 0; i < layers.size(); ++i)
-        if (!pos.emplace(layers[i].name, i).second)
-            throw error(origin + ": layer '" + layers[i].name + "' (class " + layers[i].cls + "): a second layer has this name");
-    for (const auto& l : layers)
-        for (const auto& s : l.inputs)
-            if (!pos.count(s)) throw error(origin + ": layer '" + l.name + "' (class " + l.cls + "): input '" + s + "' is not a layer of the model");
-    std::vector<std::size_t> order;
-    std::vector<bool> placed(layers.size(), false);
-    while (order.size() < layers.size()) {
-        std::size_t next = layers.size();
-        for (std::size_t i = 0; i < layers.size() && next == layers.size(); ++i)
-            if (!placed[i] && std::all_of(layers[i].inputs.begin(), layers[i].inputs.end(), [&](const auto& s) { return placed[pos[s]]; }))
-                next = i;
-        if (next == layers.size()) {
-            const auto i = static_cast<std::size_t>(std::find(placed.begin(), placed.end(), false) - placed.begin());
-            throw error(origin + ": layer '" + layers[i].name + "' (class " + layers[i].cls + "): its inputs form a cycle");
-        }
-        placed[next] = true;
-        order.push_back(next);
-    }
-    return order;
-}
-
-inline model import(const json& j, const registry& reg, const std::string& origin) {
-    if (!j.is_object() || !j.contains("config")) throw error(origin + ": not a Keras model (no \"config\")");
-    const auto kind = j.value("class_name", std::string("Functional"));
-    const json& config = j.at("config");
-    const json* list = config.is_array() ? &config : config.is_object() && config.contains("layers") ? &config.at("layers") : nullptr;
-    if (!list || !list->is_array() || list->empty()) throw error(origin + ": not a Keras model (no config.layers)");
-    const bool sequential = kind == "Sequential";
-    if (!sequential && kind != "Functional" && kind != "Model")
-        throw error(origin + ": not a Keras Functional or Sequential model (class_name '" + kind + "')");
-
-    const auto layers = sequential ? sequential_layers(*list, origin) : functional_layers(*list, origin);
-    model m;
-    std::unordered_map<std::string, int> index;
-    for (auto i : topological_order(layers, origin)) {
-        const keras_layer& k = layers[i];
-        const std::string where = origin + ": layer '" + k.name + "' (class " + k.cls + ")";
-        const layer_def* L = reg.find(k.cls);
-        if (!L) throw error(where + ": unknown layer class");
-        if (auto w = wrapper_of(k.cls)) {
-            const auto inner = k.config.contains("layer") ? k.config.at("layer").value("class_name", "") : std::string();
-            if (inner != w->inner)
-                throw error(where + ": wraps " + (inner.empty() ? "nothing" : inner) + ", our " + k.cls + " wraps " +
-                            std::string(w->inner));
-        }
-        node n = make_node(*L, k.name);
-        for (const auto& s : k.inputs) n.inputs.push_back(index.at(s));
-        const shape in = n.inputs.empty() ? shape{} : m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
-
-        // An InputLayer's shape is its batch_input_shape without the batch dimension.
-        json input_shape;
-        if (k.cls == "InputLayer")
-            for (const char* key : {"batch_input_shape", "batch_shape"})
-                if (k.config.contains(key) && k.config.at(key).is_array() && !k.config.at(key).empty()) {
-                    input_shape = k.config.at(key);
-                    input_shape.erase(0);
-                    break;
-                }
-        for (std::size_t p = 0; p < L->params.size(); ++p) {
-            const param& P = L->params[p];
-            const json* raw = P.name == "shape" && !input_shape.is_null() ? &input_shape : find_in_config(k.config, P.name);
-            if (!raw) continue;  // Keras' default, which make_node put there
-            value v = fit(read_value(*raw, where + ": parameter " + std::string(P.name)), P, in);
-            if (!P.dom.validate(v))
-                throw error(where + ": parameter " + std::string(P.name) + " = " + raw->dump() + " is outside " + P.dom.describe());
-            n.params[p] = std::move(v);
-        }
-        m.nodes.push_back(std::move(n));
-        if (auto r = infer_node(m, m.nodes.size() - 1); !r) throw error(where + ": " + r.reason());
-        index[k.name] = static_cast<int>(m.nodes.size() - 1);
-    }
-
-    if (sequential) {
-        m.outputs.push_back(index.at(layers.back().name));
-    } else {
-        if (!config.contains("output_layers")) throw error(origin + ": not a Keras model (no config.output_layers)");
-        for (const auto& name : endpoint_names(config.at("output_layers"), origin, "output_layers")) {
-            auto it = index.find(name);
-            if (it == index.end()) throw error(origin + ": output '" + name + "' is not a layer of the model");
-            m.outputs.push_back(it->second);
-        }
-    }
-    if (auto ok = validate(m); !ok) throw error(origin + ": " + ok.reason());
-    return m;
-}
-
-/// A parameter value in Keras' encoding.
-inline json encode(std::string_view cls, const param& p, const value& v) {
-    const std::string_view name = p.name;
-    if (name.ends_with("_initializer")) return {{"class_name", keras_class(as_str(v))}, {"config", json::object()}};
-    if (name.ends_with("_regularizer")) {
-        if (is_none(v)) return nullptr;
-        const std::string term(as_str(v));  // "l1" or "l2", at Keras' default strength
-        return {{"class_name", keras_class(term)}, {"config", {{term, 0.01}}}};
-    }
-    if (name.ends_with("_constraint")) {
-        if (is_none(v)) return nullptr;
-        return {{"class_name", std::string(as_str(v))}, {"config", json::object()}};
-    }
-    if (auto xs = std::get_if<ints>(&v); xs && as_pairs(cls, name)) {
-        json pairs = json::array();
-        for (int i = 0; i + 1 < xs->n; i += 2) pairs.push_back({(*xs)[i], (*xs)[i + 1]});
-        return pairs;
-    }
-    return to_json(v);
-}
-
-/// The Keras layer names of m's nodes: their own where set and unused, else conv2d_1, conv2d_2, ...
-inline std::vector<std::string> layer_names(const model& m) {
-    std::vector<std::string> names(m.nodes.size());
-    std::unordered_set<std::string> used;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i)
-        if (!m.nodes[i].name.empty() && used.insert(m.nodes[i].name).second) names[i] = m.nodes[i].name;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-        if (!names[i].empty()) continue;
-        const auto base = snake_case(m.nodes[i].layer->name);
-        for (int k = 1; names[i].empty(); ++k)
-            if (auto s = base + "_" + std::to_string(k); used.insert(s).second) names[i] = s;
-    }
-    return names;
-}
-
-}  // namespace keras_detail
-
-/// Reads a Keras model (`model.to_json()`: Functional or Sequential) onto the layers of `reg`.
-/// `origin` names the input in errors. The result is shape-inferred and validated; any failure
-/// throws memo::error naming origin, the Keras layer and class, and the cause.
-inline model keras_from_json(const json& j, const registry& reg, const std::string& origin) {
-    try {
-        return keras_detail::import(j, reg, origin);
-    } catch (const json::exception& e) {  // a field of the wrong type or missing
-        throw error(origin + ": malformed Keras model: " + e.what());
-    }
-}
-
-inline model load_keras(const std::string& path, const registry& reg) { return keras_from_json(parse_json_file(path), reg, path); }
-
-/// m as a Keras Functional model in `model.to_json()` form (Keras 2.8, TensorFlow backend).
-inline json keras_to_json(const model& m) {
-    using namespace keras_detail;
-    const auto names = layer_names(m);
-    json layers = json::array();
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-        const node& n = m.nodes[i];
-        const std::string_view cls = n.layer->name;
-        json config;
-        if (cls == "InputLayer") {  // Keras' InputLayer takes no `trainable`
-            json batch_shape = json::array({nullptr});
-            for (auto d : std::get<ints>(n.param("shape"))) batch_shape.push_back(d);
-            config = {{"name", names[i]}, {"batch_input_shape", batch_shape}, {"dtype", name_of(n.type)}, {"sparse", false}, {"ragged", false}};
-        } else {
-            config = {{"name", names[i]}, {"trainable", true}, {"dtype", name_of(n.type)}};
-            const wrapper* w = wrapper_of(cls);
-            json inner = w ? json{{"name", names[i] + "_" + snake_case(w->inner)}, {"trainable", true}, {"dtype", name_of(n.type)}} : json();
-            for (std::size_t p = 0; p < n.params.size(); ++p) {
-                const param& P = n.layer->params[p];
-                (w && P.name != w->outer_param ? inner : config)[std::string(P.name)] = encode(cls, P, n.params[p]);
-            }
-            if (w) config["layer"] = {{"class_name", w->inner}, {"config", std::move(inner)}};
-        }
-        json inbound = json::array();
-        for (int s : n.inputs) inbound.push_back({names[static_cast<std::size_t>(s)], 0, 0, json::object()});
-        layers.push_back({{"class_name", cls},
-                          {"config", std::move(config)},
-                          {"name", names[i]},
-                          {"inbound_nodes", inbound.empty() ? json::array() : json::array({inbound})}});
-    }
-    json inputs = json::array(), outputs = json::array();
-    for (int i : m.input_nodes()) inputs.push_back({names[static_cast<std::size_t>(i)], 0, 0});
-    for (int o : m.outputs) outputs.push_back({names[static_cast<std::size_t>(o)], 0, 0});
-    return {{"class_name", "Functional"},
-            {"config", {{"name", "model"}, {"layers", std::move(layers)}, {"input_layers", std::move(inputs)}, {"output_layers", std::move(outputs)}}},
-            {"keras_version", "2.8.0"},
-            {"backend", "tensorflow"}};
-}
-
-inline void save_keras(const model& m, const std::string& path) {
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw error(path + ": cannot open for writing");
-    out << keras_to_json(m).dump();
-    if (!out.flush()) throw error(path + ": write failed");
-}
-
-}  // namespace memo::io
-// end #include <memo/io/keras.hpp>
-// #include <memo/reduce/cost.hpp> (already included)
-// begin #include <memo/reduce/reduce.hpp>
-// Seed reduction (MEMO's Algorithm 1): a small model that covers exactly the items of a large one.
-//
-//   memo::reduction r = memo::reduce(memo::zoo::build("resnet50-imagenet"));
-//   r.reduced;              // a valid model of a dozen nodes (177 before)
-//   r.coverage_preserved;   // its items equal the original's under layer_type, layer_pair,
-//                           // layer_param and layer_input
-//
-// What a node covers apart from pairs (its type, parameter buckets and input rank, dtype and size
-// bucket) depends only on its class, its parameter values and the bucket of its input, not on
-// its neighbours. So the original's nodes fall into configurations (equal items), and a node of
-// a configuration may stand for all of them, on any input that keeps its bucket; a pair is an
-// edge between two layers whose classes the original also connects. The reduction:
-//   1. collects the original's items (types T, pairs P, parameter buckets V, input items I) and
-//      its configurations, edges and merges;
-//   2. covers them greedily: each step adds the candidate with the most new items per added node
-//      (a node on an InputLayer; a node reading one there is; an original edge; an original merge
-//      with its producers), and wires the new nodes into the slots of the others where that
-//      covers a new pair. Repeated blocks add nothing after their first instance, so they are
-//      reduced to one (intra-block) and blocks with nothing new are left out (inter-block);
-//   3. drops nodes the others make redundant, then searches a neighbourhood: removes all nodes of
-//      one class and covers again, keeping what is smaller;
-//   4. builds the model: InputLayers (outside the universe: no pairs) for the slots nothing
-//      feeds, one per shape and dtype; nodes nobody reads are the outputs;
-//   5. simplifies, each step kept only when the model stays valid with exactly the original's
-//      items: removes nodes another node can stand in for, feeds InputLayer slots from other
-//      nodes or inputs, then makes input sizes and widths (filters, units, ...) as small as their
-//      buckets allow (fewer weights).
-// Steps 2 to 5 run a few times with different weights (InputLayers, rare items, ties); the
-// smallest result wins. See docs/reduction.md.
-#include <algorithm>
-#include <array>
-#include <chrono>
-#include <cmath>
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <span>
-#include <string>
-#include <type_traits>
-#include <unordered_map>
-#include <utility>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
 // #include <memo/coverage/universe.hpp> (already included)
 // begin #include <memo/layers/all.hpp>
 // The default registry: MEMO's 67 Keras classes, Dense and Input, the adapters, and the
 // element-wise layers the metamorphic relations use.
 // begin #include <memo/layers/act.hpp>
 // LAct: ReLU, Softmax, LeakyReLU, PReLU, ELU, ThresholdedReLU (shape unchanged).
-// #include <memo/layers/common.hpp> (already included)
+// begin #include <memo/layers/common.hpp>
+// What the Keras layer families share: the candidate lists of MEMO's parameter pool, parameter
+// builders, and Keras' output-length arithmetic.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// #include <memo/core/layer.hpp> (already included)
+
+namespace memo::layers {
+
+using std::int64_t;
+
+/// Keras activations (MEMO's pool).
+inline choice activations(bool with_none = false) {
+    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
+                           "exponential", "linear"});
+    if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
+    return c;
+}
+/// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
+inline choice initializers() {
+    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling",
+                       "Orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
+                       "lecun_uniform", "Identity"});
+}
+/// Regularizers and constraints: None (Keras' default) or MEMO's candidates.
+inline choice regularizers() { return element_of({none, "l1", "l2"}); }
+inline choice constraints() { return element_of({none, "Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm"}); }
+inline choice data_formats() { return element_of({"channels_last", "channels_first"}); }
+inline choice axes() { return element_of({-1, -2, -3, -4, -5}); }
+
+/// Parameter-list builders: each appends the parameters a family shares, in Keras' order.
+struct param_builder {
+    std::vector<param> ps;
+    param_builder& add(std::string_view name, any_domain d, role r, value fallback) {
+        ps.push_back(param{name, std::move(d), r, std::move(fallback)});
+        return *this;
+    }
+    /// activation, use_bias
+    param_builder& activation() {
+        add("activation", activations(), role::mode, "linear");
+        return add("use_bias", bools(), role::mode, true);
+    }
+    /// <w>_initializer for each weight w (the first gets glorot_uniform, a bias gets Zeros)
+    param_builder& initializers_for(std::initializer_list<std::string_view> weights) {
+        for (auto w : weights) add(init_name(w), memo::layers::initializers(), role::init, w == "bias" ? value{"Zeros"} : value{"glorot_uniform"});
+        return *this;
+    }
+    /// <w>_regularizer for each weight, then activity_regularizer, then <w>_constraint for each
+    param_builder& training_only(std::initializer_list<std::string_view> weights, bool activity = true) {
+        for (auto w : weights) add(intern(std::string(w) + "_regularizer"), regularizers(), role::inert, none);
+        if (activity) add("activity_regularizer", regularizers(), role::inert, none);
+        for (auto w : weights) add(intern(std::string(w) + "_constraint"), constraints(), role::inert, none);
+        return *this;
+    }
+    std::vector<param> done() { return std::move(ps); }
+
+    static std::string_view init_name(std::string_view w) { return intern(std::string(w) + "_initializer"); }
+    /// Parameter names must outlive the tables; built names are kept here for the program's life.
+    static std::string_view intern(std::string s) {
+        static std::vector<std::unique_ptr<std::string>> pool;
+        for (const auto& p : pool)
+            if (*p == s) return *p;
+        pool.push_back(std::make_unique<std::string>(std::move(s)));
+        return *pool.back();
+    }
+};
+
+/// The tensor layout of a channels_last or channels_first input: spatial sizes and channels.
+struct spatial {
+    int64_t batch = shape::unknown;
+    int64_t channels = 0;
+    int64_t sizes[4] = {0, 0, 0, 0};
+    int n = 0;
+    bool channels_first = false;
+
+    static spatial of(const shape& s, std::string_view data_format) {
+        spatial v;
+        v.batch = s[0];
+        v.n = s.rank() - 2;
+        v.channels_first = data_format == "channels_first";
+        v.channels = v.channels_first ? s[1] : s.back();
+        for (int i = 0; i < v.n && i < 4; ++i) v.sizes[i] = s[i + (v.channels_first ? 2 : 1)];
+        return v;
+    }
+    shape to_shape() const {
+        shape s;
+        s.push(batch);
+        if (channels_first) s.push(channels);
+        for (int i = 0; i < n; ++i) s.push(sizes[i]);
+        if (!channels_first) s.push(channels);
+        return s;
+    }
+};
+
+/// Keras' conv_utils.conv_output_length, or 0 when the window does not fit.
+inline int64_t conv_length(int64_t in, int64_t kernel, std::string_view padding, int64_t stride, int64_t dilation) {
+    const int64_t k = (kernel - 1) * dilation + 1;
+    int64_t len = in;
+    if (padding == "valid") len = in - k + 1;
+    else if (padding == "full") len = in + k - 1;
+    if (len <= 0) return 0;
+    return (len + stride - 1) / stride;
+}
+
+/// TensorFlow's padding of one spatial axis, before and after the data, for a window reaching
+/// `reach` = (kernel - 1) * dilation + 1 elements: "same" pads max((out - 1) * stride + reach - in, 0)
+/// in all, with out = ceil(in / stride) and the odd element after; "causal" pads reach - 1 before;
+/// "valid" none. One rule for the reference, libtorch and ONNX, so that they pad alike.
+struct axis_padding {
+    int64_t before = 0, after = 0;
+};
+inline axis_padding window_padding(std::string_view padding, int64_t in, int64_t reach, int64_t stride) {
+    if (padding == "causal") return {reach - 1, 0};
+    if (padding != "same") return {};
+    const int64_t out = (in + stride - 1) / stride;
+    const int64_t total = std::max<int64_t>((out - 1) * stride + reach - in, 0);
+    return {total / 2, total - total / 2};
+}
+
+/// Keras' conv_utils.deconv_output_length.
+inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
+                             int64_t stride, int64_t dilation) {
+    const int64_t k = (kernel - 1) * dilation + 1;
+    if (is_none(output_padding)) {
+        if (padding == "valid") return in * stride + std::max<int64_t>(k - stride, 0);
+        if (padding == "full") return in * stride - (stride + k - 2);
+        return in * stride;
+    }
+    const int64_t pad = padding == "same" ? k / 2 : padding == "full" ? k - 1 : 0;
+    return (in - 1) * stride + k - 2 * pad + std::get<ints>(output_padding)[i];
+}
+
+inline std::string str_i(int64_t x) { return std::to_string(x); }
+
+/// Normalises a Keras axis (negative from the end) for a rank; -1 when out of range.
+inline int normal_axis(int64_t axis, int rank) {
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    return a >= 1 && a < rank ? static_cast<int>(a) : -1;
+}
+
+}  // namespace memo::layers
+// end #include <memo/layers/common.hpp>
 
 namespace memo::layers {
 
@@ -13555,7 +3014,1291 @@ inline const registry& default_registry() { return registry_of<default_layers>()
 
 }  // namespace memo
 // end #include <memo/layers/all.hpp>
-// #include <memo/reduce/cost.hpp> (already included)
+// begin #include <memo/layers/cost.hpp>
+// What a model costs: its weights (Keras' count_params) and its multiply-adds per sample.
+//
+//   std::int64_t w = memo::count_weights(m);   // trainable and non-trainable, as Keras counts
+//   std::int64_t f = memo::count_flops(m);     // multiply-adds for one sample
+//
+// Weights are counted per layer as Keras builds them, BatchNormalization's moving mean and variance
+// included (layers/weights.hpp).
+//
+// Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
+// channels, dm the depth multiplier and P the output positions (spatial elements of the output):
+//   Conv1D/2D/3D, LocallyConnected1D/2D  P * k * c_in * filters
+//   SeparableConv1D/2D                   P * (k * c_in * dm + c_in * dm * filters)
+//   DepthwiseConv1D/2D                   P * k * c_in * dm
+//   Conv2D/3DTranspose                   input positions * k * c_in * filters
+//   LSTM, GRU, SimpleRNN                 steps * gates * units * (features + units); gates 4, 3, 1
+//   Bidirectional(LSTM)                  twice the LSTM
+//   ConvLSTM1D/2D/3D                     steps * P * 4 * k * (c_in + filters) * filters
+//   Dense                                output elements * input features
+//   BatchNormalization, LayerNormalization, CustomScaleLayer   one per element
+//   Abs, Square, StopGradient, ScaleShift                      one per element
+//   pooling                              window size per output element (global: per input element)
+//   Add, Average, Maximum, Minimum, Multiply, Subtract          one per element per extra input
+//   Dot                                  its products
+// Activations, dropout and noise, reshaping, padding, cropping, Concatenate, InputLayer and the
+// adapters count nothing.
+#include <cstdint>
+#include <string_view>
+
+// #include <memo/core/model.hpp> (already included)
+// begin #include <memo/layers/weights.hpp>
+// A layer's weights before any is drawn: their Keras names, dimensions in Keras' layouts and
+// initializers (weight_specs), and how many a model has (count_weights, as Keras' count_params()
+// reports them: BatchNormalization's moving mean and variance count). Backends draw them by these
+// (exec/weights.hpp); the zoo, reduction and the memory budget count them.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/layers/common.hpp> (already included)
+
+namespace memo {
+
+/// What a weight is before it is drawn: its name, its dimensions in Keras' layout, its
+/// initializer, and (an LSTM bias with unit_forget_bias) how many forget-gate units start at one.
+struct weight_spec {
+    std::string name;
+    std::vector<std::int64_t> dims;
+    std::string_view initializer;
+    std::int64_t forget_bias_units = 0;
+};
+
+namespace detail::weight_slots {
+
+struct maker {
+    const model& m;
+    int index;
+    std::vector<weight_spec> out;
+
+    const node& n() const { return m[index]; }
+    std::string_view init(std::string_view param, std::string_view fallback) const {
+        const int i = n().layer->param_index(param);
+        return i < 0 ? fallback : as_str(n().params[static_cast<std::size_t>(i)]);
+    }
+    void add(std::string name, std::vector<std::int64_t> dims, std::string_view initializer) {
+        out.push_back({std::move(name), std::move(dims), initializer, 0});
+    }
+    /// LSTM's bias with unit_forget_bias: the forget gate's quarter is ones.
+    void forget_bias_ones(std::int64_t units) { out.back().forget_bias_units = units; }
+};
+
+inline bool flag(const node& n, std::string_view p, bool fallback) {
+    const int i = n.layer->param_index(p);
+    return i < 0 ? fallback : as_bool(n.params[static_cast<std::size_t>(i)]);
+}
+inline std::int64_t integer(const node& n, std::string_view p, std::int64_t fallback) {
+    const int i = n.layer->param_index(p);
+    return i < 0 ? fallback : as_int(n.params[static_cast<std::size_t>(i)]);
+}
+inline std::vector<std::int64_t> kernel(const node& n, int N) {
+    const auto k = as_ints(n.params[static_cast<std::size_t>(n.layer->param_index("kernel_size"))], N);
+    return std::vector<std::int64_t>(k.begin(), k.end());
+}
+inline std::vector<std::int64_t> cat(std::vector<std::int64_t> a, std::initializer_list<std::int64_t> b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/// A recurrent cell's kernel, recurrent kernel and bias, with `gates` gates.
+inline void cell(maker& mk, std::string prefix, std::int64_t gates, std::int64_t in, std::int64_t units, bool bias,
+                 bool forget_bias, bool reset_after) {
+    mk.add(prefix + "kernel", {in, gates * units}, mk.init("kernel_initializer", "glorot_uniform"));
+    mk.add(prefix + "recurrent_kernel", {units, gates * units}, mk.init("recurrent_initializer", "Orthogonal"));
+    if (!bias) return;
+    if (reset_after) mk.add(prefix + "bias", {2, gates * units}, mk.init("bias_initializer", "Zeros"));
+    else mk.add(prefix + "bias", {gates * units}, mk.init("bias_initializer", "Zeros"));
+    if (forget_bias) mk.forget_bias_ones(units);
+}
+
+}  // namespace detail::weight_slots
+
+/// The weights of node `index` of `m`, undrawn, in Keras' order and layouts; empty for weightless
+/// layers. The node's input shapes must be inferred. Layouts, by class:
+///   Conv{1,2,3}D         kernel (k..., in, filters), bias (filters)
+///   Conv{2,3}DTranspose  kernel (k..., filters, in), bias (filters)
+///   SeparableConv{1,2}D  depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in*dm, filters), bias
+///   DepthwiseConv{1,2}D  depthwise_kernel (k..., in, dm), bias (in*dm)
+///   Dense                kernel (in, units), bias (units)
+///   LocallyConnected1D   kernel (out_len, k*in, filters), bias (out_len, filters)
+///   LocallyConnected2D   kernel (oh*ow, kh*kw*in, filters), bias (oh, ow, filters)
+///   BatchNormalization   gamma, beta, moving_mean, moving_variance (c) (gamma/beta only if scale/center)
+///   LayerNormalization   gamma, beta (c)
+///   PReLU                alpha (input sample shape, shared axis set to 1)
+///   SimpleRNN/GRU/LSTM   kernel (in, g*u), recurrent_kernel (u, g*u), bias (g*u) or (2, 3u) for GRU reset_after
+///   Bidirectional        forward_ and backward_ LSTM weights (use_bias, unit_forget_bias, Keras' defaults)
+///   ConvLSTM{1,2,3}D     kernel (k..., in, 4f), recurrent_kernel (k..., f, 4f), bias (4f)
+inline std::vector<weight_spec> weight_specs(const model& m, int index) {
+    using namespace detail::weight_slots;
+    const node& n = m[index];
+    if (n.inputs.empty()) return {};
+    maker mk{m, index, {}};
+    const shape& in = m[n.inputs[0]].out;
+    const std::string_view cls = n.layer->name;
+    const bool bias = flag(n, "use_bias", true);
+    const bool first = n.layer->param_index("data_format") >= 0 &&
+                       as_str(n.params[static_cast<std::size_t>(n.layer->param_index("data_format"))]) == "channels_first";
+    const std::int64_t channels = in.rank() >= 2 ? (first ? in[1] : in.back()) : 0;
+    const std::int64_t filters = integer(n, "filters", 0);
+    const std::string_view kinit = mk.init("kernel_initializer", "glorot_uniform"), binit = mk.init("bias_initializer", "Zeros");
+
+    if (cls == "Dense") {
+        const std::int64_t units = integer(n, "units", 1);
+        mk.add("kernel", {in.back(), units}, kinit);
+        if (bias) mk.add("bias", {units}, binit);
+    } else if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D") {
+        mk.add("kernel", cat(kernel(n, in.rank() - 2), {channels, filters}), kinit);
+        if (bias) mk.add("bias", {filters}, binit);
+    } else if (cls == "Conv2DTranspose" || cls == "Conv3DTranspose") {
+        mk.add("kernel", cat(kernel(n, in.rank() - 2), {filters, channels}), kinit);
+        if (bias) mk.add("bias", {filters}, binit);
+    } else if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
+        const int N = in.rank() - 2;
+        const std::int64_t dm = integer(n, "depth_multiplier", 1);
+        mk.add("depthwise_kernel", cat(kernel(n, N), {channels, dm}), mk.init("depthwise_initializer", "glorot_uniform"));
+        mk.add("pointwise_kernel", cat(std::vector<std::int64_t>(static_cast<std::size_t>(N), 1), {channels * dm, filters}),
+               mk.init("pointwise_initializer", "glorot_uniform"));
+        if (bias) mk.add("bias", {filters}, binit);
+    } else if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
+        const std::int64_t dm = integer(n, "depth_multiplier", 1);
+        mk.add("depthwise_kernel", cat(kernel(n, in.rank() - 2), {channels, dm}), mk.init("depthwise_initializer", "glorot_uniform"));
+        if (bias) mk.add("bias", {channels * dm}, binit);
+    } else if (cls == "LocallyConnected1D" || cls == "LocallyConnected2D") {
+        const int N = in.rank() - 2;
+        const auto out = layers::spatial::of(n.out, first ? "channels_first" : "channels_last");
+        std::int64_t positions = 1, volume = 1;
+        for (int k = 0; k < N; ++k) positions *= out.sizes[k];
+        for (auto k : kernel(n, N)) volume *= k;
+        mk.add("kernel", {positions, volume * channels, filters}, kinit);
+        if (bias) {
+            std::vector<std::int64_t> b;
+            for (int k = 0; k < N; ++k) b.push_back(out.sizes[k]);
+            b.push_back(filters);
+            mk.add("bias", b, binit);
+        }
+    } else if (cls == "BatchNormalization" || cls == "LayerNormalization") {
+        const int axis = layers::normal_axis(integer(n, "axis", -1), in.rank());
+        const std::int64_t c = axis < 0 ? 1 : in[axis];
+        if (flag(n, "scale", true)) mk.add("gamma", {c}, mk.init("gamma_initializer", "Ones"));
+        if (flag(n, "center", true)) mk.add("beta", {c}, mk.init("beta_initializer", "Zeros"));
+        if (cls == "BatchNormalization") {
+            mk.add("moving_mean", {c}, mk.init("moving_mean_initializer", "Zeros"));
+            mk.add("moving_variance", {c}, mk.init("moving_variance_initializer", "Ones"));
+        }
+    } else if (cls == "PReLU") {
+        auto dims = std::vector<std::int64_t>(in.sample().begin(), in.sample().end());
+        const int i = n.layer->param_index("shared_axes");
+        if (i >= 0 && !is_none(n.params[static_cast<std::size_t>(i)])) {
+            // Keras: param_shape[axis - 1] = 1, so shared_axes=-1 is the second-to-last sample axis.
+            const auto a = static_cast<std::int64_t>(dims.size()) + as_int(n.params[static_cast<std::size_t>(i)]) - 1;
+            if (a >= 0 && a < static_cast<std::int64_t>(dims.size())) dims[static_cast<std::size_t>(a)] = 1;
+        }
+        mk.add("alpha", dims, mk.init("alpha_initializer", "Zeros"));
+    } else if (cls == "SimpleRNN") {
+        cell(mk, "", 1, in.back(), integer(n, "units", 1), bias, false, false);
+    } else if (cls == "GRU") {
+        cell(mk, "", 3, in.back(), integer(n, "units", 1), bias, false, flag(n, "reset_after", true));
+    } else if (cls == "LSTM") {
+        cell(mk, "", 4, in.back(), integer(n, "units", 1), bias, flag(n, "unit_forget_bias", true), false);
+    } else if (cls == "Bidirectional") {
+        const std::int64_t u = integer(n, "units", 1);
+        cell(mk, "forward_", 4, in.back(), u, true, true, false);
+        cell(mk, "backward_", 4, in.back(), u, true, true, false);
+    } else if (cls.starts_with("ConvLSTM")) {
+        const int N = in.rank() - 3;
+        const std::int64_t c = first ? in[2] : in.back();
+        mk.add("kernel", cat(kernel(n, N), {c, 4 * filters}), kinit);
+        mk.add("recurrent_kernel", cat(kernel(n, N), {filters, 4 * filters}), mk.init("recurrent_initializer", "Orthogonal"));
+        if (bias) {
+            mk.add("bias", {4 * filters}, binit);
+            if (flag(n, "unit_forget_bias", true)) mk.forget_bias_ones(filters);
+        }
+    }
+    return std::move(mk.out);
+}
+
+/// The weights (trainable and not) of node `i` of `m`.
+inline std::int64_t count_weights(const model& m, std::size_t i) {
+    std::int64_t total = 0;
+    for (const auto& w : weight_specs(m, static_cast<int>(i))) {
+        std::int64_t n = 1;
+        for (auto d : w.dims) n *= d;
+        total += n;
+    }
+    return total;
+}
+
+/// The weights of `m`, as Keras' model.count_params() reports them.
+inline std::int64_t count_weights(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
+    return total;
+}
+
+}  // namespace memo
+// end #include <memo/layers/weights.hpp>
+
+namespace memo {
+
+namespace cost_detail {
+
+inline const value* param_of(const node& n, std::string_view name) {
+    const int i = n.layer->param_index(name);
+    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
+}
+inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback) {
+    const value* v = param_of(n, name);
+    return v && !is_none(*v) ? as_int(*v) : fallback;
+}
+inline bool bool_param(const node& n, std::string_view name, bool fallback) {
+    const value* v = param_of(n, name);
+    return v ? as_bool(*v) : fallback;
+}
+inline bool channels_first(const node& n) {
+    const value* v = param_of(n, "data_format");
+    return v && as_str(*v) == "channels_first";
+}
+/// The product of the `count` entries of a size parameter (kernel_size, pool_size).
+inline std::int64_t volume(const node& n, std::string_view name, int count) {
+    const value* v = param_of(n, name);
+    if (!v || is_none(*v)) return 1;
+    std::int64_t p = 1;
+    for (auto k : as_ints(*v, count)) p *= k;
+    return p;
+}
+inline std::int64_t channels(const node& n, const shape& s) {
+    if (s.rank() < 2) return 1;
+    return channels_first(n) ? s[1] : s.back();
+}
+/// Spatial positions of a shape: its elements over its channels, `skip` axes after the batch
+/// left out (the time axis of ConvLSTM).
+inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
+    std::int64_t p = 1;
+    const bool first = channels_first(n);
+    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
+    return p;
+}
+
+/// Multiply-adds of node i for one sample.
+inline std::int64_t node_flops(const model& m, std::size_t i) {
+    const node& n = m.nodes[i];
+    if (n.inputs.empty()) return 0;
+    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
+    const std::string_view c = n.layer->name;
+    const int rank = in.rank();
+    const std::int64_t cin = channels(n, in);
+    const std::int64_t filters = int_param(n, "filters", 1);
+
+    if (c == "Conv1D" || c == "Conv2D" || c == "Conv3D" || c == "LocallyConnected1D" || c == "LocallyConnected2D")
+        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * filters;
+    if (c == "SeparableConv1D" || c == "SeparableConv2D") {
+        const std::int64_t dm = int_param(n, "depth_multiplier", 1);
+        return positions(n, n.out) * (volume(n, "kernel_size", rank - 2) * cin * dm + cin * dm * filters);
+    }
+    if (c == "DepthwiseConv1D" || c == "DepthwiseConv2D")
+        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * int_param(n, "depth_multiplier", 1);
+    if (c == "Conv2DTranspose" || c == "Conv3DTranspose") return positions(n, in) * volume(n, "kernel_size", rank - 2) * cin * filters;
+    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN" || c == "Bidirectional") {
+        const std::int64_t u = int_param(n, "units", 1), steps = rank >= 3 ? in[1] : 1;
+        const std::int64_t gates = c == "GRU" ? 3 : c == "SimpleRNN" ? 1 : 4;
+        return (c == "Bidirectional" ? 2 : 1) * steps * gates * u * (in.back() + u);
+    }
+    if (c.substr(0, 8) == "ConvLSTM") {
+        const std::int64_t k = volume(n, "kernel_size", rank - 3);
+        const std::int64_t c_in = channels_first(n) ? in[2] : in.back();
+        const bool seq = bool_param(n, "return_sequences", false);
+        return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
+    }
+    if (c == "Dense") return n.out.elements() * in.back();
+    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" ||
+        c == "StopGradient" || c == "ScaleShift")
+        return in.elements();
+    if (n.layer->fam == family::pool) {
+        if (c.substr(0, 6) == "Global") return in.elements();
+        return n.out.elements() * volume(n, "pool_size", rank - 2);
+    }
+    if (c == "Dot") return in.back() * n.out.elements();
+    if (n.layer->is_merge() && c != "Concatenate") return static_cast<std::int64_t>(n.inputs.size() - 1) * n.out.elements();
+    return 0;
+}
+
+}  // namespace cost_detail
+
+/// Multiply-adds for one sample (see the top of this file for what each layer counts).
+inline std::int64_t count_flops(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
+    return total;
+}
+
+/// What running node i costs, per sample, in multiply-add equivalents: its multiply-adds, every
+/// element it writes (at 32: moving, indexing and converting an element costs tens of times a
+/// multiply-add), and a fixed price per recurrent step (a library runs steps one after the other,
+/// so a long sequence is slow however small its units).
+inline std::int64_t node_cost(const model& m, std::size_t i) {
+    constexpr std::int64_t per_element = 32, per_step = 2000;
+    const node& n = m.nodes[i];
+    std::int64_t c = cost_detail::node_flops(m, i) + per_element * n.out.elements();
+    if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
+        n.layer->name != "TimeDistributed")
+        c += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
+    return c;
+}
+
+/// What running a model costs, per sample: the sum of its nodes'. Campaigns skip models above a budget.
+inline std::int64_t execution_cost(const model& m) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_cost(m, i);
+    return total;
+}
+
+}  // namespace memo
+// end #include <memo/layers/cost.hpp>
+// #include <memo/layers/weights.hpp> (already included)
+// begin #include <memo/mutation/operators.hpp>
+// The operator sets a search draws from.
+#include <tuple>
+
+// begin #include <memo/mutation/lemon_ops.hpp>
+// LEMON's operators, for the paper's ablation MEMO_o: the model-level rules (layer removal,
+// switch, duplication, addition, activation removal and replacement) and the weight-level rules
+// (Gaussian fuzzing, neuron effect blocking, neuron activation inverse, neuron switch), the latter
+// kept as weight edits that backends apply when they draw weights from the model's seed.
+// None of them looks at coverage.
+// begin #include <memo/mutation/steps.hpp>
+// The steps the operators are made of: draw parameters that prefer uncovered values, pick an
+// input configuration that prefers uncovered input items, insert a layer after a node, and
+// repair a node whose output changed.
+#include <algorithm>
+#include <vector>
+
+// #include <memo/layers/cost.hpp> (already included)
+// begin #include <memo/mutation/context.hpp>
+// What a mutation operator sees besides the model: the registry, the coverage reached so far (so
+// it can prefer what is not yet covered), the adapters, and the size limit.
+#include <concepts>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+// #include <memo/coverage/coverage.hpp> (already included)
+// begin #include <memo/mutation/edit.hpp>
+// Graph edits the mutation operators share: inserting and removing nodes in topological order,
+// redirecting consumers, and the adapter chains that repair ranks, shapes and dtypes so that a
+// change never leaves an invalid model behind.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+
+namespace memo::mutation {
+
+/// The adapter layers, looked up once per registry.
+struct adapters {
+    const layer_def *pad, *crop, *expand, *drop, *cast, *inject;
+    explicit adapters(const registry& reg)
+        : pad(&reg.at("CustomPadLayer")), crop(&reg.at("CustomCropLayer")), expand(&reg.at("CustomExpandLayer")),
+          drop(&reg.at("CustomDropDimLayer")), cast(&reg.at("CustomCastLayer")), inject(&reg.at("CustomInjectLayer")) {}
+};
+
+/// Inserts `n` at index `pos`; every edge, output and weight edit naming a node at or after `pos`
+/// shifts by one.
+inline void insert_at(model& m, int pos, node n) {
+    for (auto& x : m.nodes)
+        for (int& e : x.inputs) e += e >= pos;
+    for (int& e : n.inputs) e += e >= pos;
+    for (int& o : m.outputs) o += o >= pos;
+    for (auto& w : m.weight_edits) w.node += w.node >= pos;
+    m.nodes.insert(m.nodes.begin() + pos, std::move(n));
+}
+
+/// Removes node `pos`, which nothing may read any more; later indices shift down by one.
+inline void erase_at(model& m, int pos) {
+    m.nodes.erase(m.nodes.begin() + pos);
+    for (auto& x : m.nodes)
+        for (int& e : x.inputs) e -= e > pos;
+    std::erase(m.outputs, pos);
+    for (int& o : m.outputs) o -= o > pos;
+    std::erase_if(m.weight_edits, [&](const weight_edit& w) { return w.node == pos; });
+    for (auto& w : m.weight_edits) w.node -= w.node > pos;
+}
+
+/// Nodes after `to` that read `from` read `to` instead, and an output `from` becomes `to`.
+inline void redirect(model& m, int from, int to) {
+    for (std::size_t i = static_cast<std::size_t>(to) + 1; i < m.nodes.size(); ++i)
+        for (int& e : m.nodes[i].inputs)
+            if (e == from) e = to;
+    for (int& o : m.outputs)
+        if (o == from) o = to;
+}
+
+/// Indices of the nodes that read node i.
+inline std::vector<int> consumers(const model& m, int i) {
+    std::vector<int> r;
+    for (std::size_t k = static_cast<std::size_t>(i) + 1; k < m.nodes.size(); ++k)
+        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end())
+            r.push_back(static_cast<int>(k));
+    return r;
+}
+
+/// Inserts a node of layer L with these parameters reading `inputs`, at `pos`; infers it.
+/// Returns its index, or the reason it is invalid (then nothing is inserted).
+inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs,
+                              std::string name) {
+    node n;
+    n.layer = &L;
+    n.params = std::move(params);
+    n.inputs = std::move(inputs);
+    n.name = std::move(name);
+    insert_at(m, pos, std::move(n));
+    if (auto ok = infer_node(m, static_cast<std::size_t>(pos)); !ok) {
+        erase_at(m, pos);
+        return ok.error();
+    }
+    return pos;
+}
+
+/// Appends, from index `pos` on, the adapters that turn node src's output into `target` (shape
+/// and dtype): drop or add dimensions to reach the rank, then pad or crop every dimension, then
+/// cast. Returns the index of the node that carries the result (src itself when nothing was needed).
+// `target` is taken by value: callers often pass a shape that lives in the model being edited.
+inline expected<int> convert(model& m, const adapters& a, int src, int pos, const shape target, dtype t) {
+    int cur = src;
+    auto step = [&](const layer_def& L, std::vector<value> params) -> expected<int> {
+        auto r = add_node(m, pos, L, std::move(params), {cur}, std::string{});
+        if (!r) return r;
+        cur = pos++;
+        return cur;
+    };
+    auto out = [&]() -> const shape& { return m.nodes[static_cast<std::size_t>(cur)].out; };
+    if (target.rank() < 2) return fail("cannot convert to rank " + std::to_string(target.rank()));
+    while (out().rank() > target.rank()) {  // drop the smallest dimension
+        const shape& s = out();
+        int axis = 1;
+        for (int i = 2; i < s.rank(); ++i)
+            if (s[i] < s[axis]) axis = i;
+        if (auto r = step(*a.drop, {std::int64_t{axis}}); !r) return r;
+    }
+    while (out().rank() < target.rank())
+        if (auto r = step(*a.expand, {std::int64_t{out().rank()}}); !r) return r;
+    ints pads, crops;
+    bool any_pad = false, any_crop = false;
+    for (int i = 1; i < target.rank(); ++i) {
+        const std::int64_t d = target[i] - out()[i];
+        const std::int64_t grow = std::max<std::int64_t>(d, 0), shrink = std::max<std::int64_t>(-d, 0);
+        pads.push(grow / 2), pads.push(grow - grow / 2);
+        crops.push(shrink / 2), crops.push(shrink - shrink / 2);
+        any_pad |= grow > 0;
+        any_crop |= shrink > 0;
+    }
+    if (any_crop)
+        if (auto r = step(*a.crop, {crops}); !r) return r;
+    if (any_pad)
+        if (auto r = step(*a.pad, {pads, 0.0}); !r) return r;
+    if (m.nodes[static_cast<std::size_t>(cur)].type != t)
+        if (auto r = step(*a.cast, {std::string(name_of(t))}); !r) return r;
+    return cur;
+}
+
+/// convert(), inserting at `cursor` and moving the cursor past what it inserted.
+inline expected<int> convert_at(model& m, const adapters& a, int src, int& cursor, const shape target, dtype t) {
+    const auto before = m.nodes.size();
+    auto r = convert(m, a, src, cursor, target, t);
+    cursor += static_cast<int>(m.nodes.size() - before);
+    return r;
+}
+
+/// Per-sample elements of each input-size bucket (coverage/universe.hpp's shape_bucket).
+inline constexpr std::int64_t bucket_low[] = {1, 65, 513, 4097, 32769};
+inline constexpr std::int64_t bucket_high[] = {64, 512, 4096, 32768, 131072};
+
+/// A shape of this rank whose elements per sample fall into `bucket`, channels last and small,
+/// spatial dimensions near equal.
+inline shape shape_in_bucket(int rank, int bucket, rng& r) {
+    const double lo = std::log(static_cast<double>(bucket_low[bucket])), hi = std::log(static_cast<double>(bucket_high[bucket]));
+    for (int tries = 0; tries < 16; ++tries) {
+        const auto e = static_cast<std::int64_t>(std::exp(r.uniform_real(lo, hi)));
+        const int n = rank - 1;
+        shape s;
+        s.push(shape::unknown);
+        if (n == 1) {
+            s.push(std::max<std::int64_t>(1, e));
+        } else {
+            const std::int64_t c = std::min<std::int64_t>(r.uniform(1, 8), std::max<std::int64_t>(1, e));
+            const double side = std::pow(static_cast<double>(e) / static_cast<double>(c), 1.0 / (n - 1));
+            std::int64_t prod = c;
+            for (int i = 0; i < n - 2; ++i) {
+                const auto d = std::max<std::int64_t>(1, std::llround(side));
+                s.push(d);
+                prod *= d;
+            }
+            s.push(std::max<std::int64_t>(1, e / prod));
+            s.push(c);
+        }
+        std::int64_t el = s.elements();
+        if (el >= bucket_low[bucket] && el <= (bucket == 4 ? bucket_high[4] * 2 : bucket_high[bucket])) return s;
+    }
+    shape s;  // fall back to a flat vector of the bucket's lowest size, widened to the rank
+    s.push(shape::unknown);
+    s.push(bucket_low[bucket]);
+    while (s.rank() < rank) s.push(1);
+    return s;
+}
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/edit.hpp>
+
+namespace memo::mutation {
+
+struct context {
+    const registry& reg;
+    const memo_coverage& cov;
+    adapters ad;
+    std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
+    std::int64_t max_cost = 0;     // a mutant costlier to run than this (layers/cost.hpp) is rejected; 0: no limit
+    bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    /// Each mutant draws its own weight and input seed, as MEMO builds every model with fresh random
+    /// weights: a generator of inputs (exec/inputs.hpp) or a weight draw that reaches a fault is met
+    /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
+    /// weight edits refer to the parent's weights).
+    bool fresh_seeds = false;
+    /// Whether a library under test is known to decline a class in a dtype (campaign/declines.hpp):
+    /// once a (class, dtype) is covered, operators prefer dtypes every library runs. Empty: none.
+    std::function<bool(std::string_view layer, dtype)> declined;
+    std::vector<const layer_def*> singles;   // universe classes with one input
+    std::vector<const layer_def*> merges;    // universe merge classes
+    std::vector<const layer_def*> reshapes;  // LResh
+
+    explicit context(const memo_coverage& c) : context(c.space().layers(), c) {}
+    context(const registry& r, const memo_coverage& c) : reg(r), cov(c), ad(r) {
+        const auto& u = c.space();
+        for (std::size_t s = 0; s < u.classes(); ++s) {
+            const layer_def* L = &u.class_at(s);
+            (L->is_merge() ? merges : singles).push_back(L);
+            if (L->fam == family::reshape) reshapes.push_back(L);
+        }
+    }
+    const universe& space() const noexcept { return cov.space(); }
+    /// What every valid mutant gets after its operator (the search calls it): its own seed.
+    void finish(model& m, rng& r) const {
+        if (fresh_seeds) m.seed = r();
+    }
+    std::size_t slot(const layer_def& L) const noexcept { return static_cast<std::size_t>(space().slot_of(L)); }
+    bool in_universe(const layer_def& L) const noexcept { return space().slot_of(L) >= 0; }
+    bool type_covered(const layer_def& L) const { return !guided || !in_universe(L) || cov.has(criterion::layer_type, slot(L)); }
+    /// Is this item covered? Unguided, everything counts as covered, so nothing is preferred.
+    bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
+    bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
+    bool is_declined(const layer_def& L, dtype t) const { return declined && declined(L.name, t); }
+};
+
+/// The mutator concept. Requires:
+///   Op::name           the operator's short name ("NLA")
+///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
+template <class Op, class Model, class Ctx>
+concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
+    { Op::name } -> std::convertible_to<std::string_view>;
+    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
+};
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/context.hpp>
+
+namespace memo::mutation::steps {
+
+/// A node index in [lo, m.size()) chosen uniformly.
+inline int pick_node(const model& m, rng& r, int lo = 0) {
+    return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1));
+}
+
+/// The universe classes that feed node i (itself when it is one; through adapters otherwise).
+inline std::vector<std::size_t> sources(const context& ctx, const model& m, int i) {
+    std::vector<std::size_t> out;
+    ctx.space().for_each_universe_source(m, i, [&](std::size_t s) { out.push_back(s); });
+    return out;
+}
+
+/// A value for parameter j of L that, with some luck, falls into a bucket not yet covered.
+inline value fresh_value(const context& ctx, const layer_def& L, std::size_t j, rng& r) {
+    const auto& dom = L.params[j].dom;
+    value v = dom.init(r);
+    if (!ctx.in_universe(L)) return v;
+    const auto s = ctx.slot(L);
+    for (int k = 0; k < 6 && ctx.has(criterion::layer_param, ctx.space().param_item(s, j, dom.bucket_of(v))); ++k) v = dom.init(r);
+    return v;
+}
+
+/// Fresh parameter values for a new node of L.
+inline std::vector<value> fresh_params(const context& ctx, const layer_def& L, rng& r) {
+    std::vector<value> ps;
+    ps.reserve(L.params.size());
+    for (std::size_t j = 0; j < L.params.size(); ++j)
+        ps.push_back(std::holds_alternative<int_list>(L.params[j].dom.d) ? L.params[j].fallback
+                     : r.chance(0.25)                                   ? L.params[j].fallback
+                                                                        : fresh_value(ctx, L, j, r));
+    return ps;
+}
+
+/// An input shape for L: a rank it accepts and an elements-per-sample bucket, each preferring an
+/// input item not yet covered; `natural` (the shape at hand) when it already fits.
+inline shape input_for(const context& ctx, const layer_def& L, const shape& natural, rng& r) {
+    std::vector<int> ranks, fresh_ranks;
+    L.ranks.for_each([&](int k) {
+        ranks.push_back(k);
+        if (ctx.in_universe(L) && !ctx.has(criterion::layer_input, ctx.space().input_rank_item(ctx.slot(L), k))) fresh_ranks.push_back(k);
+    });
+    const auto& pool = fresh_ranks.empty() || r.chance(0.2) ? ranks : fresh_ranks;
+    int rank = pool[r.index(pool.size())];
+    if (L.ranks.contains(natural.rank()) && fresh_ranks.empty() && r.chance(0.5)) rank = natural.rank();
+    std::vector<int> fresh_buckets;
+    if (ctx.in_universe(L))
+        for (int b = 0; b < shape_buckets; ++b)
+            if (!ctx.has(criterion::layer_input, ctx.space().input_bucket_item(ctx.slot(L), b))) fresh_buckets.push_back(b);
+    const int bucket = !fresh_buckets.empty() && r.chance(0.7) ? fresh_buckets[r.index(fresh_buckets.size())]
+                       : rank == natural.rank() && r.chance(0.6) ? shape_bucket(natural)
+                                                                : static_cast<int>(r.index(4));  // bucket 4 only when sought
+    if (rank == natural.rank() && bucket == shape_bucket(natural)) return natural;
+    return shape_in_bucket(rank, bucket, r);
+}
+
+/// Re-infers node i after a change of its parameters or input. When its output shape or dtype
+/// is no longer `old_shape` / `old_type`, adapters turn it back for its consumers.
+inline expected<void> repair_output(model& m, const context& ctx, int i, const shape& old_shape, dtype old_type) {
+    if (auto ok = infer_node(m, static_cast<std::size_t>(i)); !ok) return ok;
+    const node& n = m.nodes[static_cast<std::size_t>(i)];
+    if (n.out == old_shape && n.type == old_type) return {};
+    auto back = convert(m, ctx.ad, i, i + 1, old_shape, old_type);
+    if (!back) return back.error();
+    redirect(m, i, *back);
+    return {};
+}
+
+/// Sets parameters of node i by trying up to `tries` fresh draws of the parameters `which` selects.
+template <class Which>
+inline bool redraw_until_valid(model& m, const context& ctx, int i, rng& r, Which which, int tries = 8) {
+    node& n = m.nodes[static_cast<std::size_t>(i)];
+    const auto saved = n.params;
+    for (int t = 0; t < tries; ++t) {
+        for (std::size_t j = 0; j < n.params.size(); ++j)
+            if (which(j)) n.params[j] = fresh_value(ctx, *n.layer, j, r);
+        if (infer_node(m, static_cast<std::size_t>(i))) return true;
+    }
+    n.params = saved;
+    return false;
+}
+
+/// Inserts a node of class L after node v: v's output, adapted to an input L accepts, feeds the
+/// new node, whose output, adapted back, feeds v's consumers. Returns the new node's index.
+inline expected<int> insert_layer_after(model& m, const context& ctx, const layer_def& L, int v, rng& r) {
+    const shape natural = m.nodes[static_cast<std::size_t>(v)].out;
+    const dtype vt = m.nodes[static_cast<std::size_t>(v)].type;
+    const bool feeds_something = !consumers(m, v).empty() || std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end();
+    // A pair is a direct edge: when v's class and L make a pair not yet covered, L reads v's
+    // output as it is (if L accepts its rank), at least on the first attempt.
+    bool direct = false;
+    if (ctx.in_universe(L) && L.ranks.contains(natural.rank()))
+        for (auto s : sources(ctx, m, v)) direct = direct || !ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)));
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        model trial = m;
+        const shape target = direct && attempt == 0 ? natural : input_for(ctx, L, natural, r);
+        auto in = convert(trial, ctx.ad, v, v + 1, target, vt);
+        if (!in) continue;
+        const int pos = *in + 1;
+        expected<int> added = fail("no valid parameters");
+        for (int t = 0; t < 8 && !added; ++t) added = add_node(trial, pos, L, fresh_params(ctx, L, r), {*in}, {});
+        if (!added) added = add_node(trial, pos, L, make_node(L).params, {*in}, {});
+        if (!added) continue;
+        if (!feeds_something) {
+            trial.outputs.push_back(*added);
+        } else {
+            auto back = convert(trial, ctx.ad, *added, *added + 1, natural, vt);
+            if (!back) continue;
+            redirect(trial, v, *back);
+        }
+        const int at = *added;
+        m = std::move(trial);
+        return at;
+    }
+    return fail("no input of " + std::string(L.name) + " could be made at node " + std::to_string(v));
+}
+
+/// The classes of `pool` the model does not use; the globally uncovered ones first when `fresh`.
+inline const layer_def* unused_class(const context& ctx, const model& m, const std::vector<const layer_def*>& pool, rng& r) {
+    std::vector<const layer_def*> unused, uncovered;
+    for (const auto* L : pool) {
+        bool used = false;
+        for (const auto& n : m.nodes) used = used || n.layer == L;
+        if (used) continue;
+        unused.push_back(L);
+        if (!ctx.type_covered(*L)) uncovered.push_back(L);
+    }
+    if (!uncovered.empty()) return uncovered[r.index(uncovered.size())];
+    if (!unused.empty()) return unused[r.index(unused.size())];
+    return pool.empty() ? nullptr : pool[r.index(pool.size())];
+}
+
+/// A node to insert after: of a few random candidates, one whose source class has not yet been
+/// paired with L.
+inline int insertion_point(const context& ctx, const model& m, const layer_def& L, rng& r) {
+    int best = pick_node(m, r);
+    if (!ctx.in_universe(L)) return best;
+    for (int k = 0; k < 4; ++k) {
+        const int v = pick_node(m, r);
+        for (auto s : sources(ctx, m, v))
+            if (!ctx.has(criterion::layer_pair, ctx.space().pair_item(s, ctx.slot(L)))) return v;
+    }
+    return best;
+}
+
+/// Nodes of universe classes that have inputs (and only one, when `single_input`).
+inline std::vector<int> universe_nodes(const model& m, const context& ctx, bool single_input) {
+    std::vector<int> r;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const auto& L = *m.nodes[i].layer;
+        if (ctx.in_universe(L) && !m.nodes[i].inputs.empty() && (!single_input || !L.is_merge())) r.push_back(static_cast<int>(i));
+    }
+    return r;
+}
+
+inline expected<model> within_limits(model m, const context& ctx) {
+    if (m.nodes.size() > ctx.max_nodes) return fail("mutant has " + std::to_string(m.nodes.size()) + " nodes, over the limit");
+    if (ctx.max_cost > 0 && execution_cost(m) > ctx.max_cost) return fail("mutant costs more to run than the limit");
+    return m;
+}
+
+}  // namespace memo::mutation::steps
+// end #include <memo/mutation/steps.hpp>
+
+namespace memo::mutation {
+
+namespace detail {
+inline context unguided(const context& ctx) {
+    context c = ctx;
+    c.guided = false;
+    return c;
+}
+inline const shape& input_shape(const model& m, int i) { return m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(i)].inputs[0])].out; }
+/// Universe nodes with one input whose output shape equals their input shape.
+inline std::vector<int> shape_keeping(const model& m, const context& ctx) {
+    std::vector<int> r;
+    for (int i : steps::universe_nodes(m, ctx, true))
+        if (m.nodes[static_cast<std::size_t>(i)].out == input_shape(m, i)) r.push_back(i);
+    return r;
+}
+inline std::vector<int> with_activation(const model& m, bool non_linear) {
+    std::vector<int> r;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const int j = m.nodes[i].layer->param_index("activation");
+        if (j >= 0 && m.nodes[i].layer->in_universe && (!non_linear || as_str(m.nodes[i].params[static_cast<std::size_t>(j)]) != "linear"))
+            r.push_back(static_cast<int>(i));
+    }
+    return r;
+}
+/// Nodes with trainable weights (they have an initializer parameter).
+inline std::vector<int> with_weights(const model& m) {
+    std::vector<int> r;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i)
+        for (const auto& p : m.nodes[i].layer->params)
+            if (p.what == role::init) {
+                r.push_back(static_cast<int>(i));
+                break;
+            }
+    return r;
+}
+template <weight_edit::kind K>
+struct weight_rule {
+    expected<model> operator()(const model& m, rng& r, const context&) const {
+        const auto nodes = with_weights(m);
+        if (nodes.empty()) return fail("no layer has weights");
+        model out = m;
+        out.weight_edits.push_back({K, nodes[r.index(nodes.size())], r.uniform_real(0.01, 0.5), r()});
+        return out;
+    }
+};
+}  // namespace detail
+
+/// LR: removes a layer; its consumers read its input, adapted to the shape they had.
+struct layer_removal {
+    static constexpr std::string_view name = "LR";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = steps::universe_nodes(m, ctx, true);
+        if (nodes.empty()) return fail("no layer to remove");
+        model out = m;
+        const int v = nodes[r.index(nodes.size())];
+        const int src = out.nodes[static_cast<std::size_t>(v)].inputs[0];
+        const shape keep = out.nodes[static_cast<std::size_t>(v)].out;
+        const dtype keep_type = out.nodes[static_cast<std::size_t>(v)].type;
+        int cursor = v + 1;
+        auto bridge = convert_at(out, ctx.ad, src, cursor, keep, keep_type);
+        if (!bridge) return bridge.error();
+        redirect(out, v, *bridge);
+        erase_at(out, v);
+        if (out.outputs.empty()) return fail("removal left no output");
+        return steps::within_limits(std::move(out), ctx);
+    }
+};
+
+/// LS: switches two layers that have the same input and output shapes.
+struct layer_switch {
+    static constexpr std::string_view name = "LS";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = detail::shape_keeping(m, ctx);
+        std::vector<std::pair<int, int>> pairs;
+        for (int a : nodes)
+            for (int b : nodes)
+                if (a < b && m.nodes[static_cast<std::size_t>(a)].layer != m.nodes[static_cast<std::size_t>(b)].layer &&
+                    detail::input_shape(m, a) == detail::input_shape(m, b))
+                    pairs.emplace_back(a, b);
+        if (pairs.empty()) return fail("no two layers to switch");
+        const auto [a, b] = pairs[r.index(pairs.size())];
+        model out = m;
+        auto& x = out.nodes[static_cast<std::size_t>(a)];
+        auto& y = out.nodes[static_cast<std::size_t>(b)];
+        std::swap(x.layer, y.layer);
+        std::swap(x.params, y.params);
+        std::swap(x.name, y.name);
+        if (auto ok = infer_shapes(out); !ok) return ok.error();
+        return out;
+    }
+};
+
+/// LD: duplicates a layer whose output shape equals its input shape, right after itself.
+struct layer_duplication {
+    static constexpr std::string_view name = "LD";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = detail::shape_keeping(m, ctx);
+        if (nodes.empty()) return fail("no layer keeps its shape");
+        model out = m;
+        const int v = nodes[r.index(nodes.size())];
+        node copy = out.nodes[static_cast<std::size_t>(v)];
+        copy.inputs = {v};
+        copy.name.clear();
+        auto added = add_node(out, v + 1, *copy.layer, copy.params, {v}, {});
+        if (!added) return added.error();
+        redirect(out, v, *added);
+        return steps::within_limits(std::move(out), ctx);
+    }
+};
+
+/// LA: adds a layer of any class, drawn at random, after a random node.
+struct layer_addition {
+    static constexpr std::string_view name = "LA";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const context plain = detail::unguided(ctx);
+        model out = m;
+        const layer_def& L = *plain.singles[r.index(plain.singles.size())];
+        if (auto at = steps::insert_layer_after(out, plain, L, steps::pick_node(out, r), r); !at) return at.error();
+        return steps::within_limits(std::move(out), ctx);
+    }
+};
+
+/// AFRm: removes a layer's activation function (sets it to linear).
+struct activation_removal {
+    static constexpr std::string_view name = "AFRm";
+    expected<model> operator()(const model& m, rng& r, const context&) const {
+        const auto nodes = detail::with_activation(m, true);
+        if (nodes.empty()) return fail("no non-linear activation");
+        model out = m;
+        out.nodes[static_cast<std::size_t>(nodes[r.index(nodes.size())])].set("activation", "linear");
+        return out;
+    }
+};
+
+/// AFRp: replaces a layer's activation function with another.
+struct activation_replacement {
+    static constexpr std::string_view name = "AFRp";
+    expected<model> operator()(const model& m, rng& r, const context&) const {
+        const auto nodes = detail::with_activation(m, false);
+        if (nodes.empty()) return fail("no activation");
+        model out = m;
+        node& n = out.nodes[static_cast<std::size_t>(nodes[r.index(nodes.size())])];
+        const auto j = static_cast<std::size_t>(n.layer->param_index("activation"));
+        n.params[j] = n.layer->params[j].dom.mutate(n.params[j], r);
+        return out;
+    }
+};
+
+/// GF, NEB, NAI, NS: LEMON's weight-level rules.
+struct gaussian_fuzzing : detail::weight_rule<weight_edit::kind::gaussian_fuzz> { static constexpr std::string_view name = "GF"; };
+struct neuron_effect_block : detail::weight_rule<weight_edit::kind::block_neurons> { static constexpr std::string_view name = "NEB"; };
+struct neuron_activation_inverse : detail::weight_rule<weight_edit::kind::invert_activation> { static constexpr std::string_view name = "NAI"; };
+struct neuron_switch : detail::weight_rule<weight_edit::kind::switch_neurons> { static constexpr std::string_view name = "NS"; };
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/lemon_ops.hpp>
+// begin #include <memo/mutation/memo_ops.hpp>
+// MEMO's mutation operators: the paper's seven (NLA, LResh, LMerge, LConn, CShape, CMode, NaN)
+// and the two its code adds (MDims, MDtype). Each returns a valid mutant or a rejection.
+// #include <memo/mutation/steps.hpp> (already included)
+
+namespace memo::mutation {
+
+namespace detail {
+/// NLA and LResh: insert 1 to 5 layers of classes the model does not use yet.
+inline expected<model> add_unused_layers(const model& m, rng& r, const context& ctx, const std::vector<const layer_def*>& pool) {
+    model out = m;
+    const int count = static_cast<int>(r.uniform(1, 5));
+    int added = 0;
+    for (int k = 0; k < count; ++k) {
+        const layer_def* L = steps::unused_class(ctx, out, pool, r);
+        if (!L) break;
+        if (steps::insert_layer_after(out, ctx, *L, steps::insertion_point(ctx, out, *L, r), r)) ++added;
+    }
+    if (added == 0) return fail("no layer could be inserted");
+    return steps::within_limits(std::move(out), ctx);
+}
+
+/// CShape and CMode: change 1 to 5 nodes' parameters of the given roles to values whose buckets
+/// are not yet covered, or, when all are, to a new combination.
+template <class Roles>
+expected<model> change_params(const model& m, rng& r, const context& ctx, Roles roles) {
+    std::vector<int> candidates;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const auto& L = *m.nodes[i].layer;
+        if (!ctx.in_universe(L)) continue;
+        for (const auto& p : L.params)
+            if (roles(p.what) && p.dom.buckets() > 1) {
+                candidates.push_back(static_cast<int>(i));
+                break;
+            }
+    }
+    if (candidates.empty()) return fail("no node has such parameters");
+    model out = m;
+    // 1 to 5 distinct nodes, changed from the last to the first, so that the adapters a change
+    // inserts after its node never move the nodes still to come.
+    const auto count = static_cast<std::size_t>(r.uniform(1, std::min<std::int64_t>(5, static_cast<std::int64_t>(candidates.size()))));
+    for (std::size_t k = 0; k < count; ++k) std::swap(candidates[k], candidates[k + r.index(candidates.size() - k)]);
+    candidates.resize(count);
+    std::sort(candidates.rbegin(), candidates.rend());
+    int changed = 0;
+    for (const int i : candidates) {
+        node& n = out.nodes[static_cast<std::size_t>(i)];
+        const auto& L = *n.layer;
+        std::vector<std::size_t> js;
+        for (std::size_t j = 0; j < L.params.size(); ++j)
+            if (roles(L.params[j].what) && L.params[j].dom.buckets() > 1) js.push_back(j);
+        if (js.empty()) continue;
+        const shape old_shape = n.out;
+        const dtype old_type = n.type;
+        const auto s = ctx.slot(L);
+        // Prefer a parameter that still has an uncovered bucket.
+        std::size_t j = js[r.index(js.size())];
+        for (int t = 0; t < 4; ++t) {
+            bool open = false;
+            for (int b = 0; b < L.params[j].dom.buckets() && !open; ++b) open = !ctx.has(criterion::layer_param, ctx.space().param_item(s, j, b));
+            if (open) break;
+            j = js[r.index(js.size())];
+        }
+        const value saved = n.params[j];
+        bool ok = false;
+        for (int t = 0; t < 8 && !ok; ++t) {
+            value v = steps::fresh_value(ctx, L, j, r);
+            if (v == saved) v = L.params[j].dom.mutate(saved, r);
+            out.nodes[static_cast<std::size_t>(i)].params[j] = v;
+            ok = static_cast<bool>(steps::repair_output(out, ctx, i, old_shape, old_type));
+        }
+        if (!ok) {
+            out.nodes[static_cast<std::size_t>(i)].params[j] = saved;
+            (void)infer_node(out, static_cast<std::size_t>(i));
+            continue;
+        }
+        ++changed;
+    }
+    if (changed == 0) return fail("no parameter could be changed validly");
+    return steps::within_limits(std::move(out), ctx);
+}
+
+/// Feeds node c a new input made from its current one by `make_input`; repairs c's output.
+template <class MakeInput>
+expected<model> replace_input(const model& m, const context& ctx, int c, MakeInput make_input, rng& r) {
+    model out = m;
+    const node& n = out.nodes[static_cast<std::size_t>(c)];
+    const shape old_shape = n.out;
+    const dtype old_type = n.type;
+    int at = c;                    // make_input inserts its nodes at `at` and moves it past them,
+    auto in = make_input(out, at);  // so `at` ends where c now is
+    if (!in) return in.error();
+    out.nodes[static_cast<std::size_t>(at)].inputs[0] = *in;
+    if (!steps::repair_output(out, ctx, at, old_shape, old_type)) {
+        // The layer's own settings may not suit the new input: redraw its shape parameters.
+        const auto& L = *out.nodes[static_cast<std::size_t>(at)].layer;
+        if (!steps::redraw_until_valid(out, ctx, at, r, [&](std::size_t j) { return L.params[j].what == role::shape; }))
+            return fail("the layer is invalid on its new input");
+        if (auto ok = steps::repair_output(out, ctx, at, old_shape, old_type); !ok) return ok.error();
+    }
+    return steps::within_limits(std::move(out), ctx);
+}
+
+}  // namespace detail
+
+/// NLA: new layer addition, 1 to 5 layers of classes the model has not used, uncovered ones first.
+struct nla {
+    static constexpr std::string_view name = "NLA";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const { return detail::add_unused_layers(m, r, ctx, ctx.singles); }
+};
+
+/// LResh: the same with reshaping layers.
+struct lresh {
+    static constexpr std::string_view name = "LResh";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const { return detail::add_unused_layers(m, r, ctx, ctx.reshapes); }
+};
+
+/// LMerge: merges two tensors, made equal in shape, with a merge layer (uncovered classes first).
+struct lmerge {
+    static constexpr std::string_view name = "LMerge";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        std::vector<const layer_def*> fresh;
+        for (const auto* L : ctx.merges)
+            if (!ctx.type_covered(*L)) fresh.push_back(L);
+        const auto& pool = fresh.empty() ? ctx.merges : fresh;
+        if (pool.empty()) return fail("the registry has no merge layer");
+        const layer_def& M = *pool[r.index(pool.size())];
+        model out = m;
+        const int a = steps::pick_node(out, r);
+        const int b = static_cast<int>(r.uniform(0, a));
+        const shape natural = out.nodes[static_cast<std::size_t>(a)].out;
+        const dtype t = out.nodes[static_cast<std::size_t>(a)].type;
+        const bool feeds = !consumers(out, a).empty() || std::find(out.outputs.begin(), out.outputs.end(), a) != out.outputs.end();
+        const shape operand = M.ranks.contains(natural.rank())
+                                  ? natural
+                                  : shape_in_bucket(M.ranks.highest(), std::min(shape_bucket(natural), 3), r);
+        int cursor = a + 1;
+        auto left = convert_at(out, ctx.ad, a, cursor, operand, t);
+        if (!left) return left.error();
+        auto right = convert_at(out, ctx.ad, b, cursor, operand, t);
+        if (!right) return right.error();
+        expected<int> merged = fail("no valid parameters");
+        for (int k = 0; k < 6 && !merged; ++k)
+            merged = add_node(out, cursor, M, steps::fresh_params(ctx, M, r), {*left, *right}, {});
+        if (!merged) return merged.error();
+        if (!feeds) {
+            out.outputs.push_back(*merged);
+        } else {
+            auto back = convert(out, ctx.ad, *merged, *merged + 1, natural, t);
+            if (!back) return back.error();
+            redirect(out, a, *back);
+        }
+        return steps::within_limits(std::move(out), ctx);
+    }
+};
+
+/// LConn: connects two existing layers directly (a pair is a direct edge), choosing pairs not
+/// yet covered: b reads a's output; b's output is adapted back for its consumers.
+struct lconn {
+    static constexpr std::string_view name = "LConn";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = steps::universe_nodes(m, ctx, false);
+        std::vector<std::pair<int, int>> fresh, any;
+        for (int b : nodes) {
+            const node& nb = m.nodes[static_cast<std::size_t>(b)];
+            for (int a : nodes) {
+                if (a >= b) break;
+                const shape& out = m.nodes[static_cast<std::size_t>(a)].out;
+                // Directly connectable: a merge needs a's shape to equal its operands'; another
+                // layer needs a rank it accepts.
+                const bool fits = nb.layer->is_merge() ? out == m.nodes[static_cast<std::size_t>(nb.inputs[0])].out &&
+                                                             static_cast<int>(nb.inputs.size()) < nb.layer->arity.max
+                                                       : nb.layer->ranks.contains(out.rank());
+                if (!fits || std::find(nb.inputs.begin(), nb.inputs.end(), a) != nb.inputs.end()) continue;
+                const auto pair = ctx.space().pair_item(ctx.slot(*m.nodes[static_cast<std::size_t>(a)].layer), ctx.slot(*nb.layer));
+                (ctx.has(criterion::layer_pair, pair) ? any : fresh).emplace_back(a, b);
+            }
+        }
+        auto& pool = fresh.empty() ? any : fresh;
+        for (int attempt = 0; attempt < 4 && !pool.empty(); ++attempt) {
+            const std::size_t k = r.index(pool.size());
+            const auto [a, b] = pool[k];
+            pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
+            model out = m;
+            node& target = out.nodes[static_cast<std::size_t>(b)];
+            const shape old_shape = target.out;
+            const dtype old_type = target.type;
+            const int old_src = target.inputs[0];
+            if (target.layer->is_merge()) target.inputs.push_back(a);
+            else target.inputs[0] = a;
+            if (out.nodes[static_cast<std::size_t>(a)].type != out.nodes[static_cast<std::size_t>(target.inputs[0])].type) continue;
+            bool ok = static_cast<bool>(steps::repair_output(out, ctx, b, old_shape, old_type));
+            if (!ok) {  // b's own settings may not suit a's output: redraw its shape parameters
+                const auto& L = *out.nodes[static_cast<std::size_t>(b)].layer;
+                ok = steps::redraw_until_valid(out, ctx, b, r, [&](std::size_t j) { return L.params[j].what == role::shape; }) &&
+                     steps::repair_output(out, ctx, b, old_shape, old_type);
+            }
+            if (!ok) continue;
+            // The old input keeps its place in the model as an output if nothing else reads it.
+            if (consumers(out, old_src).empty() && std::find(out.outputs.begin(), out.outputs.end(), old_src) == out.outputs.end())
+                out.outputs.push_back(old_src);
+            return steps::within_limits(std::move(out), ctx);
+        }
+        return fail("no two layers connect directly");
+    }
+};
+
+/// CShape: changes shape parameters of 1 to 5 layers.
+struct cshape {
+    static constexpr std::string_view name = "CShape";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        return detail::change_params(m, r, ctx, [](role w) { return w == role::shape; });
+    }
+};
+
+/// CMode: changes the other parameters (mode, initializers, and the inert ones MEMO counts).
+struct cmode {
+    static constexpr std::string_view name = "CMode";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        return detail::change_params(m, r, ctx, [](role w) { return w != role::shape; });
+    }
+};
+
+/// NaN: feeds NaN or Inf into a layer's input.
+struct nan_input {
+    static constexpr std::string_view name = "NaN";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = steps::universe_nodes(m, ctx, true);
+        if (nodes.empty()) return fail("no layer to feed");
+        const int c = nodes[r.index(nodes.size())];
+        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
+            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+            std::vector<value> ps{value{ctx.ad.inject->params[0].dom.init(r)}, value{ctx.ad.inject->params[1].dom.init(r)}};
+            auto added = add_node(out, at, *ctx.ad.inject, std::move(ps), {src}, {});
+            at += added.has_value();
+            return added;
+        }, r);
+    }
+};
+
+/// MDims: feeds a layer an input of another rank it accepts (uncovered ranks first).
+struct mdims {
+    static constexpr std::string_view name = "MDims";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        std::vector<int> nodes;
+        for (int i : steps::universe_nodes(m, ctx, true))
+            if (m.nodes[static_cast<std::size_t>(i)].layer->ranks.count() > 1) nodes.push_back(i);
+        if (nodes.empty()) return fail("no layer accepts another rank");
+        const int c = nodes[r.index(nodes.size())];
+        const layer_def& L = *m.nodes[static_cast<std::size_t>(c)].layer;
+        const shape current = m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(c)].inputs[0])].out;
+        shape target = steps::input_for(ctx, L, current, r);
+        for (int k = 0; k < 4 && target.rank() == current.rank(); ++k) target = steps::input_for(ctx, L, current, r);
+        if (target.rank() == current.rank()) return fail("no other rank drawn");
+        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
+            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+            return convert_at(out, ctx.ad, src, at, target, out.nodes[static_cast<std::size_t>(src)].type);
+        }, r);
+    }
+};
+
+/// MDtype: runs a layer in another dtype (uncovered dtypes first; then those every library under
+/// test runs the layer in).
+struct mdtype {
+    static constexpr std::string_view name = "MDtype";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto nodes = steps::universe_nodes(m, ctx, true);
+        if (nodes.empty()) return fail("no layer to retype");
+        const int c = nodes[r.index(nodes.size())];
+        const layer_def& L = *m.nodes[static_cast<std::size_t>(c)].layer;
+        const dtype now = m.nodes[static_cast<std::size_t>(m.nodes[static_cast<std::size_t>(c)].inputs[0])].type;
+        std::vector<dtype> fresh, taken, other;
+        for (auto t : all_dtypes) {
+            if (t == now) continue;
+            other.push_back(t);
+            if (!ctx.has(criterion::layer_input, ctx.space().input_dtype_item(ctx.slot(L), t))) fresh.push_back(t);
+            else if (!ctx.is_declined(L, t)) taken.push_back(t);
+        }
+        const auto& pool = !fresh.empty() ? fresh : !taken.empty() ? taken : other;
+        const dtype t = pool[r.index(pool.size())];
+        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
+            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+            auto added = add_node(out, at, *ctx.ad.cast, {std::string(name_of(t))}, {src}, {});
+            at += added.has_value();
+            return added;
+        }, r);
+    }
+};
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/memo_ops.hpp>
+
+namespace memo::mutation {
+
+/// A set of mutation operators, dispatched by index at run time.
+template <class... Ops>
+struct operator_set {
+    static constexpr std::size_t size = sizeof...(Ops);
+    static constexpr std::array<std::string_view, sizeof...(Ops)> names{Ops::name...};
+
+    /// Applies operator i.
+    template <class Model, class Ctx>
+    static expected<Model> apply(std::size_t i, const Model& m, rng& r, const Ctx& ctx) {
+        static_assert((mutator<Ops, Model, Ctx> && ...), "every operator must satisfy memo::mutation::mutator");
+        using fn = expected<Model> (*)(const Model&, rng&, const Ctx&);
+        static constexpr std::array<fn, sizeof...(Ops)> table{+[](const Model& x, rng& g, const Ctx& c) { return Ops{}(x, g, c); }...};
+        return table[i](m, r, ctx);
+    }
+};
+
+/// MEMO's operators: the paper's seven and its code's MDims and MDtype.
+using memo_operators = operator_set<nla, lresh, lmerge, lconn, cshape, cmode, nan_input, mdims, mdtype>;
+/// LEMON's operators (the ablation MEMO_o).
+using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplication, layer_addition, activation_removal,
+                                     activation_replacement, gaussian_fuzzing, neuron_effect_block, neuron_activation_inverse,
+                                     neuron_switch>;
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/operators.hpp>
+// begin #include <memo/reduce/reduce.hpp>
+// Seed reduction (MEMO's Algorithm 1): a small model that covers exactly the items of a large one.
+//
+//   memo::reduction r = memo::reduce(memo::zoo::build("resnet50-imagenet"));
+//   r.reduced;              // a valid model of a dozen nodes (177 before)
+//   r.coverage_preserved;   // its items equal the original's under layer_type, layer_pair,
+//                           // layer_param and layer_input
+//
+// What a node covers apart from pairs (its type, parameter buckets and input rank, dtype and size
+// bucket) depends only on its class, its parameter values and the bucket of its input, not on
+// its neighbours. So the original's nodes fall into configurations (equal items), and a node of
+// a configuration may stand for all of them, on any input that keeps its bucket; a pair is an
+// edge between two layers whose classes the original also connects. The reduction:
+//   1. collects the original's items (types T, pairs P, parameter buckets V, input items I) and
+//      its configurations, edges and merges;
+//   2. covers them greedily: each step adds the candidate with the most new items per added node
+//      (a node on an InputLayer; a node reading one there is; an original edge; an original merge
+//      with its producers), and wires the new nodes into the slots of the others where that
+//      covers a new pair. Repeated blocks add nothing after their first instance, so they are
+//      reduced to one (intra-block) and blocks with nothing new are left out (inter-block);
+//   3. drops nodes the others make redundant, then searches a neighbourhood: removes all nodes of
+//      one class and covers again, keeping what is smaller;
+//   4. builds the model: InputLayers (outside the universe: no pairs) for the slots nothing
+//      feeds, one per shape and dtype; nodes nobody reads are the outputs;
+//   5. simplifies, each step kept only when the model stays valid with exactly the original's
+//      items: removes nodes another node can stand in for, feeds InputLayer slots from other
+//      nodes or inputs, then makes input sizes and widths (filters, units, ...) as small as their
+//      buckets allow (fewer weights).
+// Steps 2 to 5 run a few times with different weights (InputLayers, rare items, ties); the
+// smallest result wins. See docs/reduction.md.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/coverage/universe.hpp> (already included)
+// #include <memo/layers/all.hpp> (already included)
+// #include <memo/layers/cost.hpp> (already included)
 
 namespace memo {
 
@@ -14940,13 +5683,258 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
 
 }  // namespace memo
 // end #include <memo/reduce/reduce.hpp>
+// begin #include <memo/search/search.hpp>
+// The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
+// its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
+// the parent model in every seed that holds it (UpdateSeeds).
+//
+//   memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector>
+//       s(seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 7);
+//   for (int i = 0; i < 1000; ++i) s.step();
+//
+// A user instantiates it with their own model, operator set, coverage metric and selector; the
+// operators receive a Context built from the coverage (memo::mutation::context by default).
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <functional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// #include <memo/coverage/coverage.hpp> (already included)
+// #include <memo/mutation/operators.hpp> (already included)
+// begin #include <memo/search/selector.hpp>
+// Seed selection: MEMO's Metropolis-Hastings over seeds ranked by fitness (Equations 3 and 4),
+// and the uniform random selector of the ablation MEMO_r.
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <numeric>
+#include <span>
+#include <vector>
+
+// #include <memo/core/rng.hpp> (already included)
+
+namespace memo {
+
+/// The selector concept. Requires:
+///   s.pick(fitness, r)  the index of the next seed, given every seed's fitness
+/// and may offer s.state() (a vector of words) and s.restore(words), which a resumed search uses.
+template <class S>
+concept selector = requires(S s, std::span<const double> fitness, rng& r) {
+    { s.pick(fitness, r) } -> std::convertible_to<std::size_t>;
+};
+
+/// Metropolis-Hastings (MEMO, Eq. 4): seeds sorted by fitness, best first; a candidate at rank k2,
+/// after the last pick at rank k1, is accepted with probability min(1, (1 - p)^(k2 - k1)).
+class mh_selector {
+public:
+    explicit mh_selector(double p = 0.05) : p_(p) {}
+
+    std::size_t pick(std::span<const double> fitness, rng& r) {
+        order_.resize(fitness.size());
+        std::iota(order_.begin(), order_.end(), std::size_t{0});
+        // Stable, so that equal fitness keeps seed order and runs are reproducible.
+        std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return fitness[a] > fitness[b]; });
+        if (last_rank_ >= order_.size()) last_rank_ = 0;
+        for (;;) {
+            const std::size_t k2 = r.index(order_.size());
+            const double d = static_cast<double>(k2) - static_cast<double>(last_rank_);
+            if (d <= 0 || r.unit() < std::pow(1.0 - p_, d)) {
+                last_rank_ = k2;
+                return order_[k2];
+            }
+        }
+    }
+    double p() const noexcept { return p_; }
+    std::size_t last_rank() const noexcept { return last_rank_; }
+    void set_last_rank(std::size_t k) noexcept { last_rank_ = k; }
+    /// Its state between picks (the last rank), for a campaign to save and resume.
+    std::vector<std::uint64_t> state() const { return {last_rank_}; }
+    void restore(std::span<const std::uint64_t> s) { last_rank_ = s.empty() ? 0 : static_cast<std::size_t>(s[0]); }
+
+private:
+    double p_;
+    std::size_t last_rank_ = 0;
+    std::vector<std::size_t> order_;
+};
+
+/// Uniform choice, fitness ignored (MEMO_r).
+struct random_selector {
+    std::size_t pick(std::span<const double> fitness, rng& r) const { return r.index(fitness.size()); }
+};
+
+static_assert(selector<mh_selector> && selector<random_selector>);
+
+}  // namespace memo
+// end #include <memo/search/selector.hpp>
+
+namespace memo {
+
+template <class Model, class Ops, class Coverage, selector Selector, class Context = mutation::context>
+    requires coverage_metric<Coverage, Model>
+class search {
+public:
+    /// What one step did.
+    struct step_result {
+        std::size_t seed;   // the seed selected
+        std::size_t slot;   // its model slot
+        std::size_t op;     // its operator
+        bool valid;         // the operator made a mutant
+        std::size_t gain;   // new coverage items (0: not diverse)
+        const Model* mutant;  // the mutant when valid (diverse or not), else nullptr
+    };
+
+    search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
+        : models_(std::move(seeds)), initial_(models_.size()), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
+        for (const auto& m : models_) cov_.add(m);
+        model_score_.assign(models_.size(), 0.0);
+        op_score_.assign(Ops::size, 0.0);
+        for (std::size_t s = 0; s < models_.size(); ++s)
+            for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({s, o, 0});
+        fitness_.resize(seeds_.size());
+    }
+    search(const search&) = delete;  // ctx_ refers to cov_
+
+    /// One iteration of Algorithm 2.
+    step_result step() {
+        for (std::size_t i = 0; i < seeds_.size(); ++i) {
+            const auto& s = seeds_[i];
+            fitness_[i] = (model_score_[s.slot] + op_score_[s.op]) / static_cast<double>(s.selected + 1);  // Eq. 3
+        }
+        const std::size_t i = sel_.pick(fitness_, rng_);
+        auto& s = seeds_[i];
+        ++s.selected;
+        auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
+        if (!mutant || (filter_ && !filter_(*mutant))) return {i, s.slot, s.op, false, 0, nullptr};
+        if constexpr (requires { ctx_.finish(*mutant, rng_); }) ctx_.finish(*mutant, rng_);  // a context's last touch (memo's: a fresh seed)
+        const std::size_t gain = cov_.gain(*mutant);
+        if (gain == 0) {
+            last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway
+            return {i, s.slot, s.op, true, 0, &last_};
+        }
+        cov_.add(*mutant);
+        model_score_[s.slot] += 1;
+        op_score_[s.op] += 1;
+        // UpdateSeeds: every seed of this slot now holds the mutant, unless it cannot breed: it
+        // has outgrown the size limit (models would grow without end), or a library under test
+        // declines it (every descendant would be declined too). Then it is kept as a result, and
+        // its parent goes on as the seed.
+        if (!breeds(*mutant)) {
+            last_ = std::move(*mutant);
+            return {i, s.slot, s.op, true, gain, &last_};
+        }
+        models_[s.slot] = std::move(*mutant);
+        return {i, s.slot, s.op, true, gain, &models_[s.slot]};
+    }
+
+    /// Everything the next steps depend on besides the coverage: the seed models, the scores and
+    /// selection counts of Equation 3, the RNG and the selector's own state. A search restored
+    /// from it (with the coverage it had) makes the very steps the saved one would have made.
+    struct state {
+        std::vector<Model> models;
+        std::vector<double> model_score, op_score;
+        std::vector<std::size_t> selected;  // per seed
+        std::array<std::uint64_t, 4> rng{};
+        std::vector<std::uint64_t> selector;  // what the selector's state() gave, when it has one
+        std::size_t initial = 0;              // models from the seeds (the rest were adopted); 0: all
+    };
+    state save() const {
+        state st{models_, model_score_, op_score_, {}, rng_.state(), {}, initial_};
+        for (const auto& s : seeds_) st.selected.push_back(s.selected);
+        if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
+        return st;
+    }
+    /// Restores a saved state and its coverage; throws when it was saved with another seed pool
+    /// (the state may hold more models than this search's seeds: those it adopted).
+    void restore(state st, Coverage cov) {
+        if ((st.initial ? st.initial : st.models.size()) != initial_ || st.models.size() < initial_ || st.model_score.size() != st.models.size() || st.selected.size() != st.models.size() * Ops::size ||
+            st.op_score.size() != op_score_.size())
+            throw error("a saved search state with " + std::to_string(st.models.size()) + " models and " + std::to_string(st.selected.size()) +
+                        " seeds cannot restore a search of " + std::to_string(models_.size()) + " and " + std::to_string(seeds_.size()));
+        while (models_.size() < st.models.size()) add_slot(Model{}, 0.0);
+        models_ = std::move(st.models);
+        model_score_ = std::move(st.model_score);
+        op_score_ = std::move(st.op_score);
+        for (std::size_t i = 0; i < seeds_.size(); ++i) seeds_[i].selected = st.selected[i];
+        rng_.set_state(st.rng);
+        if constexpr (requires { sel_.restore(std::span<const std::uint64_t>(st.selector)); }) sel_.restore(st.selector);
+        cov_ = std::move(cov);  // in place: ctx_ keeps referring to it
+    }
+
+    /// Adopts a model found elsewhere (by another process of the same campaign) as a new slot with
+    /// a seed per operator, when it raises this search's coverage; returns its gain (0: not
+    /// adopted). The pool stops growing at `max_slots`.
+    std::size_t adopt(Model m, std::size_t max_slots) {
+        if (models_.size() >= max_slots) return 0;
+        const std::size_t gain = cov_.gain(m);
+        if (gain == 0) return 0;
+        cov_.add(m);
+        add_slot(std::move(m), 1.0);  // the score a diverse mutant earns its slot
+        return gain;
+    }
+
+    const Coverage& coverage() const noexcept { return cov_; }
+    /// For merging in what other searches covered (cluster/exchange.hpp): items only ever added.
+    Coverage& coverage() noexcept { return cov_; }
+    const std::vector<Model>& models() const noexcept { return models_; }
+    std::size_t seed_count() const noexcept { return seeds_.size(); }
+    static constexpr std::span<const std::string_view> operator_names() { return Ops::names; }
+    Context& context() noexcept { return ctx_; }
+    /// Mutants the filter rejects count as invalid. A search for one library keeps to what it runs
+    /// (its backend's supports()): a diverse mutant replaces its parent, so one the library declines
+    /// would leave every descendant unrunnable too.
+    void set_filter(std::function<expected<void>(const Model&)> f) { filter_ = std::move(f); }
+    /// Diverse mutants this rejects count for coverage but do not replace their parent: a campaign
+    /// keeps its seeds to models every library under test runs (campaign/declines.hpp).
+    void set_seedable(std::function<bool(const Model&)> f) { seedable_ = std::move(f); }
+    /// Puts m in slot i in place of its model (a slot whose model turned out to be declined goes
+    /// back to its seed); the slot's score stays.
+    void reset_slot(std::size_t i, Model m) { models_.at(i) = std::move(m); }
+    /// Diverse mutants larger than this do not replace their parent (models would grow without end).
+    void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
+
+private:
+    bool breeds(const Model& m) const {
+        if constexpr (requires { m.size(); })
+            if (m.size() > max_seed_size_) return false;
+        return !seedable_ || seedable_(m);
+    }
+    struct seed_entry {
+        std::size_t slot, op, selected;
+    };
+    void add_slot(Model m, double score) {
+        models_.push_back(std::move(m));
+        model_score_.push_back(score);
+        for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({models_.size() - 1, o, 0});
+        fitness_.resize(seeds_.size());
+    }
+
+    std::vector<Model> models_;
+    std::size_t initial_;  // slots from the seeds; adopt() adds more
+    Coverage cov_;
+    Selector sel_;
+    rng rng_;
+    Context ctx_;
+    std::vector<seed_entry> seeds_;
+    std::vector<double> model_score_, op_score_, fitness_;
+    std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
+    std::function<expected<void>(const Model&)> filter_;
+    std::function<bool(const Model&)> seedable_;
+    Model last_{};
+};
+
+}  // namespace memo
+// end #include <memo/search/search.hpp>
 // begin #include <memo/zoo/zoo.hpp>
 // The seed models: MEMO's ten seed architectures at their published sizes, built layer for layer
 // as their Keras definitions build them (classes, parameter values and layer names), so that a
 // model's nodes are Keras' model.layers (for the Sequential seeds, plus their input).
 //
 //   memo::model m = memo::zoo::build("resnet50-imagenet");   // 177 nodes, output (None, 1000)
-//   std::int64_t w = memo::zoo::count_weights(m);             // 25,636,712
+//   std::int64_t w = memo::count_weights(m);             // 25,636,712
 //
 //   name                           Keras definition                   nodes  weights
 //   lenet5-mnist                   LeNet-5 (Sequential)                   9       61,706
@@ -14966,84 +5954,7 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
 #include <string>
 #include <string_view>
 
-// begin #include <memo/core/builder.hpp>
-// Building models by hand: the zoo, the tests and users' own code.
-//
-//   memo::builder b(memo::default_registry());
-//   auto x = b.input({28, 28, 1});
-//   auto y = b.add("Conv2D", {x}, {{"filters", 6}, {"kernel_size", memo::ints{5, 5}}});
-//   b.output(y);
-//   memo::model m = b.finish();                              // validated
-//
-// Each add() infers the node's shape at once and throws memo::error naming the layer and the
-// cause when it is invalid.
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-// #include <memo/core/model.hpp> (already included)
-
-namespace memo {
-
-class builder {
-public:
-    explicit builder(const registry& reg) : reg_(&reg) {}
-
-    /// A model input with this per-sample shape.
-    int input(std::initializer_list<std::int64_t> dims, dtype t = dtype::float32) {
-        ints d;
-        for (auto x : dims) d.push(x);
-        return add("InputLayer", {}, {{"shape", d}, {"dtype", std::string(name_of(t))}});
-    }
-
-    /// Adds a node of class `cls` over `inputs` with these parameters (the rest at Keras' defaults).
-    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params = {},
-            std::string name = {}) {
-        const layer_def& L = reg_->at(cls);
-        node n = make_node(L, name.empty() ? default_name(L) : std::move(name));
-        for (const auto& [k, v] : params) n.set(k, v);
-        n.inputs = std::move(inputs);
-        m_.nodes.push_back(std::move(n));
-        if (auto r = infer_node(m_, m_.nodes.size() - 1); !r) {
-            const auto& bad = m_.nodes.back();
-            std::string msg = "cannot add " + bad.name + " (" + std::string(cls) + "): " + r.reason();
-            m_.nodes.pop_back();
-            throw error(msg);
-        }
-        return static_cast<int>(m_.nodes.size() - 1);
-    }
-
-    const shape& shape_of(int node) const { return m_.nodes[static_cast<std::size_t>(node)].out; }
-    void output(int node) { m_.outputs.push_back(node); }
-    void seed(std::uint64_t s) { m_.seed = s; }
-
-    /// The finished, validated model.
-    model finish() {
-        if (m_.outputs.empty() && !m_.nodes.empty()) m_.outputs.push_back(static_cast<int>(m_.nodes.size() - 1));
-        if (auto ok = validate(m_); !ok) throw error("invalid model: " + ok.reason());
-        return std::move(m_);
-    }
-
-private:
-    std::string default_name(const layer_def& L) {
-        std::string s;
-        for (char c : L.name) {
-            if (c >= 'A' && c <= 'Z') {
-                if (!s.empty() && s.back() != '_') s += '_';
-                s += static_cast<char>(c - 'A' + 'a');
-            } else
-                s += c;
-        }
-        return s + "_" + std::to_string(m_.nodes.size());
-    }
-    const registry* reg_;
-    model m_;
-};
-
-}  // namespace memo
-// end #include <memo/core/builder.hpp>
+// #include <memo/core/builder.hpp> (already included)
 // #include <memo/core/error.hpp> (already included)
 // #include <memo/layers/all.hpp> (already included)
 // begin #include <memo/zoo/densenet.hpp>
@@ -15789,7 +6700,7 @@ inline model lstm_price(const registry& reg = default_registry()) {
 
 }  // namespace memo::zoo
 // end #include <memo/zoo/small.hpp>
-// #include <memo/zoo/weights.hpp> (already included)
+// #include <memo/layers/weights.hpp> (already included)
 // begin #include <memo/zoo/xception.hpp>
 // Xception as keras.applications.Xception builds it (keras/applications/xception.py, Keras 2.8),
 // include_top=True, 299x299x3: 134 layers with the input (132 without the top), 22,910,480
@@ -15910,437 +6821,3 @@ inline model build(std::string_view name, const registry& reg = default_registry
 
 }  // namespace memo::zoo
 // end #include <memo/zoo/zoo.hpp>
-
-namespace memo::campaign {
-
-/// Loads one model file: memo's format when it says so, Keras' model.to_json() otherwise.
-inline model load_any(const std::string& path, const registry& reg) {
-    const auto j = io::parse_json_file(path);
-    if (j.is_object() && j.value("format", "") == "memo.model") return io::load_model(path, reg);
-    return io::load_keras(path, reg);
-}
-
-/// The model made cheap to run: while its execution cost (reduce/cost.hpp) is above `max_cost`,
-/// halve the filters or units of its costliest layer (while above 8), else the largest dimension
-/// of an input, taking the first change that shape inference accepts. Structure, layers and the
-/// other parameter values stay as they were.
-inline model shrink(model m, std::int64_t max_cost) {
-    for (int guard = 0; guard < 200 && execution_cost(m) > max_cost; ++guard) {
-        std::vector<std::size_t> order(m.size());
-        for (std::size_t i = 0; i < m.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return cost_detail::node_flops(m, a) > cost_detail::node_flops(m, b); });
-        std::vector<model> moves;
-        for (std::size_t i : order)
-            for (std::string_view p : {"filters", "units"})
-                if (m.nodes[i].layer->param_index(p) >= 0 && as_int(m.nodes[i].param(p)) > 8) {
-                    model c = m;
-                    c.nodes[i].set(p, std::int64_t{as_int(m.nodes[i].param(p)) / 2});
-                    moves.push_back(std::move(c));
-                }
-        for (int i : m.input_nodes()) {
-            const auto dims = std::get<ints>(m[i].param("shape"));
-            std::vector<int> axes;
-            for (int d = 0; d < dims.n; ++d) axes.push_back(d);
-            std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return dims[a] > dims[b]; });
-            for (int d : axes)
-                if (dims[d] > 1) {
-                    model c = m;
-                    auto nd = dims;
-                    nd[d] = (dims[d] + 1) / 2;
-                    c[i].set("shape", nd);
-                    moves.push_back(std::move(c));
-                }
-        }
-        bool changed = false;
-        for (auto& c : moves)
-            if (infer_shapes(c) && execution_cost(c) < execution_cost(m)) {
-                m = std::move(c);
-                changed = true;
-                break;
-            }
-        if (!changed) break;
-    }
-    return m;
-}
-
-/// Readers of model files by extension (".onnx" -> memo::onnx::load_onnx, say), for formats whose
-/// libraries the core does not link. ".json" (memo's or Keras' JSON) is always read.
-using model_readers = std::map<std::string, std::function<model(const std::string& path, const registry&)>, std::less<>>;
-
-/// A model file in any format `readers` knows, or JSON.
-inline model load_any(const std::string& path, const registry& reg, const model_readers& readers) {
-    const auto ext = std::filesystem::path(path).extension().string();
-    if (const auto it = readers.find(ext); it != readers.end()) return it->second(path, reg);
-    return load_any(path, reg);
-}
-
-/// "zoo": the ten seed architectures, each reduced (Algorithm 1); "zoo:NAME,NAME": some of them
-/// (say, zoo:lstm0-sinewave,lstm2-price); otherwise a directory whose model files (.json, and the
-/// extensions of `readers`) are loaded in name order. Throws memo::error naming the file and the cause.
-inline std::vector<model> load_seeds(const std::string& spec, const registry& reg, const model_readers& readers = {}) {
-    std::vector<model> seeds;
-    if (spec == "zoo") {
-        for (auto name : zoo::names()) seeds.push_back(reduce(zoo::build(name, reg), reg).reduced);
-        return seeds;
-    }
-    if (spec.rfind("zoo:", 0) == 0) {
-        for (std::size_t at = 4; at <= spec.size();) {
-            const auto end = std::min(spec.find(',', at), spec.size());
-            const auto name = spec.substr(at, end - at);
-            if (std::find(zoo::names().begin(), zoo::names().end(), name) == zoo::names().end()) {
-                std::string known;
-                for (auto n : zoo::names()) known += (known.empty() ? "" : ", ") + std::string(n);
-                throw error("--seeds " + spec + ": no zoo model '" + name + "' (" + known + ")");
-            }
-            seeds.push_back(reduce(zoo::build(name, reg), reg).reduced);
-            at = end + 1;
-        }
-        return seeds;
-    }
-    namespace fs = std::filesystem;
-    if (!fs::is_directory(spec)) throw error(spec + ": not a directory (give --seeds zoo or a directory of model files)");
-    std::string known = ".json";
-    for (const auto& [ext, read] : readers) known += ", " + ext;
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(spec))
-        if (const auto ext = e.path().extension().string(); ext == ".json" || readers.count(ext)) files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) seeds.push_back(load_any(f.string(), reg, readers));
-    if (seeds.empty()) throw error(spec + ": no model files (" + known + ")");
-    return seeds;
-}
-
-}  // namespace memo::campaign
-// end #include <memo/campaign/seeds.hpp>
-// #include <memo/cluster/communicator.hpp> (already included)
-// #include <memo/cluster/exchange.hpp> (already included)
-// #include <memo/core/builder.hpp> (already included)
-// #include <memo/core/domain.hpp> (already included)
-// #include <memo/core/dtype.hpp> (already included)
-// #include <memo/core/error.hpp> (already included)
-// #include <memo/core/hash.hpp> (already included)
-// #include <memo/core/layer.hpp> (already included)
-// #include <memo/core/model.hpp> (already included)
-// #include <memo/core/rng.hpp> (already included)
-// #include <memo/core/shape.hpp> (already included)
-// #include <memo/core/value.hpp> (already included)
-// #include <memo/exec/inputs.hpp> (already included)
-// #include <memo/exec/tensor.hpp> (already included)
-// #include <memo/exec/values.hpp> (already included)
-// #include <memo/exec/weights.hpp> (already included)
-// #include <memo/coverage/coverage.hpp> (already included)
-// #include <memo/coverage/universe.hpp> (already included)
-// #include <memo/coverage/input_range.hpp> (already included)
-// #include <memo/io/json.hpp> (already included)
-// #include <memo/io/keras.hpp> (already included)
-// #include <memo/layers/all.hpp> (already included)
-// #include <memo/metamorphic/relations.hpp> (already included)
-// #include <memo/mutation/operators.hpp> (already included)
-// #include <memo/oracle/differential.hpp> (already included)
-// #include <memo/oracle/metamorphic.hpp> (already included)
-// #include <memo/oracle/oracle.hpp> (already included)
-// #include <memo/oracle/resources.hpp> (already included)
-// #include <memo/oracle/tester.hpp> (already included)
-// #include <memo/reduce/reduce.hpp> (already included)
-// #include <memo/report/report.hpp> (already included)
-// #include <memo/search/search.hpp> (already included)
-// begin #include <memo/state/input_fuzz.hpp>
-// DeepStellar's coverage-guided testing of one recurrent model: its inputs, not its structure,
-// are mutated. The model is profiled on seeded random inputs (PCA fitted per recurrent layer, or
-// the fixed grid), a queue of inputs is fuzzed with bounded changes (at most l0 elements each
-// time, each within linf of its root input's value), and an input is kept when it reaches a state
-// or transition none before it did. Seeds are picked by DeepStellar's scheduler.
-//
-//   memo::state::input_fuzzer f(model, {.seed = 1});
-//   while (f.iterations() < 1000) f.step();
-//   f.values();  // the five criteria, summed over the model's recurrent layers
-#include <algorithm>
-#include <cstdint>
-#include <map>
-#include <utility>
-#include <vector>
-
-// #include <memo/state/rnn_coverage.hpp> (already included)
-
-namespace memo::state {
-
-/// DeepStellar's seed scheduler: an input fuzzed f times is taken with probability
-/// max(0.3, 0.8 - 0.1 f / 5). Fresh inputs come first; none is ever starved.
-inline double pick_probability(std::uint64_t fuzzed) noexcept { return std::max(0.3, 0.8 - 0.1 * static_cast<double>(fuzzed) / 5.0); }
-
-struct input_fuzz_options {
-    bool fitted = true;                // PCA fitted on the profile (DeepStellar), or the fixed grid
-    grid_options grid{};
-    int boundary_steps = 1;
-    std::uint64_t seed = 0;
-    std::int64_t profile_samples = 64;  // profiling inputs: the PCA and the profile DTMC come from them
-    std::int64_t initial = 8;           // inputs the queue starts with
-    double linf = 0.1;                  // an element stays within this of its root input's value
-    std::int64_t l0 = 0;                // elements one mutation changes (0: a tenth of them, at least 1)
-    double lo = 0.0, hi = 1.0;          // the input range, as the campaign draws inputs
-};
-
-class input_fuzzer {
-public:
-    /// One queue entry: an input (batch of one, a tensor per Input node), its root, and how often
-    /// it was fuzzed.
-    struct entry {
-        std::vector<tensor> inputs;
-        std::size_t root = 0;
-        std::uint64_t fuzzed = 0;
-    };
-
-    input_fuzzer(const model& m, input_fuzz_options o = {}) : m_(m), o_(o), rng_(o.seed), interp_(dtype::float32) {
-        if (!has_recurrent(m)) throw error("the model has no recurrent layer (SimpleRNN, GRU, LSTM, Bidirectional, ConvLSTM): no state to cover");
-        if (o.lo >= o.hi || o.linf <= 0) throw error("input fuzzing needs lo < hi and linf > 0");
-        // Profile: the hidden states of every (node, direction), over a batch of random inputs.
-        std::map<std::pair<int, int>, std::vector<observed_trace>> profile;
-        for (auto& t : observe(interp_, m_, draw(o.profile_samples))) profile[{t.node, t.part}].push_back(std::move(t));
-        if (profile.empty()) throw error("the model ran no recurrent step on the reference interpreter");
-        for (auto& [key, traces] : profile) {
-            std::vector<std::vector<double>> states;
-            for (const auto& t : traces) states.insert(states.end(), t.h.begin(), t.h.end());
-            grid_options g = o.grid;
-            if (o.fitted) g.components = std::min<int>(g.components, static_cast<int>(states.front().size()));
-            auto a = o.fitted ? abstraction::fitted(states, g) : abstraction::fixed(o.seed, g);
-            dtmc chain;
-            for (const auto& t : traces) chain.add(cells(a, t));
-            layers_.push_back({key, a, state_coverage(std::move(chain), a, o.boundary_steps)});
-        }
-        for (std::int64_t i = 0; i < o.initial; ++i) {
-            entry e{draw(1), queue_.size(), 0};
-            add(traces_of(e.inputs));
-            roots_.push_back(e.inputs);
-            queue_.push_back(std::move(e));
-        }
-    }
-
-    /// One mutation of a scheduled input; true when the mutant reached something new (it joins the queue).
-    bool step() {
-        entry& parent = pick();
-        ++parent.fuzzed;
-        entry child{parent.inputs, parent.root, 0};
-        mutate(child);
-        ++iterations_;
-        const auto ts = traces_of(child.inputs);
-        std::size_t fresh = 0;
-        for (const auto& [l, t] : ts) fresh += layers_[l].cov.gain(t);
-        if (fresh == 0) return false;
-        add(ts);
-        queue_.push_back(std::move(child));
-        return true;
-    }
-
-    /// The five criteria, summed over the model's recurrent layers and directions.
-    criteria_values values() const {
-        criteria_values sum;
-        for (const auto& l : layers_) sum += l.cov.values();
-        return sum;
-    }
-    std::size_t seen_states() const {
-        std::size_t n = 0;
-        for (const auto& l : layers_) n += l.cov.seen_states();
-        return n;
-    }
-    std::uint64_t iterations() const noexcept { return iterations_; }
-    const std::vector<entry>& queue() const noexcept { return queue_; }
-    std::size_t layers() const noexcept { return layers_.size(); }
-
-private:
-    struct layer_state {
-        std::pair<int, int> key;  // node, direction
-        abstraction grid;
-        state_coverage cov;
-    };
-
-    static trace cells(const abstraction& a, const observed_trace& t) {
-        trace out;
-        for (const auto& h : t.h) out.push_back(a.encode(h));
-        return out;
-    }
-
-    /// A batch of `samples` inputs, uniform in [lo, hi).
-    std::vector<tensor> draw(std::int64_t samples) {
-        std::vector<tensor> out;
-        for (int i : m_.input_nodes()) {
-            tensor t(concrete(m_[i].out, samples), m_[i].type);
-            for (auto& x : t.data) x = round_to(t.type, rng_.uniform_real(o_.lo, o_.hi));
-            out.push_back(std::move(t));
-        }
-        return out;
-    }
-
-    entry& pick() {
-        for (;;) {
-            entry& e = queue_[next_++ % queue_.size()];
-            if (rng_.chance(pick_probability(e.fuzzed))) return e;
-        }
-    }
-
-    /// Changes l0 elements, each to within linf of its root's value and inside [lo, hi].
-    void mutate(entry& e) {
-        std::size_t n = 0;
-        for (const auto& t : e.inputs) n += t.data.size();
-        const std::size_t changes = o_.l0 > 0 ? static_cast<std::size_t>(o_.l0) : std::max<std::size_t>(1, n / 10);
-        for (std::size_t k = 0; k < changes; ++k) {
-            std::size_t at = rng_.index(n), which = 0;
-            while (at >= e.inputs[which].data.size()) at -= e.inputs[which++].data.size();
-            auto& t = e.inputs[which];
-            const double root = roots_[e.root][which].data[at];
-            const double v = root + rng_.uniform_real(-o_.linf, o_.linf);
-            t.data[at] = round_to(t.type, std::clamp(v, std::max(o_.lo, root - o_.linf), std::min(o_.hi, root + o_.linf)));
-        }
-    }
-
-    /// Each layer's trace for one input (batch of one).
-    std::vector<std::pair<std::size_t, trace>> traces_of(const std::vector<tensor>& inputs) {
-        std::vector<std::pair<std::size_t, trace>> out;
-        for (const auto& t : observe(interp_, m_, inputs))
-            for (std::size_t l = 0; l < layers_.size(); ++l)
-                if (layers_[l].key == std::pair{t.node, t.part}) out.emplace_back(l, cells(layers_[l].grid, t));
-        return out;
-    }
-    void add(const std::vector<std::pair<std::size_t, trace>>& ts) {
-        for (const auto& [l, t] : ts) layers_[l].cov.add(t);
-    }
-
-    model m_;
-    input_fuzz_options o_;
-    rng rng_;
-    reference::interpreter interp_;
-    std::vector<layer_state> layers_;
-    std::vector<entry> queue_;
-    std::vector<std::vector<tensor>> roots_;
-    std::size_t next_ = 0;
-    std::uint64_t iterations_ = 0;
-};
-
-}  // namespace memo::state
-// end #include <memo/state/input_fuzz.hpp>
-// #include <memo/state/rnn_coverage.hpp> (already included)
-// begin #include <memo/store/replay.hpp>
-// Replay: re-runs the executions a campaign stored and compares each with its record. A result
-// that differs is a divergence: the same library gives another answer for the same model and
-// inputs (nondeterminism, or a regression when a new version of the library replays an old
-// corpus). It is reported apart from cross-library inconsistency, with the first node whose
-// digest differs when the run was traced.
-#include <algorithm>
-#include <functional>
-#include <map>
-#include <optional>
-#include <span>
-
-// #include <memo/backends/executor.hpp> (already included)
-// #include <memo/exec/inputs.hpp> (already included)
-// #include <memo/oracle/oracle.hpp> (already included)
-// #include <memo/store/store.hpp> (already included)
-
-namespace memo::store {
-
-struct replay_options {
-    /// Compare each node's (or the outputs') sum of magnitudes within its dtype's tolerance rather
-    /// than digests bit for bit: for libraries that are not deterministic (GPU kernels, threads).
-    bool tolerant = false;
-    oracle::options tolerance{};
-    /// Called after each execution: (done, total).
-    std::function<void(std::size_t, std::size_t)> progress;
-};
-
-struct replay_summary {
-    std::uint64_t replayed = 0;
-    std::uint64_t same = 0;               // bit for bit
-    std::uint64_t within_tolerance = 0;   // digests differ, magnitudes within tolerance (tolerant mode)
-    std::uint64_t skipped = 0;            // another backend's, or a run the backend declined
-    std::vector<divergence> divergences;  // also written to the store
-};
-
-namespace detail {
-
-inline bool close(const digest& a, const digest& b, dtype t, const oracle::options& o) {
-    return std::abs(a.abs_sum - b.abs_sum) <= oracle::tolerance(t, o) * std::max({a.abs_sum, b.abs_sum, 1e-6});
-}
-
-/// How a replayed run compares with its record: same, within tolerance, or where it diverges.
-inline std::optional<divergence> compare(const execution_record& e, const model& m, run_result& r, std::span<const digest> nodes,
-                                         const replay_options& o, bool& tolerated) {
-    divergence d{e.model, e.backend, e.dtype, e.inputs, {}, -1, {}};
-    if (r.status != e.status) {
-        d.what = "status " + std::string(name_of(e.status)) + " -> " + std::string(name_of(r.status));
-        d.node = r.node;
-        if (r.node >= 0 && static_cast<std::size_t>(r.node) < m.size()) d.layer = std::string(m[r.node].layer->name);
-        return d;
-    }
-    if (!r.ok()) return std::nullopt;  // the same failure
-    tolerated = false;
-    for (std::size_t i = 0; i < std::min(nodes.size(), e.nodes.size()); ++i) {
-        if (nodes[i] == e.nodes[i]) continue;
-        if (o.tolerant && detail::close(nodes[i], e.nodes[i], m.nodes[i].type, o.tolerance)) {
-            tolerated = true;
-            continue;
-        }
-        d.what = "node " + std::to_string(i);
-        d.node = static_cast<int>(i);
-        d.layer = std::string(m[d.node].layer->name);
-        return d;
-    }
-    if (nodes.size() != e.nodes.size()) {
-        d.what = "node count " + std::to_string(e.nodes.size()) + " -> " + std::to_string(nodes.size());
-        return d;
-    }
-    const digest now = digest_of(r.outputs);
-    if (now == e.outputs) return std::nullopt;
-    if (o.tolerant && detail::close(now, e.outputs, m.nodes[static_cast<std::size_t>(m.outputs.front())].type, o.tolerance)) {
-        tolerated = true;
-        return std::nullopt;
-    }
-    d.what = "outputs";
-    return d;
-}
-
-}  // namespace detail
-
-/// Re-runs every stored execution whose backend is among `xs` and compares it with its record.
-inline replay_summary replay(campaign_store& st, const registry& reg, std::span<executor* const> xs, const replay_options& o = {}) {
-    std::vector<execution_record> todo;
-    st.for_each_execution([&](execution_record e) { todo.push_back(std::move(e)); });
-    replay_summary sum;
-    std::map<std::uint64_t, std::optional<model>> models;
-    for (std::size_t k = 0; k < todo.size(); ++k) {
-        const auto& e = todo[k];
-        if (o.progress) o.progress(k, todo.size());
-        executor* x = nullptr;
-        for (auto* c : xs)
-            if (c->name() == e.backend) x = c;
-        auto it = models.find(e.model);
-        if (it == models.end()) it = models.emplace(e.model, st.find_model(e.model, reg)).first;
-        if (!x || !it->second || e.status == run_status::unsupported || e.dtype != "native") {
-            ++sum.skipped;
-            continue;
-        }
-        const model& m = *it->second;
-        const auto inputs = make_inputs(m, inputs_from_text(e.inputs));
-        run_options ro;
-        ro.every_node = ro.digest_nodes = !e.nodes.empty();
-        auto r = x->run(m, inputs, ro);
-        if (ro.every_node && r.ok() && r.node_digests.empty()) r.digest_nodes(m);  // in process: every node came back
-        const std::vector<digest>& nodes = r.node_digests;
-        ++sum.replayed;
-        bool tolerated = false;
-        if (auto d = detail::compare(e, m, r, nodes, o, tolerated)) {
-            st.add_divergence(*d);
-            sum.divergences.push_back(std::move(*d));
-        } else if (tolerated) {
-            ++sum.within_tolerance;
-        } else {
-            ++sum.same;
-        }
-    }
-    if (o.progress) o.progress(todo.size(), todo.size());
-    return sum;
-}
-
-}  // namespace memo::store
-// end #include <memo/store/replay.hpp>
-// #include <memo/store/store.hpp> (already included)
-// #include <memo/zoo/zoo.hpp> (already included)

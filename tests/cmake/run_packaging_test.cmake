@@ -58,13 +58,22 @@ if(MODE STREQUAL "find_package")
   run("install" "${CMAKE_COMMAND}" --install "${MEMO_BINARY_DIR}" --prefix "${prefix}")
   foreach(installed IN ITEMS include/memo/memo.hpp share/cmake/memo/memo-config.cmake
                              share/cmake/memo/memo-config-version.cmake
-                             share/cmake/memo/memo-targets.cmake)
+                             share/cmake/memo/memo-targets.cmake
+                             share/cmake/memo/memo-campaign-targets.cmake)
     if(NOT EXISTS "${prefix}/${installed}")
       message(FATAL_ERROR "packaging test 'find_package': ${prefix}/${installed} was not installed")
     endif()
   endforeach()
+  # Every optional component memo was built with is installed, and must be found.
+  set(components "")
+  foreach(component IN ITEMS torch onnx mpi)
+    if(EXISTS "${prefix}/share/cmake/memo/memo-${component}-targets.cmake")
+      list(APPEND components ${component})
+    endif()
+  endforeach()
+  message(STATUS "packaging test 'find_package': optional components installed: ${components}")
   run("configure" "${CMAKE_COMMAND}" ${configure_args}
-      "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+      "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DMEMO_COMPONENTS=${components}")
   # The memo that was found must be the one just installed.
   file(STRINGS "${build_dir}/CMakeCache.txt" memo_dir_line REGEX "^memo_DIR:")
   string(REGEX REPLACE "^memo_DIR:[A-Z]*=" "" memo_dir "${memo_dir_line}")

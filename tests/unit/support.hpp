@@ -2,7 +2,7 @@
 // Helpers shared by the unit tests.
 #include <gtest/gtest.h>
 
-#include <memo/memo.hpp>
+#include <memo/all.hpp>
 
 namespace test {
 

@@ -23,7 +23,7 @@
 #include "../core/model.hpp"
 #include "../exec/tensor.hpp"
 #include "../exec/values.hpp"
-#include "../store/digest.hpp"
+#include "../exec/digest.hpp"
 
 namespace memo {
 
@@ -65,7 +65,7 @@ struct run_result {
         node_digests.clear();
         node_spans.clear();
         for (const auto& t : outputs) {
-            node_digests.push_back(store::digest_of(t));
+            node_digests.push_back(digest_of(t));
             node_spans.push_back(span_of(t));
         }
         std::vector<tensor> model_outputs;
@@ -83,7 +83,7 @@ struct run_result {
     double cpu_ms = 0.0;          // CPU time the worker spent on it, every thread's (0: not measured)
     std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
     std::int64_t start_kb = 0;    // resident memory of the worker when the run began (0: not measured)
-    std::vector<store::digest> node_digests;  // every node's, from a worker asked for digest_nodes
+    std::vector<digest> node_digests;  // every node's, from a worker asked for digest_nodes
     std::vector<value_span> node_spans;       // with node_digests: the classes and range of every node's values
 
     bool ok() const noexcept { return status == run_status::ok; }

@@ -20,11 +20,11 @@
 
 #include <fmt/core.h>
 
-#include "../coverage/coverage.hpp"
+#include "../coverage/checkpoint.hpp"
 #include "../coverage/input_range.hpp"
 #include "../oracle/metamorphic.hpp"
 #include "../oracle/resources.hpp"
-#include "../reduce/cost.hpp"
+#include "../layers/cost.hpp"
 #include "../store/store.hpp"
 #include "bugs.hpp"
 #include "declines.hpp"
@@ -35,7 +35,7 @@ namespace memo::campaign {
 struct execution_options {
     std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
-    std::int64_t max_cost = 20000000;  // models costing more per sample (reduce/cost.hpp) are not run; 0: no limit
+    std::int64_t max_cost = 20000000;  // models costing more per sample (layers/cost.hpp) are not run; 0: no limit
     std::int64_t max_bytes = 0;        // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
     bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
     std::string replay = "memo-fuzz replay";  // the command each bug's repro.sh runs with its directory
@@ -77,7 +77,7 @@ public:
             ++too_large_;
             return;
         }
-        if (store_) store_->add_model(store::model_key(m), m);  // a checkpoint names waiting models by key
+        if (store_) store_->add_model(model_key(m), m);  // a checkpoint names waiting models by key
         queue_.push_back({m, iteration});
     }
 
@@ -91,7 +91,7 @@ public:
     }
     std::uint64_t declines_learnt() const override { return o_.fill ? declines_.learnt() : 0; }
     /// Without fill, what breeds depends on the seed alone, as runnable() does.
-    bool breeds(const model& m) const override { return runnable(m) && (!o_.fill || !failed_.count(store::model_key(m))); }
+    bool breeds(const model& m) const override { return runnable(m) && (!o_.fill || !failed_.count(model_key(m))); }
     std::uint64_t breeding_learnt() const override { return declines_learnt() + (o_.fill ? failed_.size() : 0); }
     bool declines(std::string_view layer, dtype t) const override { return o_.fill && declines_.declined(layer, t); }
 
@@ -203,13 +203,13 @@ public:
         for (const auto& l : lanes_)
             if (l.running) running.push_back(&l);
         std::sort(running.begin(), running.end(), [](const lane* a, const lane* b) { return a->ticket < b->ticket; });
-        for (const auto* l : running) pending.push_back({store::model_key(l->current.m), l->current.iteration});
-        for (const auto& p : queue_) pending.push_back({store::model_key(p.m), p.iteration});
+        for (const auto* l : running) pending.push_back({model_key(l->current.m), l->current.iteration});
+        for (const auto& p : queue_) pending.push_back({model_key(p.m), p.iteration});
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
                 {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", cov_.save()}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()},
+                {"known", known_}, {"per_backend", per}, {"coverage", save_coverage(cov_)}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()},
                 {"failed", failed_}};
     }
 
@@ -337,7 +337,7 @@ private:
     /// A model judged before counts as executed, with its stored judgement, and is not run.
     bool memoised(const pending& p) {
         if (!store_) return false;
-        const auto j = store_->find_judgement(store::model_key(p.m), inputs_key(), backends_key());
+        const auto j = store_->find_judgement(model_key(p.m), inputs_key(), backends_key());
         if (!j) return false;
         ++hits_;
         saved_ms_ += j->ms;
@@ -357,7 +357,7 @@ private:
     /// Every run of the model, and the oracle's judgement of it, into the store.
     void record(const model& m, const std::vector<oracle::observation>& obs, bool skipped, oracle::kind what, const std::string& signature) {
         if (!store_) return;
-        const auto key = store::model_key(m);
+        const auto key = model_key(m);
         const auto inputs = inputs_key();
         store_->add_model(key, m);
         double ms = 0;
@@ -365,7 +365,7 @@ private:
             if (skipped) break;
             store::execution_record e;
             e.model = key, e.backend = ob.backend, e.inputs = inputs, e.status = ob.result.status;
-            e.outputs = store::digest_of(ob.result.outputs);
+            e.outputs = digest_of(ob.result.outputs);
             e.nodes = ob.nodes;
             e.ms = ob.result.ms, e.peak_kb = ob.result.peak_kb, e.message = ob.result.message;
             store_->add_execution(e);
@@ -387,7 +387,7 @@ private:
             c.runs = it.value().at("runs"), c.ms = it.value().at("ms"), c.peak_kb = it.value().at("peak_kb");
             it.value().at("status").get_to(c.status);
         }
-        cov_.restore(j.at("coverage"));
+        restore_coverage(cov_, j.at("coverage"));
         if (j.contains("input_ranges")) ranges_.restore(j.at("input_ranges"));
         if (j.contains("failed")) j.at("failed").get_to(failed_);  // a resumed campaign breeds from them no more than one run in one go
         if (j.contains("declines")) declines_.restore(j.at("declines"));
@@ -414,7 +414,7 @@ private:
         for (const auto& ob : obs) ranges_.add(cur.m, ob.spans);  // what each layer received, on each library that traced it
         declines_.learn(cur.m, obs);
         if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); }))
-            failed_.insert(store::model_key(cur.m));
+            failed_.insert(model_key(cur.m));
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];
             ++c.runs;

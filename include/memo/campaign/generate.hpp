@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "../cluster/exchange.hpp"
+#include "../coverage/checkpoint.hpp"
 #include "../io/json.hpp"
 #include "../report/report.hpp"
 #include "../search/search.hpp"
@@ -38,7 +39,7 @@ struct generation_options {
     double p = 0.05;                   // Metropolis-Hastings parameter
     std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
     bool quiet = false;                // no progress line
-    std::int64_t max_cost = 0;         // mutants costlier to run (reduce/cost.hpp) are rejected; 0: no limit
+    std::int64_t max_cost = 0;         // mutants costlier to run (layers/cost.hpp) are rejected; 0: no limit
     /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
     /// that a campaign on one library keeps to the models it runs.
     std::function<expected<void>(const model&)> accept;
@@ -65,7 +66,7 @@ struct generation_summary {
 inline io::json coverage_json(const memo_coverage& c) {
     io::json j = io::json::object();
     for (auto k : all_criteria) j[std::string(name_of(k))] = {{"covered", c.covered(k)}, {"total", c.total(k)}};
-    if (c.extra()) j.update(c.extra()->criteria());
+    if (c.extra()) j.update(criteria_json(c.extra()->criteria()));
     return j;
 }
 
@@ -90,14 +91,14 @@ inline std::string coverage_line(const memo_coverage& c) {
                          c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
                          c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
     if (c.extra()) {
-        const auto x = c.extra()->criteria();
+        const auto x = criteria_json(c.extra()->criteria());
         s += fmt::format(" rnn states {} transitions {}", x.at("rnn_states").at("covered").dump(), x.at("rnn_transitions").at("covered").dump());
     }
     return s;
 }
 
 /// The extra metric's criteria, as coverage.csv columns (none without one).
-inline io::json extra_columns(const memo_coverage& c) { return c.extra() ? c.extra()->criteria() : io::json::object(); }
+inline io::json extra_columns(const memo_coverage& c) { return c.extra() ? criteria_json(c.extra()->criteria()) : io::json::object(); }
 
 /// What a checkpoint holds besides the search's own state: the loop's counters.
 struct loop_counters {
@@ -121,13 +122,13 @@ template <class Search>
 io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec, const cluster::exchange* peers) {
     const auto st = s.save();
     io::json slots = io::json::array();
-    for (const auto& m : st.models) slots.push_back(store::model_key(m));
+    for (const auto& m : st.models) slots.push_back(model_key(m));
     return {{"iteration", n.generated}, {"seconds", seconds}, {"csv_bytes", csv_bytes},
             {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
                           {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
             {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
                         {"selector", st.selector}, {"initial", st.initial}}},
-            {"coverage", s.coverage().save()},
+            {"coverage", save_coverage(s.coverage())},
             {"stage", exec ? exec->save() : io::json::object()},
             {"cluster", peers ? peers->save() : io::json::object()}};
 }
@@ -141,14 +142,14 @@ void restore_state(Search& s, loop_counters& n, const io::json& j, store::campai
     typename Search::state state;
     for (const auto& key : sj.at("slots")) {
         auto m = st.find_model(key.get<std::uint64_t>(), reg);
-        if (!m) throw error(st.file() + ": the checkpoint names model " + store::hex(key.get<std::uint64_t>()) + ", which the store lacks");
+        if (!m) throw error(st.file() + ": the checkpoint names model " + hex(key.get<std::uint64_t>()) + ", which the store lacks");
         state.models.push_back(std::move(*m));
     }
     sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
     sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
     state.initial = sj.value("initial", state.models.size());
     memo_coverage cov = s.coverage();  // with its extra metric, if it has one
-    cov.restore(j.at("coverage"));
+    restore_coverage(cov, j.at("coverage"));
     s.restore(std::move(state), std::move(cov));
 }
 
@@ -187,7 +188,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         fs::create_directories(dir / "seeds");
         for (std::size_t i = 0; i < seeds.size(); ++i) {
             io::write_file((dir / "seeds" / fmt::format("{:03}.json", i)).string(), io::model_to_json(seeds[i]).dump() + "\n");
-            st.add_model(store::model_key(seeds[i]), seeds[i]);
+            st.add_model(model_key(seeds[i]), seeds[i]);
         }
         record_coverage(st, s.coverage(), recorded, 0);
         csv.open(dir / "coverage.csv");
@@ -208,7 +209,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     }
     if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
     std::vector<std::uint64_t> slot_keys;
-    for (const auto& m : s.models()) slot_keys.push_back(store::model_key(m));
+    for (const auto& m : s.models()) slot_keys.push_back(model_key(m));
     // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
     // backend declines counts for coverage and runs on the others, but breeds no descendants. A
     // slot whose model turns out to be declined goes back to its seed.
@@ -221,7 +222,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         for (std::size_t i = 0; i < s.models().size() && i < seeds.size(); ++i)
             if (!exec->breeds(s.models()[i]) && exec->breeds(seeds[i])) {
                 s.reset_slot(i, seeds[i]);
-                slot_keys[i] = store::model_key(seeds[i]);
+                slot_keys[i] = model_key(seeds[i]);
             }
     };
 
@@ -267,7 +268,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         if (peers && (done || peers->due(t))) {
             // Ranks stop together, at the first exchange after any one's budget is spent.
             const auto x = peers->sync(s, st, {n.generated, n.valid, exec ? exec->executed() : 0}, done, t);
-            for (std::size_t i = slot_keys.size(); i < s.models().size(); ++i) slot_keys.push_back(store::model_key(s.models()[i]));
+            for (std::size_t i = slot_keys.size(); i < s.models().size(); ++i) slot_keys.push_back(model_key(s.models()[i]));
             record_coverage(st, s.coverage(), recorded, n.generated);
             if (x.stop) break;
         } else if (done) {
@@ -297,7 +298,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         if (!r.valid) continue;
         ++n.valid;
         ++n.op_valid[r.op];
-        const std::uint64_t key = store::model_key(*r.mutant);
+        const std::uint64_t key = model_key(*r.mutant);
         st.add_generated(n.generated, key, slot_keys[r.slot], names[r.op], r.gain);
         if (r.gain) {
             st.add_model(key, *r.mutant);

@@ -10,7 +10,7 @@
 
 #include "../io/json.hpp"
 #include "../io/keras.hpp"
-#include "../reduce/cost.hpp"
+#include "../layers/cost.hpp"
 #include "../reduce/reduce.hpp"
 #include "../zoo/zoo.hpp"
 
@@ -23,7 +23,7 @@ inline model load_any(const std::string& path, const registry& reg) {
     return io::load_keras(path, reg);
 }
 
-/// The model made cheap to run: while its execution cost (reduce/cost.hpp) is above `max_cost`,
+/// The model made cheap to run: while its execution cost (layers/cost.hpp) is above `max_cost`,
 /// halve the filters or units of its costliest layer (while above 8), else the largest dimension
 /// of an input, taking the first change that shape inference accepts. Structure, layers and the
 /// other parameter values stay as they were.

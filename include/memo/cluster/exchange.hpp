@@ -27,7 +27,7 @@
 #include <fmt/core.h>
 
 #include "../campaign/bugs.hpp"
-#include "../coverage/coverage.hpp"
+#include "../coverage/checkpoint.hpp"
 #include "../io/json.hpp"
 #include "../store/store.hpp"
 #include "communicator.hpp"
@@ -97,7 +97,7 @@ public:
             if (static_cast<int>(k) == rank()) continue;
             for (const auto& j : io::json::parse(all[k])) {
                 auto m = io::model_from_json(j, own_.space().layers(), "a model from rank " + std::to_string(k));
-                const auto key = store::model_key(m);
+                const auto key = model_key(m);
                 if (s.adopt(std::move(m), o_.max_slots)) {
                     st.add_model(key, s.models().back());
                     ++r.adopted;
@@ -238,10 +238,10 @@ public:
 
     /// What a checkpoint keeps of the exchange, and its restoring.
     io::json save() const {
-        return {{"own", own_.save()}, {"syncs", syncs_}, {"shared", shared_}, {"adopted", adopted_}, {"bytes", bytes_}, {"seconds", seconds_}, {"shipped", shipped_}};
+        return {{"own", save_coverage(own_)}, {"syncs", syncs_}, {"shared", shared_}, {"adopted", adopted_}, {"bytes", bytes_}, {"seconds", seconds_}, {"shipped", shipped_}};
     }
     void restore(const io::json& j) {
-        own_.restore(j.at("own"));
+        restore_coverage(own_, j.at("own"));
         syncs_ = j.at("syncs"), shared_ = j.at("shared"), adopted_ = j.at("adopted"), bytes_ = j.at("bytes"), seconds_ = j.at("seconds");
         j.at("shipped").get_to(shipped_);
     }

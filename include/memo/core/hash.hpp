@@ -2,6 +2,8 @@
 // Small, stable 64-bit hashing (the same on every platform and run), used for structural
 // model hashes and coverage keys.
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace memo {
@@ -22,5 +24,12 @@ struct hasher {
     }
     constexpr std::uint64_t value() const noexcept { return h; }
 };
+
+/// 16 hex digits.
+inline std::string hex(std::uint64_t x) {
+    char b[17];
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(x));
+    return b;
+}
 
 }  // namespace memo

@@ -2,6 +2,7 @@
 // The model graph: nodes in topological order, each a layer with its parameter values, input
 // edges, inferred output shape and dtype; one or more inputs (Input nodes) and outputs; and a
 // weight seed, from which weights and inputs are drawn, so a model is a few hundred bytes.
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -160,6 +161,16 @@ inline std::uint64_t structural_hash(const model& m) {
         h.mix(static_cast<std::uint64_t>(n.type));
     }
     for (int o : m.outputs) h.mix(static_cast<std::uint64_t>(o) ^ 0x5bd1e995ULL);
+    return h.value();
+}
+
+/// A model's identity for memoisation: its structure (structural_hash) and what structural_hash
+/// leaves out but a run depends on, its weight seed and weight edits.
+inline std::uint64_t model_key(const model& m) {
+    hasher h;
+    h.mix(structural_hash(m)).mix(m.seed).mix(m.weight_edits.size());
+    for (const auto& e : m.weight_edits)
+        h.mix(static_cast<std::uint64_t>(e.what)).mix(static_cast<std::uint64_t>(e.node)).mix(std::bit_cast<std::uint64_t>(e.amount)).mix(e.seed);
     return h.value();
 }
 

@@ -5,9 +5,10 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
-#include "../io/json.hpp"
 #include "universe.hpp"
 
 namespace memo {
@@ -79,18 +80,27 @@ struct coverage_delta {
     operator std::size_t() const noexcept { return memo_total() + extra; }
 };
 
+/// One criterion's count, as stats.json writes it: {"name": {"covered": c, "total": t}}.
+struct criterion_count {
+    std::string name;
+    std::size_t covered = 0, total = 0;
+    friend bool operator==(const criterion_count&, const criterion_count&) = default;
+};
+
 /// A metric that counts in the search beside MEMO's criteria, through memo_coverage::attach (say,
 /// DeepStellar's RNN-state coverage, state/rnn_coverage.hpp): its new items join MEMO's in the
-/// diversity test and the fitness, and campaigns report, save and restore it with them.
+/// diversity test and the fitness, and campaigns report, save and restore it with them
+/// (coverage/checkpoint.hpp).
 class extra_metric {
 public:
     virtual ~extra_metric() = default;
     virtual std::size_t gain(const model& m) const = 0;  // new items m would add, recording nothing
     virtual std::size_t add(const model& m) = 0;         // records m; new items
-    /// Its criteria as stats.json writes coverage: {"name": {"covered": c, "total": t}, ...}.
-    virtual io::json criteria() const = 0;
-    virtual io::json save() const = 0;
-    virtual void restore(const io::json& saved) = 0;
+    /// Its criteria, each as stats.json writes coverage.
+    virtual std::vector<criterion_count> criteria() const = 0;
+    /// Its state as text a checkpoint keeps (JSON by convention), and back.
+    virtual std::string save() const = 0;
+    virtual void restore(std::string_view saved) = 0;
     virtual std::unique_ptr<extra_metric> clone() const = 0;
 };
 
@@ -109,6 +119,7 @@ public:
     /// Adds a metric that counts beside MEMO's criteria (coverage_delta::extra); replaces any before.
     void attach(std::unique_ptr<extra_metric> m) { extra_ = std::move(m); }
     const extra_metric* extra() const noexcept { return extra_.get(); }
+    extra_metric* extra() noexcept { return extra_.get(); }
 
     coverage_delta add(const model& m) {
         coverage_delta d;
@@ -138,19 +149,6 @@ public:
     const item_set& items(criterion c) const noexcept { return sets_[static_cast<std::size_t>(c)]; }
     item_set& items(criterion c) noexcept { return sets_[static_cast<std::size_t>(c)]; }
     const universe& space() const noexcept { return *u_; }
-
-    /// What a checkpoint keeps: each criterion's bits, and the extra metric's state.
-    io::json save() const {
-        io::json j = io::json::object();
-        for (auto c : all_criteria) j[std::string(name_of(c))] = items(c).words();
-        if (extra_) j["extra"] = extra_->save();
-        return j;
-    }
-    /// Restores what save() gave (a saved extra state is ignored when no metric is attached).
-    void restore(const io::json& j) {
-        for (auto c : all_criteria) items(c).assign(j.at(std::string(name_of(c))).get<std::vector<std::uint64_t>>());
-        if (extra_ && j.contains("extra")) extra_->restore(j.at("extra"));
-    }
 
     /// Is this item covered? (-1 items, which do not exist, count as covered: nothing to gain.)
     bool has(criterion c, std::size_t item) const noexcept { return sets_[static_cast<std::size_t>(c)].test(item); }

@@ -2,7 +2,7 @@
 // Commands that look at the registry, the coverage universe and model files.
 #include <fmt/core.h>
 
-#include "../memo.hpp"
+#include "../all.hpp"
 
 #include "backends.hpp"
 #include "cli.hpp"

@@ -7,7 +7,7 @@
 
 #include <fmt/core.h>
 
-#include "../memo.hpp"
+#include "../all.hpp"
 #include "../reduce/reduce.hpp"
 #include "../zoo/zoo.hpp"
 

@@ -117,7 +117,7 @@ inline int replay_campaign(const cli::args& a, const std::filesystem::path& dir)
     // Each divergent model, and the list, beside the store: replayable from the directory.
     memo::io::json list = memo::io::json::array();
     for (const auto& d : sum.divergences) {
-        const auto name = memo::store::hex(d.model);
+        const auto name = memo::hex(d.model);
         if (const auto m = st.find_model(d.model, reg)) {
             fs::create_directories(dir / "divergences");
             memo::io::write_file((dir / "divergences" / (name + ".json")).string(), memo::io::model_to_json(*m).dump(1) + "\n");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "../campaign/generate.hpp"
+#include "../coverage/checkpoint.hpp"
 #include "../layers/all.hpp"
 #include "../store/store.hpp"
 
@@ -17,7 +18,7 @@ namespace memo::fuzz::commands {
 /// A stopped campaign's stats.json as far as its checkpoint tells: coverage and the memo counters.
 inline memo::io::json stats_from_checkpoint(const memo::io::json& state) {
     memo::memo_coverage cov(memo::fuzz::setup().layers());
-    cov.restore(state.at("coverage"));
+    restore_coverage(cov, state.at("coverage"));
     const auto stage = state.value("stage", memo::io::json::object());
     return {{"iterations", state.at("iteration")},
             {"coverage", memo::campaign::coverage_json(cov)},

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "../reduce/cost.hpp"
+#include "../layers/cost.hpp"
 #include "context.hpp"
 
 namespace memo::mutation::steps {

@@ -23,7 +23,7 @@
 
 #include "../backends/backend.hpp"
 #include "../metamorphic/variant.hpp"
-#include "../store/digest.hpp"
+#include "../exec/digest.hpp"
 
 namespace memo::oracle {
 
@@ -63,7 +63,7 @@ inline double tolerance(dtype t, const options& o = {}) {
 struct observation {
     std::string backend;
     run_result result;
-    std::vector<store::digest> nodes;  // every node's output digest, when the run was traced
+    std::vector<digest> nodes;  // every node's output digest, when the run was traced
     std::vector<value_span> spans;     // with nodes: what every node's output values reach
 };
 

@@ -12,16 +12,15 @@
 //                `min_ms` / `min_kb` are noise.
 //   leak         the worker's peak memory grows from run to run of the same model: at least
 //                `leak_kb` a run on average from the second run on, and in all but one step.
-// A verdict is localised to the model's costliest node (reduce/cost.hpp), the layer a slowdown
+// A verdict is localised to the model's costliest node (layers/cost.hpp), the layer a slowdown
 // most likely lives in; its signature then tells slow layers apart.
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include <fmt/core.h>
-
 #include "../backends/executor.hpp"
-#include "../reduce/cost.hpp"
+#include "../core/text.hpp"
+#include "../layers/cost.hpp"
 #include "oracle.hpp"
 
 namespace memo::oracle {
@@ -96,16 +95,16 @@ inline std::vector<verdict> judge_resources(const std::vector<resource_runs>& ru
             }
             if (worst)
                 out.push_back(make(kind::performance, x.backend, worst->backend,
-                                   fmt::format("{} took a median {:.1f} {} ms over {} runs, {:.2f}x {}'s {:.1f} ms run for run", x.backend, mine, clock, x.ms.size(),
-                                               ratio, worst->backend, theirs)));
+                                   printf_string("%s took a median %.1f %.*s ms over %zu runs, %.2fx %s's %.1f ms run for run", x.backend.c_str(), mine,
+                                                 static_cast<int>(clock.size()), clock.data(), x.ms.size(), ratio, worst->backend.c_str(), theirs)));
             // Against its own earlier runs.
             const auto [t, c] = x.times();
             for (std::size_t k = 2; k < t->size(); ++k) {
                 const double before = median({t->begin(), t->begin() + static_cast<std::ptrdiff_t>(k)});
                 if ((*t)[k] - before > o.min_ms && (*t)[k] > o.spike * before) {
                     out.push_back(make(kind::performance, x.backend, x.backend,
-                                       fmt::format("{}'s run {} took {:.1f} {} ms, {:.1f}x the median {:.1f} ms of its earlier runs", x.backend, k + 1,
-                                                   (*t)[k], c, (*t)[k] / std::max(before, 1e-9), before)));
+                                       printf_string("%s's run %zu took %.1f %.*s ms, %.1fx the median %.1f ms of its earlier runs", x.backend.c_str(), k + 1,
+                                                     (*t)[k], static_cast<int>(c.size()), c.data(), (*t)[k] / std::max(before, 1e-9), before)));
                     break;
                 }
             }
@@ -118,8 +117,8 @@ inline std::vector<verdict> judge_resources(const std::vector<resource_runs>& ru
                 const double uy = median(uy_runs);
                 if (ux - uy > static_cast<double>(o.min_kb) && ux > o.larger * uy) {
                     out.push_back(make(kind::performance, x.backend, y.backend,
-                                       fmt::format("{} used a median {:.1f} MiB a run, {:.1f}x {}'s {:.1f} MiB", x.backend, ux / 1024,
-                                                   ux / std::max(uy, 1.0), y.backend, uy / 1024)));
+                                       printf_string("%s used a median %.1f MiB a run, %.1fx %s's %.1f MiB", x.backend.c_str(), ux / 1024,
+                                                     ux / std::max(uy, 1.0), y.backend.c_str(), uy / 1024)));
                     break;
                 }
             }
@@ -133,8 +132,8 @@ inline std::vector<verdict> judge_resources(const std::vector<resource_runs>& ru
             const auto growth = p.back() - p[1];
             if (growth >= o.leak_kb * static_cast<std::int64_t>(steps) && up + 1 >= steps)
                 out.push_back(make(kind::leak, x.backend, {},
-                                   fmt::format("{}'s peak memory grew {:.1f} MiB over {} runs of the same model ({:.0f} KiB a run)", x.backend,
-                                               static_cast<double>(growth) / 1024, steps, static_cast<double>(growth) / static_cast<double>(steps))));
+                                   printf_string("%s's peak memory grew %.1f MiB over %zu runs of the same model (%.0f KiB a run)", x.backend.c_str(),
+                                                 static_cast<double>(growth) / 1024, steps, static_cast<double>(growth) / static_cast<double>(steps))));
         }
     }
     return out;

@@ -45,7 +45,7 @@
 #include "../core/model.hpp"
 #include "../coverage/universe.hpp"
 #include "../layers/all.hpp"
-#include "cost.hpp"
+#include "../layers/cost.hpp"
 
 namespace memo {
 

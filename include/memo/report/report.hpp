@@ -13,6 +13,7 @@
 
 #include <fmt/core.h>
 
+#include "../coverage/checkpoint.hpp"
 #include "../store/store.hpp"
 #include "campaign_data.hpp"
 #include "html.hpp"
@@ -222,7 +223,7 @@ inline std::filesystem::path write_report(const std::filesystem::path& dir, cons
     std::optional<store::checkpoint> cp;
     if (std::filesystem::exists(store::campaign_store::file_in(dir))) cp = store::campaign_store(store::campaign_store::file_in(dir)).load_checkpoint();
     if (cp && cp->state.contains("coverage")) {
-        cov.restore(cp->state.at("coverage"));
+        restore_coverage(cov, cp->state.at("coverage"));
     } else {
         cov = replay_coverage(dir, reg, &c.unreadable);
     }

@@ -17,8 +17,8 @@
 #include "../backends/reference/interpreter.hpp"
 #include "../coverage/coverage.hpp"
 #include "../exec/inputs.hpp"
-#include "../reduce/cost.hpp"
-#include "../store/digest.hpp"
+#include "../io/json.hpp"
+#include "../layers/cost.hpp"
 #include "criteria.hpp"
 
 namespace memo::state {
@@ -87,7 +87,7 @@ public:
         return k;
     }
 
-    io::json criteria() const override {
+    std::vector<criterion_count> criteria() const override {
         criteria_values sum;
         std::uint64_t states = 0, transitions = 0;
         for (const auto& [cls, c] : classes_) {
@@ -95,24 +95,28 @@ public:
             states += c.seen_states();
             transitions += c.seen_transitions();
         }
-        auto value = [](const criterion_value& v) { return io::json{{"covered", v.covered}, {"total", v.total}}; };
+        auto count = [](std::string name, std::uint64_t covered, std::uint64_t total) {
+            return criterion_count{std::move(name), static_cast<std::size_t>(covered), static_cast<std::size_t>(total)};
+        };
+        auto value = [&](std::string name, const criterion_value& v) { return count(std::move(name), v.covered, v.total); };
         const std::uint64_t classes = classes_total_, cells = grid_.cells();
-        return {{"rnn_state_basic", value(sum.basic_state)},
-                {"rnn_state_boundary", value(sum.boundary)},
-                {"rnn_state_weighted", value(sum.weighted_state)},
-                {"rnn_transition_basic", value(sum.basic_transition)},
-                {"rnn_transition_weighted", value(sum.weighted_transition)},
+        return {value("rnn_state_basic", sum.basic_state),
+                value("rnn_state_boundary", sum.boundary),
+                value("rnn_state_weighted", sum.weighted_state),
+                value("rnn_transition_basic", sum.basic_transition),
+                value("rnn_transition_weighted", sum.weighted_transition),
                 // Beyond the profile: every state and transition reached, of all a grid could hold.
-                {"rnn_states", {{"covered", states}, {"total", classes * cells}}},
-                {"rnn_transitions", {{"covered", transitions}, {"total", classes * cells * (cells + 1)}}}};
+                count("rnn_states", states, classes * cells),
+                count("rnn_transitions", transitions, classes * cells * (cells + 1))};
     }
 
-    io::json save() const override {
+    std::string save() const override {
         io::json j = io::json::object();
         for (const auto& [cls, c] : classes_) j[cls] = {{"states", c.seen_state_list()}, {"transitions", c.seen_transition_list()}};
-        return j;
+        return j.dump();
     }
-    void restore(const io::json& j) override {
+    void restore(std::string_view saved) override {
+        const auto j = io::json::parse(saved);
         for (const auto& [cls, c] : j.items())
             of(cls).restore(c.at("states").get<std::vector<cell>>(), c.at("transitions").get<std::vector<std::pair<cell, cell>>>());
     }
@@ -140,7 +144,7 @@ private:
     }
     /// cells_of(m) by class; the last model's are kept, as the search asks gain() then add().
     const std::map<std::string, std::vector<trace>, std::less<>>& grouped(const model& m) const {
-        const auto key = store::model_key(m);
+        const auto key = model_key(m);
         if (!cache_ || cache_->first != key) {
             std::map<std::string, std::vector<trace>, std::less<>> g;
             for (auto& [cls, t] : cells_of(m)) g[cls].push_back(std::move(t));

@@ -24,7 +24,7 @@
 
 #include "../backends/backend.hpp"
 #include "../io/json.hpp"
-#include "digest.hpp"
+#include "encode.hpp"
 #include "sqlite.hpp"
 
 namespace memo::store {

@@ -4,7 +4,7 @@
 // model's nodes are Keras' model.layers (for the Sequential seeds, plus their input).
 //
 //   memo::model m = memo::zoo::build("resnet50-imagenet");   // 177 nodes, output (None, 1000)
-//   std::int64_t w = memo::zoo::count_weights(m);             // 25,636,712
+//   std::int64_t w = memo::count_weights(m);             // 25,636,712
 //
 //   name                           Keras definition                   nodes  weights
 //   lenet5-mnist                   LeNet-5 (Sequential)                   9       61,706
@@ -32,7 +32,7 @@
 #include "mobilenet.hpp"
 #include "resnet.hpp"
 #include "small.hpp"
-#include "weights.hpp"
+#include "../layers/weights.hpp"
 #include "xception.hpp"
 
 namespace memo::zoo {

@@ -377,7 +377,7 @@ public:
         const std::size_t node = nonempty[r_.index(nonempty.size())];
         auto& x = result_.outputs[node].data[r_.index(result_.outputs[node].data.size())];
         x = std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) ^ (std::uint64_t{1} << 40));
-        flipped[memo::store::model_key(m)] = static_cast<int>(node);
+        flipped[memo::model_key(m)] = static_cast<int>(node);
     }
     memo::run_result collect() override { return std::move(result_); }
     std::map<std::uint64_t, int> flipped;  // model -> the node flipped

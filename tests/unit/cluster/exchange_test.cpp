@@ -120,12 +120,12 @@ TEST(Exchange, MergedCoverageIsTheUnionOfTheRanksOwnAndModelsMove) {
         const auto out = x.sync(s, st, {300, 0, 0}, r == 2, 1.0);
         EXPECT_TRUE(out.stop);  // rank 2's budget was spent: all stop
         EXPECT_EQ(x.others()[0], 600u);
-        covered[r] = s.coverage().save();
-        own[r] = x.own().save();
+        covered[r] = memo::save_coverage(s.coverage());
+        own[r] = memo::save_coverage(x.own());
         adopted[r] = out.adopted;
         slots[r] = s.models().size();
         for (std::size_t k = 1; k < s.models().size(); ++k)  // an adopted model is in the store, for checkpoints
-            EXPECT_TRUE(st.find_model(memo::store::model_key(s.models()[k]), test::reg())) << "rank " << r << " slot " << k;
+            EXPECT_TRUE(st.find_model(memo::model_key(s.models()[k]), test::reg())) << "rank " << r << " slot " << k;
     });
     for (auto k : memo::all_criteria) {
         const std::string name(memo::name_of(k));

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include <memo/reduce/cost.hpp>
+#include <memo/layers/cost.hpp>
 
 #include "kernels.hpp"
 

@@ -62,7 +62,7 @@ TEST(Zoo, EveryModelBuildsValidatesAndMatchesKeras) {
         const memo::model m = memo::zoo::build(e.name);
         EXPECT_TRUE(memo::validate(m)) << memo::validate(m).reason();
         EXPECT_EQ(m.nodes.size(), e.nodes);
-        EXPECT_EQ(memo::zoo::count_weights(m), e.weights);
+        EXPECT_EQ(memo::count_weights(m), e.weights);
         ASSERT_EQ(m.outputs.size(), 1u);
         EXPECT_EQ(m[m.outputs[0]].out, e.output) << m[m.outputs[0]].out.str();
         EXPECT_EQ(m.seed, 0u);
@@ -228,13 +228,13 @@ TEST(Zoo, CountWeightsCoversTheWeightedLayers) {
     const int lc = b.add("LocallyConnected1D", {conv}, {{"filters", std::int64_t{2}}, {"kernel_size", memo::ints{3}}});
     b.output(lc);
     const memo::model m = b.finish();
-    EXPECT_EQ(memo::zoo::count_weights(m, static_cast<std::size_t>(gru)), 3 * (4 * (8 + 4) + 2 * 4));  // reset_after
-    EXPECT_EQ(memo::zoo::count_weights(m, static_cast<std::size_t>(rnn)), 3 * (4 + 3) + 3);
-    EXPECT_EQ(memo::zoo::count_weights(m, static_cast<std::size_t>(bi)), 2 * 4 * (2 * (3 + 2) + 2));
-    EXPECT_EQ(memo::zoo::count_weights(m, static_cast<std::size_t>(ln)), 2 * 4);
-    EXPECT_EQ(memo::zoo::count_weights(m, static_cast<std::size_t>(prelu)), 4);  // (10, 4) sharing the time axis
-    EXPECT_EQ(memo::zoo::count_weights(m, static_cast<std::size_t>(conv)), 3 * 4 * 5);
-    EXPECT_EQ(memo::zoo::count_weights(m, static_cast<std::size_t>(lc)), 6 * (3 * 5 * 2) + 6 * 2);
+    EXPECT_EQ(memo::count_weights(m, static_cast<std::size_t>(gru)), 3 * (4 * (8 + 4) + 2 * 4));  // reset_after
+    EXPECT_EQ(memo::count_weights(m, static_cast<std::size_t>(rnn)), 3 * (4 + 3) + 3);
+    EXPECT_EQ(memo::count_weights(m, static_cast<std::size_t>(bi)), 2 * 4 * (2 * (3 + 2) + 2));
+    EXPECT_EQ(memo::count_weights(m, static_cast<std::size_t>(ln)), 2 * 4);
+    EXPECT_EQ(memo::count_weights(m, static_cast<std::size_t>(prelu)), 4);  // (10, 4) sharing the time axis
+    EXPECT_EQ(memo::count_weights(m, static_cast<std::size_t>(conv)), 3 * 4 * 5);
+    EXPECT_EQ(memo::count_weights(m, static_cast<std::size_t>(lc)), 6 * (3 * 5 * 2) + 6 * 2);
 }
 
 TEST(Zoo, KerasJsonRoundTripKeepsStructureAndNames) {

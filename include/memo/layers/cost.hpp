@@ -4,8 +4,8 @@
 //   std::int64_t w = memo::count_weights(m);   // trainable and non-trainable, as Keras counts
 //   std::int64_t f = memo::count_flops(m);     // multiply-adds for one sample
 //
-// Weights are the zoo's count (memo::zoo::count_weights, zoo/weights.hpp): per layer as Keras
-// builds it, BatchNormalization's moving mean and variance included.
+// Weights are counted per layer as Keras builds them, BatchNormalization's moving mean and variance
+// included (layers/weights.hpp).
 //
 // Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
 // channels, dm the depth multiplier and P the output positions (spatial elements of the output):
@@ -28,7 +28,7 @@
 #include <string_view>
 
 #include "../core/model.hpp"
-#include "../zoo/weights.hpp"
+#include "weights.hpp"
 
 namespace memo {
 
@@ -115,9 +115,6 @@ inline std::int64_t node_flops(const model& m, std::size_t i) {
 }
 
 }  // namespace cost_detail
-
-/// Weights of a model as Keras' count_params() counts them (non-trainable ones included).
-inline std::int64_t count_weights(const model& m) { return zoo::count_weights(m); }
 
 /// Multiply-adds for one sample (see the top of this file for what each layer counts).
 inline std::int64_t count_flops(const model& m) {
