@@ -6,6 +6,7 @@
 #                    sanitizer, CLI, compile-fail, packaging, ...); prints the set-up, build and
 #                    test times at the end
 #   make amalgamate  regenerate single_include/memo/memo.hpp from include/
+#   make format      lay the C++ sources out as .clang-format says (the test `format` checks it)
 #   make clean       remove build/
 
 BUILD_DIR ?= build
@@ -16,7 +17,7 @@ CTEST ?= ctest
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all setup configure build build-tests build-demo demo test amalgamate clean
+.PHONY: all setup configure build build-tests build-demo demo test amalgamate format clean
 
 all: build
 
@@ -54,6 +55,9 @@ test:
 
 amalgamate:
 	python3 scripts/amalgamate.py
+
+format:
+	scripts/format.sh
 
 clean:
 	rm -rf "$(BUILD_DIR)"

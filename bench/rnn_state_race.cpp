@@ -58,8 +58,7 @@ race_result race(const std::vector<memo::model>& seeds, bool rnn_state, double s
     const auto& reg = memo::default_registry();
     memo::memo_coverage cov(reg);
     if (rnn_state) cov.attach(std::make_unique<memo::state::rnn_coverage>(reg, seeds, memo::state::rnn_options{.seed = seed}));
-    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, std::move(cov),
-                                                                                                        memo::mh_selector(0.05), seed);
+    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, std::move(cov), memo::mh_selector(0.05), seed);
     s.set_max_seed_size(160);
     s.context().max_cost = 2'000'000;
     race_result r;
@@ -93,10 +92,10 @@ int search_race(double seconds, int runs) {
             ++i;
         }
     }
-    fmt::print("\nsummed over {} seeds: RNN states {} vs {} ({:.2f}x), transitions {} vs {} ({:.2f}x), MEMO items {} vs {} ({:.2f}x)\n", runs,
-               sum[1].s.states, sum[0].s.states, ratio(static_cast<double>(sum[1].s.states), static_cast<double>(sum[0].s.states)),
-               sum[1].s.transitions, sum[0].s.transitions, ratio(static_cast<double>(sum[1].s.transitions), static_cast<double>(sum[0].s.transitions)),
-               sum[1].memo, sum[0].memo, ratio(static_cast<double>(sum[1].memo), static_cast<double>(sum[0].memo)));
+    fmt::print("\nsummed over {} seeds: RNN states {} vs {} ({:.2f}x), transitions {} vs {} ({:.2f}x), MEMO items {} vs {} ({:.2f}x)\n", runs, sum[1].s.states,
+               sum[0].s.states, ratio(static_cast<double>(sum[1].s.states), static_cast<double>(sum[0].s.states)), sum[1].s.transitions, sum[0].s.transitions,
+               ratio(static_cast<double>(sum[1].s.transitions), static_cast<double>(sum[0].s.transitions)), sum[1].memo, sum[0].memo,
+               ratio(static_cast<double>(sum[1].memo), static_cast<double>(sum[0].memo)));
     return 0;
 }
 
@@ -128,14 +127,15 @@ campaign read(const fs::path& dir) {
 
 int judge_dirs(const fs::path& peer_dir, const fs::path& guided_dir) {
     const campaign peer = read(peer_dir), guided = read(guided_dir);
-    fmt::print("| campaign | coverage | seconds | models executed | RNN states (executed) | transitions (executed) | RNN states (queue) | "
-               "transitions (queue) | states / peer (executed) |\n|---|---|---|---|---|---|---|---|---|\n");
+    fmt::print(
+        "| campaign | coverage | seconds | models executed | RNN states (executed) | transitions (executed) | RNN states (queue) | "
+        "transitions (queue) | states / peer (executed) |\n|---|---|---|---|---|---|---|---|---|\n");
     const score pe = judge(peer.seeds, peer.executed);
     for (const auto* c : {&peer, &guided}) {
         const score e = judge(c->seeds, c->executed), q = judge(c->seeds, c->queue);
         fmt::print("| {} | {} | {:.1f} | {} | {} | {} | {} | {} | {:.2f} |\n", (c == &peer ? peer_dir : guided_dir).filename().string(),
-                   c->stats.value("coverage_metrics", std::string("memo")), c->stats.value("seconds", 0.0), e.models, e.states, e.transitions,
-                   q.states, q.transitions, ratio(static_cast<double>(e.states), static_cast<double>(pe.states)));
+                   c->stats.value("coverage_metrics", std::string("memo")), c->stats.value("seconds", 0.0), e.models, e.states, e.transitions, q.states,
+                   q.transitions, ratio(static_cast<double>(e.states), static_cast<double>(pe.states)));
     }
     return 0;
 }
@@ -150,10 +150,11 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = std::stod(argv[++i]);
         else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::stoi(argv[++i]);
         else {
-            std::puts("usage: rnn_state_race [--seconds S] [--runs N] | --judge PEER_DIR GUIDED_DIR\n"
-                      "Without --judge: searches from the LSTM seeds with and without RNN-state coverage, S seconds each\n"
-                      "(default 20), for N seeds (default 3), and the RNN states their corpora reach. With --judge: the\n"
-                      "RNN states of the models two campaign directories executed (see bench/rnn_state_race.sh).");
+            std::puts(
+                "usage: rnn_state_race [--seconds S] [--runs N] | --judge PEER_DIR GUIDED_DIR\n"
+                "Without --judge: searches from the LSTM seeds with and without RNN-state coverage, S seconds each\n"
+                "(default 20), for N seeds (default 3), and the RNN states their corpora reach. With --judge: the\n"
+                "RNN states of the models two campaign directories executed (see bench/rnn_state_race.sh).");
             return std::strcmp(argv[i], "--help") ? 2 : 0;
         }
     }

@@ -43,8 +43,8 @@ result race(const char* name, const std::vector<memo::model>& seeds, double seco
         while (next < marks.size() && t >= marks[next]) {
             const auto& c = s.coverage();
             using memo::criterion;
-            r.at.push_back({marks[next], c.covered(criterion::layer_pair), c.covered(criterion::layer_pair_connectable),
-                            c.covered(criterion::layer_param), c.covered(criterion::layer_param_effective), c.covered(criterion::layer_input)});
+            r.at.push_back({marks[next], c.covered(criterion::layer_pair), c.covered(criterion::layer_pair_connectable), c.covered(criterion::layer_param),
+                            c.covered(criterion::layer_param_effective), c.covered(criterion::layer_input)});
             ++next;
         }
         if (next == marks.size()) {
@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
         for (const auto& a : r.at) fmt::print("| {} | {:.0f} | {} | {} | {} | {} | {} |\n", r.name, a.t, a.pair, a.connectable, a.param, a.effective, a.input);
     const auto& peer = rs[0];
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-    fmt::print("\n| run | steps/s | valid mutants/s | valid % | pairs / MEMO_o | params / MEMO_o | inputs / MEMO_o | valid/s / MEMO_o |\n|---|---|---|---|---|---|---|---|\n");
+    fmt::print(
+        "\n| run | steps/s | valid mutants/s | valid % | pairs / MEMO_o | params / MEMO_o | inputs / MEMO_o | valid/s / MEMO_o |\n|---|---|---|---|---|---|---|---|\n");
     for (const auto& r : rs) {
         const auto& e = r.at.back();
         const auto& p = peer.at.back();

@@ -10,6 +10,7 @@ DEBIAN_PACKAGES=(
   make
   cmake
   ccache
+  clang-format
   python3
   pkg-config
   libeigen3-dev

@@ -73,8 +73,8 @@ int main() {
     tester buggy(tiny::options{.fast_softmax = true}, "tiny-fast", truth, reg);
 
     // MEMO's search over tiny_nn's layers; each model that raises coverage runs on both builds.
-    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(
-        seed_models, memo::memo_coverage(reg), memo::mh_selector(0.05), search_seed);
+    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seed_models, memo::memo_coverage(reg),
+                                                                                                        memo::mh_selector(0.05), search_seed);
     // Only mutants tiny_nn runs: a diverse mutant replaces its parent, so one tiny_nn declines (a
     // float16 cast, say) would leave every descendant unrunnable too. Why it declined is counted.
     std::map<std::string, int> declined_because;
@@ -83,8 +83,8 @@ int main() {
         if (!ok) ++declined_because[ok.reason()];
         return ok;
     });
-    s.set_max_seed_size(40);            // small models run fast
-    s.context().max_cost = 2'000'000;   // multiply-adds per sample (layers/cost.hpp)
+    s.set_max_seed_size(40);           // small models run fast
+    s.context().max_cost = 2'000'000;  // multiply-adds per sample (layers/cost.hpp)
     int valid = 0, diverse = 0;
     for (int i = 0; i < steps; ++i) {
         const auto r = s.step();
@@ -98,17 +98,16 @@ int main() {
     const auto& c = s.coverage();
     using memo::criterion;
     fmt::print("tiny_nn, wrapped as a memo backend, against memo's reference interpreter\n");
-    fmt::print("search: {} steps from {} seed models (seed {}): {} valid, {} raised coverage and ran\n", steps, seed_models.size(),
-               search_seed, valid, diverse);
+    fmt::print("search: {} steps from {} seed models (seed {}): {} valid, {} raised coverage and ran\n", steps, seed_models.size(), search_seed, valid,
+               diverse);
     fmt::print("coverage of tiny_nn's layers: types {}/{}, pairs {}/{}, params {}/{}, inputs {}/{}\n\n", c.covered(criterion::layer_type),
-               c.total(criterion::layer_type), c.covered(criterion::layer_pair), c.total(criterion::layer_pair),
-               c.covered(criterion::layer_param), c.total(criterion::layer_param), c.covered(criterion::layer_input),
-               c.total(criterion::layer_input));
+               c.total(criterion::layer_type), c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
+               c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
 
     fmt::print("{:<10} {:>5} {:>6} {:>4} {:>14} {:>6}\n", "library", "ran", "crash", "nan", "inconsistency", "shape");
     for (tester* t : {&good, &buggy})
-        fmt::print("{:<10} {:>5} {:>6} {:>4} {:>14} {:>6}\n", t->lib.name(), t->ran, t->verdicts["crash"], t->verdicts["nan"],
-                   t->verdicts["inconsistency"], t->verdicts["shape"]);
+        fmt::print("{:<10} {:>5} {:>6} {:>4} {:>14} {:>6}\n", t->lib.name(), t->ran, t->verdicts["crash"], t->verdicts["nan"], t->verdicts["inconsistency"],
+                   t->verdicts["shape"]);
 
     // Why tiny_nn declined mutants, most frequent first.
     std::vector<std::pair<int, std::string>> why;

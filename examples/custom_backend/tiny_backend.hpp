@@ -27,9 +27,8 @@ namespace tiny_memo {
 /// What the search may put in a model: the universe classes tiny_nn implements, Dense, Activation
 /// and Input (seed material), and memo's adapters (the mutation operators insert them to repair
 /// shapes and dtypes; the registry must hold them all, supports() declines the ones tiny_nn lacks).
-using tiny_layers = memo::concat<memo::layer_list<memo::layers::relu, memo::layers::softmax, memo::layers::add,
-                                                  memo::layers::flatten, memo::layers::conv1d, memo::layers::dense,
-                                                  memo::layers::activation, memo::layers::input_layer>,
+using tiny_layers = memo::concat<memo::layer_list<memo::layers::relu, memo::layers::softmax, memo::layers::add, memo::layers::flatten, memo::layers::conv1d,
+                                                  memo::layers::dense, memo::layers::activation, memo::layers::input_layer>,
                                  memo::layers::adapter_layers>;
 
 inline const memo::registry& registry() { return memo::registry_of<tiny_layers>(); }
@@ -43,8 +42,7 @@ public:
     memo::expected<void> supports(const memo::model& m) const {
         for (const auto& n : m.nodes) {
             const std::string cls(n.layer->name);
-            if (n.type != memo::dtype::float32)
-                return memo::fail(cls + " in " + std::string(memo::name_of(n.type)) + ": tiny_nn computes in float32 only");
+            if (n.type != memo::dtype::float32) return memo::fail(cls + " in " + std::string(memo::name_of(n.type)) + ": tiny_nn computes in float32 only");
             if (cls == "Dense" || cls == "Conv1D" || cls == "Activation")
                 if (!activation_of(n)) return memo::fail(cls + " with activation " + memo::to_string(n.param("activation")) + ": tiny_nn lacks it");
             if ((cls == "Conv1D" || cls == "Flatten") && memo::as_str(n.param("data_format")) != "channels_last")
@@ -101,8 +99,8 @@ public:
 
 private:
     static bool runs(std::string_view cls) {
-        for (std::string_view known : {"InputLayer", "Dense", "Activation", "Conv1D", "ReLU", "Softmax", "Add", "Flatten", "Reshape",
-                                       "CustomExpandLayer", "CustomDropDimLayer", "CustomPadLayer", "CustomCropLayer", "CustomCastLayer"})
+        for (std::string_view known : {"InputLayer", "Dense", "Activation", "Conv1D", "ReLU", "Softmax", "Add", "Flatten", "Reshape", "CustomExpandLayer",
+                                       "CustomDropDimLayer", "CustomPadLayer", "CustomCropLayer", "CustomCastLayer"})
             if (cls == known) return true;
         return false;  // CustomInjectLayer: tiny_nn cannot write NaN into a tensor
     }
@@ -158,7 +156,8 @@ private:
             for (long t = 0; t < k; ++t)
                 for (long c = 0; c < cin; ++c)
                     for (long f = 0; f < cout; ++f)
-                        w.data[static_cast<std::size_t>((f * cin + c) * k + t)] = static_cast<float>(kw.data[static_cast<std::size_t>((t * cin + c) * cout + f)]);
+                        w.data[static_cast<std::size_t>((f * cin + c) * k + t)] =
+                            static_cast<float>(kw.data[static_cast<std::size_t>((t * cin + c) * cout + f)]);
             // Keras' padding names as explicit amounts: "same" pads the odd element after.
             tiny::conv1d_options co;
             co.stride = memo::as_int(n.param("strides"));

@@ -14,8 +14,8 @@
 /// them, channel g * (C / groups) + k moving to k * groups + g. The shape does not change.
 struct channel_shuffle {
     static constexpr std::string_view name = "ChannelShuffle";
-    static constexpr memo::family family = memo::family::reshape;            // moves elements, computes none
-    static constexpr memo::rank_set ranks = memo::rank_set::between(3, 5);   // batch included: 1-D to 3-D maps
+    static constexpr memo::family family = memo::family::reshape;           // moves elements, computes none
+    static constexpr memo::rank_set ranks = memo::rank_set::between(3, 5);  // batch included: 1-D to 3-D maps
     static std::span<const memo::param> params() {
         static const std::vector<memo::param> ps{
             // in_range(1, 64, 8): any count up to 64 is valid; draws and coverage buckets use 1..8.
@@ -39,7 +39,7 @@ static_assert(memo::layer<channel_shuffle>);
 /// The reference interpreter's kernel, one template for its four element types.
 template <class T>
 memo::expected<memo::reference::array<T>> shuffle(const memo::node& n, std::span<const memo::reference::array<T>> in,
-                                                   std::span<const memo::reference::array<T>> /*weights: none*/) {
+                                                  std::span<const memo::reference::array<T>> /*weights: none*/) {
     const memo::reference::params p{n};
     const auto& x = in[0];
     const int axis = p.channels_first() ? 1 : x.rank() - 1;
@@ -49,8 +49,7 @@ memo::expected<memo::reference::array<T>> shuffle(const memo::node& n, std::span
     for (std::int64_t o = 0; o < outer; ++o)
         for (std::int64_t g = 0; g < groups; ++g)
             for (std::int64_t k = 0; k < per; ++k)
-                for (std::int64_t i = 0; i < inner; ++i)
-                    out[(o * channels + k * groups + g) * inner + i] = x[(o * channels + g * per + k) * inner + i];
+                for (std::int64_t i = 0; i < inner; ++i) out[(o * channels + k * groups + g) * inner + i] = x[(o * channels + g * per + k) * inner + i];
     return out;
 }
 
@@ -82,11 +81,10 @@ int main() {
 
     // MEMO's ten seed models over our registry, reduced (Algorithm 1) and made cheap to run.
     std::vector<memo::model> seeds;
-    for (auto name : memo::zoo::names())
-        seeds.push_back(memo::campaign::shrink(memo::reduce(memo::zoo::build(name, reg), reg).reduced, 2'000'000));
+    for (auto name : memo::zoo::names()) seeds.push_back(memo::campaign::shrink(memo::reduce(memo::zoo::build(name, reg), reg).reduced, 2'000'000));
 
-    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(
-        seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 11);
+    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, memo::memo_coverage(reg),
+                                                                                                        memo::mh_selector(0.05), 11);
     s.set_max_seed_size(160);
     s.context().max_cost = 20'000'000;
     const memo::layer_def& L = reg.at("ChannelShuffle");
@@ -110,10 +108,8 @@ int main() {
     const memo::universe& u = c.space();
     using memo::criterion;
     const auto slot = static_cast<std::size_t>(u.slot_of(L));
-    fmt::print("search: {} steps from {} seed models, {} raised coverage, {} of them hold ChannelShuffle\n", steps, seeds.size(), diverse,
-               holding.size());
-    fmt::print("universe: {} layer classes (MEMO's 67 and ours); ChannelShuffle covered: {}\n", u.classes(),
-               c.has(criterion::layer_type, slot) ? "yes" : "no");
+    fmt::print("search: {} steps from {} seed models, {} raised coverage, {} of them hold ChannelShuffle\n", steps, seeds.size(), diverse, holding.size());
+    fmt::print("universe: {} layer classes (MEMO's 67 and ours); ChannelShuffle covered: {}\n", u.classes(), c.has(criterion::layer_type, slot) ? "yes" : "no");
     for (std::size_t j = 0; j < L.params.size(); ++j) {
         // describe() names an item: "ChannelShuffle.groups bucket 0", "ChannelShuffle.data_format='channels_first'".
         const std::string prefix = "ChannelShuffle." + std::string(L.params[j].name);
@@ -140,8 +136,8 @@ int main() {
     fmt::print("  inputs: {}/{} (ranks, dtypes, sizes)\n", std::count_if(inputs.begin(), inputs.end(), [&](int i) { return c.has(criterion::layer_input, i); }),
                inputs.size());
     fmt::print("all layers: types {}/{} pairs {}/{} params {}/{} inputs {}/{}\n", c.covered(criterion::layer_type), c.total(criterion::layer_type),
-               c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
-               c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
+               c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param), c.total(criterion::layer_param),
+               c.covered(criterion::layer_input), c.total(criterion::layer_input));
 
     // Our kernel lets the reference interpreter run what the search made (the first few, for time).
     const std::size_t tried = std::min<std::size_t>(holding.size(), 40);

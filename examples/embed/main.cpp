@@ -12,8 +12,8 @@ int main() {
 
     // MEMO's search (Algorithm 2). A fixed seed and step count give the same models on every run.
     const int steps = 500;
-    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(
-        seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 42);
+    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, memo::memo_coverage(reg),
+                                                                                                        memo::mh_selector(0.05), 42);
     int valid = 0, diverse = 0;
     for (int i = 0; i < steps; ++i) {
         const auto r = s.step();
@@ -22,7 +22,6 @@ int main() {
     }
 
     std::printf("%d steps from %zu seed models: %d valid, %d raised coverage\n", steps, seeds.size(), valid, diverse);
-    for (auto k : memo::all_criteria)
-        std::printf("%-24s %5zu / %zu\n", std::string(memo::name_of(k)).c_str(), s.coverage().covered(k), s.coverage().total(k));
+    for (auto k : memo::all_criteria) std::printf("%-24s %5zu / %zu\n", std::string(memo::name_of(k)).c_str(), s.coverage().covered(k), s.coverage().total(k));
     return 0;
 }

@@ -30,9 +30,8 @@ inline int demo(const cli::args& a) {
     for (const auto& f : files) {
         const auto m = memo::io::load_keras(f.string(), reg);
         const auto d = total.add(m);
-        fmt::print("  {:<52} {:>3} layers  +{} types +{} pairs +{} params +{} inputs\n", f.filename().string(), m.size(),
-                   d[memo::criterion::layer_type], d[memo::criterion::layer_pair], d[memo::criterion::layer_param],
-                   d[memo::criterion::layer_input]);
+        fmt::print("  {:<52} {:>3} layers  +{} types +{} pairs +{} params +{} inputs\n", f.filename().string(), m.size(), d[memo::criterion::layer_type],
+                   d[memo::criterion::layer_pair], d[memo::criterion::layer_param], d[memo::criterion::layer_input]);
     }
     fmt::print("  coverage of the ten files together:\n");
     print_coverage(total);
@@ -44,8 +43,10 @@ inline int demo(const cli::args& a) {
     const std::string out = a.get_or("out", "build/demo-campaign");
     const std::string seconds = a.get_or("seconds", "60");
     const std::string backends = a.get_or("backends", default_backends());
-    fmt::print("\n3. a {} s campaign from the reduced seeds, every model run on {} and judged by the oracle:\n"
-               "   memo-fuzz run --backends {} --seconds {} --out {}\n", seconds, backends, backends, seconds, out);
+    fmt::print(
+        "\n3. a {} s campaign from the reduced seeds, every model run on {} and judged by the oracle:\n"
+        "   memo-fuzz run --backends {} --seconds {} --out {}\n",
+        seconds, backends, backends, seconds, out);
     fs::remove_all(out);  // the demo's own directory, made afresh each time
     const char* run_argv[] = {"memo-fuzz", "run", "--backends", backends.c_str(), "--seconds", seconds.c_str(), "--out", out.c_str(), "--seed", "1"};
     return cli::dispatch({run_command()}, 10, const_cast<char**>(run_argv), "memo-fuzz", "");
@@ -67,13 +68,15 @@ int main(int argc, char** argv) {
     for (const char* n : {"ort", "ort-opt"})
         t.backends.push_back({n, nullptr, [] { return std::string("memo-fuzz was built without ONNX; install libonnx-dev"); }});
 #endif
-    t.commands.push_back({"demo", "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
+    t.commands.push_back({"demo",
+                          "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
                           "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
                           "reduces the ten seed architectures, then runs a campaign from them on the backends.\n\n"
                           "  --seeds DIR      Keras JSON files to import (default: MEMO's seeds in tests/data)\n"
                           "  --out DIR        the campaign directory, made afresh (default build/demo-campaign)\n"
                           "  --seconds S      the campaign's length (default 60)\n"
                           "  --backends LIST  the backends (default: reference and every library installed: torch, ort)",
-                          {"seeds", "out", "seconds", "backends"}, memo_fuzz::demo});
+                          {"seeds", "out", "seconds", "backends"},
+                          memo_fuzz::demo});
     return memo::fuzz::main(argc, argv);
 }

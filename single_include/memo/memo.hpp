@@ -51,8 +51,7 @@ namespace memo {
 
 enum class dtype : unsigned char { float16, bfloat16, float32, float64 };
 
-inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32,
-                                                  dtype::float64};
+inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32, dtype::float64};
 
 constexpr std::string_view name_of(dtype t) noexcept {
     switch (t) {
@@ -113,9 +112,18 @@ public:
     bool has_value() const noexcept { return v_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
 
-    T& value() & { check(); return std::get<0>(v_); }
-    const T& value() const& { check(); return std::get<0>(v_); }
-    T&& value() && { check(); return std::get<0>(std::move(v_)); }
+    T& value() & {
+        check();
+        return std::get<0>(v_);
+    }
+    const T& value() const& {
+        check();
+        return std::get<0>(v_);
+    }
+    T&& value() && {
+        check();
+        return std::get<0>(std::move(v_));
+    }
     T& operator*() & { return std::get<0>(v_); }
     const T& operator*() const& { return std::get<0>(v_); }
     T* operator->() { return &std::get<0>(v_); }
@@ -203,14 +211,14 @@ inline std::string hex(std::uint64_t x) {
 // `rounds_at(in, p)` (the magnitude its formula rounds against besides its output, as ELU's
 // alpha: default none; oracle/rounding.hpp).
 #include <algorithm>
-#include <bit>
-#include <tuple>
 #include <array>
+#include <bit>
 #include <concepts>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -296,7 +304,9 @@ public:
     bool chance(double p) noexcept { return unit() < p; }
 
     template <class T>
-    const T& pick(std::span<const T> xs) noexcept { return xs[index(xs.size())]; }
+    const T& pick(std::span<const T> xs) noexcept {
+        return xs[index(xs.size())];
+    }
 
     const std::array<std::uint64_t, 4>& state() const noexcept { return s_; }
     void set_state(const std::array<std::uint64_t, 4>& s) noexcept { s_ = s; }
@@ -365,9 +375,7 @@ struct ints {
     const std::int64_t* begin() const noexcept { return v.data(); }
     const std::int64_t* end() const noexcept { return v.data() + n; }
     std::int64_t max() const noexcept { return n ? *std::max_element(begin(), end()) : 0; }
-    friend bool operator==(const ints& a, const ints& b) noexcept {
-        return a.n == b.n && std::equal(a.begin(), a.end(), b.begin());
-    }
+    friend bool operator==(const ints& a, const ints& b) noexcept { return a.n == b.n && std::equal(a.begin(), a.end(), b.begin()); }
 };
 
 using value = std::variant<none_t, bool, std::int64_t, double, std::string, ints>;
@@ -497,8 +505,7 @@ inline std::int64_t step_int(std::int64_t x, std::int64_t lo, std::int64_t typic
     const std::int64_t top = std::max(lo, std::min(hi, typical_hi));
     if (top == lo) return lo;
     for (int tries = 0; tries < 4; ++tries) {
-        std::int64_t y = r.chance(0.5) ? x + (r.chance(0.5) ? 1 : -1) * r.uniform(1, std::max<std::int64_t>(1, (top - lo) / 4))
-                                       : r.uniform(lo, top);
+        std::int64_t y = r.chance(0.5) ? x + (r.chance(0.5) ? 1 : -1) * r.uniform(1, std::max<std::int64_t>(1, (top - lo) / 4)) : r.uniform(lo, top);
         y = std::clamp(y, lo, hi);
         if (y != x) return y;
     }
@@ -530,8 +537,7 @@ struct int_range {
     int buckets() const { return numeric_buckets + (nullable ? 1 : 0); }
     int bucket_of(const value& v) const {
         if (is_none(v)) return numeric_buckets;
-        return detail::linear_bucket(static_cast<double>(as_int(v)), static_cast<double>(lo),
-                                     static_cast<double>(std::min(hi, typical_hi)) + 1.0);
+        return detail::linear_bucket(static_cast<double>(as_int(v)), static_cast<double>(lo), static_cast<double>(std::min(hi, typical_hi)) + 1.0);
     }
     std::string describe() const {
         auto s = "in_range(" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
@@ -666,23 +672,33 @@ struct int_list {
     std::string describe() const { return "int_list(" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }
 };
 
-static_assert(domain<int_range> && domain<int_tuple> && domain<real_range> && domain<choice> &&
-              domain<boolean> && domain<int_list>);
+static_assert(domain<int_range> && domain<int_tuple> && domain<real_range> && domain<choice> && domain<boolean> && domain<int_list>);
 
 /// Any of the domains above, chosen at run time (a layer's parameters are a list of these).
 struct any_domain {
     std::variant<int_range, int_tuple, real_range, choice, boolean, int_list> d;
 
     template <class D>
-        requires domain<D>
-    any_domain(D x) : d(std::move(x)) {}
+    requires domain<D> any_domain(D x) : d(std::move(x)) {}
 
-    value init(rng& r) const { return std::visit([&](const auto& x) { return x.init(r); }, d); }
-    value mutate(const value& v, rng& r) const { return std::visit([&](const auto& x) { return x.mutate(v, r); }, d); }
-    bool validate(const value& v) const { return std::visit([&](const auto& x) { return x.validate(v); }, d); }
-    int buckets() const { return std::visit([](const auto& x) { return x.buckets(); }, d); }
-    int bucket_of(const value& v) const { return std::visit([&](const auto& x) { return x.bucket_of(v); }, d); }
-    std::string describe() const { return std::visit([](const auto& x) { return x.describe(); }, d); }
+    value init(rng& r) const {
+        return std::visit([&](const auto& x) { return x.init(r); }, d);
+    }
+    value mutate(const value& v, rng& r) const {
+        return std::visit([&](const auto& x) { return x.mutate(v, r); }, d);
+    }
+    bool validate(const value& v) const {
+        return std::visit([&](const auto& x) { return x.validate(v); }, d);
+    }
+    int buckets() const {
+        return std::visit([](const auto& x) { return x.buckets(); }, d);
+    }
+    int bucket_of(const value& v) const {
+        return std::visit([&](const auto& x) { return x.bucket_of(v); }, d);
+    }
+    std::string describe() const {
+        return std::visit([](const auto& x) { return x.describe(); }, d);
+    }
     bool categorical() const { return std::holds_alternative<choice>(d) || std::holds_alternative<boolean>(d); }
 };
 static_assert(domain<any_domain>);
@@ -696,10 +712,19 @@ inline real_range real_in(double lo, double hi) { return {lo, hi, false}; }
 inline int_range in_range(std::int64_t lo, std::int64_t hi, std::int64_t typical_hi) { return {lo, hi, typical_hi, false}; }
 inline int_range in_range(std::int64_t lo, std::int64_t hi) { return {lo, hi, hi, false}; }
 /// optional(in_range(...)) represents None or an integer. Example: strides=None for pooling.
-inline int_range optional(int_range r) { r.nullable = true; return r; }
+inline int_range optional(int_range r) {
+    r.nullable = true;
+    return r;
+}
 /// optional(real_in(...)) represents None or a real. Example: ReLU's max_value.
-inline real_range optional(real_range r) { r.nullable = true; return r; }
-inline int_tuple optional(int_tuple t) { t.each.nullable = true; return t; }
+inline real_range optional(real_range r) {
+    r.nullable = true;
+    return r;
+}
+inline int_tuple optional(int_tuple t) {
+    t.each.nullable = true;
+    return t;
+}
 /// tuple_of(n, in_range(...)) represents n integers. Example: tuple_of(2, in_range(1, 7)) for (3, 3).
 inline int_tuple tuple_of(int n, int_range each) { return {n, each}; }
 /// element_of({...}) represents one of the listed values. Example: element_of({"valid", "same"}).
@@ -753,9 +778,7 @@ struct shape {
     }
     std::span<const std::int64_t> view() const noexcept { return {dims.data(), static_cast<std::size_t>(n)}; }
     /// The dimensions after the batch dimension.
-    std::span<const std::int64_t> sample() const noexcept {
-        return n == 0 ? view() : view().subspan(1);
-    }
+    std::span<const std::int64_t> sample() const noexcept { return n == 0 ? view() : view().subspan(1); }
     /// Elements per sample (product of the non-batch dimensions).
     std::int64_t elements() const noexcept {
         std::int64_t p = 1;
@@ -763,9 +786,7 @@ struct shape {
         return p;
     }
 
-    friend bool operator==(const shape& a, const shape& b) noexcept {
-        return a.n == b.n && std::equal(a.dims.begin(), a.dims.begin() + a.n, b.dims.begin());
-    }
+    friend bool operator==(const shape& a, const shape& b) noexcept { return a.n == b.n && std::equal(a.dims.begin(), a.dims.begin() + a.n, b.dims.begin()); }
 
     /// "(None, 28, 28, 1)"
     std::string str() const {
@@ -788,8 +809,7 @@ namespace memo {
 enum class family : unsigned char { conv, pool, rnn, norm, reg, act, reshape, merge, local, core, adapter };
 
 constexpr std::string_view name_of(family f) noexcept {
-    constexpr std::array<std::string_view, 11> names{"conv", "pool",  "rnn",   "norm", "reg",    "act",
-                                                     "reshape", "merge", "local", "core", "adapter"};
+    constexpr std::array<std::string_view, 11> names{"conv", "pool", "rnn", "norm", "reg", "act", "reshape", "merge", "local", "core", "adapter"};
     return names[static_cast<std::size_t>(f)];
 }
 
@@ -877,10 +897,22 @@ struct layer_def {
 };
 
 namespace detail {
-template <class L> concept has_arity = requires { { L::arity } -> std::convertible_to<arity_t>; };
-template <class L> concept has_in_universe = requires { { L::in_universe } -> std::convertible_to<bool>; };
-template <class L> concept has_dtype_param = requires { { L::dtype_param } -> std::convertible_to<std::string_view>; };
-template <class L> concept has_rounds_at = requires(inputs in, args p) { { L::rounds_at(in, p) } -> std::convertible_to<rounding_scale>; };
+template <class L>
+concept has_arity = requires {
+    { L::arity } -> std::convertible_to<arity_t>;
+};
+template <class L>
+concept has_in_universe = requires {
+    { L::in_universe } -> std::convertible_to<bool>;
+};
+template <class L>
+concept has_dtype_param = requires {
+    { L::dtype_param } -> std::convertible_to<std::string_view>;
+};
+template <class L>
+concept has_rounds_at = requires(inputs in, args p) {
+    { L::rounds_at(in, p) } -> std::convertible_to<rounding_scale>;
+};
 }  // namespace detail
 
 /// The layer concept. Requires:
@@ -916,8 +948,12 @@ struct layer_list {
 };
 
 namespace detail {
-template <class... Lists> struct concat_impl;
-template <class... As> struct concat_impl<layer_list<As...>> { using type = layer_list<As...>; };
+template <class... Lists>
+struct concat_impl;
+template <class... As>
+struct concat_impl<layer_list<As...>> {
+    using type = layer_list<As...>;
+};
 template <class... As, class... Bs, class... Rest>
 struct concat_impl<layer_list<As...>, layer_list<Bs...>, Rest...> {
     using type = typename concat_impl<layer_list<As..., Bs...>, Rest...>::type;
@@ -937,8 +973,7 @@ template <class... Ls, class F>
 decltype(auto) with_index_impl(layer_list<Ls...>, std::size_t i, F&& f) {
     using R = decltype(f(std::type_identity<std::tuple_element_t<0, std::tuple<Ls...>>>{}));
     using thunk = R (*)(F&);
-    static constexpr std::array<thunk, sizeof...(Ls)> table{
-        +[](F& g) -> R { return g(std::type_identity<Ls>{}); }...};
+    static constexpr std::array<thunk, sizeof...(Ls)> table{+[](F& g) -> R { return g(std::type_identity<Ls>{}); }...};
     return table.at(i)(f);
 }
 template <class List, class F>
@@ -1068,11 +1103,9 @@ inline expected<void> infer_node(model& m, std::size_t i) {
     const layer_def& L = *n.layer;
     const auto k = static_cast<int>(n.inputs.size());
     if (k < L.arity.min || k > L.arity.max)
-        return fail("takes " + std::to_string(L.arity.min) + (L.arity.max > L.arity.min ? " or more" : "") +
-                    " inputs, has " + std::to_string(k));
+        return fail("takes " + std::to_string(L.arity.min) + (L.arity.max > L.arity.min ? " or more" : "") + " inputs, has " + std::to_string(k));
     if (n.params.size() != L.params.size())
-        return fail("has " + std::to_string(n.params.size()) + " parameter values, the layer has " +
-                    std::to_string(L.params.size()) + " parameters");
+        return fail("has " + std::to_string(n.params.size()) + " parameter values, the layer has " + std::to_string(L.params.size()) + " parameters");
     shape in[16];
     const int count = std::min(k, 16);
     dtype t = n.type;
@@ -1088,8 +1121,7 @@ inline expected<void> infer_node(model& m, std::size_t i) {
     }
     for (std::size_t p = 0; p < L.params.size(); ++p)
         if (!L.params[p].dom.validate(n.params[p]))
-            return fail("parameter " + std::string(L.params[p].name) + " = " + to_string(n.params[p]) + " is outside " +
-                        L.params[p].dom.describe());
+            return fail("parameter " + std::string(L.params[p].name) + " = " + to_string(n.params[p]) + " is outside " + L.params[p].dom.describe());
     auto s = L.infer({in, static_cast<std::size_t>(count)}, n.params);
     if (!s) return s.error();
     n.out = *s;
@@ -1181,8 +1213,7 @@ public:
     }
 
     /// Adds a node of class `cls` over `inputs` with these parameters (the rest at Keras' defaults).
-    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params = {},
-            std::string name = {}) {
+    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params = {}, std::string name = {}) {
         const layer_def& L = reg_->at(cls);
         node n = make_node(L, name.empty() ? default_name(L) : std::move(name));
         for (const auto& [k, v] : params) n.set(k, v);
@@ -1215,8 +1246,7 @@ private:
             if (c >= 'A' && c <= 'Z') {
                 if (!s.empty() && s.back() != '_') s += '_';
                 s += static_cast<char>(c - 'A' + 'a');
-            } else
-                s += c;
+            } else s += c;
         }
         return s + "_" + std::to_string(m_.nodes.size());
     }
@@ -1266,8 +1296,8 @@ private:
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -1277,14 +1307,14 @@ private:
 namespace memo {
 
 enum class criterion : unsigned char { layer_type, layer_pair, layer_pair_connectable, layer_param, layer_param_effective, layer_input };
-inline constexpr std::array<criterion, 6> all_criteria{criterion::layer_type, criterion::layer_pair,
-                                                        criterion::layer_pair_connectable, criterion::layer_param,
-                                                        criterion::layer_param_effective, criterion::layer_input};
+inline constexpr std::array<criterion, 6> all_criteria{
+    criterion::layer_type, criterion::layer_pair, criterion::layer_pair_connectable, criterion::layer_param, criterion::layer_param_effective,
+    criterion::layer_input};
 inline constexpr std::size_t criteria_count = all_criteria.size();
 
 constexpr std::string_view name_of(criterion c) noexcept {
-    constexpr std::array<std::string_view, 6> names{"layer_type", "layer_pair", "layer_pair_connectable", "layer_param",
-                                                    "layer_param_effective", "layer_input"};
+    constexpr std::array<std::string_view, 6> names{"layer_type", "layer_pair", "layer_pair_connectable", "layer_param", "layer_param_effective",
+                                                    "layer_input"};
     return names[static_cast<std::size_t>(c)];
 }
 
@@ -1353,9 +1383,7 @@ public:
     // The item numbers, one function per kind of item (-1 where there is no such item).
     std::size_t pair_item(std::size_t a, std::size_t b) const noexcept { return a * classes_.size() + b; }
     int connectable_item(std::size_t a, std::size_t b) const noexcept { return connectable_[a * classes_.size() + b]; }
-    std::size_t param_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
-        return static_cast<std::size_t>(param_offset_[slot][j] + bucket);
-    }
+    std::size_t param_item(std::size_t slot, std::size_t j, int bucket) const noexcept { return static_cast<std::size_t>(param_offset_[slot][j] + bucket); }
     int effective_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
         const int o = effective_offset_[slot][j];
         return o < 0 ? -1 : o + bucket;
@@ -1439,7 +1467,9 @@ public:
                     const auto off = item - base;
                     if (off < k) {
                         int r = -1, seen = 0;
-                        classes_[s]->ranks.for_each([&](int rr) { if (seen++ == static_cast<int>(off)) r = rr; });
+                        classes_[s]->ranks.for_each([&](int rr) {
+                            if (seen++ == static_cast<int>(off)) r = rr;
+                        });
                         return cls(s) + " input rank " + std::to_string(r);
                     }
                     if (off < k + all_dtypes.size()) return cls(s) + " input dtype " + std::string(name_of(all_dtypes[off - k]));
@@ -1547,7 +1577,8 @@ public:
     const std::vector<std::uint64_t>& words() const noexcept { return words_; }
     /// Replaces the bits (a saved words()); throws when the sizes differ.
     void assign(const std::vector<std::uint64_t>& w) {
-        if (w.size() != words_.size()) throw error("a saved item set of " + std::to_string(w.size()) + " words cannot restore one of " + std::to_string(words_.size()));
+        if (w.size() != words_.size())
+            throw error("a saved item set of " + std::to_string(w.size()) + " words cannot restore one of " + std::to_string(words_.size()));
         words_ = w;
         if (size_ % 64 && !words_.empty()) words_.back() &= (std::uint64_t{1} << (size_ % 64)) - 1;
         count_ = 0;
@@ -1574,8 +1605,7 @@ struct coverage_delta {
     std::size_t operator[](criterion c) const noexcept { return by[static_cast<std::size_t>(c)]; }
     /// MEMO's diversity test: anything new under type, pair, parameter or input coverage.
     std::size_t memo_total() const noexcept {
-        return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] +
-               (*this)[criterion::layer_input];
+        return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] + (*this)[criterion::layer_input];
     }
     /// The search's diversity test and fitness: MEMO's, and the extra metric's new items.
     operator std::size_t() const noexcept { return memo_total() + extra; }
@@ -1643,8 +1673,12 @@ public:
         });
         return d;
     }
-    std::size_t covered() const noexcept { return covered(criterion::layer_type) + covered(criterion::layer_pair) + covered(criterion::layer_param) + covered(criterion::layer_input); }
-    std::size_t total() const noexcept { return total(criterion::layer_type) + total(criterion::layer_pair) + total(criterion::layer_param) + total(criterion::layer_input); }
+    std::size_t covered() const noexcept {
+        return covered(criterion::layer_type) + covered(criterion::layer_pair) + covered(criterion::layer_param) + covered(criterion::layer_input);
+    }
+    std::size_t total() const noexcept {
+        return total(criterion::layer_type) + total(criterion::layer_pair) + total(criterion::layer_param) + total(criterion::layer_input);
+    }
     std::size_t covered(criterion c) const noexcept { return sets_[static_cast<std::size_t>(c)].count(); }
     std::size_t total(criterion c) const noexcept { return u_->total(c); }
     const item_set& items(criterion c) const noexcept { return sets_[static_cast<std::size_t>(c)]; }
@@ -1676,13 +1710,17 @@ public:
     criterion_coverage(const registry& reg, criterion c) : u_(&universe::of(reg)), c_(c), set_(u_->total(c)) {}
     std::size_t add(const model& m) {
         std::size_t k = 0;
-        u_->items(m, [&](criterion c, std::size_t i) { if (c == c_) k += set_.set(i); });
+        u_->items(m, [&](criterion c, std::size_t i) {
+            if (c == c_) k += set_.set(i);
+        });
         return k;
     }
     std::size_t gain(const model& m) const {
         item_set probe = set_;
         std::size_t k = 0;
-        u_->items(m, [&](criterion c, std::size_t i) { if (c == c_) k += probe.set(i); });
+        u_->items(m, [&](criterion c, std::size_t i) {
+            if (c == c_) k += probe.set(i);
+        });
         return k;
     }
     std::size_t covered() const noexcept { return set_.count(); }
@@ -1723,16 +1761,14 @@ using std::int64_t;
 
 /// Keras activations (MEMO's pool).
 inline choice activations(bool with_none = false) {
-    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
-                           "exponential", "linear"});
+    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid", "exponential", "linear"});
     if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
     return c;
 }
 /// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
 inline choice initializers() {
-    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling",
-                       "Orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
-                       "lecun_uniform", "Identity"});
+    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling", "Orthogonal", "glorot_normal",
+                       "glorot_uniform", "he_normal", "he_uniform", "lecun_normal", "lecun_uniform", "Identity"});
 }
 /// Regularizers and constraints: None (Keras' default) or MEMO's candidates.
 inline choice regularizers() { return element_of({none, "l1", "l2"}); }
@@ -1830,8 +1866,7 @@ inline axis_padding window_padding(std::string_view padding, int64_t in, int64_t
 }
 
 /// Keras' conv_utils.deconv_output_length.
-inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
-                             int64_t stride, int64_t dilation) {
+inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i, int64_t stride, int64_t dilation) {
     const int64_t k = (kernel - 1) * dilation + 1;
     if (is_none(output_padding)) {
         if (padding == "valid") return in * stride + std::max<int64_t>(k - stride, 0);
@@ -1870,16 +1905,12 @@ struct activation_layer {
         }
         if constexpr (requires { Tag::axis_param; }) {
             const value& a = p[Tag::axis_param];
-            if (!is_none(a) && normal_axis(as_int(a), in[0].rank()) < 0)
-                return fail("axis " + str_i(as_int(a)) + " is not an axis of " + in[0].str());
+            if (!is_none(a) && normal_axis(as_int(a), in[0].rank()) < 0) return fail("axis " + str_i(as_int(a)) + " is not an axis of " + in[0].str());
         }
         return in[0];
     }
-    static rounding_scale rounds_at(inputs, args p)
-        requires requires { Tag::rounds_at(p); }
-    {
-        return Tag::rounds_at(p);
-    }
+    static rounding_scale rounds_at(inputs, args p) requires requires { Tag::rounds_at(p); }
+    { return Tag::rounds_at(p); }
 };
 
 namespace tags {
@@ -2017,8 +2048,7 @@ struct pad {
     }
     static expected<shape> infer(const shape& s, args p) { return border(s, std::get<ints>(p[0]), +1); }
     static expected<shape> border(const shape& s, const ints& amounts, int sign) {
-        if (amounts.n != 2 * (s.rank() - 1))
-            return fail("needs " + str_i(2 * (s.rank() - 1)) + " amounts for " + s.str() + ", has " + str_i(amounts.n));
+        if (amounts.n != 2 * (s.rank() - 1)) return fail("needs " + str_i(2 * (s.rank() - 1)) + " amounts for " + s.str() + ", has " + str_i(amounts.n));
         shape out = s;
         for (int i = 1; i < s.rank(); ++i) {
             out[i] = s[i] + sign * (amounts[2 * (i - 1)] + amounts[2 * (i - 1) + 1]);
@@ -2129,15 +2159,15 @@ expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
                 const int64_t back = padding == "same" ? (out + st[i] - 1) / st[i] : (out - k) / st[i] + 1;
                 if (back != s.sizes[i])
                     return fail("output_padding " + str_i(std::get<ints>(op)[i]) + " with kernel " + str_i(k) + " under padding '" + std::string(padding) +
-                                "' gives output size " + str_i(out) + ", whose convolution has size " + str_i(back) + ", not the input's " +
-                                str_i(s.sizes[i]) + " (TensorFlow rejects it)");
+                                "' gives output size " + str_i(out) + ", whose convolution has size " + str_i(back) + ", not the input's " + str_i(s.sizes[i]) +
+                                " (TensorFlow rejects it)");
             }
             s.sizes[i] = out;
         } else {
             const int64_t out = conv_length(s.sizes[i], ks[i], padding, st[i], dl[i]);
             if (out <= 0)
-                return fail("kernel " + str_i((ks[i] - 1) * dl[i] + 1) + " is larger than input size " + str_i(s.sizes[i]) +
-                            " under padding '" + std::string(padding) + "'");
+                return fail("kernel " + str_i((ks[i] - 1) * dl[i] + 1) + " is larger than input size " + str_i(s.sizes[i]) + " under padding '" +
+                            std::string(padding) + "'");
             s.sizes[i] = out;
         }
         if (s.sizes[i] <= 0) return fail("output size " + str_i(s.sizes[i]) + " on spatial axis " + str_i(i + 1));
@@ -2154,11 +2184,8 @@ struct conv {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::plain, N == 1)
-                                   .activation()
-                                   .initializers_for({"kernel", "bias"})
-                                   .training_only({"kernel", "bias"})
-                                   .done();
+        static const auto ps =
+            conv_head(N, conv_kind::plain, N == 1).activation().initializers_for({"kernel", "bias"}).training_only({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
@@ -2189,11 +2216,8 @@ struct depthwise_conv {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::depthwise, false)
-                                   .activation()
-                                   .initializers_for({"depthwise", "bias"})
-                                   .training_only({"depthwise", "bias"})
-                                   .done();
+        static const auto ps =
+            conv_head(N, conv_kind::depthwise, false).activation().initializers_for({"depthwise", "bias"}).training_only({"depthwise", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
@@ -2206,11 +2230,8 @@ struct conv_transpose {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::transpose, false)
-                                   .activation()
-                                   .initializers_for({"kernel", "bias"})
-                                   .training_only({"kernel", "bias"})
-                                   .done();
+        static const auto ps =
+            conv_head(N, conv_kind::transpose, false).activation().initializers_for({"kernel", "bias"}).training_only({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }
@@ -2226,8 +2247,8 @@ using depthwise_conv2d = depthwise_conv<2>;
 using conv2d_transpose = conv_transpose<2>;
 using conv3d_transpose = conv_transpose<3>;
 
-using conv_layers = layer_list<conv1d, conv2d, conv3d, separable_conv1d, separable_conv2d, depthwise_conv1d,
-                               depthwise_conv2d, conv2d_transpose, conv3d_transpose>;
+using conv_layers =
+    layer_list<conv1d, conv2d, conv3d, separable_conv1d, separable_conv2d, depthwise_conv1d, depthwise_conv2d, conv2d_transpose, conv3d_transpose>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/conv.hpp>
@@ -2342,20 +2363,23 @@ struct no_params {
     static std::span<const param> params() { return {}; }
 };
 /// |x|: |-0| = +0, |NaN| = NaN, |-inf| = inf (tf.abs).
-struct abs : no_params { static constexpr std::string_view name = "Abs"; };
+struct abs : no_params {
+    static constexpr std::string_view name = "Abs";
+};
 /// x * x, rounded to the dtype (tf.square).
-struct square : no_params { static constexpr std::string_view name = "Square"; };
+struct square : no_params {
+    static constexpr std::string_view name = "Square";
+};
 /// x (tf.stop_gradient): the identity forward, but a copy of its own on every backend.
-struct stop_gradient : no_params { static constexpr std::string_view name = "StopGradient"; };
+struct stop_gradient : no_params {
+    static constexpr std::string_view name = "StopGradient";
+};
 /// scale * x + shift; the product is rounded to the dtype before the shift is added, as
 /// at::add(at::mul(x, scale), shift) and ONNX's Add(Mul(x, scale), shift) round it.
 struct scale_shift {
     static constexpr std::string_view name = "ScaleShift";
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("scale", real_in(-1e6, 1e6), role::mode, 1.0)
-                                   .add("shift", real_in(-1e6, 1e6), role::mode, 0.0)
-                                   .done();
+        static const auto ps = param_builder{}.add("scale", real_in(-1e6, 1e6), role::mode, 1.0).add("shift", real_in(-1e6, 1e6), role::mode, 0.0).done();
         return ps;
     }
 };
@@ -2441,12 +2465,30 @@ struct elementwise_merge {
 };
 
 namespace tags {
-struct average { static constexpr std::string_view name = "Average"; static constexpr arity_t arity{2, 8}; };
-struct maximum { static constexpr std::string_view name = "Maximum"; static constexpr arity_t arity{2, 8}; };
-struct minimum { static constexpr std::string_view name = "Minimum"; static constexpr arity_t arity{2, 8}; };
-struct add { static constexpr std::string_view name = "Add"; static constexpr arity_t arity{2, 8}; };
-struct subtract { static constexpr std::string_view name = "Subtract"; static constexpr arity_t arity{2, 2}; };
-struct multiply { static constexpr std::string_view name = "Multiply"; static constexpr arity_t arity{2, 8}; };
+struct average {
+    static constexpr std::string_view name = "Average";
+    static constexpr arity_t arity{2, 8};
+};
+struct maximum {
+    static constexpr std::string_view name = "Maximum";
+    static constexpr arity_t arity{2, 8};
+};
+struct minimum {
+    static constexpr std::string_view name = "Minimum";
+    static constexpr arity_t arity{2, 8};
+};
+struct add {
+    static constexpr std::string_view name = "Add";
+    static constexpr arity_t arity{2, 8};
+};
+struct subtract {
+    static constexpr std::string_view name = "Subtract";
+    static constexpr arity_t arity{2, 2};
+};
+struct multiply {
+    static constexpr std::string_view name = "Multiply";
+    static constexpr arity_t arity{2, 8};
+};
 }  // namespace tags
 
 using average = elementwise_merge<tags::average>;
@@ -2472,8 +2514,7 @@ struct concatenate {
         for (std::size_t i = 1; i < in.size(); ++i) {
             if (in[i].rank() != out.rank()) return fail("inputs have different ranks");
             for (int d = 1; d < out.rank(); ++d)
-                if (d != axis && in[i][d] != out[d])
-                    return fail("inputs differ off the concatenation axis: " + in[0].str() + " and " + in[i].str());
+                if (d != axis && in[i][d] != out[d]) return fail("inputs differ off the concatenation axis: " + in[0].str() + " and " + in[i].str());
             out[axis] += in[i][axis];
         }
         return out;
@@ -2486,10 +2527,7 @@ struct dot {
     static constexpr rank_set ranks = rank_set::between(2, 3);
     static constexpr arity_t arity{2, 2};
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("axes", element_of({-1}), role::shape, int64_t{-1})
-                                   .add("normalize", bools(), role::mode, false)
-                                   .done();
+        static const auto ps = param_builder{}.add("axes", element_of({-1}), role::shape, int64_t{-1}).add("normalize", bools(), role::mode, false).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args) {
@@ -2576,9 +2614,8 @@ enum class pool_kind { max, average };
 
 inline constexpr std::string_view pool_names[2][4] = {{"", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D"},
                                                       {"", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D"}};
-inline constexpr std::string_view global_pool_names[2][4] = {
-    {"", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"},
-    {"", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}};
+inline constexpr std::string_view global_pool_names[2][4] = {{"", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"},
+                                                             {"", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}};
 
 template <int N, pool_kind Kind>
 struct pooling {
@@ -2617,10 +2654,8 @@ struct global_pooling {
     static constexpr rank_set ranks = rank_set::of(N + 2);
     enum : std::size_t { data_format, keepdims };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("data_format", data_formats(), role::shape, "channels_last")
-                                   .add("keepdims", bools(), role::shape, false)
-                                   .done();
+        static const auto ps =
+            param_builder{}.add("data_format", data_formats(), role::shape, "channels_last").add("keepdims", bools(), role::shape, false).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) {
@@ -2644,9 +2679,8 @@ using global_average_pooling1d = global_pooling<1, pool_kind::average>;
 using global_average_pooling2d = global_pooling<2, pool_kind::average>;
 using global_average_pooling3d = global_pooling<3, pool_kind::average>;
 
-using pool_layers = layer_list<max_pooling1d, max_pooling2d, max_pooling3d, average_pooling1d, average_pooling2d,
-                               average_pooling3d, global_max_pooling1d, global_max_pooling2d, global_max_pooling3d,
-                               global_average_pooling1d, global_average_pooling2d, global_average_pooling3d>;
+using pool_layers = layer_list<max_pooling1d, max_pooling2d, max_pooling3d, average_pooling1d, average_pooling2d, average_pooling3d, global_max_pooling1d,
+                               global_max_pooling2d, global_max_pooling3d, global_average_pooling1d, global_average_pooling2d, global_average_pooling3d>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/pool.hpp>
@@ -2672,20 +2706,46 @@ struct regularization {
 
 namespace tags {
 inline param_builder rate(double fallback) { return param_builder{}.add("rate", real_in(0, 0.99), role::inert, fallback); }
-struct dropout { static constexpr std::string_view name = "Dropout"; static constexpr rank_set ranks = rank_set::between(2, 6); static param_builder build() { return rate(0.5); } };
-struct gaussian_dropout { static constexpr std::string_view name = "GaussianDropout"; static constexpr rank_set ranks = rank_set::between(2, 6); static param_builder build() { return rate(0.5); } };
-struct alpha_dropout { static constexpr std::string_view name = "AlphaDropout"; static constexpr rank_set ranks = rank_set::between(2, 6); static param_builder build() { return rate(0.5); } };
+struct dropout {
+    static constexpr std::string_view name = "Dropout";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() { return rate(0.5); }
+};
+struct gaussian_dropout {
+    static constexpr std::string_view name = "GaussianDropout";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() { return rate(0.5); }
+};
+struct alpha_dropout {
+    static constexpr std::string_view name = "AlphaDropout";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static param_builder build() { return rate(0.5); }
+};
 struct gaussian_noise {
-    static constexpr std::string_view name = "GaussianNoise"; static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr std::string_view name = "GaussianNoise";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
     static param_builder build() { return param_builder{}.add("stddev", real_in(0, 1), role::inert, 0.1); }
 };
 struct activity_regularization {
-    static constexpr std::string_view name = "ActivityRegularization"; static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr std::string_view name = "ActivityRegularization";
+    static constexpr rank_set ranks = rank_set::between(2, 6);
     static param_builder build() { return param_builder{}.add("l1", real_in(0, 1), role::inert, 0.0).add("l2", real_in(0, 1), role::inert, 0.0); }
 };
-struct spatial_dropout1d { static constexpr std::string_view name = "SpatialDropout1D"; static constexpr rank_set ranks = rank_set::of(3); static param_builder build() { return rate(0.5); } };
-struct spatial_dropout2d { static constexpr std::string_view name = "SpatialDropout2D"; static constexpr rank_set ranks = rank_set::of(4); static param_builder build() { return rate(0.5); } };
-struct spatial_dropout3d { static constexpr std::string_view name = "SpatialDropout3D"; static constexpr rank_set ranks = rank_set::of(5); static param_builder build() { return rate(0.5); } };
+struct spatial_dropout1d {
+    static constexpr std::string_view name = "SpatialDropout1D";
+    static constexpr rank_set ranks = rank_set::of(3);
+    static param_builder build() { return rate(0.5); }
+};
+struct spatial_dropout2d {
+    static constexpr std::string_view name = "SpatialDropout2D";
+    static constexpr rank_set ranks = rank_set::of(4);
+    static param_builder build() { return rate(0.5); }
+};
+struct spatial_dropout3d {
+    static constexpr std::string_view name = "SpatialDropout3D";
+    static constexpr rank_set ranks = rank_set::of(5);
+    static param_builder build() { return rate(0.5); }
+};
 }  // namespace tags
 
 using dropout = regularization<tags::dropout>;
@@ -2697,8 +2757,8 @@ using spatial_dropout1d = regularization<tags::spatial_dropout1d>;
 using spatial_dropout2d = regularization<tags::spatial_dropout2d>;
 using spatial_dropout3d = regularization<tags::spatial_dropout3d>;
 
-using reg_layers = layer_list<dropout, gaussian_dropout, gaussian_noise, activity_regularization, alpha_dropout,
-                              spatial_dropout1d, spatial_dropout2d, spatial_dropout3d>;
+using reg_layers =
+    layer_list<dropout, gaussian_dropout, gaussian_noise, activity_regularization, alpha_dropout, spatial_dropout1d, spatial_dropout2d, spatial_dropout3d>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/reg.hpp>
@@ -2771,8 +2831,7 @@ struct border {
         for (int i = 0; i < N; ++i) {
             const int64_t out = s.sizes[i] + Sign * (amounts[2 * i] + amounts[2 * i + 1]);
             if (out <= 0)
-                return fail("cropping " + str_i(amounts[2 * i]) + "+" + str_i(amounts[2 * i + 1]) + " is not smaller than input size " +
-                            str_i(s.sizes[i]));
+                return fail("cropping " + str_i(amounts[2 * i]) + "+" + str_i(amounts[2 * i + 1]) + " is not smaller than input size " + str_i(s.sizes[i]));
             s.sizes[i] = out;
         }
         return s.to_shape();
@@ -2821,8 +2880,8 @@ using zero_padding1d = zero_padding<1>;
 using zero_padding2d = zero_padding<2>;
 using zero_padding3d = zero_padding<3>;
 
-using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping1d, cropping2d, cropping3d, upsampling1d,
-                                  upsampling2d, upsampling3d, zero_padding1d, zero_padding2d, zero_padding3d>;
+using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping1d, cropping2d, cropping3d, upsampling1d, upsampling2d, upsampling3d, zero_padding1d,
+                                  zero_padding2d, zero_padding3d>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/reshape.hpp>
@@ -3000,9 +3059,8 @@ using rnn_layers = layer_list<lstm, gru, simple_rnn, bidirectional, time_distrib
 namespace memo {
 
 /// MEMO's layer universe: 67 Keras classes in 9 groups.
-using keras_layers = concat<layers::conv_layers, layers::pool_layers, layers::rnn_layers, layers::norm_layers,
-                            layers::reg_layers, layers::act_layers, layers::reshape_layers, layers::merge_layers,
-                            layers::local_layers>;
+using keras_layers = concat<layers::conv_layers, layers::pool_layers, layers::rnn_layers, layers::norm_layers, layers::reg_layers, layers::act_layers,
+                            layers::reshape_layers, layers::merge_layers, layers::local_layers>;
 static_assert(keras_layers::size == 67, "MEMO's universe has 67 layer classes");
 
 /// Everything a model may contain by default. Extend it with memo::concat<default_layers, ...>.
@@ -3105,8 +3163,7 @@ inline std::vector<std::int64_t> cat(std::vector<std::int64_t> a, std::initializ
 }
 
 /// A recurrent cell's kernel, recurrent kernel and bias, with `gates` gates.
-inline void cell(maker& mk, std::string prefix, std::int64_t gates, std::int64_t in, std::int64_t units, bool bias,
-                 bool forget_bias, bool reset_after) {
+inline void cell(maker& mk, std::string prefix, std::int64_t gates, std::int64_t in, std::int64_t units, bool bias, bool forget_bias, bool reset_after) {
     mk.add(prefix + "kernel", {in, gates * units}, mk.init("kernel_initializer", "glorot_uniform"));
     mk.add(prefix + "recurrent_kernel", {units, gates * units}, mk.init("recurrent_initializer", "Orthogonal"));
     if (!bias) return;
@@ -3140,8 +3197,8 @@ inline std::vector<weight_spec> weight_specs(const model& m, int index) {
     const shape& in = m[n.inputs[0]].out;
     const std::string_view cls = n.layer->name;
     const bool bias = flag(n, "use_bias", true);
-    const bool first = n.layer->param_index("data_format") >= 0 &&
-                       as_str(n.params[static_cast<std::size_t>(n.layer->param_index("data_format"))]) == "channels_first";
+    const bool first =
+        n.layer->param_index("data_format") >= 0 && as_str(n.params[static_cast<std::size_t>(n.layer->param_index("data_format"))]) == "channels_first";
     const std::int64_t channels = in.rank() >= 2 ? (first ? in[1] : in.back()) : 0;
     const std::int64_t filters = integer(n, "filters", 0);
     const std::string_view kinit = mk.init("kernel_initializer", "glorot_uniform"), binit = mk.init("bias_initializer", "Zeros");
@@ -3314,8 +3371,8 @@ inline std::int64_t node_flops(const model& m, std::size_t i) {
         return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
     }
     if (c == "Dense") return n.out.elements() * in.back();
-    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" ||
-        c == "StopGradient" || c == "ScaleShift")
+    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" || c == "StopGradient" ||
+        c == "ScaleShift")
         return in.elements();
     if (n.layer->fam == family::pool) {
         if (c.substr(0, 6) == "Global") return in.elements();
@@ -3403,8 +3460,12 @@ namespace memo::mutation {
 struct adapters {
     const layer_def *pad, *crop, *expand, *drop, *cast, *inject;
     explicit adapters(const registry& reg)
-        : pad(&reg.at("CustomPadLayer")), crop(&reg.at("CustomCropLayer")), expand(&reg.at("CustomExpandLayer")),
-          drop(&reg.at("CustomDropDimLayer")), cast(&reg.at("CustomCastLayer")), inject(&reg.at("CustomInjectLayer")) {}
+        : pad(&reg.at("CustomPadLayer")),
+          crop(&reg.at("CustomCropLayer")),
+          expand(&reg.at("CustomExpandLayer")),
+          drop(&reg.at("CustomDropDimLayer")),
+          cast(&reg.at("CustomCastLayer")),
+          inject(&reg.at("CustomInjectLayer")) {}
 };
 
 /// Inserts `n` at index `pos`; every edge, output and weight edit naming a node at or after `pos`
@@ -3442,15 +3503,13 @@ inline void redirect(model& m, int from, int to) {
 inline std::vector<int> consumers(const model& m, int i) {
     std::vector<int> r;
     for (std::size_t k = static_cast<std::size_t>(i) + 1; k < m.nodes.size(); ++k)
-        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end())
-            r.push_back(static_cast<int>(k));
+        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end()) r.push_back(static_cast<int>(k));
     return r;
 }
 
 /// Inserts a node of layer L with these parameters reading `inputs`, at `pos`; infers it.
 /// Returns its index, or the reason it is invalid (then nothing is inserted).
-inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs,
-                              std::string name) {
+inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs, std::string name) {
     node n;
     n.layer = &L;
     n.params = std::move(params);
@@ -3562,7 +3621,7 @@ struct context {
     adapters ad;
     std::size_t max_nodes = 1000;  // a mutant larger than this is rejected (a bound on time and memory)
     std::int64_t max_cost = 0;     // a mutant costlier to run than this (layers/cost.hpp) is rejected; 0: no limit
-    bool guided = true;           // prefer what is not yet covered (LEMON's operators turn this off)
+    bool guided = true;            // prefer what is not yet covered (LEMON's operators turn this off)
     /// Each mutant draws its own weight and input seed, as MEMO builds every model with fresh random
     /// weights: a generator of inputs (exec/inputs.hpp) or a weight draw that reaches a fault is met
     /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
@@ -3613,9 +3672,7 @@ concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) 
 namespace memo::mutation::steps {
 
 /// A node index in [lo, m.size()) chosen uniformly.
-inline int pick_node(const model& m, rng& r, int lo = 0) {
-    return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1));
-}
+inline int pick_node(const model& m, rng& r, int lo = 0) { return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1)); }
 
 /// The universe classes that feed node i (itself when it is one; through adapters otherwise).
 inline std::vector<std::size_t> sources(const context& ctx, const model& m, int i) {
@@ -3640,8 +3697,8 @@ inline std::vector<value> fresh_params(const context& ctx, const layer_def& L, r
     ps.reserve(L.params.size());
     for (std::size_t j = 0; j < L.params.size(); ++j)
         ps.push_back(std::holds_alternative<int_list>(L.params[j].dom.d) ? L.params[j].fallback
-                     : r.chance(0.25)                                   ? L.params[j].fallback
-                                                                        : fresh_value(ctx, L, j, r));
+                     : r.chance(0.25)                                    ? L.params[j].fallback
+                                                                         : fresh_value(ctx, L, j, r));
     return ps;
 }
 
@@ -3660,9 +3717,9 @@ inline shape input_for(const context& ctx, const layer_def& L, const shape& natu
     if (ctx.in_universe(L))
         for (int b = 0; b < shape_buckets; ++b)
             if (!ctx.has(criterion::layer_input, ctx.space().input_bucket_item(ctx.slot(L), b))) fresh_buckets.push_back(b);
-    const int bucket = !fresh_buckets.empty() && r.chance(0.7) ? fresh_buckets[r.index(fresh_buckets.size())]
+    const int bucket = !fresh_buckets.empty() && r.chance(0.7)   ? fresh_buckets[r.index(fresh_buckets.size())]
                        : rank == natural.rank() && r.chance(0.6) ? shape_bucket(natural)
-                                                                : static_cast<int>(r.index(4));  // bucket 4 only when sought
+                                                                 : static_cast<int>(r.index(4));  // bucket 4 only when sought
     if (rank == natural.rank() && bucket == shape_bucket(natural)) return natural;
     return shape_in_bucket(rank, bucket, r);
 }
@@ -3925,10 +3982,18 @@ struct activation_replacement {
 };
 
 /// GF, NEB, NAI, NS: LEMON's weight-level rules.
-struct gaussian_fuzzing : detail::weight_rule<weight_edit::kind::gaussian_fuzz> { static constexpr std::string_view name = "GF"; };
-struct neuron_effect_block : detail::weight_rule<weight_edit::kind::block_neurons> { static constexpr std::string_view name = "NEB"; };
-struct neuron_activation_inverse : detail::weight_rule<weight_edit::kind::invert_activation> { static constexpr std::string_view name = "NAI"; };
-struct neuron_switch : detail::weight_rule<weight_edit::kind::switch_neurons> { static constexpr std::string_view name = "NS"; };
+struct gaussian_fuzzing : detail::weight_rule<weight_edit::kind::gaussian_fuzz> {
+    static constexpr std::string_view name = "GF";
+};
+struct neuron_effect_block : detail::weight_rule<weight_edit::kind::block_neurons> {
+    static constexpr std::string_view name = "NEB";
+};
+struct neuron_activation_inverse : detail::weight_rule<weight_edit::kind::invert_activation> {
+    static constexpr std::string_view name = "NAI";
+};
+struct neuron_switch : detail::weight_rule<weight_edit::kind::switch_neurons> {
+    static constexpr std::string_view name = "NS";
+};
 
 }  // namespace memo::mutation
 // end #include <memo/mutation/lemon_ops.hpp>
@@ -4021,7 +4086,7 @@ expected<model> replace_input(const model& m, const context& ctx, int c, MakeInp
     const node& n = out.nodes[static_cast<std::size_t>(c)];
     const shape old_shape = n.out;
     const dtype old_type = n.type;
-    int at = c;                    // make_input inserts its nodes at `at` and moves it past them,
+    int at = c;                     // make_input inserts its nodes at `at` and moves it past them,
     auto in = make_input(out, at);  // so `at` ends where c now is
     if (!in) return in.error();
     out.nodes[static_cast<std::size_t>(at)].inputs[0] = *in;
@@ -4065,17 +4130,14 @@ struct lmerge {
         const shape natural = out.nodes[static_cast<std::size_t>(a)].out;
         const dtype t = out.nodes[static_cast<std::size_t>(a)].type;
         const bool feeds = !consumers(out, a).empty() || std::find(out.outputs.begin(), out.outputs.end(), a) != out.outputs.end();
-        const shape operand = M.ranks.contains(natural.rank())
-                                  ? natural
-                                  : shape_in_bucket(M.ranks.highest(), std::min(shape_bucket(natural), 3), r);
+        const shape operand = M.ranks.contains(natural.rank()) ? natural : shape_in_bucket(M.ranks.highest(), std::min(shape_bucket(natural), 3), r);
         int cursor = a + 1;
         auto left = convert_at(out, ctx.ad, a, cursor, operand, t);
         if (!left) return left.error();
         auto right = convert_at(out, ctx.ad, b, cursor, operand, t);
         if (!right) return right.error();
         expected<int> merged = fail("no valid parameters");
-        for (int k = 0; k < 6 && !merged; ++k)
-            merged = add_node(out, cursor, M, steps::fresh_params(ctx, M, r), {*left, *right}, {});
+        for (int k = 0; k < 6 && !merged; ++k) merged = add_node(out, cursor, M, steps::fresh_params(ctx, M, r), {*left, *right}, {});
         if (!merged) return merged.error();
         if (!feeds) {
             out.outputs.push_back(*merged);
@@ -4102,9 +4164,9 @@ struct lconn {
                 const shape& out = m.nodes[static_cast<std::size_t>(a)].out;
                 // Directly connectable: a merge needs a's shape to equal its operands'; another
                 // layer needs a rank it accepts.
-                const bool fits = nb.layer->is_merge() ? out == m.nodes[static_cast<std::size_t>(nb.inputs[0])].out &&
-                                                             static_cast<int>(nb.inputs.size()) < nb.layer->arity.max
-                                                       : nb.layer->ranks.contains(out.rank());
+                const bool fits = nb.layer->is_merge()
+                                      ? out == m.nodes[static_cast<std::size_t>(nb.inputs[0])].out && static_cast<int>(nb.inputs.size()) < nb.layer->arity.max
+                                      : nb.layer->ranks.contains(out.rank());
                 if (!fits || std::find(nb.inputs.begin(), nb.inputs.end(), a) != nb.inputs.end()) continue;
                 const auto pair = ctx.space().pair_item(ctx.slot(*m.nodes[static_cast<std::size_t>(a)].layer), ctx.slot(*nb.layer));
                 (ctx.has(criterion::layer_pair, pair) ? any : fresh).emplace_back(a, b);
@@ -4162,13 +4224,16 @@ struct nan_input {
         const auto nodes = steps::universe_nodes(m, ctx, true);
         if (nodes.empty()) return fail("no layer to feed");
         const int c = nodes[r.index(nodes.size())];
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            std::vector<value> ps{value{ctx.ad.inject->params[0].dom.init(r)}, value{ctx.ad.inject->params[1].dom.init(r)}};
-            auto added = add_node(out, at, *ctx.ad.inject, std::move(ps), {src}, {});
-            at += added.has_value();
-            return added;
-        }, r);
+        return detail::replace_input(
+            m, ctx, c,
+            [&](model& out, int& at) -> expected<int> {
+                const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+                std::vector<value> ps{value{ctx.ad.inject->params[0].dom.init(r)}, value{ctx.ad.inject->params[1].dom.init(r)}};
+                auto added = add_node(out, at, *ctx.ad.inject, std::move(ps), {src}, {});
+                at += added.has_value();
+                return added;
+            },
+            r);
     }
 };
 
@@ -4186,10 +4251,13 @@ struct mdims {
         shape target = steps::input_for(ctx, L, current, r);
         for (int k = 0; k < 4 && target.rank() == current.rank(); ++k) target = steps::input_for(ctx, L, current, r);
         if (target.rank() == current.rank()) return fail("no other rank drawn");
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            return convert_at(out, ctx.ad, src, at, target, out.nodes[static_cast<std::size_t>(src)].type);
-        }, r);
+        return detail::replace_input(
+            m, ctx, c,
+            [&](model& out, int& at) -> expected<int> {
+                const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+                return convert_at(out, ctx.ad, src, at, target, out.nodes[static_cast<std::size_t>(src)].type);
+            },
+            r);
     }
 };
 
@@ -4212,12 +4280,15 @@ struct mdtype {
         }
         const auto& pool = !fresh.empty() ? fresh : !taken.empty() ? taken : other;
         const dtype t = pool[r.index(pool.size())];
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            auto added = add_node(out, at, *ctx.ad.cast, {std::string(name_of(t))}, {src}, {});
-            at += added.has_value();
-            return added;
-        }, r);
+        return detail::replace_input(
+            m, ctx, c,
+            [&](model& out, int& at) -> expected<int> {
+                const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+                auto added = add_node(out, at, *ctx.ad.cast, {std::string(name_of(t))}, {src}, {});
+                at += added.has_value();
+                return added;
+            },
+            r);
     }
 };
 
@@ -4245,9 +4316,8 @@ struct operator_set {
 /// MEMO's operators: the paper's seven and its code's MDims and MDtype.
 using memo_operators = operator_set<nla, lresh, lmerge, lconn, cshape, cmode, nan_input, mdims, mdtype>;
 /// LEMON's operators (the ablation MEMO_o).
-using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplication, layer_addition, activation_removal,
-                                     activation_replacement, gaussian_fuzzing, neuron_effect_block, neuron_activation_inverse,
-                                     neuron_switch>;
+using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplication, layer_addition, activation_removal, activation_replacement,
+                                     gaussian_fuzzing, neuron_effect_block, neuron_activation_inverse, neuron_switch>;
 
 }  // namespace memo::mutation
 // end #include <memo/mutation/operators.hpp>
@@ -4342,10 +4412,10 @@ auto span_of(const V& v) {
 /// An item configuration: nodes of one class with the same type, parameter and input items. Any
 /// of them stands for all the others, on any input that keeps those items.
 struct config {
-    int cls = -1;              // universe slot
-    std::vector<int> items;    // dense ids, sorted
-    std::vector<int> groups;   // original nodes with distinct parameter values or input shapes
-    std::vector<int> variants; // original nodes with distinct parameter values
+    int cls = -1;               // universe slot
+    std::vector<int> items;     // dense ids, sorted
+    std::vector<int> groups;    // original nodes with distinct parameter values or input shapes
+    std::vector<int> variants;  // original nodes with distinct parameter values
 };
 
 /// A chain of adapters between two universe layers of the original, where the universe counts
@@ -4403,7 +4473,7 @@ struct state {
     std::vector<snode> nodes;
     std::vector<int> cnt;  // per dense item: how many nodes and edges cover it
     int covered = 0;
-    double weight = 0;     // of the covered items
+    double weight = 0;  // of the covered items
 };
 
 /// The outcome of a layer (or an adapter chain) on given inputs.
@@ -4636,9 +4706,7 @@ private:
         if (added) ++items_;
         return it->second;
     }
-    int pair_of(int cfg_a, int cfg_b) const {
-        return pair_[at(configs_[at(cfg_a)].cls) * classes_ + at(configs_[at(cfg_b)].cls)];
-    }
+    int pair_of(int cfg_a, int cfg_b) const { return pair_[at(configs_[at(cfg_a)].cls) * classes_ + at(configs_[at(cfg_b)].cls)]; }
 
     // ---- step 1: the original's items ----
 
@@ -4812,19 +4880,29 @@ private:
         // Of the edges (and merges) whose ends have the same configurations, a few spread over the
         // original are enough: they differ only in shapes.
         for (auto& list : edges_of_pair_)
-            list = spread(list, [&](const edge& e) {
-                return hasher{}.mix(static_cast<std::uint64_t>(config_of_[at(e.a)])).mix(static_cast<std::uint64_t>(config_of_[at(e.b)]))
-                    .mix(static_cast<std::uint64_t>(e.j)).mix(static_cast<std::uint64_t>(e.chain + 1)).value();
-            }, 4);
-        merges_ = spread(merges_, [&](int b) {
-            hasher h;
-            h.mix(static_cast<std::uint64_t>(config_of_[at(b)]));
-            for (std::size_t j = 0; j < m_.nodes[at(b)].inputs.size(); ++j) {
-                const auto [a, ch] = producer(b, j);
-                h.mix(static_cast<std::uint64_t>(a < 0 ? -1 : config_of_[at(a)])).mix(static_cast<std::uint64_t>(ch + 1));
-            }
-            return h.value();
-        }, 3);
+            list = spread(
+                list,
+                [&](const edge& e) {
+                    return hasher{}
+                        .mix(static_cast<std::uint64_t>(config_of_[at(e.a)]))
+                        .mix(static_cast<std::uint64_t>(config_of_[at(e.b)]))
+                        .mix(static_cast<std::uint64_t>(e.j))
+                        .mix(static_cast<std::uint64_t>(e.chain + 1))
+                        .value();
+                },
+                4);
+        merges_ = spread(
+            merges_,
+            [&](int b) {
+                hasher h;
+                h.mix(static_cast<std::uint64_t>(config_of_[at(b)]));
+                for (std::size_t j = 0; j < m_.nodes[at(b)].inputs.size(); ++j) {
+                    const auto [a, ch] = producer(b, j);
+                    h.mix(static_cast<std::uint64_t>(a < 0 ? -1 : config_of_[at(a)])).mix(static_cast<std::uint64_t>(ch + 1));
+                }
+                return h.value();
+            },
+            3);
     }
 
     /// At most k elements per key, spread evenly over those with that key; in the first one's order.
@@ -5342,9 +5420,9 @@ private:
     std::vector<config> configs_;
     std::vector<int> pair_;  // classes x classes: dense id of the pair, -1 when not the original's
     std::vector<chain> chains_;
-    std::vector<std::vector<int>> chains_of_pair_;   // per dense id
-    std::vector<std::vector<edge>> edges_of_pair_;   // per dense id
-    std::vector<int> merges_;                        // one original merge per kind
+    std::vector<std::vector<int>> chains_of_pair_;               // per dense id
+    std::vector<std::vector<edge>> edges_of_pair_;               // per dense id
+    std::vector<int> merges_;                                    // one original merge per kind
     std::vector<std::vector<std::pair<int, int>>> producer_of_;  // per node and slot: (universe producer, chain)
     std::unordered_map<std::uint64_t, int> edge_pair_cache_;
     std::unordered_map<std::uint64_t, outcome> node_cache_, chain_cache_;
@@ -5436,8 +5514,7 @@ public:
             for (std::size_t x = 0; x < m_.nodes.size() && !changed; ++x) {
                 if (m_.nodes[x].layer->arity.max != 0) continue;
                 for (std::size_t y = 0; y < m_.nodes.size() && !changed; ++y) {
-                    if (y == x || m_.nodes[y].layer->arity.max != 0 || m_.nodes[y].type != m_.nodes[x].type ||
-                        m_.nodes[y].out.rank() != m_.nodes[x].out.rank())
+                    if (y == x || m_.nodes[y].layer->arity.max != 0 || m_.nodes[y].type != m_.nodes[x].type || m_.nodes[y].out.rank() != m_.nodes[x].out.rank())
                         continue;
                     model c = m_;
                     for (auto& nd : c.nodes)
@@ -5485,8 +5562,7 @@ public:
                     if (k < 0) continue;
                     // The last dimension first: channels multiply the weights of what reads them.
                     const int dims = std::get<ints>(m_.nodes[i].params[at(k)]).n;
-                    for (int d = dims; d-- > 0;)
-                        any |= minimise(i, at(k), d, 1, std::get<ints>(m_.nodes[i].params[at(k)])[d]);
+                    for (int d = dims; d-- > 0;) any |= minimise(i, at(k), d, 1, std::get<ints>(m_.nodes[i].params[at(k)])[d]);
                     continue;
                 }
                 for (std::size_t p = 0; p < m_.nodes[i].params.size(); ++p) {
@@ -5518,8 +5594,7 @@ public:
             if (sb < 0) continue;
             for (int x : b.inputs)
                 if (at(x) == w) {
-                    const auto item = static_cast<std::uint64_t>(criterion::layer_pair) << 32 |
-                                      (u_.classes() * at(a) + at(sb));
+                    const auto item = static_cast<std::uint64_t>(criterion::layer_pair) << 32 | (u_.classes() * at(a) + at(sb));
                     if (!std::binary_search(target_.begin(), target_.end(), item)) return false;
                 }
         }
@@ -5599,8 +5674,7 @@ private:
                 hi = mid;
                 m_ = std::move(c);
                 changed = true;
-            } else
-                lo = mid + 1;
+            } else lo = mid + 1;
         }
         return changed;
     }
@@ -5696,9 +5770,9 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
 // operators receive a Context built from the coverage (memo::mutation::context by default).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
-#include <functional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -5774,16 +5848,16 @@ static_assert(selector<mh_selector> && selector<random_selector>);
 namespace memo {
 
 template <class Model, class Ops, class Coverage, selector Selector, class Context = mutation::context>
-    requires coverage_metric<Coverage, Model>
+requires coverage_metric<Coverage, Model>
 class search {
 public:
     /// What one step did.
     struct step_result {
-        std::size_t seed;   // the seed selected
-        std::size_t slot;   // its model slot
-        std::size_t op;     // its operator
-        bool valid;         // the operator made a mutant
-        std::size_t gain;   // new coverage items (0: not diverse)
+        std::size_t seed;     // the seed selected
+        std::size_t slot;     // its model slot
+        std::size_t op;       // its operator
+        bool valid;           // the operator made a mutant
+        std::size_t gain;     // new coverage items (0: not diverse)
         const Model* mutant;  // the mutant when valid (diverse or not), else nullptr
     };
 
@@ -5850,8 +5924,8 @@ public:
     /// Restores a saved state and its coverage; throws when it was saved with another seed pool
     /// (the state may hold more models than this search's seeds: those it adopted).
     void restore(state st, Coverage cov) {
-        if ((st.initial ? st.initial : st.models.size()) != initial_ || st.models.size() < initial_ || st.model_score.size() != st.models.size() || st.selected.size() != st.models.size() * Ops::size ||
-            st.op_score.size() != op_score_.size())
+        if ((st.initial ? st.initial : st.models.size()) != initial_ || st.models.size() < initial_ || st.model_score.size() != st.models.size() ||
+            st.selected.size() != st.models.size() * Ops::size || st.op_score.size() != op_score_.size())
             throw error("a saved search state with " + std::to_string(st.models.size()) + " models and " + std::to_string(st.selected.size()) +
                         " seeds cannot restore a search of " + std::to_string(models_.size()) + " and " + std::to_string(seeds_.size()));
         while (models_.size() < st.models.size()) add_slot(Model{}, 0.0);
@@ -5957,6 +6031,7 @@ private:
 // #include <memo/core/builder.hpp> (already included)
 // #include <memo/core/error.hpp> (already included)
 // #include <memo/layers/all.hpp> (already included)
+// #include <memo/layers/weights.hpp> (already included)
 // begin #include <memo/zoo/densenet.hpp>
 // DenseNet121 as keras.applications.DenseNet121 builds it (keras/applications/densenet.py, Keras
 // 2.8: blocks [6, 12, 24, 16], growth rate 32, BatchNormalization epsilon 1.001e-5, convolutions
@@ -6021,8 +6096,7 @@ public:
     }
 
     /// A layer of class `cls`; without a name it gets Keras' automatic one.
-    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params,
-            std::string name = {}) {
+    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params, std::string name = {}) {
         if (name.empty()) name = auto_name(cls);
         return b_.add(cls, std::move(inputs), params, std::move(name));
     }
@@ -6060,9 +6134,8 @@ namespace blocks {
 using detail::keras_builder;
 
 /// Conv2D(filters, kernel, strides=strides, padding=padding, use_bias=use_bias, activation=...).
-inline int conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1},
-                  std::string_view padding = "valid", bool use_bias = true, std::string name = {},
-                  std::string_view activation = "linear") {
+inline int conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1}, std::string_view padding = "valid", bool use_bias = true,
+                  std::string name = {}, std::string_view activation = "linear") {
     return b.add("Conv2D", {x},
                  {{"filters", filters},
                   {"kernel_size", kernel},
@@ -6074,31 +6147,22 @@ inline int conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, in
 }
 
 /// SeparableConv2D(filters, kernel, strides, padding, use_bias).
-inline int separable_conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1},
-                            std::string_view padding = "valid", bool use_bias = true, std::string name = {}) {
+inline int separable_conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1}, std::string_view padding = "valid",
+                            bool use_bias = true, std::string name = {}) {
     return b.add("SeparableConv2D", {x},
-                 {{"filters", filters},
-                  {"kernel_size", kernel},
-                  {"strides", strides},
-                  {"padding", detail::str(padding)},
-                  {"use_bias", use_bias}},
+                 {{"filters", filters}, {"kernel_size", kernel}, {"strides", strides}, {"padding", detail::str(padding)}, {"use_bias", use_bias}},
                  std::move(name));
 }
 
 /// DepthwiseConv2D(kernel, strides, padding, use_bias), depth_multiplier 1.
-inline int depthwise_conv2d(keras_builder& b, int x, ints kernel, ints strides, std::string_view padding, bool use_bias,
-                            std::string name = {}) {
-    return b.add("DepthwiseConv2D", {x},
-                 {{"kernel_size", kernel}, {"strides", strides}, {"padding", detail::str(padding)}, {"use_bias", use_bias}},
+inline int depthwise_conv2d(keras_builder& b, int x, ints kernel, ints strides, std::string_view padding, bool use_bias, std::string name = {}) {
+    return b.add("DepthwiseConv2D", {x}, {{"kernel_size", kernel}, {"strides", strides}, {"padding", detail::str(padding)}, {"use_bias", use_bias}},
                  std::move(name));
 }
 
 /// BatchNormalization(axis=-1, epsilon, momentum, scale).
-inline int batch_norm(keras_builder& b, int x, double epsilon = 1e-3, std::string name = {}, bool scale = true,
-                      double momentum = 0.99) {
-    return b.add("BatchNormalization", {x},
-                 {{"axis", std::int64_t{-1}}, {"epsilon", epsilon}, {"momentum", momentum}, {"scale", scale}},
-                 std::move(name));
+inline int batch_norm(keras_builder& b, int x, double epsilon = 1e-3, std::string name = {}, bool scale = true, double momentum = 0.99) {
+    return b.add("BatchNormalization", {x}, {{"axis", std::int64_t{-1}}, {"epsilon", epsilon}, {"momentum", momentum}, {"scale", scale}}, std::move(name));
 }
 
 /// Activation(activation).
@@ -6107,34 +6171,25 @@ inline int activation(keras_builder& b, int x, std::string_view act, std::string
 }
 
 /// ReLU(max_value) (MobileNetV2's ReLU(6.)).
-inline int relu(keras_builder& b, int x, double max_value, std::string name = {}) {
-    return b.add("ReLU", {x}, {{"max_value", max_value}}, std::move(name));
-}
+inline int relu(keras_builder& b, int x, double max_value, std::string name = {}) { return b.add("ReLU", {x}, {{"max_value", max_value}}, std::move(name)); }
 
 /// ZeroPadding2D(((top, bottom), (left, right))).
-inline int zero_pad(keras_builder& b, int x, std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right,
-                    std::string name = {}) {
+inline int zero_pad(keras_builder& b, int x, std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right, std::string name = {}) {
     return b.add("ZeroPadding2D", {x}, {{"padding", ints{top, bottom, left, right}}}, std::move(name));
 }
 
 /// MaxPooling2D(pool, strides, padding).
-inline int max_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid",
-                    std::string name = {}) {
-    return b.add("MaxPooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}},
-                 std::move(name));
+inline int max_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid", std::string name = {}) {
+    return b.add("MaxPooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}}, std::move(name));
 }
 
 /// AveragePooling2D(pool, strides, padding).
-inline int avg_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid",
-                    std::string name = {}) {
-    return b.add("AveragePooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}},
-                 std::move(name));
+inline int avg_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid", std::string name = {}) {
+    return b.add("AveragePooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}}, std::move(name));
 }
 
 /// GlobalAveragePooling2D().
-inline int global_avg_pool(keras_builder& b, int x, std::string name = {}) {
-    return b.add("GlobalAveragePooling2D", {x}, {}, std::move(name));
-}
+inline int global_avg_pool(keras_builder& b, int x, std::string name = {}) { return b.add("GlobalAveragePooling2D", {x}, {}, std::move(name)); }
 
 /// Dense(units, activation).
 inline int dense(keras_builder& b, int x, std::int64_t units, std::string_view act = "linear", std::string name = {}) {
@@ -6147,9 +6202,7 @@ inline int concat(keras_builder& b, std::vector<int> xs, std::string name = {}) 
 }
 
 /// Add()(xs).
-inline int add(keras_builder& b, std::vector<int> xs, std::string name = {}) {
-    return b.add("Add", std::move(xs), {}, std::move(name));
-}
+inline int add(keras_builder& b, std::vector<int> xs, std::string name = {}) { return b.add("Add", std::move(xs), {}, std::move(name)); }
 
 /// The ImageNet head of the Keras applications: GlobalAveragePooling2D, then Dense(1000, softmax)
 /// named predictions.
@@ -6244,8 +6297,8 @@ using namespace blocks;
 
 /// inception_v3.conv2d_bn: Conv2D(use_bias=False) -> BatchNormalization(scale=False) ->
 /// Activation('relu'); named name_conv, name_bn and name when a name is given.
-inline int v3_conv_bn(keras_builder& b, int x, std::int64_t filters, std::int64_t rows, std::int64_t cols,
-                      std::string_view padding = "same", std::int64_t stride = 1, const std::string& name = {}) {
+inline int v3_conv_bn(keras_builder& b, int x, std::int64_t filters, std::int64_t rows, std::int64_t cols, std::string_view padding = "same",
+                      std::int64_t stride = 1, const std::string& name = {}) {
     x = conv2d(b, x, filters, {rows, cols}, {stride, stride}, padding, false, name.empty() ? std::string{} : name + "_conv");
     x = batch_norm(b, x, 1e-3, name.empty() ? std::string{} : name + "_bn", false);
     return activation(b, x, "relu", name);
@@ -6253,9 +6306,8 @@ inline int v3_conv_bn(keras_builder& b, int x, std::int64_t filters, std::int64_
 
 /// inception_resnet_v2.conv2d_bn: Conv2D(use_bias) -> BatchNormalization(scale=False) unless
 /// use_bias -> Activation unless activation is empty; named name, name_bn, name_ac.
-inline int v2_conv_bn(keras_builder& b, int x, std::int64_t filters, ints kernel, std::int64_t stride = 1,
-                      std::string_view padding = "same", std::string_view act = "relu", bool use_bias = false,
-                      const std::string& name = {}) {
+inline int v2_conv_bn(keras_builder& b, int x, std::int64_t filters, ints kernel, std::int64_t stride = 1, std::string_view padding = "same",
+                      std::string_view act = "relu", bool use_bias = false, const std::string& name = {}) {
     x = conv2d(b, x, filters, kernel, {stride, stride}, padding, use_bias, name);
     if (!use_bias) x = batch_norm(b, x, 1e-3, name.empty() ? std::string{} : name + "_bn", false);
     if (!act.empty()) x = activation(b, x, act, name.empty() ? std::string{} : name + "_ac");
@@ -6487,8 +6539,7 @@ inline int correct_pad(keras_builder& b, int x, std::string name) {
 
 /// _inverted_res_block: 1x1 expansion (not in block 0), 3x3 depthwise, 1x1 projection, and the
 /// residual Add when the block keeps its shape.
-inline int inverted_res_block(keras_builder& b, int inputs, std::int64_t expansion, std::int64_t stride, double alpha,
-                              std::int64_t filters, int block_id) {
+inline int inverted_res_block(keras_builder& b, int inputs, std::int64_t expansion, std::int64_t stride, double alpha, std::int64_t filters, int block_id) {
     const std::int64_t in_channels = b.channels(inputs);
     const std::int64_t pointwise_filters = make_divisible(static_cast<double>(static_cast<std::int64_t>(static_cast<double>(filters) * alpha)));
     int x = inputs;
@@ -6527,9 +6578,8 @@ inline model mobilenet_v2(const registry& reg = default_registry()) {
         std::int64_t filters, stride, expansion;
     };
     // (filters, stride, expansion) of blocks 0..16
-    constexpr stage stages[17] = {{16, 1, 1},  {24, 2, 6},  {24, 1, 6},  {32, 2, 6},  {32, 1, 6},  {32, 1, 6},
-                                  {64, 2, 6},  {64, 1, 6},  {64, 1, 6},  {64, 1, 6},  {96, 1, 6},  {96, 1, 6},
-                                  {96, 1, 6},  {160, 2, 6}, {160, 1, 6}, {160, 1, 6}, {320, 1, 6}};
+    constexpr stage stages[17] = {{16, 1, 1}, {24, 2, 6}, {24, 1, 6}, {32, 2, 6}, {32, 1, 6},  {32, 1, 6},  {64, 2, 6},  {64, 1, 6}, {64, 1, 6},
+                                  {64, 1, 6}, {96, 1, 6}, {96, 1, 6}, {96, 1, 6}, {160, 2, 6}, {160, 1, 6}, {160, 1, 6}, {320, 1, 6}};
     for (int i = 0; i < 17; ++i) x = inverted_res_block(b, x, stages[i].expansion, stages[i].stride, alpha, stages[i].filters, i);
 
     const std::int64_t last_block_filters = alpha > 1.0 ? make_divisible(1280 * alpha) : 1280;
@@ -6554,8 +6604,7 @@ namespace detail::resnet {
 using namespace blocks;
 
 /// block1: the bottleneck residual block, with a 1x1 conv shortcut or the identity.
-inline int block1(keras_builder& b, int x, std::int64_t filters, std::int64_t stride, bool conv_shortcut,
-                  const std::string& name) {
+inline int block1(keras_builder& b, int x, std::int64_t filters, std::int64_t stride, bool conv_shortcut, const std::string& name) {
     constexpr double eps = 1.001e-5;
     int shortcut = x;
     if (conv_shortcut) {
@@ -6700,7 +6749,6 @@ inline model lstm_price(const registry& reg = default_registry()) {
 
 }  // namespace memo::zoo
 // end #include <memo/zoo/small.hpp>
-// #include <memo/layers/weights.hpp> (already included)
 // begin #include <memo/zoo/xception.hpp>
 // Xception as keras.applications.Xception builds it (keras/applications/xception.py, Keras 2.8),
 // include_top=True, 299x299x3: 134 layers with the input (132 without the top), 22,910,480
@@ -6796,14 +6844,15 @@ inline model xception(const registry& reg = default_registry()) {
 namespace memo::zoo {
 
 namespace detail {
-inline constexpr std::array<std::string_view, 10> seed_names{
-    "lenet5-mnist",          "alexnet-cifar10",       "densenet121-imagenet", "inception.resnet.v2-imagenet",
-    "inception.v3-imagenet", "mobilenet.v2-imagenet", "resnet50-imagenet",    "xception-imagenet",
-    "lstm0-sinewave",        "lstm2-price"};
+inline constexpr std::array<std::string_view, 10> seed_names{"lenet5-mnist",          "alexnet-cifar10",
+                                                             "densenet121-imagenet",  "inception.resnet.v2-imagenet",
+                                                             "inception.v3-imagenet", "mobilenet.v2-imagenet",
+                                                             "resnet50-imagenet",     "xception-imagenet",
+                                                             "lstm0-sinewave",        "lstm2-price"};
 using seed_fn = model (*)(const registry&);
-inline constexpr std::array<seed_fn, 10> seed_builders{
-    &zoo::lenet5_mnist, &zoo::alexnet_cifar10, &zoo::densenet121, &zoo::inception_resnet_v2, &zoo::inception_v3,
-    &zoo::mobilenet_v2, &zoo::resnet50,        &zoo::xception,    &zoo::lstm_sinewave,       &zoo::lstm_price};
+inline constexpr std::array<seed_fn, 10> seed_builders{&zoo::lenet5_mnist,  &zoo::alexnet_cifar10, &zoo::densenet121, &zoo::inception_resnet_v2,
+                                                       &zoo::inception_v3,  &zoo::mobilenet_v2,    &zoo::resnet50,    &zoo::xception,
+                                                       &zoo::lstm_sinewave, &zoo::lstm_price};
 }  // namespace detail
 
 /// The names of the ten seed models, in MEMO's order.

@@ -10,10 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {
-        const memo::model m =
-            memo::onnx::from_onnx_bytes(std::string_view(reinterpret_cast<const char*>(data), size), memo::default_registry(), "fuzz");
+        const memo::model m = memo::onnx::from_onnx_bytes(std::string_view(reinterpret_cast<const char*>(data), size), memo::default_registry(), "fuzz");
         if (!memo::validate(m)) __builtin_trap();  // the importer promises a validated model
-    } catch (const memo::error&) {
-    }
+    } catch (const memo::error&) {}
     return 0;
 }

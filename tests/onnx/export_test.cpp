@@ -309,7 +309,7 @@ TEST(OnnxRuntimeWorker, DeclinesWhatItCannotRun) {
 // the oracle's verdict `shape`, localised to the node, with no peer needed to see it.
 TEST(OnnxRuntimeWorker, ShapeDisagreementIsAShapeVerdictAtTheNode) {
     const auto m = memo::io::load_keras(seed_files()[4].string(), test::reg());  // LeNet-5
-    int flatten = -1;  // the first Flatten: where ONNX's shapes and memo's part
+    int flatten = -1;                                                            // the first Flatten: where ONNX's shapes and memo's part
     for (std::size_t i = 0; i < m.size() && flatten < 0; ++i)
         if (m.nodes[i].layer->name == "Flatten") flatten = static_cast<int>(i);
     ASSERT_GE(flatten, 0);

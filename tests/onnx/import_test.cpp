@@ -45,10 +45,8 @@ struct graph {
         auto* s = t->mutable_shape();
         for (auto d : dims) {
             auto* dim = s->add_dim();
-            if (d < 0)
-                dim->set_dim_param("N");
-            else
-                dim->set_dim_value(d);
+            if (d < 0) dim->set_dim_param("N");
+            else dim->set_dim_value(d);
         }
     }
     void output(const std::string& name) { g->add_output()->set_name(name); }
@@ -75,8 +73,7 @@ struct graph {
         if (!scalar) t->add_dims(static_cast<i64>(values.size()));
         for (auto v : values) t->add_float_data(v);
     }
-    ::onnx::NodeProto& node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
-                            const std::string& name = "") {
+    ::onnx::NodeProto& node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out, const std::string& name = "") {
         auto* n = g->add_node();
         n->set_op_type(op);
         n->set_name(name.empty() ? out.at(0) : name);
@@ -100,9 +97,7 @@ struct graph {
 }
 void set_int(::onnx::NodeProto& n, const std::string& name, i64 v) { attr(n, name, ::onnx::AttributeProto::INT)->set_i(v); }
 void set_float(::onnx::NodeProto& n, const std::string& name, float v) { attr(n, name, ::onnx::AttributeProto::FLOAT)->set_f(v); }
-void set_str(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
-    attr(n, name, ::onnx::AttributeProto::STRING)->set_s(v);
-}
+void set_str(::onnx::NodeProto& n, const std::string& name, const std::string& v) { attr(n, name, ::onnx::AttributeProto::STRING)->set_s(v); }
 void set_ints(::onnx::NodeProto& n, const std::string& name, std::vector<i64> v) {
     auto* a = attr(n, name, ::onnx::AttributeProto::INTS);
     for (auto x : v) a->add_ints(x);
@@ -177,8 +172,8 @@ graph lenet() {
 
 TEST(OnnxImport, LeNetMapsToChannelsLastLayersWithoutPermutes) {
     const memo::model m = lenet().import();
-    EXPECT_EQ(classes(m), (std::vector<std::string>{"InputLayer", "Conv2D", "ReLU", "MaxPooling2D", "Conv2D", "ReLU", "MaxPooling2D",
-                                                    "Flatten", "Dense", "ReLU", "Dense", "Softmax"}));
+    EXPECT_EQ(classes(m), (std::vector<std::string>{"InputLayer", "Conv2D", "ReLU", "MaxPooling2D", "Conv2D", "ReLU", "MaxPooling2D", "Flatten", "Dense",
+                                                    "ReLU", "Dense", "Softmax"}));
     EXPECT_EQ(m[0].out, sample({28, 28, 1}));
     const auto& c1 = only(m, "Conv2D");
     EXPECT_EQ(memo::as_int(c1.param("filters")), 6);
@@ -519,9 +514,8 @@ TEST(OnnxImport, ActivationsMapToKerasLayers) {
     step("Identity");
     g.output(cur);
     const memo::model m = g.import();
-    EXPECT_EQ(classes(m),
-              (std::vector<std::string>{"InputLayer", "LeakyReLU", "ELU", "Activation", "Activation", "Activation", "Activation",
-                                        "Activation", "Activation", "ThresholdedReLU", "ReLU", "PReLU", "Dropout"}));
+    EXPECT_EQ(classes(m), (std::vector<std::string>{"InputLayer", "LeakyReLU", "ELU", "Activation", "Activation", "Activation", "Activation", "Activation",
+                                                    "Activation", "ThresholdedReLU", "ReLU", "PReLU", "Dropout"}));
     EXPECT_NEAR(memo::as_real(only(m, "LeakyReLU").param("alpha")), 0.2, 1e-6);
     EXPECT_EQ(memo::as_str(only(m, "Activation", 4).param("activation")), "selu");
     EXPECT_EQ(memo::as_str(only(m, "Activation", 5).param("activation")), "hard_sigmoid");
@@ -634,8 +628,7 @@ TEST(OnnxImport, UnsupportedAttributeIsNamed) {
     g.weight("w", {8, 2, 3, 3});
     set_int(g.node("Conv", {"x", "w"}, {"y"}, "conv3"), "group", 4);
     g.output("y");
-    EXPECT_EQ(error_of([&] { g.import(); }),
-              "test.onnx: node 0 'conv3' (Conv): attribute group=4 is not supported (only 1 or the number of input channels)");
+    EXPECT_EQ(error_of([&] { g.import(); }), "test.onnx: node 0 'conv3' (Conv): attribute group=4 is not supported (only 1 or the number of input channels)");
 
     graph p;
     p.input("x", {-1, 8, 10, 10});
@@ -661,8 +654,7 @@ TEST(OnnxImport, MoreUnmappableCasesAreNamed) {
         g.input("x", {-1, 4, 6});
         set_int(g.node("Softmax", {"x"}, {"y"}, "sm"), "axis", 1);
         g.output("y");
-        EXPECT_NE(error_of([&] { g.import(); }).find("node 0 'sm' (Softmax): attribute axis=1 is not supported before opset 13"),
-                  std::string::npos);
+        EXPECT_NE(error_of([&] { g.import(); }).find("node 0 'sm' (Softmax): attribute axis=1 is not supported before opset 13"), std::string::npos);
     }
     {
         graph g;
@@ -677,8 +669,7 @@ TEST(OnnxImport, MoreUnmappableCasesAreNamed) {
         g.ints("t", {-1, 6});  // folds the batch into the rows
         g.node("Reshape", {"x", "t"}, {"y"}, "rs");
         g.output("y");
-        EXPECT_NE(error_of([&] { g.import(); }).find("node 0 'rs' (Reshape): shape (-1, 6) does not keep the batch dimension"),
-                  std::string::npos);
+        EXPECT_NE(error_of([&] { g.import(); }).find("node 0 'rs' (Reshape): shape (-1, 6) does not keep the batch dimension"), std::string::npos);
     }
     {
         graph g;
@@ -704,8 +695,7 @@ TEST(OnnxImport, MoreUnmappableCasesAreNamed) {
         set_ints(n, "kernel_shape", {2, 2});
         g.node("Relu", {"idx"}, {"z"});
         g.output("z");
-        EXPECT_NE(error_of([&] { g.import(); }).find("node 0 'mp' (MaxPool): output 1 'idx' is used; memo models only output 0 of MaxPool"),
-                  std::string::npos);
+        EXPECT_NE(error_of([&] { g.import(); }).find("node 0 'mp' (MaxPool): output 1 'idx' is used; memo models only output 0 of MaxPool"), std::string::npos);
     }
     {
         graph g;
@@ -743,9 +733,8 @@ TEST(OnnxImport, UndefinedValueAndOrderAreErrors) {
     cyc.node("Add", {"x", "b"}, {"a"}, "first");
     cyc.node("Relu", {"a"}, {"b"}, "second");
     cyc.output("b");
-    EXPECT_NE(
-        error_of([&] { cyc.import(); }).find("node 0 'first' (Add): input 1 'b' is an output of node 1, which does not come before it"),
-        std::string::npos);
+    EXPECT_NE(error_of([&] { cyc.import(); }).find("node 0 'first' (Add): input 1 'b' is an output of node 1, which does not come before it"),
+              std::string::npos);
 
     graph twice;
     twice.input("x", {-1, 4});
@@ -845,8 +834,7 @@ TEST(OnnxImport, LoadNamesTheFile) {
 memo::model small_memo_model() {
     memo::builder b(reg());
     const int x = b.input({8, 8, 3});
-    const int c = b.add("Conv2D", {x},
-                        {{"filters", memo::value{std::int64_t{4}}}, {"kernel_size", memo::ints{3, 3}}, {"padding", std::string("same")}});
+    const int c = b.add("Conv2D", {x}, {{"filters", memo::value{std::int64_t{4}}}, {"kernel_size", memo::ints{3, 3}}, {"padding", std::string("same")}});
     const int f = b.add("Flatten", {c});
     b.output(b.add("Dense", {f}, {{"units", memo::value{std::int64_t{5}}}, {"activation", std::string("softmax")}}));
     b.seed(1234);

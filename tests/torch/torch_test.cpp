@@ -121,8 +121,7 @@ TEST(TorchBackend, Conv2DSamePaddingPutsTheExtraPadAfter) {
     // 1+2+4+5=12, 2+3+5+6=16, 3+6=9 / 4+5+7+8=24, 28, 6+9=15 / 7+8=15, 8+9=17, 9.
     {
         memo::builder b(test::reg());
-        b.add("Conv2D", {b.input({3, 3, 1})},
-              {{"filters", 1}, {"kernel_size", memo::ints{2, 2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
+        b.add("Conv2D", {b.input({3, 3, 1})}, {{"filters", 1}, {"kernel_size", memo::ints{2, 2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
         const auto y = run_one(b.finish(), make({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
         EXPECT_EQ(y.dims, (std::vector<std::int64_t>{1, 3, 3, 1}));
         EXPECT_EQ(y.data, (std::vector<double>{12, 16, 9, 24, 28, 15, 15, 17, 9}));
@@ -148,8 +147,7 @@ TEST(TorchBackend, SamePoolingCountsOnlyRealElements) {
         memo::builder b(test::reg());
         b.add(cls, {b.input({3, 3, 1})}, {{"pool_size", memo::ints{2, 2}}, {"padding", "same"}});
         const auto y = run_one(b.finish(), x);
-        EXPECT_EQ(y.data, std::string(cls) == "MaxPooling2D" ? (std::vector<double>{5, 6, 8, 9}) : (std::vector<double>{3, 4.5, 7.5, 9}))
-            << cls;
+        EXPECT_EQ(y.data, std::string(cls) == "MaxPooling2D" ? (std::vector<double>{5, 6, 8, 9}) : (std::vector<double>{3, 4.5, 7.5, 9})) << cls;
     }
     // A window longer than the input (3 over 1 on the first axis): "same" pads one on each side
     // and each output averages its one real element. ATen's avg_pool3d rejects such an input
@@ -387,8 +385,7 @@ TEST(TorchBackend, EveryLayerClassAgreesWithTheReference) {
     for (const auto& [name, t] : table) {
         compared += t.compared > 0;
         skipped += t.compared == 0;
-        std::printf("%-26s %4d  %8d  %7d  %21d  %11.3g  %11.3g\n", name.c_str(), t.runs, t.compared, t.skipped,
-                    t.own_dtype_unsupported, t.f64, t.f32);
+        std::printf("%-26s %4d  %8d  %7d  %21d  %11.3g  %11.3g\n", name.c_str(), t.runs, t.compared, t.skipped, t.own_dtype_unsupported, t.f64, t.f32);
     }
     std::cout << compared << " classes compared with the reference, " << skipped << " only run on torch (no reference kernel yet)\n";
     RecordProperty("classes_compared", compared);

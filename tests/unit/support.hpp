@@ -37,7 +37,9 @@ inline std::optional<memo::model> random_single_layer_model(const memo::layer_de
         const int rank = [&] {
             int k = 0, pick = static_cast<int>(r.index(static_cast<std::size_t>(L.ranks.count())));
             int out = 0;
-            L.ranks.for_each([&](int rr) { if (k++ == pick) out = rr; });
+            L.ranks.for_each([&](int rr) {
+                if (k++ == pick) out = rr;
+            });
             return out;
         }();
         memo::ints dims;
@@ -50,15 +52,13 @@ inline std::optional<memo::model> random_single_layer_model(const memo::layer_de
             memo::model m = b.finish();
             memo::node n = memo::make_node(L, "under_test");
             for (std::size_t p = 0; p < L.params.size(); ++p)
-                if (L.params[p].dom.categorical() || !std::holds_alternative<memo::int_list>(L.params[p].dom.d))
-                    n.params[p] = L.params[p].dom.init(r);
+                if (L.params[p].dom.categorical() || !std::holds_alternative<memo::int_list>(L.params[p].dom.d)) n.params[p] = L.params[p].dom.init(r);
             n.inputs = ins;
             m.nodes.push_back(n);
             m.outputs = {static_cast<int>(m.nodes.size() - 1)};
             m.seed = r();
             if (memo::infer_shapes(m)) return m;
-        } catch (const memo::error&) {
-        }
+        } catch (const memo::error&) {}
     }
     return std::nullopt;
 }

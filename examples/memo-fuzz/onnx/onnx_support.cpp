@@ -41,8 +41,9 @@ memo::fuzz::backend_kind ort_backend(const std::string& name) {
         return x;
     };
     k.unavailable = [] {
-        return memo::ort::installed(ort_worker()) ? std::string()
-                                                  : "the ONNX Runtime worker is not installed at " + ort_worker() + " (run scripts/setup.sh, or set MEMO_ORT_WORKER)";
+        return memo::ort::installed(ort_worker())
+                   ? std::string()
+                   : "the ONNX Runtime worker is not installed at " + ort_worker() + " (run scripts/setup.sh, or set MEMO_ORT_WORKER)";
     };
     k.by_default = name == "ort";
     return k;
@@ -76,9 +77,8 @@ int export_onnx(const cli::args& a) {
         if (const auto c = memo::onnx::check(x, m); !c.ok()) throw memo::error(in + ": " + c.message);
     }
     memo::onnx::save(x.proto, out);
-    fmt::print("{}: {} nodes as {} ONNX nodes (opset {}), {} initializers, batch {}{}\n", out, m.size(), x.proto.graph().node_size(),
-               memo::onnx::opset, x.proto.graph().initializer_size(), o.batch,
-               a.has("no-check") ? "" : "; ONNX's checker and shape inference agree with memo's shapes");
+    fmt::print("{}: {} nodes as {} ONNX nodes (opset {}), {} initializers, batch {}{}\n", out, m.size(), x.proto.graph().node_size(), memo::onnx::opset,
+               x.proto.graph().initializer_size(), o.batch, a.has("no-check") ? "" : "; ONNX's checker and shape inference agree with memo's shapes");
     return 0;
 }
 
@@ -103,15 +103,18 @@ int import_onnx(const cli::args& a) {
 
 std::vector<cli::command> onnx_commands() {
     return {
-        {"export-onnx", "export-onnx MODEL OUT.onnx [--batch N] [--no-check]",
+        {"export-onnx",
+         "export-onnx MODEL OUT.onnx [--batch N] [--no-check]",
          "Writes a model (memo JSON, Keras JSON or ONNX) as an ONNX model (opset 17): every layer lowered to\n"
          "standard ONNX operators, its weights (drawn from the model's seed) as initializers. The file is\n"
          "first checked by ONNX's checker and strict shape inference, whose shapes must equal memo's; a\n"
          "disagreement is an error naming the node.\n\n"
          "  --batch N     the batch dimension of the graph's inputs and outputs (default 2)\n"
          "  --no-check    write the file without ONNX's checks",
-         {"batch"}, export_onnx},
-        {"import-onnx", "import-onnx FILE.onnx [--json | --out MODEL.json]",
+         {"batch"},
+         export_onnx},
+        {"import-onnx",
+         "import-onnx FILE.onnx [--json | --out MODEL.json]",
          "Reads an ONNX model as a memo model: NCHW graphs become channels_last layers (Conv, ConvTranspose,\n"
          "Gemm/MatMul, BatchNormalization, activations, pooling, Concat, element-wise merges, Reshape/Flatten,\n"
          "Transpose, Pad, Resize, Dropout, Softmax, LSTM, GRU, RNN). Weights are not imported: a memo model's\n"
@@ -119,7 +122,8 @@ std::vector<cli::command> onnx_commands() {
          "node. Prints the nodes and the coverage the model reaches (as import-keras does).\n\n"
          "  --json        print the summary as JSON: layers, inputs, outputs, hash, coverage\n"
          "  --out FILE    write the model itself as memo JSON to FILE",
-         {"out"}, import_onnx},
+         {"out"},
+         import_onnx},
     };
 }
 

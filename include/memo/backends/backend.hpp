@@ -11,8 +11,8 @@
 // A backend that supports only some layers or dtypes says so in supports(); the oracle then
 // compares that model only among the backends that support it.
 #include <concepts>
-#include <iterator>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,9 +21,9 @@
 
 #include "../core/error.hpp"
 #include "../core/model.hpp"
+#include "../exec/digest.hpp"
 #include "../exec/tensor.hpp"
 #include "../exec/values.hpp"
-#include "../exec/digest.hpp"
 
 namespace memo {
 
@@ -75,16 +75,16 @@ struct run_result {
     }
 
     run_status status = run_status::ok;
-    std::vector<tensor> outputs;  // the model's outputs, or every node's with every_node/forced
-    std::string message;          // the error text, or how the worker died
-    int signal = 0;               // the signal that killed the worker, for crash
-    int node = -1;                // the node that failed, when the backend knows
-    double ms = 0.0;              // wall time of the run
-    double cpu_ms = 0.0;          // CPU time the worker spent on it, every thread's (0: not measured)
-    std::int64_t peak_kb = 0;     // peak resident memory of the worker during the run (0: not measured)
-    std::int64_t start_kb = 0;    // resident memory of the worker when the run began (0: not measured)
-    std::vector<digest> node_digests;  // every node's, from a worker asked for digest_nodes
-    std::vector<value_span> node_spans;       // with node_digests: the classes and range of every node's values
+    std::vector<tensor> outputs;         // the model's outputs, or every node's with every_node/forced
+    std::string message;                 // the error text, or how the worker died
+    int signal = 0;                      // the signal that killed the worker, for crash
+    int node = -1;                       // the node that failed, when the backend knows
+    double ms = 0.0;                     // wall time of the run
+    double cpu_ms = 0.0;                 // CPU time the worker spent on it, every thread's (0: not measured)
+    std::int64_t peak_kb = 0;            // peak resident memory of the worker during the run (0: not measured)
+    std::int64_t start_kb = 0;           // resident memory of the worker when the run began (0: not measured)
+    std::vector<digest> node_digests;    // every node's, from a worker asked for digest_nodes
+    std::vector<value_span> node_spans;  // with node_digests: the classes and range of every node's values
 
     bool ok() const noexcept { return status == run_status::ok; }
     static run_result failed(run_status s, std::string why) {

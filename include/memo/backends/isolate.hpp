@@ -32,9 +32,7 @@ public:
     std::int64_t memory_limit_mb() const override { return worker_.limits().memory_mb; }
     void set_memory_limit_mb(std::int64_t mb) override { worker_.set_memory_mb(mb); }
 
-    void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
-        worker_.send(wire::encode_request(m, inputs, o));
-    }
+    void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override { worker_.send(wire::encode_request(m, inputs, o)); }
 
     run_result collect() override {
         std::string frame;

@@ -35,8 +35,8 @@
 namespace memo {
 
 struct isolation_limits {
-    double timeout_ms = 10000;         // per run
-    std::int64_t memory_mb = 4096;     // what the worker may add to its resident memory
+    double timeout_ms = 10000;      // per run
+    std::int64_t memory_mb = 4096;  // what the worker may add to its resident memory
 };
 
 namespace detail::isolate {
@@ -106,7 +106,10 @@ inline std::int64_t peak_kb() {
     std::string key;
     std::int64_t v = 0;
     while (f >> key) {
-        if (key == "VmHWM:") { f >> v; return v; }
+        if (key == "VmHWM:") {
+            f >> v;
+            return v;
+        }
         f.ignore(256, '\n');
     }
     return 0;
@@ -421,7 +424,7 @@ private:
     std::uint64_t restarts_ = 0;
     std::chrono::steady_clock::time_point start_{};
     detail::isolate::memory_watch::watched watched_{};  // registered with the watch while the worker lives
-    std::atomic<int>* at_node_ = nullptr;                // shared with the worker: the node it runs
+    std::atomic<int>* at_node_ = nullptr;               // shared with the worker: the node it runs
 };
 
 }  // namespace memo

@@ -35,8 +35,8 @@ struct bug_report {
     double seconds = 0;
     int minimise_checks = 0;
     std::vector<oracle::resource_runs> resources;  // performance and leak: every run's figures
-    oracle::resource_options resource_options{};    // and the options they were judged with
-    std::string tester = "differential";            // which tester judged the model (oracle/tester.hpp)
+    oracle::resource_options resource_options{};   // and the options they were judged with
+    std::string tester = "differential";           // which tester judged the model (oracle/tester.hpp)
 };
 
 inline io::json resource_options_json(const oracle::resource_options& r) {
@@ -53,18 +53,21 @@ inline io::json summary_json(const tensor& t) {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     std::int64_t bad = 0, n = 0;
     for (double x : t.data) {
-        if (!std::isfinite(x)) { ++bad; continue; }
+        if (!std::isfinite(x)) {
+            ++bad;
+            continue;
+        }
         lo = std::min(lo, x), hi = std::max(hi, x), sum += x, ++n;
     }
-    return {{"dims", t.dims}, {"dtype", std::string(name_of(t.type))}, {"min", n ? lo : 0.0}, {"max", n ? hi : 0.0},
-            {"mean", n ? sum / static_cast<double>(n) : 0.0}, {"non_finite", bad}};
+    return {{"dims", t.dims},      {"dtype", std::string(name_of(t.type))},          {"min", n ? lo : 0.0},
+            {"max", n ? hi : 0.0}, {"mean", n ? sum / static_cast<double>(n) : 0.0}, {"non_finite", bad}};
 }
 
 inline io::json observation_json(const oracle::observation& o) {
     io::json outs = io::json::array();
     for (const auto& t : o.result.outputs) outs.push_back(summary_json(t));
-    io::json j = {{"backend", o.backend}, {"status", std::string(name_of(o.result.status))}, {"ms", o.result.ms},
-                  {"peak_kb", o.result.peak_kb}, {"outputs", outs}};
+    io::json j = {
+        {"backend", o.backend}, {"status", std::string(name_of(o.result.status))}, {"ms", o.result.ms}, {"peak_kb", o.result.peak_kb}, {"outputs", outs}};
     if (!o.result.message.empty()) j["message"] = o.result.message;
     if (o.result.signal) j["signal"] = o.result.signal;
     if (o.result.node >= 0) j["node"] = o.result.node;
@@ -72,9 +75,14 @@ inline io::json observation_json(const oracle::observation& o) {
 }
 
 inline io::json verdict_json(const oracle::verdict& v, const model& m) {
-    io::json j = {{"kind", std::string(oracle::name_of(v.what))}, {"culprits", v.culprits}, {"peers", v.peers},
-                  {"status", std::string(name_of(v.status))}, {"dmad", v.dmad}, {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
-                  {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0}, {"message", v.message}};
+    io::json j = {{"kind", std::string(oracle::name_of(v.what))},
+                  {"culprits", v.culprits},
+                  {"peers", v.peers},
+                  {"status", std::string(name_of(v.status))},
+                  {"dmad", v.dmad},
+                  {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
+                  {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0},
+                  {"message", v.message}};
     if (v.masked) j["masked"] = true;  // the outputs agreed; a node's traced values did not
     io::json where = {{"node", v.node}, {"layer", v.layer}, {"producer", v.producer}};
     if (!v.producer.empty()) where["pair"] = v.producer + " -> " + v.layer;
@@ -128,8 +136,7 @@ public:
         io::json gens = io::json::array();
         for (auto k : input_kinds(b.minimal, b.inputs)) gens.push_back(std::string(name_of(k)));
         j["inputs"]["generators"] = gens;
-        j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()},
-                      {"minimise_checks", b.minimise_checks}};
+        j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()}, {"minimise_checks", b.minimise_checks}};
         j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
         if (!b.resources.empty()) {
             io::json runs = io::json::object();
@@ -144,8 +151,8 @@ public:
             io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
             io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
             if (const auto& x = b.v.variant) io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
-            io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec " + replay_ +
-                                                           " \"$(dirname \"$0\")\" \"$@\"\n");
+            io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec " +
+                                                            replay_ + " \"$(dirname \"$0\")\" \"$@\"\n");
             if (attach_) {
                 try {
                     attach_(b.original, b.minimal, tmp);
@@ -167,9 +174,7 @@ public:
     }
 
     /// Whether this signature is stored (then record() only counts it).
-    bool has(oracle::kind k, const std::string& signature) const {
-        return seen_.count(std::string(oracle::name_of(k)) + "/" + signature) != 0;
-    }
+    bool has(oracle::kind k, const std::string& signature) const { return seen_.count(std::string(oracle::name_of(k)) + "/" + signature) != 0; }
 
     /// Every stored bug: "<kind>/<signature>" -> its bug.json.
     const std::map<std::string, io::json>& all() const noexcept { return seen_; }

@@ -56,7 +56,8 @@ public:
     /// decline a node of m.
     expected<void> runs_everywhere(const model& m) const {
         for (const auto& [name, b] : backends_)
-            if (const auto i = first_declined(b, m)) return fail(name + " declines node " + std::to_string(*i) + " (" + reason(m.nodes[*i].layer->name, m.nodes[*i].type) + ")");
+            if (const auto i = first_declined(b, m))
+                return fail(name + " declines node " + std::to_string(*i) + " (" + reason(m.nodes[*i].layer->name, m.nodes[*i].type) + ")");
         return {};
     }
 

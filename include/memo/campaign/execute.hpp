@@ -14,17 +14,17 @@
 // backends and inputs is not run again: its stored judgement counts (a memo hit).
 #include <chrono>
 #include <deque>
-#include <thread>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <fmt/core.h>
 
 #include "../coverage/checkpoint.hpp"
 #include "../coverage/input_range.hpp"
+#include "../layers/cost.hpp"
 #include "../oracle/metamorphic.hpp"
 #include "../oracle/resources.hpp"
-#include "../layers/cost.hpp"
 #include "../store/store.hpp"
 #include "bugs.hpp"
 #include "declines.hpp"
@@ -33,13 +33,13 @@
 namespace memo::campaign {
 
 struct execution_options {
-    std::size_t queue_limit = 8;       // models that raised coverage, waiting to run; beyond it the search waits
+    std::size_t queue_limit = 8;  // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
-    std::int64_t max_cost = 20000000;  // models costing more per sample (layers/cost.hpp) are not run; 0: no limit
-    std::int64_t max_bytes = 0;        // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
-    bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
+    std::int64_t max_cost = 20000000;         // models costing more per sample (layers/cost.hpp) are not run; 0: no limit
+    std::int64_t max_bytes = 0;               // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
+    bug_files attach{};                       // writes more files into each new bug's directory (memo-fuzz: model.onnx)
     std::string replay = "memo-fuzz replay";  // the command each bug's repro.sh runs with its directory
-    std::uint64_t max_models = 0;      // the campaign stops once this many models were executed (0: no limit)
+    std::uint64_t max_models = 0;             // the campaign stops once this many models were executed (0: no limit)
     /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
     /// or resumed campaign runs exactly the same models), and generation does not follow what the
@@ -175,7 +175,8 @@ public:
             io::json st = io::json::object();
             for (std::size_t k = 0; k < c.status.size(); ++k)
                 if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
-            per[name] = {{"runs", c.runs}, {"status", st}, {"ms_total", c.ms}, {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
+            per[name] = {{"runs", c.runs},           {"status", st},
+                         {"ms_total", c.ms},         {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
                          {"peak_kb_max", c.peak_kb}, {"restarts", c.restarts}};
             // How many executed models it declined, and why (layer and dtype).
             const auto declined = c.status[static_cast<std::size_t>(run_status::unsupported)];
@@ -207,9 +208,23 @@ public:
         for (const auto& p : queue_) pending.push_back({model_key(p.m), p.iteration});
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
-        return {{"executed", executed_}, {"suppressed", suppressed_}, {"all_failed", all_failed_}, {"too_costly", too_costly_}, {"too_large", too_large_},
-                {"single_backend", single_backend_}, {"resource_checks", resource_checks_}, {"runs", runs_}, {"hits", hits_}, {"saved_ms", saved_ms_}, {"found", found_},
-                {"known", known_}, {"per_backend", per}, {"coverage", save_coverage(cov_)}, {"input_ranges", ranges_.save()}, {"pending", pending}, {"declines", declines_.save()},
+        return {{"executed", executed_},
+                {"suppressed", suppressed_},
+                {"all_failed", all_failed_},
+                {"too_costly", too_costly_},
+                {"too_large", too_large_},
+                {"single_backend", single_backend_},
+                {"resource_checks", resource_checks_},
+                {"runs", runs_},
+                {"hits", hits_},
+                {"saved_ms", saved_ms_},
+                {"found", found_},
+                {"known", known_},
+                {"per_backend", per},
+                {"coverage", save_coverage(cov_)},
+                {"input_ranges", ranges_.save()},
+                {"pending", pending},
+                {"declines", declines_.save()},
                 {"failed", failed_}};
     }
 
@@ -378,7 +393,8 @@ private:
     void restore(const io::json& j) {
         executed_ = j.at("executed"), suppressed_ = j.at("suppressed"), all_failed_ = j.at("all_failed"), too_costly_ = j.at("too_costly");
         too_large_ = j.value("too_large", std::uint64_t{0});
-        single_backend_ = j.at("single_backend"), resource_checks_ = j.value("resource_checks", std::uint64_t{0}), runs_ = j.at("runs"), hits_ = j.at("hits"), saved_ms_ = j.at("saved_ms");
+        single_backend_ = j.at("single_backend"), resource_checks_ = j.value("resource_checks", std::uint64_t{0}), runs_ = j.at("runs"), hits_ = j.at("hits"),
+        saved_ms_ = j.at("saved_ms");
         j.at("found").get_to(found_);
         j.at("known").get_to(known_);
         const auto& per = j.at("per_backend");
@@ -413,8 +429,7 @@ private:
         const auto obs = diff.observations();
         for (const auto& ob : obs) ranges_.add(cur.m, ob.spans);  // what each layer received, on each library that traced it
         declines_.learn(cur.m, obs);
-        if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); }))
-            failed_.insert(model_key(cur.m));
+        if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); })) failed_.insert(model_key(cur.m));
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];
             ++c.runs;
@@ -440,13 +455,13 @@ private:
     /// Stores a bug (or counts a known one); returns its signature. A second fault in a model
     /// (`beside`: a verdict's `more`) is stored only once minimised away from the first, so that
     /// its reproducer shows it and not the first.
-    std::string report(oracle::tester& diff, const pending& cur, const oracle::verdict& v, const std::vector<oracle::observation>& obs, double t,
-                       bool minimise, bool beside = false) {
+    std::string report(oracle::tester& diff, const pending& cur, const oracle::verdict& v, const std::vector<oracle::observation>& obs, double t, bool minimise,
+                       bool beside = false) {
         // A bug seen before (same first sighting signature) is counted, not minimised again.
         const std::string first = oracle::signature(v, v.variant ? v.variant->m : cur.m);
         if (const auto it = known_.find(first); it != known_.end()) {
             if (it->second.empty()) return {};  // a second fault that could not be shown alone
-            if (beside) return it->second;  // sightings are counted for a model's first verdict, as a store's replay counts them
+            if (beside) return it->second;      // sightings are counted for a model's first verdict, as a store's replay counts them
             ++found_[std::string(oracle::name_of(v.what))];
             bugs_.count(v.what, it->second);
             return it->second;
@@ -493,14 +508,14 @@ private:
     std::vector<std::string> names_;
     std::deque<pending> queue_;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, too_large_ = 0, single_backend_ = 0;
-    std::uint64_t abandoned_ = 0;  // in flight at the budget's end
+    std::uint64_t abandoned_ = 0;        // in flight at the budget's end
     std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
     double saved_ms_ = 0;                // the backends' time those judgements took when they were made
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
-    decline_table declines_;  // what each backend was seen to decline, and how often
-    std::set<std::uint64_t> failed_;  // models some backend failed on (keys): they breed no descendants
+    decline_table declines_;             // what each backend was seen to decline, and how often
+    std::set<std::uint64_t> failed_;     // models some backend failed on (keys): they breed no descendants
     std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
 };
 

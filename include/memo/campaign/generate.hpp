@@ -27,12 +27,12 @@
 namespace memo::campaign {
 
 struct generation_options {
-    std::string out;                   // campaign directory
-    double seconds = 60;               // stop after this long...
-    std::uint64_t iterations = 0;      // ...or this many iterations (0: no limit), whichever comes first
+    std::string out;               // campaign directory
+    double seconds = 60;           // stop after this long...
+    std::uint64_t iterations = 0;  // ...or this many iterations (0: no limit), whichever comes first
     std::uint64_t seed = 0;
-    std::string selector = "mh";       // mh | random
-    std::string operators = "memo";    // memo | lemon
+    std::string selector = "mh";     // mh | random
+    std::string operators = "memo";  // memo | lemon
     /// What counts as new: MEMO's criteria ("memo"), or also DeepStellar's RNN states
     /// ("memo,rnn-state": state/rnn_coverage.hpp).
     std::string coverage = "memo";
@@ -88,8 +88,8 @@ namespace detail {
 
 inline std::string coverage_line(const memo_coverage& c) {
     auto s = fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
-                         c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param),
-                         c.total(criterion::layer_param), c.covered(criterion::layer_input), c.total(criterion::layer_input));
+                         c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param), c.total(criterion::layer_param),
+                         c.covered(criterion::layer_input), c.total(criterion::layer_input));
     if (c.extra()) {
         const auto x = criteria_json(c.extra()->criteria());
         s += fmt::format(" rnn states {} transitions {}", x.at("rnn_states").at("covered").dump(), x.at("rnn_transitions").at("covered").dump());
@@ -123,11 +123,24 @@ io::json save_state(const Search& s, const loop_counters& n, double seconds, std
     const auto st = s.save();
     io::json slots = io::json::array();
     for (const auto& m : st.models) slots.push_back(model_key(m));
-    return {{"iteration", n.generated}, {"seconds", seconds}, {"csv_bytes", csv_bytes},
-            {"counters", {{"generated", n.generated}, {"valid", n.valid}, {"diverse", n.diverse}, {"op_selected", n.op_selected},
-                          {"op_valid", n.op_valid}, {"op_diverse", n.op_diverse}}},
-            {"search", {{"slots", slots}, {"model_score", st.model_score}, {"op_score", st.op_score}, {"selected", st.selected}, {"rng", st.rng},
-                        {"selector", st.selector}, {"initial", st.initial}}},
+    return {{"iteration", n.generated},
+            {"seconds", seconds},
+            {"csv_bytes", csv_bytes},
+            {"counters",
+             {{"generated", n.generated},
+              {"valid", n.valid},
+              {"diverse", n.diverse},
+              {"op_selected", n.op_selected},
+              {"op_valid", n.op_valid},
+              {"op_diverse", n.op_diverse}}},
+            {"search",
+             {{"slots", slots},
+              {"model_score", st.model_score},
+              {"op_score", st.op_score},
+              {"selected", st.selected},
+              {"rng", st.rng},
+              {"selector", st.selector},
+              {"initial", st.initial}}},
             {"coverage", save_coverage(s.coverage())},
             {"stage", exec ? exec->save() : io::json::object()},
             {"cluster", peers ? peers->save() : io::json::object()}};
@@ -177,7 +190,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         csv.open(dir / "coverage.csv", std::ios::app);
         if (exec) exec->open(st, &resumed->state.at("stage"));
         if (peers) {
-            if (resumed->state.value("cluster", io::json::object()).empty()) throw error(o.out + ": its checkpoint was not made by a rank of a campaign over several");
+            if (resumed->state.value("cluster", io::json::object()).empty())
+                throw error(o.out + ": its checkpoint was not made by a rank of a campaign over several");
             peers->restore(resumed->state.at("cluster"));
         }
     } else {
@@ -330,24 +344,24 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     for (std::size_t i = 0; i < names.size(); ++i)
         per_op[std::string(names[i])] = {{"selected", n.op_selected[i]}, {"valid", n.op_valid[i]}, {"diverse", n.op_diverse[i]}};
     const double secs = std::max(sum.seconds, 1e-9);
-    io::json stats = {{"seconds", sum.seconds},
-                      {"seed", o.seed},
-                      {"iterations", sum.generated},
-                      {"models_generated", sum.generated},
-                      {"models_valid", sum.valid},
-                      {"models_diverse", sum.diverse},
-                      {"models_per_second", static_cast<double>(sum.generated) / secs},
-                      {"valid_per_second", static_cast<double>(sum.valid) / secs},
-                      {"selector", o.selector},
-                      {"p", o.p},
-                      {"operators", o.operators},
-                      {"coverage_metrics", o.coverage},
-                      {"seeds", seeds.size()},
-                      {"backends", io::json::array()},
-                      {"coverage", coverage_json(s.coverage())},
-                      {"per_operator", per_op},
-                      {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()},
-                                 {"executions", st.execution_count()}}}};
+    io::json stats = {
+        {"seconds", sum.seconds},
+        {"seed", o.seed},
+        {"iterations", sum.generated},
+        {"models_generated", sum.generated},
+        {"models_valid", sum.valid},
+        {"models_diverse", sum.diverse},
+        {"models_per_second", static_cast<double>(sum.generated) / secs},
+        {"valid_per_second", static_cast<double>(sum.valid) / secs},
+        {"selector", o.selector},
+        {"p", o.p},
+        {"operators", o.operators},
+        {"coverage_metrics", o.coverage},
+        {"seeds", seeds.size()},
+        {"backends", io::json::array()},
+        {"coverage", coverage_json(s.coverage())},
+        {"per_operator", per_op},
+        {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()}, {"executions", st.execution_count()}}}};
     if (exec) exec->write_stats(stats);
     if (peers) {
         peers->merge_stats(stats);  // rank 0: the job's figures and each rank's
@@ -373,8 +387,15 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
 inline io::json options_json(const generation_options& o, const std::optional<store::checkpoint>& cp) {
     const double t = cp ? cp->seconds : 0;
     const std::uint64_t i = cp ? cp->iteration : 0;
-    return {{"seed", o.seed}, {"selector", o.selector}, {"operators", o.operators}, {"coverage", o.coverage}, {"p", o.p}, {"max_seed_nodes", o.max_seed_nodes},
-            {"max_cost", o.max_cost}, {"budget_seconds", t + o.seconds}, {"budget_iterations", o.iterations ? i + o.iterations : 0},
+    return {{"seed", o.seed},
+            {"selector", o.selector},
+            {"operators", o.operators},
+            {"coverage", o.coverage},
+            {"p", o.p},
+            {"max_seed_nodes", o.max_seed_nodes},
+            {"max_cost", o.max_cost},
+            {"budget_seconds", t + o.seconds},
+            {"budget_iterations", o.iterations ? i + o.iterations : 0},
             {"tool", o.tool}};
 }
 

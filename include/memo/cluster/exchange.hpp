@@ -43,8 +43,7 @@ struct exchange_options {
 class exchange {
 public:
     /// `bugs`: this rank's bug store (a campaign's execution stage's), whose bugs go to rank 0's.
-    exchange(communicator& c, const registry& reg, exchange_options o = {}, campaign::bug_store* bugs = nullptr)
-        : c_(c), own_(reg), o_(o), bugs_(bugs) {}
+    exchange(communicator& c, const registry& reg, exchange_options o = {}, campaign::bug_store* bugs = nullptr) : c_(c), own_(reg), o_(o), bugs_(bugs) {}
 
     int rank() const { return c_.rank(); }
     int size() const { return c_.size(); }
@@ -225,8 +224,13 @@ public:
         }
         stats["ranks"] = size();
         stats["per_rank"] = per;
-        stats["cluster"] = {{"syncs", syncs_}, {"sync_seconds", o_.seconds}, {"share", o_.share}, {"models_shared", shared},
-                            {"models_adopted", adopted}, {"bytes_sent", bytes}, {"coverage_bytes_per_sync", coverage_bytes()}};
+        stats["cluster"] = {{"syncs", syncs_},
+                            {"sync_seconds", o_.seconds},
+                            {"share", o_.share},
+                            {"models_shared", shared},
+                            {"models_adopted", adopted},
+                            {"bytes_sent", bytes},
+                            {"coverage_bytes_per_sync", coverage_bytes()}};
     }
 
     /// The bytes of one rank's coverage words (what each exchange's OR moves per rank).
@@ -238,7 +242,8 @@ public:
 
     /// What a checkpoint keeps of the exchange, and its restoring.
     io::json save() const {
-        return {{"own", save_coverage(own_)}, {"syncs", syncs_}, {"shared", shared_}, {"adopted", adopted_}, {"bytes", bytes_}, {"seconds", seconds_}, {"shipped", shipped_}};
+        return {{"own", save_coverage(own_)}, {"syncs", syncs_},    {"shared", shared_}, {"adopted", adopted_}, {"bytes", bytes_},
+                {"seconds", seconds_},        {"shipped", shipped_}};
     }
     void restore(const io::json& j) {
         restore_coverage(own_, j.at("own"));

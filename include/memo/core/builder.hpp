@@ -31,8 +31,7 @@ public:
     }
 
     /// Adds a node of class `cls` over `inputs` with these parameters (the rest at Keras' defaults).
-    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params = {},
-            std::string name = {}) {
+    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params = {}, std::string name = {}) {
         const layer_def& L = reg_->at(cls);
         node n = make_node(L, name.empty() ? default_name(L) : std::move(name));
         for (const auto& [k, v] : params) n.set(k, v);
@@ -65,8 +64,7 @@ private:
             if (c >= 'A' && c <= 'Z') {
                 if (!s.empty() && s.back() != '_') s += '_';
                 s += static_cast<char>(c - 'A' + 'a');
-            } else
-                s += c;
+            } else s += c;
         }
         return s + "_" + std::to_string(m_.nodes.size());
     }

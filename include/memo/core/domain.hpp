@@ -68,8 +68,7 @@ inline std::int64_t step_int(std::int64_t x, std::int64_t lo, std::int64_t typic
     const std::int64_t top = std::max(lo, std::min(hi, typical_hi));
     if (top == lo) return lo;
     for (int tries = 0; tries < 4; ++tries) {
-        std::int64_t y = r.chance(0.5) ? x + (r.chance(0.5) ? 1 : -1) * r.uniform(1, std::max<std::int64_t>(1, (top - lo) / 4))
-                                       : r.uniform(lo, top);
+        std::int64_t y = r.chance(0.5) ? x + (r.chance(0.5) ? 1 : -1) * r.uniform(1, std::max<std::int64_t>(1, (top - lo) / 4)) : r.uniform(lo, top);
         y = std::clamp(y, lo, hi);
         if (y != x) return y;
     }
@@ -101,8 +100,7 @@ struct int_range {
     int buckets() const { return numeric_buckets + (nullable ? 1 : 0); }
     int bucket_of(const value& v) const {
         if (is_none(v)) return numeric_buckets;
-        return detail::linear_bucket(static_cast<double>(as_int(v)), static_cast<double>(lo),
-                                     static_cast<double>(std::min(hi, typical_hi)) + 1.0);
+        return detail::linear_bucket(static_cast<double>(as_int(v)), static_cast<double>(lo), static_cast<double>(std::min(hi, typical_hi)) + 1.0);
     }
     std::string describe() const {
         auto s = "in_range(" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
@@ -237,23 +235,33 @@ struct int_list {
     std::string describe() const { return "int_list(" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }
 };
 
-static_assert(domain<int_range> && domain<int_tuple> && domain<real_range> && domain<choice> &&
-              domain<boolean> && domain<int_list>);
+static_assert(domain<int_range> && domain<int_tuple> && domain<real_range> && domain<choice> && domain<boolean> && domain<int_list>);
 
 /// Any of the domains above, chosen at run time (a layer's parameters are a list of these).
 struct any_domain {
     std::variant<int_range, int_tuple, real_range, choice, boolean, int_list> d;
 
     template <class D>
-        requires domain<D>
-    any_domain(D x) : d(std::move(x)) {}
+    requires domain<D> any_domain(D x) : d(std::move(x)) {}
 
-    value init(rng& r) const { return std::visit([&](const auto& x) { return x.init(r); }, d); }
-    value mutate(const value& v, rng& r) const { return std::visit([&](const auto& x) { return x.mutate(v, r); }, d); }
-    bool validate(const value& v) const { return std::visit([&](const auto& x) { return x.validate(v); }, d); }
-    int buckets() const { return std::visit([](const auto& x) { return x.buckets(); }, d); }
-    int bucket_of(const value& v) const { return std::visit([&](const auto& x) { return x.bucket_of(v); }, d); }
-    std::string describe() const { return std::visit([](const auto& x) { return x.describe(); }, d); }
+    value init(rng& r) const {
+        return std::visit([&](const auto& x) { return x.init(r); }, d);
+    }
+    value mutate(const value& v, rng& r) const {
+        return std::visit([&](const auto& x) { return x.mutate(v, r); }, d);
+    }
+    bool validate(const value& v) const {
+        return std::visit([&](const auto& x) { return x.validate(v); }, d);
+    }
+    int buckets() const {
+        return std::visit([](const auto& x) { return x.buckets(); }, d);
+    }
+    int bucket_of(const value& v) const {
+        return std::visit([&](const auto& x) { return x.bucket_of(v); }, d);
+    }
+    std::string describe() const {
+        return std::visit([](const auto& x) { return x.describe(); }, d);
+    }
     bool categorical() const { return std::holds_alternative<choice>(d) || std::holds_alternative<boolean>(d); }
 };
 static_assert(domain<any_domain>);
@@ -267,10 +275,19 @@ inline real_range real_in(double lo, double hi) { return {lo, hi, false}; }
 inline int_range in_range(std::int64_t lo, std::int64_t hi, std::int64_t typical_hi) { return {lo, hi, typical_hi, false}; }
 inline int_range in_range(std::int64_t lo, std::int64_t hi) { return {lo, hi, hi, false}; }
 /// optional(in_range(...)) represents None or an integer. Example: strides=None for pooling.
-inline int_range optional(int_range r) { r.nullable = true; return r; }
+inline int_range optional(int_range r) {
+    r.nullable = true;
+    return r;
+}
 /// optional(real_in(...)) represents None or a real. Example: ReLU's max_value.
-inline real_range optional(real_range r) { r.nullable = true; return r; }
-inline int_tuple optional(int_tuple t) { t.each.nullable = true; return t; }
+inline real_range optional(real_range r) {
+    r.nullable = true;
+    return r;
+}
+inline int_tuple optional(int_tuple t) {
+    t.each.nullable = true;
+    return t;
+}
 /// tuple_of(n, in_range(...)) represents n integers. Example: tuple_of(2, in_range(1, 7)) for (3, 3).
 inline int_tuple tuple_of(int n, int_range each) { return {n, each}; }
 /// element_of({...}) represents one of the listed values. Example: element_of({"valid", "same"}).

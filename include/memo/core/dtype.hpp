@@ -8,8 +8,7 @@ namespace memo {
 
 enum class dtype : unsigned char { float16, bfloat16, float32, float64 };
 
-inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32,
-                                                  dtype::float64};
+inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32, dtype::float64};
 
 constexpr std::string_view name_of(dtype t) noexcept {
     switch (t) {

@@ -36,9 +36,18 @@ public:
     bool has_value() const noexcept { return v_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
 
-    T& value() & { check(); return std::get<0>(v_); }
-    const T& value() const& { check(); return std::get<0>(v_); }
-    T&& value() && { check(); return std::get<0>(std::move(v_)); }
+    T& value() & {
+        check();
+        return std::get<0>(v_);
+    }
+    const T& value() const& {
+        check();
+        return std::get<0>(v_);
+    }
+    T&& value() && {
+        check();
+        return std::get<0>(std::move(v_));
+    }
     T& operator*() & { return std::get<0>(v_); }
     const T& operator*() const& { return std::get<0>(v_); }
     T* operator->() { return &std::get<0>(v_); }

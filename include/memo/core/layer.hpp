@@ -16,14 +16,14 @@
 // `rounds_at(in, p)` (the magnitude its formula rounds against besides its output, as ELU's
 // alpha: default none; oracle/rounding.hpp).
 #include <algorithm>
-#include <bit>
-#include <tuple>
 #include <array>
+#include <bit>
 #include <concepts>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -39,8 +39,7 @@ namespace memo {
 enum class family : unsigned char { conv, pool, rnn, norm, reg, act, reshape, merge, local, core, adapter };
 
 constexpr std::string_view name_of(family f) noexcept {
-    constexpr std::array<std::string_view, 11> names{"conv", "pool",  "rnn",   "norm", "reg",    "act",
-                                                     "reshape", "merge", "local", "core", "adapter"};
+    constexpr std::array<std::string_view, 11> names{"conv", "pool", "rnn", "norm", "reg", "act", "reshape", "merge", "local", "core", "adapter"};
     return names[static_cast<std::size_t>(f)];
 }
 
@@ -128,10 +127,22 @@ struct layer_def {
 };
 
 namespace detail {
-template <class L> concept has_arity = requires { { L::arity } -> std::convertible_to<arity_t>; };
-template <class L> concept has_in_universe = requires { { L::in_universe } -> std::convertible_to<bool>; };
-template <class L> concept has_dtype_param = requires { { L::dtype_param } -> std::convertible_to<std::string_view>; };
-template <class L> concept has_rounds_at = requires(inputs in, args p) { { L::rounds_at(in, p) } -> std::convertible_to<rounding_scale>; };
+template <class L>
+concept has_arity = requires {
+    { L::arity } -> std::convertible_to<arity_t>;
+};
+template <class L>
+concept has_in_universe = requires {
+    { L::in_universe } -> std::convertible_to<bool>;
+};
+template <class L>
+concept has_dtype_param = requires {
+    { L::dtype_param } -> std::convertible_to<std::string_view>;
+};
+template <class L>
+concept has_rounds_at = requires(inputs in, args p) {
+    { L::rounds_at(in, p) } -> std::convertible_to<rounding_scale>;
+};
 }  // namespace detail
 
 /// The layer concept. Requires:
@@ -167,8 +178,12 @@ struct layer_list {
 };
 
 namespace detail {
-template <class... Lists> struct concat_impl;
-template <class... As> struct concat_impl<layer_list<As...>> { using type = layer_list<As...>; };
+template <class... Lists>
+struct concat_impl;
+template <class... As>
+struct concat_impl<layer_list<As...>> {
+    using type = layer_list<As...>;
+};
 template <class... As, class... Bs, class... Rest>
 struct concat_impl<layer_list<As...>, layer_list<Bs...>, Rest...> {
     using type = typename concat_impl<layer_list<As..., Bs...>, Rest...>::type;
@@ -188,8 +203,7 @@ template <class... Ls, class F>
 decltype(auto) with_index_impl(layer_list<Ls...>, std::size_t i, F&& f) {
     using R = decltype(f(std::type_identity<std::tuple_element_t<0, std::tuple<Ls...>>>{}));
     using thunk = R (*)(F&);
-    static constexpr std::array<thunk, sizeof...(Ls)> table{
-        +[](F& g) -> R { return g(std::type_identity<Ls>{}); }...};
+    static constexpr std::array<thunk, sizeof...(Ls)> table{+[](F& g) -> R { return g(std::type_identity<Ls>{}); }...};
     return table.at(i)(f);
 }
 template <class List, class F>

@@ -88,11 +88,9 @@ inline expected<void> infer_node(model& m, std::size_t i) {
     const layer_def& L = *n.layer;
     const auto k = static_cast<int>(n.inputs.size());
     if (k < L.arity.min || k > L.arity.max)
-        return fail("takes " + std::to_string(L.arity.min) + (L.arity.max > L.arity.min ? " or more" : "") +
-                    " inputs, has " + std::to_string(k));
+        return fail("takes " + std::to_string(L.arity.min) + (L.arity.max > L.arity.min ? " or more" : "") + " inputs, has " + std::to_string(k));
     if (n.params.size() != L.params.size())
-        return fail("has " + std::to_string(n.params.size()) + " parameter values, the layer has " +
-                    std::to_string(L.params.size()) + " parameters");
+        return fail("has " + std::to_string(n.params.size()) + " parameter values, the layer has " + std::to_string(L.params.size()) + " parameters");
     shape in[16];
     const int count = std::min(k, 16);
     dtype t = n.type;
@@ -108,8 +106,7 @@ inline expected<void> infer_node(model& m, std::size_t i) {
     }
     for (std::size_t p = 0; p < L.params.size(); ++p)
         if (!L.params[p].dom.validate(n.params[p]))
-            return fail("parameter " + std::string(L.params[p].name) + " = " + to_string(n.params[p]) + " is outside " +
-                        L.params[p].dom.describe());
+            return fail("parameter " + std::string(L.params[p].name) + " = " + to_string(n.params[p]) + " is outside " + L.params[p].dom.describe());
     auto s = L.infer({in, static_cast<std::size_t>(count)}, n.params);
     if (!s) return s.error();
     n.out = *s;

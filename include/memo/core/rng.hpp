@@ -58,7 +58,9 @@ public:
     bool chance(double p) noexcept { return unit() < p; }
 
     template <class T>
-    const T& pick(std::span<const T> xs) noexcept { return xs[index(xs.size())]; }
+    const T& pick(std::span<const T> xs) noexcept {
+        return xs[index(xs.size())];
+    }
 
     const std::array<std::uint64_t, 4>& state() const noexcept { return s_; }
     void set_state(const std::array<std::uint64_t, 4>& s) noexcept { s_ = s; }

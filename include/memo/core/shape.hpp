@@ -40,9 +40,7 @@ struct shape {
     }
     std::span<const std::int64_t> view() const noexcept { return {dims.data(), static_cast<std::size_t>(n)}; }
     /// The dimensions after the batch dimension.
-    std::span<const std::int64_t> sample() const noexcept {
-        return n == 0 ? view() : view().subspan(1);
-    }
+    std::span<const std::int64_t> sample() const noexcept { return n == 0 ? view() : view().subspan(1); }
     /// Elements per sample (product of the non-batch dimensions).
     std::int64_t elements() const noexcept {
         std::int64_t p = 1;
@@ -50,9 +48,7 @@ struct shape {
         return p;
     }
 
-    friend bool operator==(const shape& a, const shape& b) noexcept {
-        return a.n == b.n && std::equal(a.dims.begin(), a.dims.begin() + a.n, b.dims.begin());
-    }
+    friend bool operator==(const shape& a, const shape& b) noexcept { return a.n == b.n && std::equal(a.dims.begin(), a.dims.begin() + a.n, b.dims.begin()); }
 
     /// "(None, 28, 28, 1)"
     std::string str() const {

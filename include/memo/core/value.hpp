@@ -42,9 +42,7 @@ struct ints {
     const std::int64_t* begin() const noexcept { return v.data(); }
     const std::int64_t* end() const noexcept { return v.data() + n; }
     std::int64_t max() const noexcept { return n ? *std::max_element(begin(), end()) : 0; }
-    friend bool operator==(const ints& a, const ints& b) noexcept {
-        return a.n == b.n && std::equal(a.begin(), a.end(), b.begin());
-    }
+    friend bool operator==(const ints& a, const ints& b) noexcept { return a.n == b.n && std::equal(a.begin(), a.end(), b.begin()); }
 };
 
 using value = std::variant<none_t, bool, std::int64_t, double, std::string, ints>;

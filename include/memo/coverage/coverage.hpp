@@ -46,7 +46,8 @@ public:
     const std::vector<std::uint64_t>& words() const noexcept { return words_; }
     /// Replaces the bits (a saved words()); throws when the sizes differ.
     void assign(const std::vector<std::uint64_t>& w) {
-        if (w.size() != words_.size()) throw error("a saved item set of " + std::to_string(w.size()) + " words cannot restore one of " + std::to_string(words_.size()));
+        if (w.size() != words_.size())
+            throw error("a saved item set of " + std::to_string(w.size()) + " words cannot restore one of " + std::to_string(words_.size()));
         words_ = w;
         if (size_ % 64 && !words_.empty()) words_.back() &= (std::uint64_t{1} << (size_ % 64)) - 1;
         count_ = 0;
@@ -73,8 +74,7 @@ struct coverage_delta {
     std::size_t operator[](criterion c) const noexcept { return by[static_cast<std::size_t>(c)]; }
     /// MEMO's diversity test: anything new under type, pair, parameter or input coverage.
     std::size_t memo_total() const noexcept {
-        return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] +
-               (*this)[criterion::layer_input];
+        return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] + (*this)[criterion::layer_input];
     }
     /// The search's diversity test and fitness: MEMO's, and the extra metric's new items.
     operator std::size_t() const noexcept { return memo_total() + extra; }
@@ -142,8 +142,12 @@ public:
         });
         return d;
     }
-    std::size_t covered() const noexcept { return covered(criterion::layer_type) + covered(criterion::layer_pair) + covered(criterion::layer_param) + covered(criterion::layer_input); }
-    std::size_t total() const noexcept { return total(criterion::layer_type) + total(criterion::layer_pair) + total(criterion::layer_param) + total(criterion::layer_input); }
+    std::size_t covered() const noexcept {
+        return covered(criterion::layer_type) + covered(criterion::layer_pair) + covered(criterion::layer_param) + covered(criterion::layer_input);
+    }
+    std::size_t total() const noexcept {
+        return total(criterion::layer_type) + total(criterion::layer_pair) + total(criterion::layer_param) + total(criterion::layer_input);
+    }
     std::size_t covered(criterion c) const noexcept { return sets_[static_cast<std::size_t>(c)].count(); }
     std::size_t total(criterion c) const noexcept { return u_->total(c); }
     const item_set& items(criterion c) const noexcept { return sets_[static_cast<std::size_t>(c)]; }
@@ -175,13 +179,17 @@ public:
     criterion_coverage(const registry& reg, criterion c) : u_(&universe::of(reg)), c_(c), set_(u_->total(c)) {}
     std::size_t add(const model& m) {
         std::size_t k = 0;
-        u_->items(m, [&](criterion c, std::size_t i) { if (c == c_) k += set_.set(i); });
+        u_->items(m, [&](criterion c, std::size_t i) {
+            if (c == c_) k += set_.set(i);
+        });
         return k;
     }
     std::size_t gain(const model& m) const {
         item_set probe = set_;
         std::size_t k = 0;
-        u_->items(m, [&](criterion c, std::size_t i) { if (c == c_) k += probe.set(i); });
+        u_->items(m, [&](criterion c, std::size_t i) {
+            if (c == c_) k += probe.set(i);
+        });
         return k;
     }
     std::size_t covered() const noexcept { return set_.count(); }

@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,14 +29,14 @@
 namespace memo {
 
 enum class criterion : unsigned char { layer_type, layer_pair, layer_pair_connectable, layer_param, layer_param_effective, layer_input };
-inline constexpr std::array<criterion, 6> all_criteria{criterion::layer_type, criterion::layer_pair,
-                                                        criterion::layer_pair_connectable, criterion::layer_param,
-                                                        criterion::layer_param_effective, criterion::layer_input};
+inline constexpr std::array<criterion, 6> all_criteria{
+    criterion::layer_type, criterion::layer_pair, criterion::layer_pair_connectable, criterion::layer_param, criterion::layer_param_effective,
+    criterion::layer_input};
 inline constexpr std::size_t criteria_count = all_criteria.size();
 
 constexpr std::string_view name_of(criterion c) noexcept {
-    constexpr std::array<std::string_view, 6> names{"layer_type", "layer_pair", "layer_pair_connectable", "layer_param",
-                                                    "layer_param_effective", "layer_input"};
+    constexpr std::array<std::string_view, 6> names{"layer_type", "layer_pair", "layer_pair_connectable", "layer_param", "layer_param_effective",
+                                                    "layer_input"};
     return names[static_cast<std::size_t>(c)];
 }
 
@@ -105,9 +105,7 @@ public:
     // The item numbers, one function per kind of item (-1 where there is no such item).
     std::size_t pair_item(std::size_t a, std::size_t b) const noexcept { return a * classes_.size() + b; }
     int connectable_item(std::size_t a, std::size_t b) const noexcept { return connectable_[a * classes_.size() + b]; }
-    std::size_t param_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
-        return static_cast<std::size_t>(param_offset_[slot][j] + bucket);
-    }
+    std::size_t param_item(std::size_t slot, std::size_t j, int bucket) const noexcept { return static_cast<std::size_t>(param_offset_[slot][j] + bucket); }
     int effective_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
         const int o = effective_offset_[slot][j];
         return o < 0 ? -1 : o + bucket;
@@ -191,7 +189,9 @@ public:
                     const auto off = item - base;
                     if (off < k) {
                         int r = -1, seen = 0;
-                        classes_[s]->ranks.for_each([&](int rr) { if (seen++ == static_cast<int>(off)) r = rr; });
+                        classes_[s]->ranks.for_each([&](int rr) {
+                            if (seen++ == static_cast<int>(off)) r = rr;
+                        });
                         return cls(s) + " input rank " + std::to_string(r);
                     }
                     if (off < k + all_dtypes.size()) return cls(s) + " input dtype " + std::string(name_of(all_dtypes[off - k]));

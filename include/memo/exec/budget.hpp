@@ -27,11 +27,11 @@ inline expected<void> within_budget(const model& m, std::int64_t samples, std::i
         for (const auto& w : weight_specs(m, static_cast<int>(i))) weights += static_cast<double>(tensor::count(w.dims));
         bytes += 8.0 * (out + weights);
         if (bytes > static_cast<double>(max_bytes))
-            return fail(printf_string("node %zu (%s '%s', output %s with %lld samples: %.0f elements%s) brings the model's tensors to %.1f MiB as float64, "
-                                      "over the budget of %lld MiB",
-                                      i, std::string(n.layer->name).c_str(), n.name.c_str(), n.out.str().c_str(), static_cast<long long>(samples), out,
-                                      weights > 0 ? printf_string(", %.0f weights", weights).c_str() : "", bytes / (1 << 20),
-                                      static_cast<long long>(max_bytes >> 20)));
+            return fail(
+                printf_string("node %zu (%s '%s', output %s with %lld samples: %.0f elements%s) brings the model's tensors to %.1f MiB as float64, "
+                              "over the budget of %lld MiB",
+                              i, std::string(n.layer->name).c_str(), n.name.c_str(), n.out.str().c_str(), static_cast<long long>(samples), out,
+                              weights > 0 ? printf_string(", %.0f weights", weights).c_str() : "", bytes / (1 << 20), static_cast<long long>(max_bytes >> 20)));
     }
     return {};
 }

@@ -23,9 +23,7 @@ struct tensor {
     tensor() = default;
     tensor(std::vector<std::int64_t> d, dtype t = dtype::float32) : dims(std::move(d)), data(count(dims)), type(t) {}
 
-    static std::int64_t count(const std::vector<std::int64_t>& d) {
-        return std::accumulate(d.begin(), d.end(), std::int64_t{1}, std::multiplies<>());
-    }
+    static std::int64_t count(const std::vector<std::int64_t>& d) { return std::accumulate(d.begin(), d.end(), std::int64_t{1}, std::multiplies<>()); }
     std::int64_t size() const noexcept { return static_cast<std::int64_t>(data.size()); }
     int rank() const noexcept { return static_cast<int>(dims.size()); }
     double& operator[](std::int64_t i) noexcept { return data[static_cast<std::size_t>(i)]; }

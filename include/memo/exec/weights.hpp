@@ -28,9 +28,19 @@ namespace detail::init {
 
 /// Keras' _compute_fans.
 inline void fans(const std::vector<std::int64_t>& d, double& fan_in, double& fan_out) {
-    if (d.empty()) { fan_in = fan_out = 1; return; }
-    if (d.size() == 1) { fan_in = fan_out = static_cast<double>(d[0]); return; }
-    if (d.size() == 2) { fan_in = static_cast<double>(d[0]); fan_out = static_cast<double>(d[1]); return; }
+    if (d.empty()) {
+        fan_in = fan_out = 1;
+        return;
+    }
+    if (d.size() == 1) {
+        fan_in = fan_out = static_cast<double>(d[0]);
+        return;
+    }
+    if (d.size() == 2) {
+        fan_in = static_cast<double>(d[0]);
+        fan_out = static_cast<double>(d[1]);
+        return;
+    }
     double receptive = 1;
     for (std::size_t i = 0; i + 2 < d.size(); ++i) receptive *= static_cast<double>(d[i]);
     fan_in = static_cast<double>(d[d.size() - 2]) * receptive;
@@ -70,8 +80,7 @@ inline void orthogonal(rng& r, tensor& t) {
         for (std::int64_t e = 0; e < n; ++e) vj[e] = norm > 0 ? vj[e] / norm : 0.0;
     }
     for (std::int64_t a = 0; a < rows; ++a)
-        for (std::int64_t b = 0; b < cols; ++b)
-            t[a * cols + b] = tall ? v[static_cast<std::size_t>(b * n + a)] : v[static_cast<std::size_t>(a * n + b)];
+        for (std::int64_t b = 0; b < cols; ++b) t[a * cols + b] = tall ? v[static_cast<std::size_t>(b * n + a)] : v[static_cast<std::size_t>(a * n + b)];
 }
 
 }  // namespace detail::init
@@ -95,9 +104,13 @@ inline void initialize(std::string_view name, tensor& t, rng& r) {
     else if (name == "glorot_normal") each([&] { return std::sqrt(2.0 / std::max(1.0, fi + fo)) / trunc_fix * truncated(r); });
     else if (name == "he_normal") each([&] { return std::sqrt(2.0 / std::max(1.0, fi)) / trunc_fix * truncated(r); });
     else if (name == "lecun_normal") each([&] { return std::sqrt(1.0 / std::max(1.0, fi)) / trunc_fix * truncated(r); });
-    else if (name == "he_uniform") { const double l = std::sqrt(6.0 / std::max(1.0, fi)); each([&] { return r.uniform_real(-l, l); }); }
-    else if (name == "lecun_uniform") { const double l = std::sqrt(3.0 / std::max(1.0, fi)); each([&] { return r.uniform_real(-l, l); }); }
-    else if (name == "Orthogonal") orthogonal(r, t);
+    else if (name == "he_uniform") {
+        const double l = std::sqrt(6.0 / std::max(1.0, fi));
+        each([&] { return r.uniform_real(-l, l); });
+    } else if (name == "lecun_uniform") {
+        const double l = std::sqrt(3.0 / std::max(1.0, fi));
+        each([&] { return r.uniform_real(-l, l); });
+    } else if (name == "Orthogonal") orthogonal(r, t);
     else if (name == "Identity") {
         // Keras' Identity takes 2-D shapes; higher ranks are viewed as (prod(d[:-1]), d[-1]).
         const std::int64_t cols = t.dims.empty() ? 1 : t.dims.back();

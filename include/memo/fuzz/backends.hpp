@@ -35,11 +35,11 @@ struct backend_kind {
 
 /// What a program adds to memo::fuzz's commands. Set it up before memo::fuzz::main.
 struct toolkit {
-    std::string program = "memo-fuzz";          // the name in help and error messages
-    std::vector<backend_kind> backends;         // beside the reference interpreter's two
-    campaign::model_readers readers;            // model formats beyond memo's JSON and Keras JSON
-    campaign::bug_files attach;                 // more files in each new bug's directory
-    std::vector<cli::command> commands;         // commands of the program's own
+    std::string program = "memo-fuzz";   // the name in help and error messages
+    std::vector<backend_kind> backends;  // beside the reference interpreter's two
+    campaign::model_readers readers;     // model formats beyond memo's JSON and Keras JSON
+    campaign::bug_files attach;          // more files in each new bug's directory
+    std::vector<cli::command> commands;  // commands of the program's own
     /// The layers models are generated and read with (null: memo's default registry); a library
     /// that runs a few layers gives a registry of those (docs/tutorial.md).
     const registry* reg = nullptr;
@@ -113,8 +113,8 @@ inline std::vector<std::string> split_list(const std::string& s) {
 
 /// The executors for a comma-separated list of backend names; a clear error for an unknown or
 /// unavailable one.
-inline std::vector<std::unique_ptr<memo::executor>> make_backends(const std::string& list, const memo::registry& reg,
-                                                                  memo::isolation_limits lim, bool isolate) {
+inline std::vector<std::unique_ptr<memo::executor>> make_backends(const std::string& list, const memo::registry& reg, memo::isolation_limits lim,
+                                                                  bool isolate) {
     std::vector<std::unique_ptr<memo::executor>> r;
     auto names = split_list(list);
     if (names.empty()) throw memo::error("--backends: no backend named");

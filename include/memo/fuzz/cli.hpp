@@ -14,8 +14,7 @@ namespace memo::fuzz::cli {
 /// The arguments of one subcommand: `--flag`, `--key value`, and positionals.
 class args {
 public:
-    args(std::vector<std::string> raw, std::vector<std::string> flags_with_values)
-        : with_values_(std::move(flags_with_values)) {
+    args(std::vector<std::string> raw, std::vector<std::string> flags_with_values) : with_values_(std::move(flags_with_values)) {
         for (std::size_t i = 0; i < raw.size(); ++i) {
             const auto& a = raw[i];
             if (a.rfind("--", 0) == 0 && a.size() > 2) {
@@ -25,10 +24,8 @@ public:
                 else if (takes_value(key)) {
                     if (i + 1 >= raw.size()) throw memo::error("option --" + key + " needs a value");
                     options_[key] = raw[++i];
-                } else
-                    options_[key] = "";
-            } else
-                positional_.push_back(a);
+                } else options_[key] = "";
+            } else positional_.push_back(a);
         }
     }
     bool has(const std::string& k) const { return options_.count(k) != 0; }
@@ -81,11 +78,11 @@ inline int dispatch(const std::vector<command>& commands, int argc, char** argv,
     const std::string name = argv[1];
     if (argc == 3 && name == "help" && std::string(argv[2]) == "--markdown") {
         // The command reference of docs/, generated so that it cannot go stale.
-        std::printf("# %s command reference\n\n%s: %s. Every command takes `--help`, which prints its section below.\n"
-                    "This page is what `%s help --markdown` prints.\n",
-                    tool, tool, about, tool);
-        for (const auto& c : commands)
-            std::printf("\n## %s\n\n```\nusage: %s %s\n\n%s\n```\n", c.name.c_str(), tool, c.synopsis.c_str(), c.help.c_str());
+        std::printf(
+            "# %s command reference\n\n%s: %s. Every command takes `--help`, which prints its section below.\n"
+            "This page is what `%s help --markdown` prints.\n",
+            tool, tool, about, tool);
+        for (const auto& c : commands) std::printf("\n## %s\n\n```\nusage: %s %s\n\n%s\n```\n", c.name.c_str(), tool, c.synopsis.c_str(), c.help.c_str());
         return 0;
     }
     if (name == "--help" || name == "-h" || name == "help") {

@@ -38,8 +38,7 @@ inline std::vector<named_model> inputs(const cli::args& a, const memo::registry&
     if (zoo) {
         if (*zoo == "all")
             for (auto n : memo::zoo::names()) out.push_back({std::string(n), memo::zoo::build(n, reg)});
-        else
-            out.push_back({*zoo, memo::zoo::build(*zoo, reg)});
+        else out.push_back({*zoo, memo::zoo::build(*zoo, reg)});
         return out;
     }
     if (a.positional().empty()) throw memo::error("expects --zoo NAME|all or one or more model files (see --help)");
@@ -108,21 +107,22 @@ inline int reduce(const cli::args& a) {
     } else {
         std::size_t w = 7;  // "average"
         for (const auto& [name, r] : results) w = std::max(w, name.size());
-        fmt::print("{:<{}} {:>13} {:>12} {:>14} {:>13} {:>16} {:>15} {:>8}  {}\n", "name", w, "layers_before", "layers_after",
-                   "weights_before", "weights_after", "flops_before", "flops_after", "ms", "coverage_preserved");
+        fmt::print("{:<{}} {:>13} {:>12} {:>14} {:>13} {:>16} {:>15} {:>8}  {}\n", "name", w, "layers_before", "layers_after", "weights_before",
+                   "weights_after", "flops_before", "flops_after", "ms", "coverage_preserved");
         for (const auto& [name, r] : results)
-            fmt::print("{:<{}} {:>13} {:>12} {:>14} {:>13} {:>16} {:>15} {:>8.2f}  {}\n", name, w, r.layers_before, r.layers_after,
-                       r.weights_before, r.weights_after, r.flops_before, r.flops_after, r.ms, r.coverage_preserved);
+            fmt::print("{:<{}} {:>13} {:>12} {:>14} {:>13} {:>16} {:>15} {:>8.2f}  {}\n", name, w, r.layers_before, r.layers_after, r.weights_before,
+                       r.weights_after, r.flops_before, r.flops_after, r.ms, r.coverage_preserved);
         const double n = static_cast<double>(results.size());
-        fmt::print("{:<{}} {:>13.2f} {:>12.2f} {:>14.0f} {:>13.0f} {:>16.0f} {:>15.0f} {:>8.2f}  {}\n", "average", w,
-                   total.layers_before / n, total.layers_after / n, total.weights_before / n, total.weights_after / n,
-                   total.flops_before / n, total.flops_after / n, total.ms / n, all_preserved);
+        fmt::print("{:<{}} {:>13.2f} {:>12.2f} {:>14.0f} {:>13.0f} {:>16.0f} {:>15.0f} {:>8.2f}  {}\n", "average", w, total.layers_before / n,
+                   total.layers_after / n, total.weights_before / n, total.weights_after / n, total.flops_before / n, total.flops_after / n, total.ms / n,
+                   all_preserved);
     }
     return all_preserved ? 0 : 1;
 }
 
 inline cli::command reduce_command() {
-    return {"reduce", "reduce (--zoo NAME|all | FILE...) [--json] [--out DIR]",
+    return {"reduce",
+            "reduce (--zoo NAME|all | FILE...) [--json] [--out DIR]",
             "Seed reduction (MEMO's Algorithm 1): reduces each model to a small one that covers exactly the\n"
             "same items under layer_type, layer_pair, layer_param and layer_input, and prints the figures\n"
             "of the paper's Table 5: layers (every node, InputLayer and adapters included), weights (as\n"
@@ -138,7 +138,8 @@ inline cli::command reduce_command() {
             "                DIR/<name>.keras.json (Keras)\n\n"
             "Exits 1 on bad input (a missing or malformed file, an unknown zoo name) and when a model's\n"
             "reduction did not keep its coverage.",
-            {"zoo", "out"}, reduce};
+            {"zoo", "out"},
+            reduce};
 }
 
 }  // namespace memo::fuzz::commands

@@ -42,8 +42,7 @@ inline void print_verdict(const memo::oracle::tester& diff, const memo::oracle::
     fmt::print("\n");
     if (v.what == memo::oracle::kind::inconsistency) fmt::print("  D_MAD {:.3f}, max abs {:.3g}, max rel {:.3g}\n", v.dmad, v.max_abs, v.max_rel);
     if (!v.message.empty()) fmt::print("  message: {}\n", v.message);
-    if (v.node >= 0)
-        fmt::print("  localised: node {} {}{}\n", v.node, v.layer, v.producer.empty() ? "" : " (after " + v.producer + ")");
+    if (v.node >= 0) fmt::print("  localised: node {} {}{}\n", v.node, v.layer, v.producer.empty() ? "" : " (after " + v.producer + ")");
     fmt::print("  signature: {}\n", memo::oracle::signature(v, v.variant ? v.variant->m : m));
 }
 
@@ -109,11 +108,11 @@ inline int replay_campaign(const cli::args& a, const std::filesystem::path& dir)
     const auto start = std::chrono::steady_clock::now();
     ro.progress = [&](std::size_t done, std::size_t total) {
         const auto now = std::chrono::steady_clock::now();
-        if (bar.due(now))
-            bar.show(fmt::format("[{:6.1f}s] replayed {}/{} executions", std::chrono::duration<double>(now - start).count(), done, total), now);
+        if (bar.due(now)) bar.show(fmt::format("[{:6.1f}s] replayed {}/{} executions", std::chrono::duration<double>(now - start).count(), done, total), now);
     };
     const auto sum = memo::store::replay(st, reg, ptrs, ro);
-    bar.finish(fmt::format("replayed {} executions in {:.1f} s", sum.replayed, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+    bar.finish(
+        fmt::format("replayed {} executions in {:.1f} s", sum.replayed, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
     // Each divergent model, and the list, beside the store: replayable from the directory.
     memo::io::json list = memo::io::json::array();
     for (const auto& d : sum.divergences) {
@@ -122,13 +121,18 @@ inline int replay_campaign(const cli::args& a, const std::filesystem::path& dir)
             fs::create_directories(dir / "divergences");
             memo::io::write_file((dir / "divergences" / (name + ".json")).string(), memo::io::model_to_json(*m).dump(1) + "\n");
         }
-        list.push_back({{"model", name}, {"backend", d.backend}, {"inputs", d.inputs}, {"what", d.what}, {"node", d.node}, {"layer", d.layer},
+        list.push_back({{"model", name},
+                        {"backend", d.backend},
+                        {"inputs", d.inputs},
+                        {"what", d.what},
+                        {"node", d.node},
+                        {"layer", d.layer},
                         {"file", "divergences/" + name + ".json"}});
         fmt::print("divergence: model {} on {}: {}{}\n", name, d.backend, d.what, d.layer.empty() ? "" : " (" + d.layer + ")");
     }
     memo::io::write_file((dir / "divergences.json").string(), list.dump(2) + "\n");
-    fmt::print("{}: {} executions replayed on {}: {} identical, {} within tolerance, {} divergences ({} skipped: other backends or declined)\n",
-               dir.string(), sum.replayed, backends, sum.same, sum.within_tolerance, sum.divergences.size(), sum.skipped);
+    fmt::print("{}: {} executions replayed on {}: {} identical, {} within tolerance, {} divergences ({} skipped: other backends or declined)\n", dir.string(),
+               sum.replayed, backends, sum.same, sum.within_tolerance, sum.divergences.size(), sum.skipped);
     if (!sum.divergences.empty()) fmt::print("divergences are listed in {}/divergences.json\n", dir.string());
     return sum.divergences.empty() ? 0 : 2;
 }
@@ -185,7 +189,8 @@ inline int replay(const cli::args& a) {
         auto ro = memo::campaign::resource_options_from(bug.value("resource_options", memo::io::json::object()));
         ro.performance = want_kind == "performance", ro.leak = want_kind == "leak";
         same = false;
-        for (const auto& r : print_resources_of(diff, m, ro)) same = same || (std::string(memo::oracle::name_of(r.what)) == want_kind && r.culprits == want_culprits);
+        for (const auto& r : print_resources_of(diff, m, ro))
+            same = same || (std::string(memo::oracle::name_of(r.what)) == want_kind && r.culprits == want_culprits);
     }
     fmt::print("stored: {} on {} ({}): {}\n", want_kind, fmt::join(want_culprits, ","), bug.value("signature", std::string("?")),
                same ? "reproduced" : "NOT reproduced");
@@ -204,8 +209,8 @@ inline std::vector<cli::command> execution_commands() {
          "  --oracle LIST        differential (default) or metamorphic, and performance, leak; with\n"
          "                       --repeats, --slower, --larger, --min-ms, --leak-kb as memo-fuzz run takes them\n" +
              execution_help,
-         {"backends", "seed", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold", "oracle", "repeats", "slower", "larger", "min-ms",
-          "leak-kb"},
+         {"backends", "seed", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold", "oracle", "repeats", "slower", "larger",
+          "min-ms", "leak-kb"},
          run_model},
         {"replay",
          "replay (BUGDIR | DIR) [--original] [--tolerant] [--backends LIST] [execution options]",

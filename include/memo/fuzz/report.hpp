@@ -35,7 +35,8 @@ inline int compare(const cli::args& a) {
 }
 
 inline std::vector<cli::command> report_commands() {
-    return {{"report", "report DIR",
+    return {{"report",
+             "report DIR",
              "Writes DIR/report.html again from what the campaign directory holds (every campaign writes it\n"
              "at its end; this also reports a campaign that is running or was stopped): the run's figures,\n"
              "coverage over time for each criterion, models per second, each backend's runs, the bug table\n"
@@ -44,7 +45,8 @@ inline std::vector<cli::command> report_commands() {
              "self-contained: inline SVG charts, no script, nothing from the network. Prints its path.",
              {},
              report},
-            {"compare", "compare DIR [DIR...] [--out FILE]",
+            {"compare",
+             "compare DIR [DIR...] [--out FILE]",
              "Draws several campaigns' coverage over time on one chart per criterion, their models per second,\n"
              "and a table of their final figures, in one self-contained HTML page (MEMO's coverage-over-time\n"
              "comparisons: say, --selector mh against random, or --operators memo against lemon).\n\n"

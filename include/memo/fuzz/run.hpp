@@ -22,8 +22,7 @@ inline std::uint64_t to_u64(const std::string& s, const char* what) {
         std::size_t used = 0;
         const auto v = std::stoull(s, &used);
         if (used == s.size()) return v;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     throw memo::error(std::string("--") + what + " expects a non-negative integer, got '" + s + "'");
 }
 inline double to_double(const std::string& s, const char* what) {
@@ -31,8 +30,7 @@ inline double to_double(const std::string& s, const char* what) {
         std::size_t used = 0;
         const auto v = std::stod(s, &used);
         if (used == s.size() && v >= 0) return v;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     throw memo::error(std::string("--") + what + " expects a non-negative number, got '" + s + "'");
 }
 
@@ -55,8 +53,7 @@ inline memo::input_options inputs_from(const cli::args& a) {
             std::size_t used = 0;
             const double v = std::stod(x, &used);
             if (used == x.size()) return v;
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
         throw memo::error("--input-range expects LO,HI (two numbers), got '" + x + "'");
     };
     if (range.size() != 2) throw memo::error("--input-range expects LO,HI (two numbers)");
@@ -115,16 +112,14 @@ inline oracle_choice oracles_from(const cli::args& a) {
 /// self-check).
 class testers {
 public:
-    testers(const cli::args& a, const std::string& backends, const memo::registry& reg, const memo::input_options& in,
-            std::size_t lanes = 1, const std::string& kind = "differential") {
+    testers(const cli::args& a, const std::string& backends, const memo::registry& reg, const memo::input_options& in, std::size_t lanes = 1,
+            const std::string& kind = "differential") {
         for (std::size_t i = 0; i < lanes; ++i) {
             workers_.push_back(make_backends(backends, reg, limits_from(a), !a.has("in-process")));
             std::vector<memo::executor*> xs;
             for (const auto& x : workers_.back()) xs.push_back(x.get());
-            if (kind == "metamorphic")
-                lanes_.push_back(std::make_unique<memo::oracle::metamorphic_tester>(std::move(xs), reference_, reg, oracle_from(a), in));
-            else
-                lanes_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oracle_from(a), in));
+            if (kind == "metamorphic") lanes_.push_back(std::make_unique<memo::oracle::metamorphic_tester>(std::move(xs), reference_, reg, oracle_from(a), in));
+            else lanes_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oracle_from(a), in));
         }
     }
     testers(const testers&) = delete;  // the lanes refer to the references
@@ -159,9 +154,7 @@ inline const std::string execution_help =
     "  --in-process         run the backends in this process (no isolation; for debugging)";
 
 /// Options a resumed campaign takes from its first run rather than from its command line.
-inline bool stored_option(const std::string& k) {
-    return k != "out" && k != "resume" && k != "seconds" && k != "iterations" && k != "quiet" && k != "mpi";
-}
+inline bool stored_option(const std::string& k) { return k != "out" && k != "resume" && k != "seconds" && k != "iterations" && k != "quiet" && k != "mpi"; }
 
 /// Where a rank of a campaign over several keeps its own store, queue and bugs: rank 0 in the
 /// campaign directory itself (it owns stats.json, coverage.csv, bugs/ and the report), rank r in
@@ -186,7 +179,8 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         auto r = memo::campaign::resume_options(rank_dir(dir, rank), reg);
         const int ranks = r.options.tool.value("ranks", 0);
         if (ranks && !world)
-            throw memo::error(fmt::format("{}: a campaign over {} ranks; resume it with mpirun -np {} memo-fuzz run --mpi --resume {}", dir, ranks, ranks, dir));
+            throw memo::error(
+                fmt::format("{}: a campaign over {} ranks; resume it with mpirun -np {} memo-fuzz run --mpi --resume {}", dir, ranks, ranks, dir));
         if (world && ranks != world->size())
             throw memo::error(ranks ? fmt::format("{}: a campaign over {} ranks cannot resume over {}; use mpirun -np {}", dir, ranks, world->size(), ranks)
                                     : dir + ": a campaign of one process; resume it without --mpi");
@@ -235,8 +229,8 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         if (world) o.peers = &x.emplace(*world, reg, xo);
         const auto s = memo::campaign::generate(seeds, reg, o);
         if (rank != 0) return 0;
-        fmt::print("{}: {} models in {:.1f} s ({:.0f}/s), {} valid, {} raised coverage; see stats.json, coverage.csv, queue/\n", o.out,
-                   s.generated, s.seconds, static_cast<double>(s.generated) / std::max(s.seconds, 1e-9), s.valid, s.diverse);
+        fmt::print("{}: {} models in {:.1f} s ({:.0f}/s), {} valid, {} raised coverage; see stats.json, coverage.csv, queue/\n", o.out, s.generated, s.seconds,
+                   static_cast<double>(s.generated) / std::max(s.seconds, 1e-9), s.valid, s.diverse);
         for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
         return 0;
     }
@@ -246,7 +240,8 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", "20000000"), "max-cost"));
     std::vector<memo::model> small;
     for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::shrink(m, max_cost / 10));
-    for (std::size_t i = 0; i < small.size(); ++i) check_fits(small[i], "seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", setup().seeds ? "(the program's)" : "zoo"), a);
+    for (std::size_t i = 0; i < small.size(); ++i)
+        check_fits(small[i], "seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", setup().seeds ? "(the program's)" : "zoo"), a);
     const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     testers t(a, backends, reg, inputs_from(a), lanes, oracles.tester);
@@ -270,13 +265,14 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     if (rank != 0) return 0;
     const double secs = std::max(s.seconds, 1e-9);
     std::string bugs;
-    for (auto k : exec.reported_kinds()) bugs += fmt::format("{}{} {}", bugs.empty() ? "" : ", ", exec.store().unique(memo::oracle::name_of(k)), memo::oracle::name_of(k));
+    for (auto k : exec.reported_kinds())
+        bugs += fmt::format("{}{} {}", bugs.empty() ? "" : ", ", exec.store().unique(memo::oracle::name_of(k)), memo::oracle::name_of(k));
     // Over several ranks, the job's figures are in rank 0's stats.json.
     const auto job = world ? memo::io::parse_json_file((fs::path(o.out) / "stats.json").string()) : memo::io::json::object();
     const std::uint64_t executed = job.value("models_executed", exec.executed());
     fmt::print("{}: {}{} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s; {} run, {} memo hits); bugs: {}\n", o.out,
-               world ? fmt::format("{} ranks, ", world->size()) : std::string(), s.generated, static_cast<double>(s.generated) / secs, executed,
-               backends, static_cast<double>(executed) / secs, job.value(memo::io::json::json_pointer("/memo/models_run"), exec.models_run()),
+               world ? fmt::format("{} ranks, ", world->size()) : std::string(), s.generated, static_cast<double>(s.generated) / secs, executed, backends,
+               static_cast<double>(executed) / secs, job.value(memo::io::json::json_pointer("/memo/models_run"), exec.models_run()),
                job.value(memo::io::json::json_pointer("/memo/hits"), exec.memo_hits()), bugs);
     for (auto k : memo::all_criteria) print_coverage_row(k, s.covered[static_cast<std::size_t>(k)], s.total[static_cast<std::size_t>(k)]);
     fmt::print("report: {}/report.html\n", o.out);
@@ -286,9 +282,10 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
 }
 
 inline int run(const cli::args& given) {
-    auto flags = std::vector<std::string>{"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p",
-                                          "max-seed-nodes", "quiet", "no-minimise", "full-size", "max-cost", "lanes", "models", "resume", "no-fill", "no-trace",
-                                          "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb", "mpi", "sync-seconds", "share"};
+    auto flags = std::vector<std::string>{
+        "backends",       "seconds", "out",         "iterations", "seed",     "selector", "operators", "coverage",     "seeds",   "p",
+        "max-seed-nodes", "quiet",   "no-minimise", "full-size",  "max-cost", "lanes",    "models",    "resume",       "no-fill", "no-trace",
+        "oracle",         "repeats", "slower",      "larger",     "min-ms",   "leak-kb",  "mpi",       "sync-seconds", "share"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     given.only(flags);
     if (!given.positional().empty()) throw memo::error("unexpected argument '" + given.positional()[0] + "'");
@@ -385,9 +382,9 @@ inline cli::command run_command() {
             "  --sync-seconds S     seconds between two exchanges (default 3)\n"
             "  --share N            models each rank sends per exchange, at most (default 8)\n" +
                 execution_help,
-            {"backends", "seconds", "out", "iterations", "seed", "selector", "operators", "coverage", "seeds", "p", "max-seed-nodes", "max-cost", "lanes", "models", "timeout-ms",
-             "memory-mb", "samples", "inputs", "input-range", "dmad-threshold", "resume", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb", "sync-seconds",
-             "share"},
+            {"backends",       "seconds",  "out",     "iterations", "seed",       "selector",  "operators", "coverage",     "seeds",       "p",
+             "max-seed-nodes", "max-cost", "lanes",   "models",     "timeout-ms", "memory-mb", "samples",   "inputs",       "input-range", "dmad-threshold",
+             "resume",         "oracle",   "repeats", "slower",     "larger",     "min-ms",    "leak-kb",   "sync-seconds", "share"},
             run};
 }
 

@@ -60,7 +60,8 @@ inline const std::vector<planted>& faults() {
          [](const params& p, double) { return p.ints("strides", 2)[0] >= 2; }, a::scale},
         {"DepthwiseConv2D", "inconsistency", "outputs scaled by 1.5 with a depth multiplier above 1",
          [](const params& p, double) { return p.integer("depth_multiplier") > 1; }, a::scale},
-        {"AveragePooling1D", "inconsistency", "outputs offset with 'same' padding", [](const params& p, double) { return p.str("padding") == "same"; }, a::offset},
+        {"AveragePooling1D", "inconsistency", "outputs offset with 'same' padding", [](const params& p, double) { return p.str("padding") == "same"; },
+         a::offset},
         {"GRU", "inconsistency", "outputs offset without reset_after", [](const params& p, double) { return !p.flag("reset_after"); }, a::offset},
         {"BatchNormalization", "inconsistency", "outputs scaled by 1.5 without centering", [](const params& p, double) { return !p.flag("center"); }, a::scale},
         {"ReLU", "inconsistency", "outputs offset when an input lies above max_value",
@@ -78,33 +79,34 @@ inline memo::reference::interpreter faulty_reference(const std::vector<std::stri
     memo::reference::interpreter b(std::nullopt, "faulty");
     for (const auto& f : faults())
         if (only.empty() || std::find(only.begin(), only.end(), f.layer) != only.end())
-            b.wrap_kernel(f.layer, [&f]<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
-                                                 std::span<const array<T>> in, std::span<const array<T>> w) -> memo::expected<array<T>> {
-                double top = -std::numeric_limits<double>::infinity();
-                for (const auto& x : in)
-                    for (const auto& y : x.data) top = std::max(top, static_cast<double>(y));
-                if (!f.trigger(params{c.n}, top)) return good(c, in, w);
-                using act = planted::act;
-                switch (f.action) {
-                    case act::segfault: std::raise(SIGSEGV); break;
-                    case act::abort: std::abort();
-                    case act::error: return memo::fail("planted library error in " + std::string(f.layer));
-                    case act::hang:
-                        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-                    case act::memory:
-                        for (std::vector<std::vector<char>> hog;;) hog.emplace_back(std::size_t{32} << 20, 1);
-                    default: break;
-                }
-                auto out = good(c, in, w);
-                if (!out || out->data.empty()) return out;
-                for (auto& x : out->data) {
-                    const float v = static_cast<float>(x);
-                    if (f.action == act::nan) x = T(std::numeric_limits<float>::quiet_NaN());  // a 0/0 over the tensor
-                    if (f.action == act::scale) x = T(v * 1.5f);
-                    if (f.action == act::offset) x = T(v + 0.25f * (1.0f + std::abs(v)));
-                }
-                return out;
-            });
+            b.wrap_kernel(f.layer,
+                          [&f]<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
+                                        std::span<const array<T>> in, std::span<const array<T>> w) -> memo::expected<array<T>> {
+                              double top = -std::numeric_limits<double>::infinity();
+                              for (const auto& x : in)
+                                  for (const auto& y : x.data) top = std::max(top, static_cast<double>(y));
+                              if (!f.trigger(params{c.n}, top)) return good(c, in, w);
+                              using act = planted::act;
+                              switch (f.action) {
+                                  case act::segfault: std::raise(SIGSEGV); break;
+                                  case act::abort: std::abort();
+                                  case act::error: return memo::fail("planted library error in " + std::string(f.layer));
+                                  case act::hang:
+                                      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+                                  case act::memory:
+                                      for (std::vector<std::vector<char>> hog;;) hog.emplace_back(std::size_t{32} << 20, 1);
+                                  default: break;
+                              }
+                              auto out = good(c, in, w);
+                              if (!out || out->data.empty()) return out;
+                              for (auto& x : out->data) {
+                                  const float v = static_cast<float>(x);
+                                  if (f.action == act::nan) x = T(std::numeric_limits<float>::quiet_NaN());  // a 0/0 over the tensor
+                                  if (f.action == act::scale) x = T(v * 1.5f);
+                                  if (f.action == act::offset) x = T(v + 0.25f * (1.0f + std::abs(v)));
+                              }
+                              return out;
+                          });
     return b;
 }
 
@@ -256,8 +258,12 @@ inline int selftest(const cli::args& a) {
     memo::io::json rate = {{"executed", exec.executed()}, {"per_second", executed / std::max(o.seconds, 1e-9)}};
     rate["per_second_after_60s"] = after_minute >= 0 ? memo::io::json(after_minute) : memo::io::json(nullptr);
     if (a.has("json")) {
-        fmt::print("{}\n", memo::io::json{{"faults", rows}, {"false_alarms", false_alarms.size()}, {"false_alarm_bugs", false_alarms},
-                                          {"models", rate}, {"seconds", o.seconds}, {"out", o.out}}
+        fmt::print("{}\n", memo::io::json{{"faults", rows},
+                                          {"false_alarms", false_alarms.size()},
+                                          {"false_alarm_bugs", false_alarms},
+                                          {"models", rate},
+                                          {"seconds", o.seconds},
+                                          {"out", o.out}}
                                .dump(2));
         return 0;
     }
@@ -265,8 +271,10 @@ inline int selftest(const cli::args& a) {
     for (const auto& r : rows)
         fmt::print("{:<20} {:<14} {:<6} {:>8}  {}{}\n", r["layer"].get<std::string>(), r["kind"].get<std::string>(), r["found"].get<bool>() ? "yes" : "no",
                    r["seconds"].is_null() ? std::string("-") : fmt::format("{:.1f}", r["seconds"].get<double>()),
-                   r["stored_as"].is_null() ? std::string("-") : r["stored_as"].get<std::string>(), r["found"].get<bool>() && !r["right"].get<bool>() ? "  (wrong kind)" : "");
-    fmt::print("\n{} of {} planted faults found, {} stored under the right kind and layer; {} false alarms", found, planted_now.size(), right, false_alarms.size());
+                   r["stored_as"].is_null() ? std::string("-") : r["stored_as"].get<std::string>(),
+                   r["found"].get<bool>() && !r["right"].get<bool>() ? "  (wrong kind)" : "");
+    fmt::print("\n{} of {} planted faults found, {} stored under the right kind and layer; {} false alarms", found, planted_now.size(), right,
+               false_alarms.size());
     fmt::print("\n{} models executed, {:.1f}/s", exec.executed(), executed / std::max(o.seconds, 1e-9));
     if (after_minute >= 0) fmt::print(" ({:.1f}/s after the first minute)", after_minute);
     for (const auto& d : false_alarms) fmt::print("\n  false alarm: {}", d.get<std::string>());

@@ -22,22 +22,25 @@ namespace states_cmd {
 
 inline memo::io::json values_json(const memo::state::criteria_values& v) {
     auto one = [](const memo::state::criterion_value& c) { return memo::io::json{{"covered", c.covered}, {"total", c.total}, {"ratio", c.ratio()}}; };
-    return {{"basic_state", one(v.basic_state)}, {"boundary", one(v.boundary)}, {"weighted_state", one(v.weighted_state)},
-            {"basic_transition", one(v.basic_transition)}, {"weighted_transition", one(v.weighted_transition)}};
+    return {{"basic_state", one(v.basic_state)},
+            {"boundary", one(v.boundary)},
+            {"weighted_state", one(v.weighted_state)},
+            {"basic_transition", one(v.basic_transition)},
+            {"weighted_transition", one(v.weighted_transition)}};
 }
 
 inline std::string line(const memo::state::input_fuzzer& f, double t) {
     const auto v = f.values();
-    return fmt::format("[{:6.1f}s] {} inputs, {} kept | state {:.3f} boundary {:.3f} weighted {:.3f} | transition {:.3f} weighted {:.3f}", t,
-                       f.iterations(), f.queue().size(), v.basic_state.ratio(), v.boundary.ratio(), v.weighted_state.ratio(),
-                       v.basic_transition.ratio(), v.weighted_transition.ratio());
+    return fmt::format("[{:6.1f}s] {} inputs, {} kept | state {:.3f} boundary {:.3f} weighted {:.3f} | transition {:.3f} weighted {:.3f}", t, f.iterations(),
+                       f.queue().size(), v.basic_state.ratio(), v.boundary.ratio(), v.weighted_state.ratio(), v.basic_transition.ratio(),
+                       v.weighted_transition.ratio());
 }
 
 }  // namespace states_cmd
 
 inline int states(const cli::args& a) {
-    a.only({"zoo", "seconds", "iterations", "seed", "abstraction", "components", "intervals", "bits", "boundary", "linf", "l0", "profile",
-            "out", "json", "quiet"});
+    a.only({"zoo", "seconds", "iterations", "seed", "abstraction", "components", "intervals", "bits", "boundary", "linf", "l0", "profile", "out", "json",
+            "quiet"});
     using clock = std::chrono::steady_clock;
     const auto& reg = memo::fuzz::setup().layers();
     memo::model m;
@@ -74,8 +77,13 @@ inline int states(const cli::args& a) {
     const double t = elapsed();
     if (!a.has("quiet")) bar.finish(states_cmd::line(f, t));
 
-    const memo::io::json stats = {{"seconds", t}, {"seed", o.seed}, {"abstraction", mode}, {"iterations", f.iterations()},
-                                  {"kept", f.queue().size()}, {"recurrent_layers", f.layers()}, {"states_seen", f.seen_states()},
+    const memo::io::json stats = {{"seconds", t},
+                                  {"seed", o.seed},
+                                  {"abstraction", mode},
+                                  {"iterations", f.iterations()},
+                                  {"kept", f.queue().size()},
+                                  {"recurrent_layers", f.layers()},
+                                  {"states_seen", f.seen_states()},
                                   {"criteria", states_cmd::values_json(f.values())}};
     if (const auto out = a.get("out")) {
         namespace fs = std::filesystem;
@@ -93,10 +101,12 @@ inline int states(const cli::args& a) {
         return 0;
     }
     const auto v = f.values();
-    fmt::print("{} inputs in {:.1f} s, {} kept, {} recurrent layer(s), {} states seen\n", f.iterations(), t, f.queue().size(), f.layers(),
-               f.seen_states());
-    for (auto [name, c] : {std::pair{"basic state", v.basic_state}, {"k-step boundary", v.boundary}, {"weighted state", v.weighted_state},
-                           {"basic transition", v.basic_transition}, {"weighted transition", v.weighted_transition}})
+    fmt::print("{} inputs in {:.1f} s, {} kept, {} recurrent layer(s), {} states seen\n", f.iterations(), t, f.queue().size(), f.layers(), f.seen_states());
+    for (auto [name, c] : {std::pair{"basic state", v.basic_state},
+                           {"k-step boundary", v.boundary},
+                           {"weighted state", v.weighted_state},
+                           {"basic transition", v.basic_transition},
+                           {"weighted transition", v.weighted_transition}})
         fmt::print("  {:<20} {:>8} / {:<8} {:.3f}\n", name, c.covered, c.total, c.ratio());
     return 0;
 }

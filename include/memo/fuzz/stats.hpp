@@ -22,8 +22,10 @@ inline memo::io::json stats_from_checkpoint(const memo::io::json& state) {
     const auto stage = state.value("stage", memo::io::json::object());
     return {{"iterations", state.at("iteration")},
             {"coverage", memo::campaign::coverage_json(cov)},
-            {"memo", {{"models_run", stage.value("runs", std::uint64_t{0})}, {"hits", stage.value("hits", std::uint64_t{0})},
-                      {"saved_seconds", stage.value("saved_ms", 0.0) / 1000.0}}}};
+            {"memo",
+             {{"models_run", stage.value("runs", std::uint64_t{0})},
+              {"hits", stage.value("hits", std::uint64_t{0})},
+              {"saved_seconds", stage.value("saved_ms", 0.0) / 1000.0}}}};
 }
 
 /// One campaign's figures; a campaign stopped before its end has no stats.json, and its
@@ -117,8 +119,7 @@ inline int stats(const cli::args& a) {
     };
     auto line = [&](auto&& cell) {
         std::string s = "|";
-        for (std::size_t i = 0; i < cols.size(); ++i)
-            s += i ? fmt::format(" {:>{}} |", cell(i), width[i]) : fmt::format(" {:<{}} |", cell(i), width[i]);
+        for (std::size_t i = 0; i < cols.size(); ++i) s += i ? fmt::format(" {:>{}} |", cell(i), width[i]) : fmt::format(" {:<{}} |", cell(i), width[i]);
         fmt::print("{}\n", s);
     };
     rule();

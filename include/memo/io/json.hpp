@@ -103,8 +103,7 @@ T required(const json& j, const std::string& key, const std::string& where, std:
 }
 
 inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model") {
-    if (!j.is_object() || j.value("format", "") != "memo.model")
-        throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
+    if (!j.is_object() || j.value("format", "") != "memo.model") throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
     model m;
     m.seed = j.value("seed", std::uint64_t{0});
     const auto nodes = required<json>(j, "nodes", origin, "the model's nodes, an array of objects in topological order");
@@ -145,7 +144,8 @@ inline model model_from_json(const json& j, const registry& reg, const std::stri
         w.node = required<int>(e, "node", at, "the index of the node whose weights it edits");
         w.amount = required<double>(e, "amount", at, "a number");
         w.seed = required<std::uint64_t>(e, "seed", at, "an unsigned integer");
-        if (w.node < 0 || static_cast<std::size_t>(w.node) >= m.nodes.size()) throw error(origin + ": weight edit on node " + std::to_string(w.node) + ", which is not a node");
+        if (w.node < 0 || static_cast<std::size_t>(w.node) >= m.nodes.size())
+            throw error(origin + ": weight edit on node " + std::to_string(w.node) + ", which is not a node");
         m.weight_edits.push_back(w);
     }
     if (auto ok = validate(m); !ok) throw error(origin + ": " + ok.reason());

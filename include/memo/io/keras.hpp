@@ -30,9 +30,14 @@ namespace keras_detail {
 /// regularizers as objects of these classes, MEMO's pool names them in lower case. Every other
 /// class name (Zeros, VarianceScaling, MaxNorm, ...) is the same on both sides.
 inline constexpr std::pair<std::string_view, std::string_view> class_names[] = {
-    {"GlorotUniform", "glorot_uniform"}, {"GlorotNormal", "glorot_normal"}, {"HeNormal", "he_normal"},
-    {"HeUniform", "he_uniform"},         {"LecunNormal", "lecun_normal"},   {"LecunUniform", "lecun_uniform"},
-    {"L1", "l1"},                        {"L2", "l2"},
+    {"GlorotUniform", "glorot_uniform"},
+    {"GlorotNormal", "glorot_normal"},
+    {"HeNormal", "he_normal"},
+    {"HeUniform", "he_uniform"},
+    {"LecunNormal", "lecun_normal"},
+    {"LecunUniform", "lecun_uniform"},
+    {"L1", "l1"},
+    {"L2", "l2"},
 };
 
 inline std::string_view our_class(std::string_view keras) {
@@ -164,8 +169,9 @@ inline std::vector<std::string> endpoint_names(const json& list, const std::stri
     if (!list.empty() && list.at(0).is_string()) return {list.at(0).get<std::string>()};
     std::vector<std::string> names;
     for (const auto& e : list) {
-        if (e.size() > 2 && e.at(1) != 0) throw error(origin + ": config." + key + " names node " + e.at(1).dump() + " of '" +
-                                                      e.at(0).get<std::string>() + "' (shared layers are not supported)");
+        if (e.size() > 2 && e.at(1) != 0)
+            throw error(origin + ": config." + key + " names node " + e.at(1).dump() + " of '" + e.at(0).get<std::string>() +
+                        "' (shared layers are not supported)");
         names.push_back(e.at(0).get<std::string>());
     }
     return names;
@@ -177,15 +183,13 @@ inline std::vector<keras_layer> functional_layers(const json& layers, const std:
         keras_layer k{l.at("name").get<std::string>(), l.at("class_name").get<std::string>(), l.value("config", json::object()), {}};
         const std::string where = origin + ": layer '" + k.name + "' (class " + k.cls + "): ";
         const json nodes = l.value("inbound_nodes", json::array());
-        if (nodes.size() > 1)
-            throw error(where + "applied " + std::to_string(nodes.size()) + " times (shared layers are not supported)");
+        if (nodes.size() > 1) throw error(where + "applied " + std::to_string(nodes.size()) + " times (shared layers are not supported)");
         if (nodes.size() == 1)
             for (const auto& e : nodes.at(0)) {
                 if (!e.is_array() || e.empty()) throw error(where + "unsupported inbound node " + e.dump());
                 const auto src = e.at(0).get<std::string>();
                 // node_index picks which application of a shared layer; tensor_index which of its outputs.
-                if (e.size() > 1 && e.at(1) != 0)
-                    throw error(where + "takes node " + e.at(1).dump() + " of '" + src + "' (shared layers are not supported)");
+                if (e.size() > 1 && e.at(1) != 0) throw error(where + "takes node " + e.at(1).dump() + " of '" + src + "' (shared layers are not supported)");
                 if (e.size() > 2 && e.at(2) != 0)
                     throw error(where + "takes output " + e.at(2).dump() + " of '" + src + "' (only the first output is modelled)");
                 k.inputs.push_back(src);
@@ -205,10 +209,10 @@ inline std::vector<keras_layer> sequential_layers(const json& layers, const std:
         if (k.name.empty()) k.name = snake_case(k.cls) + "_" + std::to_string(r.size());
         if (r.empty() && k.cls != "InputLayer") {
             if (!k.config.contains("batch_input_shape"))
-                throw error(origin + ": layer '" + k.name + "' (class " + k.cls +
-                            "): the first layer of a Sequential model has no batch_input_shape");
+                throw error(origin + ": layer '" + k.name + "' (class " + k.cls + "): the first layer of a Sequential model has no batch_input_shape");
             const json dt = k.config.value("dtype", json("float32"));
-            r.push_back({k.name + "_input", "InputLayer",
+            r.push_back({k.name + "_input",
+                         "InputLayer",
                          {{"batch_input_shape", k.config.at("batch_input_shape")}, {"dtype", dt.is_string() ? dt : json("float32")}},
                          {}});
         }
@@ -233,8 +237,7 @@ inline std::vector<std::size_t> topological_order(const std::vector<keras_layer>
     while (order.size() < layers.size()) {
         std::size_t next = layers.size();
         for (std::size_t i = 0; i < layers.size() && next == layers.size(); ++i)
-            if (!placed[i] && std::all_of(layers[i].inputs.begin(), layers[i].inputs.end(), [&](const auto& s) { return placed[pos[s]]; }))
-                next = i;
+            if (!placed[i] && std::all_of(layers[i].inputs.begin(), layers[i].inputs.end(), [&](const auto& s) { return placed[pos[s]]; })) next = i;
         if (next == layers.size()) {
             const auto i = static_cast<std::size_t>(std::find(placed.begin(), placed.end(), false) - placed.begin());
             throw error(origin + ": layer '" + layers[i].name + "' (class " + layers[i].cls + "): its inputs form a cycle");
@@ -265,9 +268,7 @@ inline model import(const json& j, const registry& reg, const std::string& origi
         if (!L) throw error(where + ": unknown layer class");
         if (auto w = wrapper_of(k.cls)) {
             const auto inner = k.config.contains("layer") ? k.config.at("layer").value("class_name", "") : std::string();
-            if (inner != w->inner)
-                throw error(where + ": wraps " + (inner.empty() ? "nothing" : inner) + ", our " + k.cls + " wraps " +
-                            std::string(w->inner));
+            if (inner != w->inner) throw error(where + ": wraps " + (inner.empty() ? "nothing" : inner) + ", our " + k.cls + " wraps " + std::string(w->inner));
         }
         node n = make_node(*L, k.name);
         for (const auto& s : k.inputs) n.inputs.push_back(index.at(s));
@@ -287,8 +288,7 @@ inline model import(const json& j, const registry& reg, const std::string& origi
             const json* raw = P.name == "shape" && !input_shape.is_null() ? &input_shape : find_in_config(k.config, P.name);
             if (!raw) continue;  // Keras' default, which make_node put there
             value v = fit(read_value(*raw, where + ": parameter " + std::string(P.name)), P, in);
-            if (!P.dom.validate(v))
-                throw error(where + ": parameter " + std::string(P.name) + " = " + raw->dump() + " is outside " + P.dom.describe());
+            if (!P.dom.validate(v)) throw error(where + ": parameter " + std::string(P.name) + " = " + raw->dump() + " is outside " + P.dom.describe());
             n.params[p] = std::move(v);
         }
         m.nodes.push_back(std::move(n));

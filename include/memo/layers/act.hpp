@@ -19,16 +19,12 @@ struct activation_layer {
         }
         if constexpr (requires { Tag::axis_param; }) {
             const value& a = p[Tag::axis_param];
-            if (!is_none(a) && normal_axis(as_int(a), in[0].rank()) < 0)
-                return fail("axis " + str_i(as_int(a)) + " is not an axis of " + in[0].str());
+            if (!is_none(a) && normal_axis(as_int(a), in[0].rank()) < 0) return fail("axis " + str_i(as_int(a)) + " is not an axis of " + in[0].str());
         }
         return in[0];
     }
-    static rounding_scale rounds_at(inputs, args p)
-        requires requires { Tag::rounds_at(p); }
-    {
-        return Tag::rounds_at(p);
-    }
+    static rounding_scale rounds_at(inputs, args p) requires requires { Tag::rounds_at(p); }
+    { return Tag::rounds_at(p); }
 };
 
 namespace tags {

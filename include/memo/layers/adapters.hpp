@@ -73,8 +73,7 @@ struct pad {
     }
     static expected<shape> infer(const shape& s, args p) { return border(s, std::get<ints>(p[0]), +1); }
     static expected<shape> border(const shape& s, const ints& amounts, int sign) {
-        if (amounts.n != 2 * (s.rank() - 1))
-            return fail("needs " + str_i(2 * (s.rank() - 1)) + " amounts for " + s.str() + ", has " + str_i(amounts.n));
+        if (amounts.n != 2 * (s.rank() - 1)) return fail("needs " + str_i(2 * (s.rank() - 1)) + " amounts for " + s.str() + ", has " + str_i(amounts.n));
         shape out = s;
         for (int i = 1; i < s.rank(); ++i) {
             out[i] = s[i] + sign * (amounts[2 * (i - 1)] + amounts[2 * (i - 1) + 1]);

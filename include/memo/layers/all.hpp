@@ -17,9 +17,8 @@
 namespace memo {
 
 /// MEMO's layer universe: 67 Keras classes in 9 groups.
-using keras_layers = concat<layers::conv_layers, layers::pool_layers, layers::rnn_layers, layers::norm_layers,
-                            layers::reg_layers, layers::act_layers, layers::reshape_layers, layers::merge_layers,
-                            layers::local_layers>;
+using keras_layers = concat<layers::conv_layers, layers::pool_layers, layers::rnn_layers, layers::norm_layers, layers::reg_layers, layers::act_layers,
+                            layers::reshape_layers, layers::merge_layers, layers::local_layers>;
 static_assert(keras_layers::size == 67, "MEMO's universe has 67 layer classes");
 
 /// Everything a model may contain by default. Extend it with memo::concat<default_layers, ...>.

@@ -15,16 +15,14 @@ using std::int64_t;
 
 /// Keras activations (MEMO's pool).
 inline choice activations(bool with_none = false) {
-    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
-                           "exponential", "linear"});
+    choice c = element_of({"softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid", "exponential", "linear"});
     if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
     return c;
 }
 /// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
 inline choice initializers() {
-    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling",
-                       "Orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
-                       "lecun_uniform", "Identity"});
+    return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling", "Orthogonal", "glorot_normal",
+                       "glorot_uniform", "he_normal", "he_uniform", "lecun_normal", "lecun_uniform", "Identity"});
 }
 /// Regularizers and constraints: None (Keras' default) or MEMO's candidates.
 inline choice regularizers() { return element_of({none, "l1", "l2"}); }
@@ -122,8 +120,7 @@ inline axis_padding window_padding(std::string_view padding, int64_t in, int64_t
 }
 
 /// Keras' conv_utils.deconv_output_length.
-inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i,
-                             int64_t stride, int64_t dilation) {
+inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view padding, const value& output_padding, int i, int64_t stride, int64_t dilation) {
     const int64_t k = (kernel - 1) * dilation + 1;
     if (is_none(output_padding)) {
         if (padding == "valid") return in * stride + std::max<int64_t>(k - stride, 0);

@@ -55,15 +55,15 @@ expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
                 const int64_t back = padding == "same" ? (out + st[i] - 1) / st[i] : (out - k) / st[i] + 1;
                 if (back != s.sizes[i])
                     return fail("output_padding " + str_i(std::get<ints>(op)[i]) + " with kernel " + str_i(k) + " under padding '" + std::string(padding) +
-                                "' gives output size " + str_i(out) + ", whose convolution has size " + str_i(back) + ", not the input's " +
-                                str_i(s.sizes[i]) + " (TensorFlow rejects it)");
+                                "' gives output size " + str_i(out) + ", whose convolution has size " + str_i(back) + ", not the input's " + str_i(s.sizes[i]) +
+                                " (TensorFlow rejects it)");
             }
             s.sizes[i] = out;
         } else {
             const int64_t out = conv_length(s.sizes[i], ks[i], padding, st[i], dl[i]);
             if (out <= 0)
-                return fail("kernel " + str_i((ks[i] - 1) * dl[i] + 1) + " is larger than input size " + str_i(s.sizes[i]) +
-                            " under padding '" + std::string(padding) + "'");
+                return fail("kernel " + str_i((ks[i] - 1) * dl[i] + 1) + " is larger than input size " + str_i(s.sizes[i]) + " under padding '" +
+                            std::string(padding) + "'");
             s.sizes[i] = out;
         }
         if (s.sizes[i] <= 0) return fail("output size " + str_i(s.sizes[i]) + " on spatial axis " + str_i(i + 1));
@@ -80,11 +80,8 @@ struct conv {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::plain, N == 1)
-                                   .activation()
-                                   .initializers_for({"kernel", "bias"})
-                                   .training_only({"kernel", "bias"})
-                                   .done();
+        static const auto ps =
+            conv_head(N, conv_kind::plain, N == 1).activation().initializers_for({"kernel", "bias"}).training_only({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
@@ -115,11 +112,8 @@ struct depthwise_conv {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::depthwise, false)
-                                   .activation()
-                                   .initializers_for({"depthwise", "bias"})
-                                   .training_only({"depthwise", "bias"})
-                                   .done();
+        static const auto ps =
+            conv_head(N, conv_kind::depthwise, false).activation().initializers_for({"depthwise", "bias"}).training_only({"depthwise", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
@@ -132,11 +126,8 @@ struct conv_transpose {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::transpose, false)
-                                   .activation()
-                                   .initializers_for({"kernel", "bias"})
-                                   .training_only({"kernel", "bias"})
-                                   .done();
+        static const auto ps =
+            conv_head(N, conv_kind::transpose, false).activation().initializers_for({"kernel", "bias"}).training_only({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }
@@ -152,7 +143,7 @@ using depthwise_conv2d = depthwise_conv<2>;
 using conv2d_transpose = conv_transpose<2>;
 using conv3d_transpose = conv_transpose<3>;
 
-using conv_layers = layer_list<conv1d, conv2d, conv3d, separable_conv1d, separable_conv2d, depthwise_conv1d,
-                               depthwise_conv2d, conv2d_transpose, conv3d_transpose>;
+using conv_layers =
+    layer_list<conv1d, conv2d, conv3d, separable_conv1d, separable_conv2d, depthwise_conv1d, depthwise_conv2d, conv2d_transpose, conv3d_transpose>;
 
 }  // namespace memo::layers

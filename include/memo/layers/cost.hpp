@@ -102,8 +102,8 @@ inline std::int64_t node_flops(const model& m, std::size_t i) {
         return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
     }
     if (c == "Dense") return n.out.elements() * in.back();
-    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" ||
-        c == "StopGradient" || c == "ScaleShift")
+    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" || c == "StopGradient" ||
+        c == "ScaleShift")
         return in.elements();
     if (n.layer->fam == family::pool) {
         if (c.substr(0, 6) == "Global") return in.elements();

@@ -23,20 +23,23 @@ struct no_params {
     static std::span<const param> params() { return {}; }
 };
 /// |x|: |-0| = +0, |NaN| = NaN, |-inf| = inf (tf.abs).
-struct abs : no_params { static constexpr std::string_view name = "Abs"; };
+struct abs : no_params {
+    static constexpr std::string_view name = "Abs";
+};
 /// x * x, rounded to the dtype (tf.square).
-struct square : no_params { static constexpr std::string_view name = "Square"; };
+struct square : no_params {
+    static constexpr std::string_view name = "Square";
+};
 /// x (tf.stop_gradient): the identity forward, but a copy of its own on every backend.
-struct stop_gradient : no_params { static constexpr std::string_view name = "StopGradient"; };
+struct stop_gradient : no_params {
+    static constexpr std::string_view name = "StopGradient";
+};
 /// scale * x + shift; the product is rounded to the dtype before the shift is added, as
 /// at::add(at::mul(x, scale), shift) and ONNX's Add(Mul(x, scale), shift) round it.
 struct scale_shift {
     static constexpr std::string_view name = "ScaleShift";
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("scale", real_in(-1e6, 1e6), role::mode, 1.0)
-                                   .add("shift", real_in(-1e6, 1e6), role::mode, 0.0)
-                                   .done();
+        static const auto ps = param_builder{}.add("scale", real_in(-1e6, 1e6), role::mode, 1.0).add("shift", real_in(-1e6, 1e6), role::mode, 0.0).done();
         return ps;
     }
 };

@@ -21,12 +21,30 @@ struct elementwise_merge {
 };
 
 namespace tags {
-struct average { static constexpr std::string_view name = "Average"; static constexpr arity_t arity{2, 8}; };
-struct maximum { static constexpr std::string_view name = "Maximum"; static constexpr arity_t arity{2, 8}; };
-struct minimum { static constexpr std::string_view name = "Minimum"; static constexpr arity_t arity{2, 8}; };
-struct add { static constexpr std::string_view name = "Add"; static constexpr arity_t arity{2, 8}; };
-struct subtract { static constexpr std::string_view name = "Subtract"; static constexpr arity_t arity{2, 2}; };
-struct multiply { static constexpr std::string_view name = "Multiply"; static constexpr arity_t arity{2, 8}; };
+struct average {
+    static constexpr std::string_view name = "Average";
+    static constexpr arity_t arity{2, 8};
+};
+struct maximum {
+    static constexpr std::string_view name = "Maximum";
+    static constexpr arity_t arity{2, 8};
+};
+struct minimum {
+    static constexpr std::string_view name = "Minimum";
+    static constexpr arity_t arity{2, 8};
+};
+struct add {
+    static constexpr std::string_view name = "Add";
+    static constexpr arity_t arity{2, 8};
+};
+struct subtract {
+    static constexpr std::string_view name = "Subtract";
+    static constexpr arity_t arity{2, 2};
+};
+struct multiply {
+    static constexpr std::string_view name = "Multiply";
+    static constexpr arity_t arity{2, 8};
+};
 }  // namespace tags
 
 using average = elementwise_merge<tags::average>;
@@ -52,8 +70,7 @@ struct concatenate {
         for (std::size_t i = 1; i < in.size(); ++i) {
             if (in[i].rank() != out.rank()) return fail("inputs have different ranks");
             for (int d = 1; d < out.rank(); ++d)
-                if (d != axis && in[i][d] != out[d])
-                    return fail("inputs differ off the concatenation axis: " + in[0].str() + " and " + in[i].str());
+                if (d != axis && in[i][d] != out[d]) return fail("inputs differ off the concatenation axis: " + in[0].str() + " and " + in[i].str());
             out[axis] += in[i][axis];
         }
         return out;
@@ -66,10 +83,7 @@ struct dot {
     static constexpr rank_set ranks = rank_set::between(2, 3);
     static constexpr arity_t arity{2, 2};
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("axes", element_of({-1}), role::shape, int64_t{-1})
-                                   .add("normalize", bools(), role::mode, false)
-                                   .done();
+        static const auto ps = param_builder{}.add("axes", element_of({-1}), role::shape, int64_t{-1}).add("normalize", bools(), role::mode, false).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args) {

@@ -8,9 +8,8 @@ enum class pool_kind { max, average };
 
 inline constexpr std::string_view pool_names[2][4] = {{"", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D"},
                                                       {"", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D"}};
-inline constexpr std::string_view global_pool_names[2][4] = {
-    {"", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"},
-    {"", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}};
+inline constexpr std::string_view global_pool_names[2][4] = {{"", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"},
+                                                             {"", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}};
 
 template <int N, pool_kind Kind>
 struct pooling {
@@ -49,10 +48,8 @@ struct global_pooling {
     static constexpr rank_set ranks = rank_set::of(N + 2);
     enum : std::size_t { data_format, keepdims };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("data_format", data_formats(), role::shape, "channels_last")
-                                   .add("keepdims", bools(), role::shape, false)
-                                   .done();
+        static const auto ps =
+            param_builder{}.add("data_format", data_formats(), role::shape, "channels_last").add("keepdims", bools(), role::shape, false).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) {
@@ -76,8 +73,7 @@ using global_average_pooling1d = global_pooling<1, pool_kind::average>;
 using global_average_pooling2d = global_pooling<2, pool_kind::average>;
 using global_average_pooling3d = global_pooling<3, pool_kind::average>;
 
-using pool_layers = layer_list<max_pooling1d, max_pooling2d, max_pooling3d, average_pooling1d, average_pooling2d,
-                               average_pooling3d, global_max_pooling1d, global_max_pooling2d, global_max_pooling3d,
-                               global_average_pooling1d, global_average_pooling2d, global_average_pooling3d>;
+using pool_layers = layer_list<max_pooling1d, max_pooling2d, max_pooling3d, average_pooling1d, average_pooling2d, average_pooling3d, global_max_pooling1d,
+                               global_max_pooling2d, global_max_pooling3d, global_average_pooling1d, global_average_pooling2d, global_average_pooling3d>;
 
 }  // namespace memo::layers

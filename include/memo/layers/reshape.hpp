@@ -67,8 +67,7 @@ struct border {
         for (int i = 0; i < N; ++i) {
             const int64_t out = s.sizes[i] + Sign * (amounts[2 * i] + amounts[2 * i + 1]);
             if (out <= 0)
-                return fail("cropping " + str_i(amounts[2 * i]) + "+" + str_i(amounts[2 * i + 1]) + " is not smaller than input size " +
-                            str_i(s.sizes[i]));
+                return fail("cropping " + str_i(amounts[2 * i]) + "+" + str_i(amounts[2 * i + 1]) + " is not smaller than input size " + str_i(s.sizes[i]));
             s.sizes[i] = out;
         }
         return s.to_shape();
@@ -117,7 +116,7 @@ using zero_padding1d = zero_padding<1>;
 using zero_padding2d = zero_padding<2>;
 using zero_padding3d = zero_padding<3>;
 
-using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping1d, cropping2d, cropping3d, upsampling1d,
-                                  upsampling2d, upsampling3d, zero_padding1d, zero_padding2d, zero_padding3d>;
+using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping1d, cropping2d, cropping3d, upsampling1d, upsampling2d, upsampling3d, zero_padding1d,
+                                  zero_padding2d, zero_padding3d>;
 
 }  // namespace memo::layers

@@ -59,8 +59,7 @@ inline std::vector<std::int64_t> cat(std::vector<std::int64_t> a, std::initializ
 }
 
 /// A recurrent cell's kernel, recurrent kernel and bias, with `gates` gates.
-inline void cell(maker& mk, std::string prefix, std::int64_t gates, std::int64_t in, std::int64_t units, bool bias,
-                 bool forget_bias, bool reset_after) {
+inline void cell(maker& mk, std::string prefix, std::int64_t gates, std::int64_t in, std::int64_t units, bool bias, bool forget_bias, bool reset_after) {
     mk.add(prefix + "kernel", {in, gates * units}, mk.init("kernel_initializer", "glorot_uniform"));
     mk.add(prefix + "recurrent_kernel", {units, gates * units}, mk.init("recurrent_initializer", "Orthogonal"));
     if (!bias) return;
@@ -94,8 +93,8 @@ inline std::vector<weight_spec> weight_specs(const model& m, int index) {
     const shape& in = m[n.inputs[0]].out;
     const std::string_view cls = n.layer->name;
     const bool bias = flag(n, "use_bias", true);
-    const bool first = n.layer->param_index("data_format") >= 0 &&
-                       as_str(n.params[static_cast<std::size_t>(n.layer->param_index("data_format"))]) == "channels_first";
+    const bool first =
+        n.layer->param_index("data_format") >= 0 && as_str(n.params[static_cast<std::size_t>(n.layer->param_index("data_format"))]) == "channels_first";
     const std::int64_t channels = in.rank() >= 2 ? (first ? in[1] : in.back()) : 0;
     const std::int64_t filters = integer(n, "filters", 0);
     const std::string_view kinit = mk.init("kernel_initializer", "glorot_uniform"), binit = mk.init("bias_initializer", "Zeros");

@@ -65,7 +65,8 @@ inline expected<int> resize(appender& a, int src, const shape& target) {
     if (n > k) {  // each of about k windows averaged
         const std::int64_t p = (n + k - 1) / k;
         if (p > 1) {
-            if (!reshape(ints{n, 1}) || !put(a.add("AveragePooling1D", {cur}, {{"pool_size", ints{p}}, {"strides", ints{p}}, {"padding", std::string("same")}})))
+            if (!reshape(ints{n, 1}) ||
+                !put(a.add("AveragePooling1D", {cur}, {{"pool_size", ints{p}}, {"strides", ints{p}}, {"padding", std::string("same")}})))
                 return fail("cannot pool " + std::to_string(n) + " values");
             n = (n + p - 1) / p;
         }

@@ -15,8 +15,12 @@ namespace memo::mutation {
 struct adapters {
     const layer_def *pad, *crop, *expand, *drop, *cast, *inject;
     explicit adapters(const registry& reg)
-        : pad(&reg.at("CustomPadLayer")), crop(&reg.at("CustomCropLayer")), expand(&reg.at("CustomExpandLayer")),
-          drop(&reg.at("CustomDropDimLayer")), cast(&reg.at("CustomCastLayer")), inject(&reg.at("CustomInjectLayer")) {}
+        : pad(&reg.at("CustomPadLayer")),
+          crop(&reg.at("CustomCropLayer")),
+          expand(&reg.at("CustomExpandLayer")),
+          drop(&reg.at("CustomDropDimLayer")),
+          cast(&reg.at("CustomCastLayer")),
+          inject(&reg.at("CustomInjectLayer")) {}
 };
 
 /// Inserts `n` at index `pos`; every edge, output and weight edit naming a node at or after `pos`
@@ -54,15 +58,13 @@ inline void redirect(model& m, int from, int to) {
 inline std::vector<int> consumers(const model& m, int i) {
     std::vector<int> r;
     for (std::size_t k = static_cast<std::size_t>(i) + 1; k < m.nodes.size(); ++k)
-        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end())
-            r.push_back(static_cast<int>(k));
+        if (std::find(m.nodes[k].inputs.begin(), m.nodes[k].inputs.end(), i) != m.nodes[k].inputs.end()) r.push_back(static_cast<int>(k));
     return r;
 }
 
 /// Inserts a node of layer L with these parameters reading `inputs`, at `pos`; infers it.
 /// Returns its index, or the reason it is invalid (then nothing is inserted).
-inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs,
-                              std::string name) {
+inline expected<int> add_node(model& m, int pos, const layer_def& L, std::vector<value> params, std::vector<int> inputs, std::string name) {
     node n;
     n.layer = &L;
     n.params = std::move(params);

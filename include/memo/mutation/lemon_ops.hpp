@@ -156,9 +156,17 @@ struct activation_replacement {
 };
 
 /// GF, NEB, NAI, NS: LEMON's weight-level rules.
-struct gaussian_fuzzing : detail::weight_rule<weight_edit::kind::gaussian_fuzz> { static constexpr std::string_view name = "GF"; };
-struct neuron_effect_block : detail::weight_rule<weight_edit::kind::block_neurons> { static constexpr std::string_view name = "NEB"; };
-struct neuron_activation_inverse : detail::weight_rule<weight_edit::kind::invert_activation> { static constexpr std::string_view name = "NAI"; };
-struct neuron_switch : detail::weight_rule<weight_edit::kind::switch_neurons> { static constexpr std::string_view name = "NS"; };
+struct gaussian_fuzzing : detail::weight_rule<weight_edit::kind::gaussian_fuzz> {
+    static constexpr std::string_view name = "GF";
+};
+struct neuron_effect_block : detail::weight_rule<weight_edit::kind::block_neurons> {
+    static constexpr std::string_view name = "NEB";
+};
+struct neuron_activation_inverse : detail::weight_rule<weight_edit::kind::invert_activation> {
+    static constexpr std::string_view name = "NAI";
+};
+struct neuron_switch : detail::weight_rule<weight_edit::kind::switch_neurons> {
+    static constexpr std::string_view name = "NS";
+};
 
 }  // namespace memo::mutation

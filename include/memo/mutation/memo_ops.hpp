@@ -87,7 +87,7 @@ expected<model> replace_input(const model& m, const context& ctx, int c, MakeInp
     const node& n = out.nodes[static_cast<std::size_t>(c)];
     const shape old_shape = n.out;
     const dtype old_type = n.type;
-    int at = c;                    // make_input inserts its nodes at `at` and moves it past them,
+    int at = c;                     // make_input inserts its nodes at `at` and moves it past them,
     auto in = make_input(out, at);  // so `at` ends where c now is
     if (!in) return in.error();
     out.nodes[static_cast<std::size_t>(at)].inputs[0] = *in;
@@ -131,17 +131,14 @@ struct lmerge {
         const shape natural = out.nodes[static_cast<std::size_t>(a)].out;
         const dtype t = out.nodes[static_cast<std::size_t>(a)].type;
         const bool feeds = !consumers(out, a).empty() || std::find(out.outputs.begin(), out.outputs.end(), a) != out.outputs.end();
-        const shape operand = M.ranks.contains(natural.rank())
-                                  ? natural
-                                  : shape_in_bucket(M.ranks.highest(), std::min(shape_bucket(natural), 3), r);
+        const shape operand = M.ranks.contains(natural.rank()) ? natural : shape_in_bucket(M.ranks.highest(), std::min(shape_bucket(natural), 3), r);
         int cursor = a + 1;
         auto left = convert_at(out, ctx.ad, a, cursor, operand, t);
         if (!left) return left.error();
         auto right = convert_at(out, ctx.ad, b, cursor, operand, t);
         if (!right) return right.error();
         expected<int> merged = fail("no valid parameters");
-        for (int k = 0; k < 6 && !merged; ++k)
-            merged = add_node(out, cursor, M, steps::fresh_params(ctx, M, r), {*left, *right}, {});
+        for (int k = 0; k < 6 && !merged; ++k) merged = add_node(out, cursor, M, steps::fresh_params(ctx, M, r), {*left, *right}, {});
         if (!merged) return merged.error();
         if (!feeds) {
             out.outputs.push_back(*merged);
@@ -168,9 +165,9 @@ struct lconn {
                 const shape& out = m.nodes[static_cast<std::size_t>(a)].out;
                 // Directly connectable: a merge needs a's shape to equal its operands'; another
                 // layer needs a rank it accepts.
-                const bool fits = nb.layer->is_merge() ? out == m.nodes[static_cast<std::size_t>(nb.inputs[0])].out &&
-                                                             static_cast<int>(nb.inputs.size()) < nb.layer->arity.max
-                                                       : nb.layer->ranks.contains(out.rank());
+                const bool fits = nb.layer->is_merge()
+                                      ? out == m.nodes[static_cast<std::size_t>(nb.inputs[0])].out && static_cast<int>(nb.inputs.size()) < nb.layer->arity.max
+                                      : nb.layer->ranks.contains(out.rank());
                 if (!fits || std::find(nb.inputs.begin(), nb.inputs.end(), a) != nb.inputs.end()) continue;
                 const auto pair = ctx.space().pair_item(ctx.slot(*m.nodes[static_cast<std::size_t>(a)].layer), ctx.slot(*nb.layer));
                 (ctx.has(criterion::layer_pair, pair) ? any : fresh).emplace_back(a, b);
@@ -228,13 +225,16 @@ struct nan_input {
         const auto nodes = steps::universe_nodes(m, ctx, true);
         if (nodes.empty()) return fail("no layer to feed");
         const int c = nodes[r.index(nodes.size())];
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            std::vector<value> ps{value{ctx.ad.inject->params[0].dom.init(r)}, value{ctx.ad.inject->params[1].dom.init(r)}};
-            auto added = add_node(out, at, *ctx.ad.inject, std::move(ps), {src}, {});
-            at += added.has_value();
-            return added;
-        }, r);
+        return detail::replace_input(
+            m, ctx, c,
+            [&](model& out, int& at) -> expected<int> {
+                const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+                std::vector<value> ps{value{ctx.ad.inject->params[0].dom.init(r)}, value{ctx.ad.inject->params[1].dom.init(r)}};
+                auto added = add_node(out, at, *ctx.ad.inject, std::move(ps), {src}, {});
+                at += added.has_value();
+                return added;
+            },
+            r);
     }
 };
 
@@ -252,10 +252,13 @@ struct mdims {
         shape target = steps::input_for(ctx, L, current, r);
         for (int k = 0; k < 4 && target.rank() == current.rank(); ++k) target = steps::input_for(ctx, L, current, r);
         if (target.rank() == current.rank()) return fail("no other rank drawn");
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            return convert_at(out, ctx.ad, src, at, target, out.nodes[static_cast<std::size_t>(src)].type);
-        }, r);
+        return detail::replace_input(
+            m, ctx, c,
+            [&](model& out, int& at) -> expected<int> {
+                const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+                return convert_at(out, ctx.ad, src, at, target, out.nodes[static_cast<std::size_t>(src)].type);
+            },
+            r);
     }
 };
 
@@ -278,12 +281,15 @@ struct mdtype {
         }
         const auto& pool = !fresh.empty() ? fresh : !taken.empty() ? taken : other;
         const dtype t = pool[r.index(pool.size())];
-        return detail::replace_input(m, ctx, c, [&](model& out, int& at) -> expected<int> {
-            const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
-            auto added = add_node(out, at, *ctx.ad.cast, {std::string(name_of(t))}, {src}, {});
-            at += added.has_value();
-            return added;
-        }, r);
+        return detail::replace_input(
+            m, ctx, c,
+            [&](model& out, int& at) -> expected<int> {
+                const int src = out.nodes[static_cast<std::size_t>(at)].inputs[0];
+                auto added = add_node(out, at, *ctx.ad.cast, {std::string(name_of(t))}, {src}, {});
+                at += added.has_value();
+                return added;
+            },
+            r);
     }
 };
 

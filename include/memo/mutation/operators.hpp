@@ -26,8 +26,7 @@ struct operator_set {
 /// MEMO's operators: the paper's seven and its code's MDims and MDtype.
 using memo_operators = operator_set<nla, lresh, lmerge, lconn, cshape, cmode, nan_input, mdims, mdtype>;
 /// LEMON's operators (the ablation MEMO_o).
-using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplication, layer_addition, activation_removal,
-                                     activation_replacement, gaussian_fuzzing, neuron_effect_block, neuron_activation_inverse,
-                                     neuron_switch>;
+using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplication, layer_addition, activation_removal, activation_replacement,
+                                     gaussian_fuzzing, neuron_effect_block, neuron_activation_inverse, neuron_switch>;
 
 }  // namespace memo::mutation

@@ -11,9 +11,7 @@
 namespace memo::mutation::steps {
 
 /// A node index in [lo, m.size()) chosen uniformly.
-inline int pick_node(const model& m, rng& r, int lo = 0) {
-    return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1));
-}
+inline int pick_node(const model& m, rng& r, int lo = 0) { return static_cast<int>(r.uniform(lo, static_cast<std::int64_t>(m.nodes.size()) - 1)); }
 
 /// The universe classes that feed node i (itself when it is one; through adapters otherwise).
 inline std::vector<std::size_t> sources(const context& ctx, const model& m, int i) {
@@ -38,8 +36,8 @@ inline std::vector<value> fresh_params(const context& ctx, const layer_def& L, r
     ps.reserve(L.params.size());
     for (std::size_t j = 0; j < L.params.size(); ++j)
         ps.push_back(std::holds_alternative<int_list>(L.params[j].dom.d) ? L.params[j].fallback
-                     : r.chance(0.25)                                   ? L.params[j].fallback
-                                                                        : fresh_value(ctx, L, j, r));
+                     : r.chance(0.25)                                    ? L.params[j].fallback
+                                                                         : fresh_value(ctx, L, j, r));
     return ps;
 }
 
@@ -58,9 +56,9 @@ inline shape input_for(const context& ctx, const layer_def& L, const shape& natu
     if (ctx.in_universe(L))
         for (int b = 0; b < shape_buckets; ++b)
             if (!ctx.has(criterion::layer_input, ctx.space().input_bucket_item(ctx.slot(L), b))) fresh_buckets.push_back(b);
-    const int bucket = !fresh_buckets.empty() && r.chance(0.7) ? fresh_buckets[r.index(fresh_buckets.size())]
+    const int bucket = !fresh_buckets.empty() && r.chance(0.7)   ? fresh_buckets[r.index(fresh_buckets.size())]
                        : rank == natural.rank() && r.chance(0.6) ? shape_bucket(natural)
-                                                                : static_cast<int>(r.index(4));  // bucket 4 only when sought
+                                                                 : static_cast<int>(r.index(4));  // bucket 4 only when sought
     if (rank == natural.rank() && bucket == shape_bucket(natural)) return natural;
     return shape_in_bucket(rank, bucket, r);
 }

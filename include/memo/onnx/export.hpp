@@ -237,8 +237,8 @@ inline check_result check(exported& x, const model& m) {
         if (!known || got != want) {
             r.what = check_result::kind::shape;
             r.node = static_cast<int>(i);
-            r.message = "ONNX shape inference gives " + (known ? tensor(got).dims_str() : std::string("no shape")) + " for " +
-                        detail::where(m, i) + ", memo gives " + tensor(want).dims_str();
+            r.message = "ONNX shape inference gives " + (known ? tensor(got).dims_str() : std::string("no shape")) + " for " + detail::where(m, i) +
+                        ", memo gives " + tensor(want).dims_str();
             return r;
         }
     }

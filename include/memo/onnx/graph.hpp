@@ -118,9 +118,7 @@ public:
         return out;
     }
     /// Adds a node with one output and returns its name.
-    std::string op(std::string_view type, const std::vector<std::string>& in, const std::vector<attr>& attrs = {}) {
-        return node(type, in, attrs, 1)[0];
-    }
+    std::string op(std::string_view type, const std::vector<std::string>& in, const std::vector<attr>& attrs = {}) { return node(type, in, attrs, 1)[0]; }
 
     /// An initializer holding `t`'s values in dtype `type` (rounded to it).
     std::string initializer(const tensor& t, dtype type, std::string_view hint = "w") {
@@ -132,7 +130,10 @@ public:
         std::string raw;
         const auto n = t.data.size();
         switch (type) {
-            case dtype::float64: raw.resize(n * 8); std::memcpy(raw.data(), t.data.data(), n * 8); break;
+            case dtype::float64:
+                raw.resize(n * 8);
+                std::memcpy(raw.data(), t.data.data(), n * 8);
+                break;
             case dtype::float32: {
                 raw.resize(n * 4);
                 for (std::size_t i = 0; i < n; ++i) {

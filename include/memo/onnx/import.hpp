@@ -114,24 +114,17 @@ inline const ::onnx::AttributeProto* find_attr(const ::onnx::NodeProto& n, std::
 
 inline std::optional<dtype> dtype_of(i64 elem_type) {
     switch (elem_type) {
-        case ::onnx::TensorProto::FLOAT:
-            return dtype::float32;
-        case ::onnx::TensorProto::FLOAT16:
-            return dtype::float16;
-        case ::onnx::TensorProto::DOUBLE:
-            return dtype::float64;
-        case ::onnx::TensorProto::BFLOAT16:
-            return dtype::bfloat16;
-        default:
-            return std::nullopt;
+        case ::onnx::TensorProto::FLOAT: return dtype::float32;
+        case ::onnx::TensorProto::FLOAT16: return dtype::float16;
+        case ::onnx::TensorProto::DOUBLE: return dtype::float64;
+        case ::onnx::TensorProto::BFLOAT16: return dtype::bfloat16;
+        default: return std::nullopt;
     }
 }
 
 inline double half_to_double(std::uint16_t h) {
     const int e = (h >> 10) & 31, m = h & 1023;
-    const double v = e == 0    ? std::ldexp(m, -24)
-                     : e == 31 ? (m ? std::numeric_limits<double>::quiet_NaN() : HUGE_VAL)
-                               : std::ldexp(m + 1024, e - 25);
+    const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? std::numeric_limits<double>::quiet_NaN() : HUGE_VAL) : std::ldexp(m + 1024, e - 25);
     return (h & 0x8000) ? -v : v;
 }
 inline double bfloat16_to_double(std::uint16_t b) {
@@ -144,15 +137,37 @@ inline double bfloat16_to_double(std::uint16_t b) {
 /// Operators whose output has the input's layout, seen through when looking for what layout a
 /// fresh tensor should take.
 inline bool layout_free(std::string_view op) {
-    static constexpr std::string_view ops[] = {"Relu", "Sigmoid", "Tanh", "Softplus", "Softsign", "Elu", "Selu", "HardSigmoid",
-                                               "LeakyRelu", "PRelu", "ThresholdedRelu", "Clip", "Exp", "Identity", "Dropout", "Cast",
-                                               "BatchNormalization", "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mean"};
+    static constexpr std::string_view ops[] = {"Relu",
+                                               "Sigmoid",
+                                               "Tanh",
+                                               "Softplus",
+                                               "Softsign",
+                                               "Elu",
+                                               "Selu",
+                                               "HardSigmoid",
+                                               "LeakyRelu",
+                                               "PRelu",
+                                               "ThresholdedRelu",
+                                               "Clip",
+                                               "Exp",
+                                               "Identity",
+                                               "Dropout",
+                                               "Cast",
+                                               "BatchNormalization",
+                                               "Add",
+                                               "Sub",
+                                               "Mul",
+                                               "Div",
+                                               "Sum",
+                                               "Max",
+                                               "Min",
+                                               "Mean"};
     return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 /// Operators that work on NCHW tensors' spatial axes: memo holds their input channels_last.
 inline bool spatial_op(std::string_view op) {
-    static constexpr std::string_view ops[] = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
-                                               "GlobalMaxPool", "Pad", "Resize", "Upsample"};
+    static constexpr std::string_view ops[] = {"Conv",          "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                               "GlobalMaxPool", "Pad",           "Resize",  "Upsample"};
     return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 
@@ -180,10 +195,8 @@ inline void check_json_depth(std::string_view text, const std::string& src) {
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (in_string) {
-            if (c == '\\')
-                ++i;
-            else if (c == '"')
-                in_string = false;
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
         } else if (c == '"') {
             in_string = true;
         } else if (c == '[' || c == '{') {
@@ -283,12 +296,9 @@ public:
 
         where_ = src_;
         for (const auto& o : g_.output()) {
-            if (auto it = vals_.find(o.name()); it != vals_.end())
-                m_.outputs.push_back(it->second.node);
-            else if (consts_.count(o.name()))
-                fail("graph output '" + o.name() + "' is a constant");
-            else
-                fail("graph output '" + o.name() + "' is not defined by the graph");
+            if (auto it = vals_.find(o.name()); it != vals_.end()) m_.outputs.push_back(it->second.node);
+            else if (consts_.count(o.name())) fail("graph output '" + o.name() + "' is a constant");
+            else fail("graph output '" + o.name() + "' is not defined by the graph");
         }
         if (auto r = infer_shapes(m_); !r) fail(r.reason());
         if (auto r = validate(m_); !r) fail(r.reason());
@@ -351,24 +361,21 @@ private:
         const auto* a = attr(name);
         if (!a) return {};
         expect_type(*a, ::onnx::AttributeProto::INTS, a->ints_size() > 0);
-        if (static_cast<std::size_t>(a->ints_size()) > max_read)
-            fail("attribute " + a->name() + " has " + std::to_string(a->ints_size()) + " entries");
+        if (static_cast<std::size_t>(a->ints_size()) > max_read) fail("attribute " + a->name() + " has " + std::to_string(a->ints_size()) + " entries");
         return dims_t(a->ints().begin(), a->ints().end());
     }
     std::vector<double> attr_reals(std::string_view name) const {
         const auto* a = attr(name);
         if (!a) return {};
         expect_type(*a, ::onnx::AttributeProto::FLOATS, a->floats_size() > 0);
-        if (static_cast<std::size_t>(a->floats_size()) > max_read)
-            fail("attribute " + a->name() + " has " + std::to_string(a->floats_size()) + " entries");
+        if (static_cast<std::size_t>(a->floats_size()) > max_read) fail("attribute " + a->name() + " has " + std::to_string(a->floats_size()) + " entries");
         return std::vector<double>(a->floats().begin(), a->floats().end());
     }
     std::vector<std::string> attr_strs(std::string_view name) const {
         const auto* a = attr(name);
         if (!a) return {};
         expect_type(*a, ::onnx::AttributeProto::STRINGS, a->strings_size() > 0);
-        if (static_cast<std::size_t>(a->strings_size()) > max_read)
-            fail("attribute " + a->name() + " has " + std::to_string(a->strings_size()) + " entries");
+        if (static_cast<std::size_t>(a->strings_size()) > max_read) fail("attribute " + a->name() + " has " + std::to_string(a->strings_size()) + " entries");
         return std::vector<std::string>(a->strings().begin(), a->strings().end());
     }
     /// An integer list attribute of `count` entries in [lo, hi], or `fallback` repeated.
@@ -376,12 +383,11 @@ private:
         if (!attr(name)) return dims_t(static_cast<std::size_t>(count), fallback);
         dims_t v = attr_ints(name);
         if (v.size() != static_cast<std::size_t>(count))
-            fail("attribute " + std::string(name) + "=" + list_str(v) + " has " + std::to_string(v.size()) + " entries, expected " +
-                 std::to_string(count));
+            fail("attribute " + std::string(name) + "=" + list_str(v) + " has " + std::to_string(v.size()) + " entries, expected " + std::to_string(count));
         for (auto x : v)
             if (x < lo || x > hi)
-                fail("attribute " + std::string(name) + "=" + list_str(v) + " is not supported (each entry must be " + std::to_string(lo) +
-                     " to " + std::to_string(hi) + ")");
+                fail("attribute " + std::string(name) + "=" + list_str(v) + " is not supported (each entry must be " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + ")");
         return v;
     }
 
@@ -441,8 +447,7 @@ private:
         return -1;
     }
     int normal_axis(i64 a, int r, const char* what) const {
-        if (a < -r || a >= r)
-            fail(std::string(what) + "=" + std::to_string(a) + " is not an axis of a rank-" + std::to_string(r) + " tensor");
+        if (a < -r || a >= r) fail(std::string(what) + "=" + std::to_string(a) + " is not an axis of a rank-" + std::to_string(r) + " tensor");
         return static_cast<int>(a < 0 ? a + r : a);
     }
 
@@ -464,23 +469,20 @@ private:
         for (auto d : t.dims()) {
             if (d < 0) fail(what + " has a negative dimension");
             if (d == 0) return 0;
-            if (static_cast<std::size_t>(d) > cap || (n *= static_cast<std::size_t>(d)) > cap)
-                fail(what + " has more than " + std::to_string(cap) + " values");
+            if (static_cast<std::size_t>(d) > cap || (n *= static_cast<std::size_t>(d)) > cap) fail(what + " has more than " + std::to_string(cap) + " values");
         }
         return n;
     }
     template <class T>
     std::vector<T> raw_values(const ::onnx::TensorProto& t, std::size_t n, const std::string& what) const {
         const std::string& raw = t.raw_data();
-        if (raw.size() != n * sizeof(T))
-            fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(n) + " values");
+        if (raw.size() != n * sizeof(T)) fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(n) + " values");
         std::vector<T> v(n);
         if (n) std::memcpy(v.data(), raw.data(), n * sizeof(T));  // ONNX stores raw data little-endian, as x86 and ARM do
         return v;
     }
     void check_count(int have, std::size_t n, const std::string& what) const {
-        if (static_cast<std::size_t>(have) != n)
-            fail(what + " holds " + std::to_string(have) + " values, its shape says " + std::to_string(n));
+        if (static_cast<std::size_t>(have) != n) fail(what + " holds " + std::to_string(have) + " values, its shape says " + std::to_string(n));
     }
     /// The integers of a small integer constant.
     dims_t read_ints(const cval& c, const std::string& what, std::size_t cap = max_read) const {
@@ -501,8 +503,7 @@ private:
                 break;
             case ::onnx::TensorProto::UINT64:
                 if (raw) {
-                    for (auto x : raw_values<std::uint64_t>(t, n, what))
-                        out.push_back(static_cast<i64>(std::min<std::uint64_t>(x, INT64_MAX)));
+                    for (auto x : raw_values<std::uint64_t>(t, n, what)) out.push_back(static_cast<i64>(std::min<std::uint64_t>(x, INT64_MAX)));
                     return out;
                 }
                 check_count(t.uint64_data_size(), n, what);
@@ -540,8 +541,7 @@ private:
                 }
                 check_count(t.uint64_data_size(), n, what);
                 return dims_t(t.uint64_data().begin(), t.uint64_data().end());
-            default:
-                fail(what + " holds " + type_str(t.data_type()) + " values, not integers");
+            default: fail(what + " holds " + type_str(t.data_type()) + " values, not integers");
         }
         check_count(t.int32_data_size(), n, what);
         return dims_t(t.int32_data().begin(), t.int32_data().end());
@@ -589,8 +589,7 @@ private:
             case ::onnx::TensorProto::BOOL:
                 for (auto x : read_ints(c, what, cap)) out.push_back(static_cast<double>(x));
                 return out;
-            default:
-                fail(what + " holds " + type_str(t.data_type()) + " values, not numbers");
+            default: fail(what + " holds " + type_str(t.data_type()) + " values, not numbers");
         }
     }
     double scalar_real(int k, const char* what) const {
@@ -599,8 +598,7 @@ private:
         return v[0];
     }
     static std::string type_str(int t) {
-        return ::onnx::TensorProto::DataType_IsValid(t) ? ::onnx::TensorProto::DataType_Name(static_cast<::onnx::TensorProto::DataType>(t))
-                                                        : std::to_string(t);
+        return ::onnx::TensorProto::DataType_IsValid(t) ? ::onnx::TensorProto::DataType_Name(static_cast<::onnx::TensorProto::DataType>(t)) : std::to_string(t);
     }
     /// An INT64 constant holding `v`, of shape `d` (1-D of v's length when empty and not scalar).
     cval int_const(const dims_t& v, dims_t d, bool scalar, int batch) {
@@ -636,8 +634,7 @@ private:
     void check_size(const shape& s) const {
         i64 e = 1;
         for (auto d : s.sample())
-            if (d < 1 || (e = mul_capped(e, d)) < 0)
-                fail("gives a tensor of shape " + s.str() + ", which memo does not hold (at most 2^31 elements)");
+            if (d < 1 || (e = mul_capped(e, d)) < 0) fail("gives a tensor of shape " + s.str() + ", which memo does not hold (at most 2^31 elements)");
     }
     /// The output shape of class `cls` on `in` with `params`, without adding a node.
     expected<shape> try_infer(std::string_view cls, const shape& in, const std::vector<kv>& params) const {
@@ -647,8 +644,7 @@ private:
         for (const auto& [k, v] : params)
             if (const int i = L->param_index(k); i >= 0) nd.params[static_cast<std::size_t>(i)] = v;
         for (std::size_t p = 0; p < L->params.size(); ++p)
-            if (!L->params[p].dom.validate(nd.params[p]))
-                return memo::fail("parameter " + std::string(L->params[p].name) + " is out of range");
+            if (!L->params[p].dom.validate(nd.params[p])) return memo::fail("parameter " + std::string(L->params[p].name) + " is out of range");
         const shape ins[1] = {in};
         return L->infer(inputs(ins), nd.params);
     }
@@ -656,8 +652,7 @@ private:
     /// t with memo's axes holding ONNX's axes `want`: t itself, or a Permute of the two
     /// non-batch axes of a rank-3 tensor. memo has no other transposition.
     tval as_layout(const std::string& name, const tval& t, const std::vector<int>& want, const std::string& purpose) {
-        if (t.merged())
-            fail("'" + name + "' still has the recurrent layer's direction axis; memo maps it only through Squeeze, Transpose and Reshape");
+        if (t.merged()) fail("'" + name + "' still has the recurrent layer's direction axis; memo maps it only through Squeeze, Transpose and Reshape");
         if (t.perm == want) return t;
         if (t.rank() == 3 && want.size() == 3 && t.perm[0] == want[0] && t.perm[1] == want[2] && t.perm[2] == want[1]) {
             const std::string key = name + "#" + list_str(want);
@@ -759,8 +754,7 @@ private:
                 if (v < 1 || v > max_dim) fail("dimension " + std::to_string(a) + " is " + std::to_string(v) + "; memo takes 1 to 2^20");
                 d[static_cast<std::size_t>(a)] = v;
             } else if (a != b) {
-                fail("dimension " + std::to_string(a) + " is " +
-                     (dim.has_dim_param() ? "symbolic ('" + dim.dim_param() + "')" : std::string("missing")) +
+                fail("dimension " + std::to_string(a) + " is " + (dim.has_dim_param() ? "symbolic ('" + dim.dim_param() + "')" : std::string("missing")) +
                      "; only the batch dimension (" + std::to_string(b) + ") may be");
             }
         }
@@ -793,8 +787,7 @@ private:
                      ", which does not come before it (nodes are not in topological order, or form a cycle)");
             fail(input_label(k) + " is an output of node " + std::to_string(p->second) + " that memo does not model");
         }
-        const bool all_const =
-            std::all_of(n.input().begin(), n.input().end(), [&](const std::string& s) { return s.empty() || consts_.count(s); });
+        const bool all_const = std::all_of(n.input().begin(), n.input().end(), [&](const std::string& s) { return s.empty() || consts_.count(s); });
         if (op == "Constant") return constant_op();
         if (all_const && n.input_size() > 0) return fold_op(op);
         if (op != "LSTM" && op != "GRU" && op != "RNN")
@@ -810,8 +803,7 @@ private:
         if (op == "LayerNormalization") return layer_norm_op();
         if (op == "Gemm") return gemm_op();
         if (op == "MatMul") return matmul_op();
-        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Sum" || op == "Max" || op == "Min" || op == "Mean")
-            return elementwise_op(op);
+        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Sum" || op == "Max" || op == "Min" || op == "Mean") return elementwise_op(op);
         if (op == "Concat") return concat_op();
         if (op == "Softmax") return softmax_op();
         if (op == "Clip") return clip_op();
@@ -841,16 +833,14 @@ private:
             }
             if (a.name() == "value_float" || a.name() == "value_floats") {
                 t.set_data_type(::onnx::TensorProto::FLOAT);
-                if (a.name() == "value_float")
-                    t.add_float_data(static_cast<float>(attr_real("value_float", 0)));
+                if (a.name() == "value_float") t.add_float_data(static_cast<float>(attr_real("value_float", 0)));
                 else {
                     for (auto x : attr_reals("value_floats")) t.add_float_data(static_cast<float>(x));
                     t.add_dims(t.float_data_size());
                 }
             } else if (a.name() == "value_int" || a.name() == "value_ints") {
                 t.set_data_type(::onnx::TensorProto::INT64);
-                if (a.name() == "value_int")
-                    t.add_int64_data(attr_int("value_int", 0));
+                if (a.name() == "value_int") t.add_int64_data(attr_int("value_int", 0));
                 else {
                     for (auto x : attr_ints("value_ints")) t.add_int64_data(x);
                     t.add_dims(t.int64_data_size());
@@ -894,8 +884,7 @@ private:
             dims_t out;
             int batch = -1;
             for (auto j : read_ints(idx, input_label(1))) {
-                if (j < -static_cast<i64>(v.size()) || j >= static_cast<i64>(v.size()))
-                    fail("index " + std::to_string(j) + " is out of range");
+                if (j < -static_cast<i64>(v.size()) || j >= static_cast<i64>(v.size())) fail("index " + std::to_string(j) + " is out of range");
                 if (j < 0) j += static_cast<i64>(v.size());
                 if (j == data.batch) batch = static_cast<int>(out.size());
                 out.push_back(v[static_cast<std::size_t>(j)]);
@@ -929,8 +918,7 @@ private:
         if (attr("kernel_shape")) {
             ks = attr_ints("kernel_shape");
             if (ks.size() != static_cast<std::size_t>(N))
-                fail("attribute kernel_shape=" + list_str(ks) + " has " + std::to_string(ks.size()) + " entries, expected " +
-                     std::to_string(N));
+                fail("attribute kernel_shape=" + list_str(ks) + " has " + std::to_string(ks.size()) + " entries, expected " + std::to_string(N));
             if (!wd.empty() && !std::equal(ks.begin(), ks.end(), wd.begin() + 2))
                 fail("attribute kernel_shape=" + list_str(ks) + " disagrees with the weight's shape " + list_str(wd));
         } else if (!wd.empty()) {
@@ -962,8 +950,7 @@ private:
         dims_t out;
         for (std::size_t i = 0; i < sizes.size(); ++i) {
             const i64 padded = sizes[i] + pads[i] + pads[i + sizes.size()];
-            if (padded < k_eff[i])
-                fail("the window (" + std::to_string(k_eff[i]) + ") is larger than the padded input (" + std::to_string(padded) + ")");
+            if (padded < k_eff[i]) fail("the window (" + std::to_string(k_eff[i]) + ") is larger than the padded input (" + std::to_string(padded) + ")");
             out.push_back((padded - k_eff[i]) / strides[i] + 1);
         }
         return out;
@@ -997,16 +984,15 @@ private:
         const shape& s = m_[k].out;
         for (std::size_t i = 0; i < want.size(); ++i)
             if (s[static_cast<int>(i) + 1] != want[i])
-                fail("maps to " + std::string(m_[k].layer->name) + " with output " + s.str() + ", where ONNX's spatial sizes are " +
-                     list_str(want));
+                fail("maps to " + std::string(m_[k].layer->name) + " with output " + s.str() + ", where ONNX's spatial sizes are " + list_str(want));
     }
     /// The input of a spatial op: NCHW of rank 3 to 5 held as NHWC.
     tval spatial_in(int lo, int hi) {
         const tval x = value_in(0);
         const int r = x.onnx_rank();
         if (r < lo || r > hi)
-            fail(input_label(0) + " has rank " + std::to_string(r) + "; memo maps " + n_->op_type() + " for ranks " + std::to_string(lo) +
-                 " to " + std::to_string(hi));
+            fail(input_label(0) + " has rank " + std::to_string(r) + "; memo maps " + n_->op_type() + " for ranks " + std::to_string(lo) + " to " +
+                 std::to_string(hi));
         return as_layout(input_name(0), x, channels_last_perm(r), n_->op_type());
     }
     static dims_t spatial_sizes(const shape& s) {
@@ -1019,8 +1005,7 @@ private:
         const tval x = spatial_in(3, 5);
         const int r = x.rank(), N = r - 2;
         const dims_t wd = const_dims(const_in(1, "W"), "the weight W");
-        if (wd.size() != static_cast<std::size_t>(r))
-            fail("the weight W has shape " + list_str(wd) + ", expected rank " + std::to_string(r));
+        if (wd.size() != static_cast<std::size_t>(r)) fail("the weight W has shape " + list_str(wd) + ", expected rank " + std::to_string(r));
         const shape& in = out_of(x);
         const i64 cin = in.back(), group = attr_int("group", 1), M = wd[0];
         const dims_t ks = window(wd, N), strides = attr_list("strides", N, 1, 1, 512), dil = attr_list("dilations", N, 1, 1, 512);
@@ -1057,35 +1042,27 @@ private:
         const tval x = spatial_in(4, 5);
         const int r = x.rank(), N = r - 2;
         const dims_t wd = const_dims(const_in(1, "W"), "the weight W");
-        if (wd.size() != static_cast<std::size_t>(r))
-            fail("the weight W has shape " + list_str(wd) + ", expected rank " + std::to_string(r));
+        if (wd.size() != static_cast<std::size_t>(r)) fail("the weight W has shape " + list_str(wd) + ", expected rank " + std::to_string(r));
         const shape& in = out_of(x);
         if (wd[0] != in.back()) fail("the weight W has shape " + list_str(wd) + " for " + std::to_string(in.back()) + " input channels");
-        if (const i64 group = attr_int("group", 1); group != 1)
-            fail("attribute group=" + std::to_string(group) + " is not supported (only 1)");
+        if (const i64 group = attr_int("group", 1); group != 1) fail("attribute group=" + std::to_string(group) + " is not supported (only 1)");
         if (attr("output_shape")) fail("attribute output_shape is not supported (give pads and output_padding)");
         const dims_t ks = window(wd, N), strides = attr_list("strides", N, 1, 1, 512), dil = attr_list("dilations", N, 1, 1, 512);
         const dims_t op = attr_list("output_padding", N, 0, 0, 511);
         const dims_t sizes = spatial_sizes(in);
         const std::string mode = attr_str("auto_pad", "NOTSET");
         dims_t pads(static_cast<std::size_t>(2 * N), 0), want(static_cast<std::size_t>(N));
-        if (mode == "NOTSET" || mode.empty())
-            pads = attr_list("pads", 2 * N, 0, 0, 4096);
-        else if (mode != "VALID" && mode != "SAME_UPPER" && mode != "SAME_LOWER")
-            fail("attribute auto_pad='" + mode + "' is not supported");
+        if (mode == "NOTSET" || mode.empty()) pads = attr_list("pads", 2 * N, 0, 0, 4096);
+        else if (mode != "VALID" && mode != "SAME_UPPER" && mode != "SAME_LOWER") fail("attribute auto_pad='" + mode + "' is not supported");
         for (std::size_t i = 0; i < want.size(); ++i) {
-            want[i] = mode.starts_with("SAME")
-                          ? sizes[i] * strides[i]
-                          : strides[i] * (sizes[i] - 1) + op[i] + (ks[i] - 1) * dil[i] + 1 - pads[i] - pads[i + want.size()];
+            want[i] = mode.starts_with("SAME") ? sizes[i] * strides[i]
+                                               : strides[i] * (sizes[i] - 1) + op[i] + (ks[i] - 1) * dil[i] + 1 - pads[i] - pads[i + want.size()];
             if (want[i] < 1) fail("gives spatial size " + std::to_string(want[i]));
         }
         // Keras' sizes: 'valid' is in * s + max(k - s, 0), 'same' in * s, and with output_padding
         // (in - 1) * s + k - 2 * pad + output_padding; take the first that gives ONNX's.
-        std::vector<kv> ps{{"filters", wd[1]},
-                           {"kernel_size", ints_of(ks)},
-                           {"strides", ints_of(strides)},
-                           {"dilation_rate", ints_of(dil)},
-                           {"use_bias", has_input(2)}};
+        std::vector<kv> ps{
+            {"filters", wd[1]}, {"kernel_size", ints_of(ks)}, {"strides", ints_of(strides)}, {"dilation_rate", ints_of(dil)}, {"use_bias", has_input(2)}};
         const std::pair<const char*, value> candidates[] = {{"valid", none}, {"same", none}, {"valid", ints_of(op)}, {"same", ints_of(op)}};
         for (const auto& [padding, output_padding] : candidates) {
             auto trial = ps;
@@ -1110,8 +1087,7 @@ private:
             if (std::any_of(d.begin(), d.end(), [](i64 v) { return v != 1; }))
                 fail("attribute dilations=" + list_str(d) + " is not supported (Keras' pooling has no dilation)");
         }
-        if (const i64 c = attr_int("ceil_mode", 0); c != 0)
-            fail("attribute ceil_mode=" + std::to_string(c) + " is not supported (Keras' pooling rounds down)");
+        if (const i64 c = attr_int("ceil_mode", 0); c != 0) fail("attribute ceil_mode=" + std::to_string(c) + " is not supported (Keras' pooling rounds down)");
         const dims_t sizes = spatial_sizes(out_of(x)), pads = explicit_pads(sizes, ks, strides);
         const dims_t want = window_out(sizes, pads, ks, strides);
         std::string padding;
@@ -1129,8 +1105,8 @@ private:
             src = pad_for(x, pads, sizes, ks, strides, padding, false);
             if (src < 0) fail("attribute pads=" + list_str(pads) + " is not supported (only zeros or the pads of Keras' 'same')");
         }
-        const int k = emit(max ? max_pool_names[N] : avg_pool_names[N], {src},
-                           {{"pool_size", ints_of(ks)}, {"strides", ints_of(strides)}, {"padding", padding}});
+        const int k =
+            emit(max ? max_pool_names[N] : avg_pool_names[N], {src}, {{"pool_size", ints_of(ks)}, {"strides", ints_of(strides)}, {"padding", padding}});
         expect_spatial(k, want);
         set_out(0, tval{k, x.perm});
     }
@@ -1153,8 +1129,7 @@ private:
         for (auto a : axes) on[static_cast<std::size_t>(normal_axis(a, r, "axis"))] = true;
         bool spatial = r >= 3 && r <= 5 && !on[0] && !on[1];
         for (int a = 2; a < r; ++a) spatial = spatial && on[static_cast<std::size_t>(a)];
-        if (!spatial)
-            fail("attribute axes=" + list_str(axes) + " is not supported (only all spatial axes of an NCHW tensor: a global pooling)");
+        if (!spatial) fail("attribute axes=" + list_str(axes) + " is not supported (only all spatial axes of an NCHW tensor: a global pooling)");
         const tval x = spatial_in(3, 5);
         const int N = r - 2;
         const bool keep = attr_int("keepdims", 1) != 0;
@@ -1174,8 +1149,8 @@ private:
         if (const i64 s = attr_int("spatial", 1); s != 1) fail("attribute spatial=" + std::to_string(s) + " is not supported");
         const int c = memo_axis(x, 1);
         if (c <= 0) fail("the channel axis is the batch axis in memo's layout");
-        const int k = emit("BatchNormalization", {x.node},
-                           {{"axis", i64{c - r}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"momentum", attr_real("momentum", 0.9)}});
+        const int k =
+            emit("BatchNormalization", {x.node}, {{"axis", i64{c - r}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"momentum", attr_real("momentum", 0.9)}});
         set_out(0, tval{k, x.perm});
     }
 
@@ -1188,8 +1163,7 @@ private:
         const_in(1, "Scale");
         if (has_input(2)) const_in(2, "B");
         tval y = x;
-        y.node =
-            emit("LayerNormalization", {x.node}, {{"axis", i64{-1}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"center", has_input(2)}});
+        y.node = emit("LayerNormalization", {x.node}, {{"axis", i64{-1}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"center", has_input(2)}});
         set_out(0, y);
     }
 
@@ -1199,17 +1173,14 @@ private:
         const tval x0 = value_in(0);
         if (x0.onnx_rank() != 2) fail(input_label(0) + " has rank " + std::to_string(x0.onnx_rank()) + "; Gemm takes rank 2");
         const tval x = as_layout(input_name(0), x0, identity_perm(2), "Gemm");
-        if (const i64 t = attr_int("transA", 0); t != 0)
-            fail("attribute transA=" + std::to_string(t) + " is not supported (only 0: A holds the batch)");
+        if (const i64 t = attr_int("transA", 0); t != 0) fail("attribute transA=" + std::to_string(t) + " is not supported (only 0: A holds the batch)");
         const bool tb = attr_int("transB", 0) != 0;
         if (const double a = attr_real("alpha", 1.0); a != 1.0) fail("attribute alpha=" + real_str(a) + " is not supported (only 1)");
-        if (const double b = attr_real("beta", 1.0); b != 1.0 && has_input(2))
-            fail("attribute beta=" + real_str(b) + " is not supported (only 1)");
+        if (const double b = attr_real("beta", 1.0); b != 1.0 && has_input(2)) fail("attribute beta=" + real_str(b) + " is not supported (only 1)");
         const dims_t wd = const_dims(const_in(1, "B"), "the weight B");
         if (wd.size() != 2) fail("the weight B has shape " + list_str(wd) + ", expected rank 2");
         const i64 K = tb ? wd[1] : wd[0], units = tb ? wd[0] : wd[1];
-        if (K != out_of(x).back())
-            fail("the weight B has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
+        if (K != out_of(x).back()) fail("the weight B has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
         if (has_input(2)) const_in(2, "C");
         const int k = emit("Dense", {x.node}, {{"units", units}, {"use_bias", has_input(2)}});
         bare_dense_[static_cast<std::size_t>(k)] = !has_input(2);
@@ -1221,8 +1192,7 @@ private:
         const dims_t wd = const_dims(const_in(1, "B"), "the weight B");
         if (wd.size() != 2) fail("the weight B has shape " + list_str(wd) + "; memo maps MatMul by a 2-D constant (a Dense)");
         const tval x = last_axis_last(input_name(0), x0, "MatMul");
-        if (wd[0] != out_of(x).back())
-            fail("the weight B has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
+        if (wd[0] != out_of(x).back()) fail("the weight B has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
         tval y = x;
         y.node = emit("Dense", {x.node}, {{"units", wd[1]}, {"use_bias", false}});
         bare_dense_[static_cast<std::size_t>(y.node)] = true;
@@ -1241,8 +1211,7 @@ private:
         const tval first = vals_.at(input_name(values[0]));
         const dims_t d = onnx_dims(first);
         for (int k : consts) {
-            if (op == "Max" || op == "Min" || op == "Mean")
-                fail(input_label(k) + " is a constant; memo maps " + op + " only over computed tensors");
+            if (op == "Max" || op == "Min" || op == "Mean") fail(input_label(k) + " is a constant; memo maps " + op + " only over computed tensors");
             if (op == "Div" && k == 0) fail("dividing a constant by a tensor is not supported");
             // Broadcasting a constant must not grow the tensor.
             const dims_t c = const_dims(consts_.at(input_name(k)), input_label(k).c_str());
@@ -1257,8 +1226,8 @@ private:
             // A bias add or a scaling by a constant changes values, never the architecture (memo
             // draws its own weights): the value passes through. A bias add right after a MatMul
             // is the Dense's bias.
-            if ((op == "Add" || op == "Sum") && !consts.empty() && bare_dense_[static_cast<std::size_t>(first.node)] &&
-                uses_[input_name(values[0])] == 1 && !first.merged()) {
+            if ((op == "Add" || op == "Sum") && !consts.empty() && bare_dense_[static_cast<std::size_t>(first.node)] && uses_[input_name(values[0])] == 1 &&
+                !first.merged()) {
                 const dims_t c = const_dims(consts_.at(input_name(consts.at(0))), "the bias");
                 const i64 units = out_of(first).back();
                 if (!c.empty() && c.back() == units && std::all_of(c.begin(), c.end() - 1, [](i64 v) { return v == 1; })) {
@@ -1354,8 +1323,7 @@ private:
         } else if (op == "HardSigmoid") {
             const double a = attr_real("alpha", 0.2), b = attr_real("beta", 0.5);
             if (std::abs(a - 0.2) > 1e-6 || std::abs(b - 0.5) > 1e-6)
-                fail("attributes alpha=" + real_str(a) + ", beta=" + real_str(b) +
-                     " are not supported (only Keras' hard_sigmoid: 0.2 and 0.5)");
+                fail("attributes alpha=" + real_str(a) + ", beta=" + real_str(b) + " are not supported (only Keras' hard_sigmoid: 0.2 and 0.5)");
             cls = "Activation", ps.push_back({"activation", std::string("hard_sigmoid")});
         }
         if (cls.empty()) fail("operator " + op + " is not supported");
@@ -1392,8 +1360,8 @@ private:
         const i64 raw = attr_int("axis", opset_ >= 13 ? -1 : 1);
         const int a = normal_axis(raw, r, "attribute axis");
         if (opset_ < 13 && a != r - 1)
-            fail("attribute axis=" + std::to_string(raw) + " is not supported before opset 13 (Softmax then spans axes " +
-                 std::to_string(a) + ".., only the last axis maps)");
+            fail("attribute axis=" + std::to_string(raw) + " is not supported before opset 13 (Softmax then spans axes " + std::to_string(a) +
+                 ".., only the last axis maps)");
         const int m = memo_axis(x, a);
         if (m <= 0) fail("attribute axis=" + std::to_string(raw) + " is the batch axis");
         const int k = emit("Softmax", {x.node}, {{"axis", i64{m - r}}});
@@ -1402,10 +1370,8 @@ private:
 
     void dropout_op() {
         double rate = 0.5;
-        if (opset_ < 12)
-            rate = attr_real("ratio", 0.5);
-        else if (has_input(1))
-            rate = scalar_real(1, "ratio");
+        if (opset_ < 12) rate = attr_real("ratio", 0.5);
+        else if (has_input(1)) rate = scalar_real(1, "ratio");
         if (opset_ >= 12 && has_input(2) && scalar_real(2, "training_mode") != 0) fail("training_mode is not supported");
         if (!(rate >= 0 && rate <= 0.99)) fail("ratio=" + real_str(rate) + " is not supported (Dropout's rate is 0 to 0.99)");
         tval x = value_in(0);
@@ -1416,9 +1382,7 @@ private:
     void cast_op() {
         const i64 to = attr_int("to", 0);
         const auto t = dtype_of(to);
-        if (!t)
-            fail("attribute to=" + type_str(static_cast<int>(std::clamp<i64>(to, INT_MIN, INT_MAX))) +
-                 " is not supported (only floating-point types)");
+        if (!t) fail("attribute to=" + type_str(static_cast<int>(std::clamp<i64>(to, INT_MIN, INT_MAX))) + " is not supported (only floating-point types)");
         tval x = value_in(0);
         if (m_[x.node].type != *t) x.node = emit("CustomCastLayer", {x.node}, {{"target_dtype", std::string(name_of(*t))}});
         set_out(0, x);
@@ -1452,8 +1416,7 @@ private:
         const i64 raw = attr_int("axis", 1);
         const i64 a = raw < 0 ? raw + r : raw;
         if (a != 1 || x.perm[0] != 0)
-            fail("attribute axis=" + std::to_string(raw) +
-                 " is not supported (only 1, with the batch on axis 0: Keras' Flatten keeps the batch alone)");
+            fail("attribute axis=" + std::to_string(raw) + " is not supported (only 1, with the batch on axis 0: Keras' Flatten keeps the batch alone)");
         if (!x.merged() && r == 2) return set_out(0, x);
         // Keras' Flatten orders an NHWC tensor's features H, W, C where ONNX's orders C, H, W: the
         // shapes agree, and as weights are not imported the order of the features does not matter.
@@ -1464,8 +1427,7 @@ private:
     /// ONNX's output shape and batch axis of a Reshape of a tensor of shape `in` (batch on
     /// axis b) to `t`, whose entry tb (when >= 0) is the batch size.
     std::pair<dims_t, int> resolve_reshape(const dims_t& in, int b, const dims_t& t, int tb) const {
-        if (t.empty() || t.size() > static_cast<std::size_t>(shape::max_rank))
-            fail("shape " + list_str(t) + " is not supported (rank 2 to 6)");
+        if (t.empty() || t.size() > static_cast<std::size_t>(shape::max_rank)) fail("shape " + list_str(t) + " is not supported (rank 2 to 6)");
         i64 E = 1;
         for (std::size_t a = 0; a < in.size(); ++a)
             if (static_cast<int>(a) != b) E = mul_capped(E, in[a]);
@@ -1488,8 +1450,7 @@ private:
                 minus = static_cast<int>(i);
                 continue;
             }
-            if (v < 1 || v > max_elements || __builtin_mul_overflow(P, v, &P) || P > max_elements * 1024)
-                fail("shape " + list_str(t) + " is not supported");
+            if (v < 1 || v > max_elements || __builtin_mul_overflow(P, v, &P) || P > max_elements * 1024) fail("shape " + list_str(t) + " is not supported");
             o[i] = v;
         }
         if (batch < 0 && minus >= 0 && P == E) {
@@ -1565,8 +1526,7 @@ private:
             t = read_ints(c, input_label(1) + " (shape)");
             tb = c.batch;
         }
-        if (attr_int("allowzero", 0) != 0 && std::find(t.begin(), t.end(), 0) != t.end())
-            fail("attribute allowzero=1 with a 0 in the shape is not supported");
+        if (attr_int("allowzero", 0) != 0 && std::find(t.begin(), t.end(), 0) != t.end()) fail("attribute allowzero=1 with a 0 in the shape is not supported");
         const auto [o, ob] = resolve_reshape(onnx_dims(x), x.perm[0], t, tb);
         reshape_to(x, o, ob);
     }
@@ -1634,8 +1594,7 @@ private:
         const tval x = value_in(0);
         if (x.merged()) as_layout(input_name(0), x, {}, "Pad");
         const int r = x.onnx_rank();
-        if (const std::string mode = attr_str("mode", "constant"); mode != "constant")
-            fail("attribute mode='" + mode + "' is not supported (only 'constant')");
+        if (const std::string mode = attr_str("mode", "constant"); mode != "constant") fail("attribute mode='" + mode + "' is not supported (only 'constant')");
         dims_t pads;
         double c = 0;
         if (opset_ < 11) {
@@ -1652,9 +1611,7 @@ private:
             fail("pads " + list_str(pads) + " has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(r));
         for (auto p : pads)
             if (p < 0 || p > 4096) fail("pads " + list_str(pads) + " is not supported (each entry must be 0 to 4096; negative pads crop)");
-        const auto at = [&](int memo, bool end) {
-            return pads[static_cast<std::size_t>(x.perm[static_cast<std::size_t>(memo)] + (end ? r : 0))];
-        };
+        const auto at = [&](int memo, bool end) { return pads[static_cast<std::size_t>(x.perm[static_cast<std::size_t>(memo)] + (end ? r : 0))]; };
         if (at(0, false) || at(0, true)) fail("padding the batch axis is not supported");
         if (std::all_of(pads.begin(), pads.end(), [](i64 p) { return p == 0; })) return set_out(0, x);
         const int N = r - 2;
@@ -1677,10 +1634,8 @@ private:
         const int r = x.onnx_rank(), N = r - 2;
         if (r < 3 || r > 5) fail(input_label(0) + " has rank " + std::to_string(r) + "; memo's UpSampling takes ranks 3 to 5");
         std::vector<double> scales;
-        if (upsample && opset_ < 9)
-            scales = attr_reals("scales");
-        else if (upsample || opset_ < 11)
-            scales = read_reals(const_in(1, "scales"), input_label(1) + " (scales)");
+        if (upsample && opset_ < 9) scales = attr_reals("scales");
+        else if (upsample || opset_ < 11) scales = read_reals(const_in(1, "scales"), input_label(1) + " (scales)");
         else {
             if (has_input(2)) scales = read_reals(const_in(2, "scales"), input_label(2) + " (scales)");
             if (scales.empty() && has_input(3)) {
@@ -1693,14 +1648,12 @@ private:
                         scales.push_back(1);
                         continue;
                     }
-                    if (sizes[a] < 1 || sizes[a] % in[a] != 0)
-                        fail("sizes " + list_str(sizes) + " are not whole multiples of the input's " + dims_str(in));
+                    if (sizes[a] < 1 || sizes[a] % in[a] != 0) fail("sizes " + list_str(sizes) + " are not whole multiples of the input's " + dims_str(in));
                     scales.push_back(static_cast<double>(sizes[a] / in[a]));
                 }
             }
         }
-        if (scales.size() != static_cast<std::size_t>(r))
-            fail("has " + std::to_string(scales.size()) + " scales for rank " + std::to_string(r));
+        if (scales.size() != static_cast<std::size_t>(r)) fail("has " + std::to_string(scales.size()) + " scales for rank " + std::to_string(r));
         dims_t size;
         for (int i = 0; i < r; ++i) {
             const int a = x.perm[static_cast<std::size_t>(i)];
@@ -1712,14 +1665,11 @@ private:
         }
         const std::string mode = attr_str("mode", "nearest");
         std::vector<kv> ps;
-        if (N == 1)
-            ps.push_back({"size", size[0]});
-        else
-            ps.push_back({"size", ints_of(size)});
+        if (N == 1) ps.push_back({"size", size[0]});
+        else ps.push_back({"size", ints_of(size)});
         if (mode == "linear" || mode == "bilinear") {
             if (N != 2)
-                fail("attribute mode='" + mode + "' is not supported in " + std::to_string(N) + "D (memo's UpSampling" + std::to_string(N) +
-                     "D only repeats)");
+                fail("attribute mode='" + mode + "' is not supported in " + std::to_string(N) + "D (memo's UpSampling" + std::to_string(N) + "D only repeats)");
             ps.push_back({"interpolation", std::string("bilinear")});
         } else if (mode != "nearest") {
             fail("attribute mode='" + mode + "' is not supported (only 'nearest' and 'linear')");
@@ -1757,8 +1707,7 @@ private:
             fail("the weight W has shape " + list_str(wd) + ", expected (" + std::to_string(dirs) + ", " + std::to_string(gates) +
                  " * hidden_size, input_size)");
         const i64 units = wd[1] / gates;
-        if (wd[2] != out_of(x).back())
-            fail("the weight W has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
+        if (wd[2] != out_of(x).back()) fail("the weight W has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
         if (const i64 h = attr_int("hidden_size", units); h != units)
             fail("attribute hidden_size=" + std::to_string(h) + " disagrees with W's shape " + list_str(wd));
         if (has_input(3)) const_in(3, "B");
@@ -1785,10 +1734,8 @@ private:
         if (lstm && acts[1] != acts[2]) fail("attribute activations is not supported (memo's LSTM takes one activation for g and h)");
         if (dirs == 2)
             for (std::size_t i = 0; i < acts.size(); ++i)
-                if (acts[i] != defaults[i % defaults.size()])
-                    fail("attribute activations is not supported (memo's Bidirectional takes the defaults only)");
-        const std::string act = keras_activation(gates == 1 ? acts[0] : acts[1]),
-                          rec = gates == 1 ? std::string() : keras_activation(acts[0]);
+                if (acts[i] != defaults[i % defaults.size()]) fail("attribute activations is not supported (memo's Bidirectional takes the defaults only)");
+        const std::string act = keras_activation(gates == 1 ? acts[0] : acts[1]), rec = gates == 1 ? std::string() : keras_activation(acts[0]);
         if (act.empty() || (gates > 1 && rec.empty()))
             fail("attribute activations is not supported (activation " + (act.empty() ? acts[gates == 1 ? 0 : 1] : acts[0]) + ")");
 
@@ -1848,11 +1795,9 @@ inline model from_metadata(const ::onnx::ModelProto& mp, const std::string& text
     std::size_t inputs = 0;
     for (const auto& vi : mp.graph().input()) inputs += !inits.count(vi.name());
     if (inputs != m.input_nodes().size())
-        throw error(src + ": metadata memo.model has " + std::to_string(m.input_nodes().size()) + " inputs, the graph " +
-                    std::to_string(inputs));
+        throw error(src + ": metadata memo.model has " + std::to_string(m.input_nodes().size()) + " inputs, the graph " + std::to_string(inputs));
     if (static_cast<std::size_t>(mp.graph().output_size()) != m.outputs.size())
-        throw error(src + ": metadata memo.model has " + std::to_string(m.outputs.size()) + " outputs, the graph " +
-                    std::to_string(mp.graph().output_size()));
+        throw error(src + ": metadata memo.model has " + std::to_string(m.outputs.size()) + " outputs, the graph " + std::to_string(mp.graph().output_size()));
     return m;
 }
 
@@ -1876,8 +1821,7 @@ inline memo::model from_onnx(const ::onnx::ModelProto& m, const registry& reg, c
 inline memo::model from_onnx_bytes(std::string_view bytes, const registry& reg, const std::string& source = "onnx model") {
     if (bytes.size() > static_cast<std::size_t>(INT_MAX)) throw error(source + ": larger than protobuf's 2 GiB limit");
     ::onnx::ModelProto m;
-    if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-        throw error(source + ": not an ONNX model (malformed or truncated protobuf)");
+    if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) throw error(source + ": not an ONNX model (malformed or truncated protobuf)");
     return from_onnx(m, reg, source);
 }
 

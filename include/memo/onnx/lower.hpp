@@ -120,9 +120,7 @@ inline dims_t tf_pads(const dims_t& in, const dims_t& k, const dims_t& s, const 
 }
 
 /// The spatial dims of a Keras tensor of these dims.
-inline dims_t spatial(const dims_t& dims, bool first) {
-    return first ? dims_t(dims.begin() + 2, dims.end()) : dims_t(dims.begin() + 1, dims.end() - 1);
-}
+inline dims_t spatial(const dims_t& dims, bool first) { return first ? dims_t(dims.begin() + 2, dims.end()) : dims_t(dims.begin() + 1, dims.end() - 1); }
 
 /// Keras' kernel (k..., a, b) as ONNX's (b, a, k...): conv (k..., in, out) -> (out, in, k...),
 /// conv_transpose (k..., out, in) -> (in, out, k...).
@@ -143,8 +141,8 @@ inline tensor depthwise_kernel(const tensor& w) {
 }
 
 /// A convolution of the channels-first `x` with an ONNX kernel initializer.
-inline std::string conv_cf(graph& g, const std::string& x, const std::string& w, const std::string& b, const dims_t& k, const dims_t& s,
-                           const dims_t& d, const dims_t& pads, std::int64_t groups) {
+inline std::string conv_cf(graph& g, const std::string& x, const std::string& w, const std::string& b, const dims_t& k, const dims_t& s, const dims_t& d,
+                           const dims_t& pads, std::int64_t groups) {
     std::vector<std::string> in{x, w};
     if (!b.empty()) in.push_back(b);
     return g.op("Conv", in, {{"kernel_shape", k}, {"strides", s}, {"dilations", d}, {"pads", pads}, {"group", groups}});
@@ -172,8 +170,8 @@ std::string separable_conv(call& c) {
     const auto depth = conv_cf(c.g, x, c.init(depthwise_kernel(*c.weight("depthwise_kernel")), "depthwise"), "", k, s, d,
                                tf_pads(spatial(c.in_dims[0], first), k, s, d, c.str("padding")), channels);
     const auto* b = c.weight("bias");
-    const auto y = conv_cf(c.g, depth, c.init(keras_kernel(*c.weight("pointwise_kernel")), "pointwise"), b ? c.init(*b, "bias") : "", one, one,
-                           one, dims_t(2 * N, 0), 1);
+    const auto y =
+        conv_cf(c.g, depth, c.init(keras_kernel(*c.weight("pointwise_kernel")), "pointwise"), b ? c.init(*b, "bias") : "", one, one, one, dims_t(2 * N, 0), 1);
     return activate(c.g, from_cf(c.g, y, c.rank(), first), c.str("activation"), c.type);
 }
 
@@ -216,8 +214,7 @@ std::string conv_transpose(call& c) {
     const auto* b = c.weight("bias");
     std::vector<std::string> args{x, w};
     if (b && direct) args.push_back(c.init(*b, "bias"));
-    std::string y = c.g.op("ConvTranspose", args,
-                           {{"kernel_shape", k}, {"strides", s}, {"dilations", d}, {"pads", pads}, {"output_padding", output_padding}});
+    std::string y = c.g.op("ConvTranspose", args, {{"kernel_shape", k}, {"strides", s}, {"dilations", d}, {"pads", pads}, {"output_padding", output_padding}});
     if (grows) y = c.g.op("Pad", {y, c.g.ints(grow)}, {{"mode", "constant"}});
     if (b && !direct) {
         dims_t shape{1, b->dims[0]};
@@ -263,8 +260,7 @@ inline tensor reorder_gates(const tensor& w, std::int64_t units, const std::vect
     const std::int64_t cols = w.dims.back(), rows = w.size() / cols;
     for (std::int64_t r = 0; r < rows; ++r)
         for (std::size_t gi = 0; gi < order.size(); ++gi)
-            for (std::int64_t u = 0; u < units; ++u)
-                y[r * cols + static_cast<std::int64_t>(gi) * units + u] = w[r * cols + order[gi] * units + u];
+            for (std::int64_t u = 0; u < units; ++u) y[r * cols + static_cast<std::int64_t>(gi) * units + u] = w[r * cols + order[gi] * units + u];
     return y;
 }
 /// (in, g*u) as ONNX's (1, g*u, in).
@@ -317,8 +313,7 @@ std::pair<std::vector<std::string>, std::string> scan(graph& g, const std::strin
     std::vector<std::string> args;
     for (const auto& st : states) args.push_back(st.initial);
     args.push_back(x);
-    auto outs = g.node("Scan", args,
-                       {{"body", subgraph{body_proto}}, {"num_scan_inputs", 1}, {"scan_input_axes", dims_t{1}}, {"scan_output_axes", dims_t{1}}},
+    auto outs = g.node("Scan", args, {{"body", subgraph{body_proto}}, {"num_scan_inputs", 1}, {"scan_input_axes", dims_t{1}}, {"scan_output_axes", dims_t{1}}},
                        static_cast<int>(states.size()) + 1);
     const std::string seq = outs.back();
     outs.pop_back();
@@ -420,7 +415,7 @@ inline std::string recurrent(call& c, int gates) {
     if (gates == 3) attrs.push_back({"linear_before_reset", reset_after ? 1 : 0});
     const auto outs = g.node(gates == 4 ? "LSTM" : gates == 3 ? "GRU" : "RNN", in, attrs, 2);
     if (seq) return g.op("Transpose", {g.op("Squeeze", {outs[0], g.ints({1})})}, {{"perm", dims_t{1, 0, 2}}});  // Y: (T, 1, B, U)
-    return g.op("Squeeze", {outs[1], g.ints({0})});                                                         // Y_h: (1, B, U)
+    return g.op("Squeeze", {outs[1], g.ints({0})});                                                             // Y_h: (1, B, U)
 }
 
 /// Bidirectional(LSTM) with Keras' LSTM defaults: one bidirectional ONNX LSTM. The backward
@@ -443,10 +438,9 @@ inline std::string bidirectional(call& c) {
         ++dir;
     }
     const auto x = g.op("Transpose", {c.in[0]}, {{"perm", dims_t{1, 0, 2}}});  // time first
-    const auto outs = g.node("LSTM", {x, c.init(W, "W"), c.init(R, "R"), c.init(B, "B")},
-                             {{"hidden_size", units}, {"direction", "bidirectional"}}, 2);
+    const auto outs = g.node("LSTM", {x, c.init(W, "W"), c.init(R, "R"), c.init(B, "B")}, {{"hidden_size", units}, {"direction", "bidirectional"}}, 2);
     std::string f, b;
-    if (c.flag("return_sequences")) {  // Y: (T, 2, B, U)
+    if (c.flag("return_sequences")) {                                                 // Y: (T, 2, B, U)
         const auto y = g.op("Transpose", {outs[0]}, {{"perm", dims_t{1, 2, 0, 3}}});  // (2, B, T, U)
         f = g.op("Gather", {y, g.int_scalar(0)}, {{"axis", 0}});
         b = g.op("Gather", {y, g.int_scalar(1)}, {{"axis", 0}});
@@ -645,9 +639,9 @@ std::string upsampling(call& c) {
     std::vector<double> scales{1.0, 1.0};
     for (auto s : size) scales.push_back(static_cast<double>(s));
     const bool linear = N == 2 && c.str("interpolation") == "bilinear";
-    const std::vector<attr> attrs = linear ? std::vector<attr>{{"mode", "linear"}, {"coordinate_transformation_mode", "half_pixel"}}
-                                           : std::vector<attr>{{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"},
-                                                               {"nearest_mode", "floor"}};
+    const std::vector<attr> attrs = linear
+                                        ? std::vector<attr>{{"mode", "linear"}, {"coordinate_transformation_mode", "half_pixel"}}
+                                        : std::vector<attr>{{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}};
     const auto y = c.g.op("Resize", {to_cf(c.g, c.in[0], N + 2, first), "", c.g.floats(scales)}, attrs);
     return from_cf(c.g, y, N + 2, first);
 }
@@ -769,8 +763,8 @@ inline std::map<std::string, lowering, std::less<>> builtin_lowerings() {
         return c.g.op("Add", {y, c.scalar(c.real("shift"))});
     };
     // Regularisation: the identity at inference.
-    for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D",
-                      "SpatialDropout2D", "SpatialDropout3D"})
+    for (auto name :
+         {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"})
         t[name] = [](call& c) { return c.g.op("Identity", {c.in[0]}); };
     // Convolutions.
     t["Conv1D"] = conv<1>;
@@ -827,9 +821,7 @@ inline std::map<std::string, lowering, std::less<>> builtin_lowerings() {
     };
     // Reshaping.
     t["Flatten"] = flatten;
-    t["RepeatVector"] = [](call& c) {
-        return c.g.op("Tile", {c.g.op("Unsqueeze", {c.in[0], c.g.ints({1})}), c.g.ints({1, c.integer("n"), 1})});
-    };
+    t["RepeatVector"] = [](call& c) { return c.g.op("Tile", {c.g.op("Unsqueeze", {c.in[0], c.g.ints({1})}), c.g.ints({1, c.integer("n"), 1})}); };
     t["Permute"] = [](call& c) {
         const auto& d = std::get<ints>(c.param("dims"));
         return c.g.op("Transpose", {c.in[0]}, {{"perm", dims_t{0, d[0], d[1]}}});

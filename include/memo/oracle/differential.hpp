@@ -70,9 +70,7 @@ inline void hash_trigger(hasher& h, const node& n) {
 /// A time-out or a memory blow-up is not minimised, so which of its node's parameters matter is
 /// not known: it is named by its layer class and dtype alone (one hanging kernel met with other
 /// activations is one bug), and that pair is a known hang's trigger.
-inline bool named_by_class(const verdict& v) {
-    return v.what == kind::crash && (v.status == run_status::timeout || v.status == run_status::memory);
-}
+inline bool named_by_class(const verdict& v) { return v.what == kind::crash && (v.status == run_status::timeout || v.status == run_status::memory); }
 inline std::uint64_t hang_trigger(const node& n) {
     hasher h;
     h.mix(n.layer->name);
@@ -190,7 +188,8 @@ public:
         }
         if (skipped_) return {};
         truth_cache_.clear();
-        verdict v = judge(obs_, [&] { return truth_outputs(); }, o_);
+        verdict v = judge(
+            obs_, [&] { return truth_outputs(); }, o_);
         if (!v && trace_) v = masked_difference();
         suppressed_ = false;
         if (v && named_by_class(v) && v.node < 0) v.node = known_trigger(v);
@@ -384,7 +383,10 @@ private:
             const auto a = culprit->run(m, inputs_, {true, {}, {}}), b = peer->run(m, inputs_, {true, {}, {}});
             if (a.ok() && b.ok())
                 for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
-                    if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) { v.node = static_cast<int>(i); break; }
+                    if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) {
+                        v.node = static_cast<int>(i);
+                        break;
+                    }
             if (v.node >= 0 && overflow_explains(v.node)) return false;
         } else if (v.what == kind::inconsistency && peer) {
             // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
@@ -533,7 +535,8 @@ private:
         for (int& e : first.inputs) e = add_input(s, m, e, *reg_);
         for (int& e : second.inputs) e = e == producer ? -1 : add_input(s, m, e, *reg_);
         s.nodes.push_back(std::move(first));
-        for (int& e : second.inputs) if (e < 0) e = static_cast<int>(s.size()) - 1;
+        for (int& e : second.inputs)
+            if (e < 0) e = static_cast<int>(s.size()) - 1;
         s.nodes.push_back(std::move(second));
         s.outputs = {static_cast<int>(s.size()) - 1};
         if (auto r = infer_shapes(s); !r) return r.error();

@@ -43,7 +43,7 @@ public:
     /// `participants` are tested one by one; `reference` (in the model's dtypes) self-checks the
     /// variants and localises.
     metamorphic_tester(std::vector<executor*> participants, executor& reference, const registry& reg, options o = {}, input_options in = {},
-                metamorphic_options mo = {})
+                       metamorphic_options mo = {})
         : xs_(std::move(participants)), ref_(&reference), reg_(&reg), cov_(reg), ctx_(reg, cov_), o_(o), in_(in), mo_(mo) {
         ctx_.guided = false;
     }
@@ -231,9 +231,11 @@ private:
             const auto& bad = failed(a.status) ? a : b;
             v.status = bad.status;
             v.node = bad.node;
-            v.message = "relation " + rel + ": " + (failed(a.status) ? "the model fails, its variant runs: " : "the variant fails, the model runs: ") + bad.message;
+            v.message =
+                "relation " + rel + ": " + (failed(a.status) ? "the model fails, its variant runs: " : "the variant fails, the model runs: ") + bad.message;
         } else if (has_non_finite(a.outputs) != has_non_finite(b.outputs)) {
-            v.message = "relation " + rel + ": " + (has_non_finite(b.outputs) ? "the variant's outputs turn non-finite" : "the model's outputs are non-finite, its variant's are not");
+            v.message = "relation " + rel + ": " +
+                        (has_non_finite(b.outputs) ? "the variant's outputs turn non-finite" : "the model's outputs are non-finite, its variant's are not");
         } else {
             // Output by output, each against its own node's rounding (oracle/rounding.hpp).
             const auto d = compare(a.outputs, b.outputs);

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "../backends/backend.hpp"
-#include "../metamorphic/variant.hpp"
 #include "../exec/digest.hpp"
+#include "../metamorphic/variant.hpp"
 
 namespace memo::oracle {
 
@@ -38,8 +38,8 @@ constexpr kind kind_from(std::string_view s) noexcept {
 }
 
 struct options {
-    double dmad_threshold = 0.5;  // D_MAD above which two backends disagree in their closeness to O
-    double tolerance_scale = 1.0; // multiplies every dtype's tolerance
+    double dmad_threshold = 0.5;   // D_MAD above which two backends disagree in their closeness to O
+    double tolerance_scale = 1.0;  // multiplies every dtype's tolerance
     /// A model whose run would hold more float64 values than this many bytes is not run
     /// (exec/budget.hpp): every participant gets it back unsupported, with the node that passes
     /// the budget. 0: no limit.
@@ -63,8 +63,8 @@ inline double tolerance(dtype t, const options& o = {}) {
 struct observation {
     std::string backend;
     run_result result;
-    std::vector<digest> nodes;  // every node's output digest, when the run was traced
-    std::vector<value_span> spans;     // with nodes: what every node's output values reach
+    std::vector<digest> nodes;      // every node's output digest, when the run was traced
+    std::vector<value_span> spans;  // with nodes: what every node's output values reach
 };
 
 /// How two results compare: max absolute difference, normwise relative difference (max |a - b|
@@ -77,9 +77,17 @@ struct difference {
 
 inline difference compare(const std::vector<tensor>& a, const std::vector<tensor>& b) {
     difference d;
-    if (a.size() != b.size()) { d.shapes_differ = true; d.max_rel = d.max_abs = INFINITY; return d; }
+    if (a.size() != b.size()) {
+        d.shapes_differ = true;
+        d.max_rel = d.max_abs = INFINITY;
+        return d;
+    }
     for (std::size_t k = 0; k < a.size(); ++k) {
-        if (a[k].dims != b[k].dims) { d.shapes_differ = true; d.max_rel = d.max_abs = INFINITY; return d; }
+        if (a[k].dims != b[k].dims) {
+            d.shapes_differ = true;
+            d.max_rel = d.max_abs = INFINITY;
+            return d;
+        }
         double diff = 0, scale = 0;
         for (std::int64_t i = 0; i < a[k].size(); ++i) {
             const double x = a[k][i], y = b[k][i];
@@ -113,9 +121,7 @@ inline double dmad(double delta_a, double delta_b) {
     return s > 0 ? std::abs(delta_a - delta_b) / s : 0.0;
 }
 
-inline bool failed(run_status s) noexcept {
-    return s == run_status::error || s == run_status::crash || s == run_status::timeout || s == run_status::memory;
-}
+inline bool failed(run_status s) noexcept { return s == run_status::error || s == run_status::crash || s == run_status::timeout || s == run_status::memory; }
 inline bool has_non_finite(const std::vector<tensor>& ts) {
     return std::any_of(ts.begin(), ts.end(), [](const tensor& t) { return t.has_non_finite(); });
 }
@@ -130,22 +136,22 @@ inline dtype coarsest(const std::vector<tensor>& ts) {
 
 struct verdict {
     kind what = kind::none;
-    std::vector<std::string> culprits;  // backends that fail, produce NaN, or deviate from O
-    std::vector<std::string> peers;     // backends they were compared with
-    std::string message;                // a culprit's error text or how it died
-    run_status status = run_status::ok; // the culprit's status (crash verdicts)
+    std::vector<std::string> culprits;   // backends that fail, produce NaN, or deviate from O
+    std::vector<std::string> peers;      // backends they were compared with
+    std::string message;                 // a culprit's error text or how it died
+    run_status status = run_status::ok;  // the culprit's status (crash verdicts)
     double dmad = 0, max_abs = 0, max_rel = 0;
-    int node = -1;                      // the localised node, -1 when not localised
-    std::string layer;                  // its class
-    std::string producer;               // the class of its first input's producer (the pair)
+    int node = -1;         // the localised node, -1 when not localised
+    std::string layer;     // its class
+    std::string producer;  // the class of its first input's producer (the pair)
     /// At the localised node, on identical inputs (inconsistency, metamorphic): the largest
     /// difference, the magnitude of the float64 output, and the most rounding explains there
     /// (oracle/rounding.hpp). All 0 when not measured.
     struct node_difference {
         double max_abs = 0, scale = 0, bound = 0;
     } at_node;
-    bool all_failed = false;            // every backend that ran failed: a model no library takes
-    bool masked = false;                // inconsistency: the outputs agree, a node's traced values do not
+    bool all_failed = false;                      // every backend that ran failed: a model no library takes
+    bool masked = false;                          // inconsistency: the outputs agree, a node's traced values do not
     std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
     /// Inconsistency: the other nodes beyond rounding on the same identical inputs, each a bug of
     /// its own (a model may meet two faults; the first would hide the second).

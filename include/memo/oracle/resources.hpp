@@ -41,7 +41,7 @@ struct resource_options {
 /// One backend's runs of one model, in order.
 struct resource_runs {
     std::string backend;
-    std::vector<double> ms;      // wall time
+    std::vector<double> ms;  // wall time
     std::vector<std::int64_t> start_kb, peak_kb;
     std::vector<double> cpu_ms{};  // CPU time, when the worker measures it
 

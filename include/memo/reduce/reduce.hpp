@@ -89,10 +89,10 @@ auto span_of(const V& v) {
 /// An item configuration: nodes of one class with the same type, parameter and input items. Any
 /// of them stands for all the others, on any input that keeps those items.
 struct config {
-    int cls = -1;              // universe slot
-    std::vector<int> items;    // dense ids, sorted
-    std::vector<int> groups;   // original nodes with distinct parameter values or input shapes
-    std::vector<int> variants; // original nodes with distinct parameter values
+    int cls = -1;               // universe slot
+    std::vector<int> items;     // dense ids, sorted
+    std::vector<int> groups;    // original nodes with distinct parameter values or input shapes
+    std::vector<int> variants;  // original nodes with distinct parameter values
 };
 
 /// A chain of adapters between two universe layers of the original, where the universe counts
@@ -150,7 +150,7 @@ struct state {
     std::vector<snode> nodes;
     std::vector<int> cnt;  // per dense item: how many nodes and edges cover it
     int covered = 0;
-    double weight = 0;     // of the covered items
+    double weight = 0;  // of the covered items
 };
 
 /// The outcome of a layer (or an adapter chain) on given inputs.
@@ -383,9 +383,7 @@ private:
         if (added) ++items_;
         return it->second;
     }
-    int pair_of(int cfg_a, int cfg_b) const {
-        return pair_[at(configs_[at(cfg_a)].cls) * classes_ + at(configs_[at(cfg_b)].cls)];
-    }
+    int pair_of(int cfg_a, int cfg_b) const { return pair_[at(configs_[at(cfg_a)].cls) * classes_ + at(configs_[at(cfg_b)].cls)]; }
 
     // ---- step 1: the original's items ----
 
@@ -559,19 +557,29 @@ private:
         // Of the edges (and merges) whose ends have the same configurations, a few spread over the
         // original are enough: they differ only in shapes.
         for (auto& list : edges_of_pair_)
-            list = spread(list, [&](const edge& e) {
-                return hasher{}.mix(static_cast<std::uint64_t>(config_of_[at(e.a)])).mix(static_cast<std::uint64_t>(config_of_[at(e.b)]))
-                    .mix(static_cast<std::uint64_t>(e.j)).mix(static_cast<std::uint64_t>(e.chain + 1)).value();
-            }, 4);
-        merges_ = spread(merges_, [&](int b) {
-            hasher h;
-            h.mix(static_cast<std::uint64_t>(config_of_[at(b)]));
-            for (std::size_t j = 0; j < m_.nodes[at(b)].inputs.size(); ++j) {
-                const auto [a, ch] = producer(b, j);
-                h.mix(static_cast<std::uint64_t>(a < 0 ? -1 : config_of_[at(a)])).mix(static_cast<std::uint64_t>(ch + 1));
-            }
-            return h.value();
-        }, 3);
+            list = spread(
+                list,
+                [&](const edge& e) {
+                    return hasher{}
+                        .mix(static_cast<std::uint64_t>(config_of_[at(e.a)]))
+                        .mix(static_cast<std::uint64_t>(config_of_[at(e.b)]))
+                        .mix(static_cast<std::uint64_t>(e.j))
+                        .mix(static_cast<std::uint64_t>(e.chain + 1))
+                        .value();
+                },
+                4);
+        merges_ = spread(
+            merges_,
+            [&](int b) {
+                hasher h;
+                h.mix(static_cast<std::uint64_t>(config_of_[at(b)]));
+                for (std::size_t j = 0; j < m_.nodes[at(b)].inputs.size(); ++j) {
+                    const auto [a, ch] = producer(b, j);
+                    h.mix(static_cast<std::uint64_t>(a < 0 ? -1 : config_of_[at(a)])).mix(static_cast<std::uint64_t>(ch + 1));
+                }
+                return h.value();
+            },
+            3);
     }
 
     /// At most k elements per key, spread evenly over those with that key; in the first one's order.
@@ -1089,9 +1097,9 @@ private:
     std::vector<config> configs_;
     std::vector<int> pair_;  // classes x classes: dense id of the pair, -1 when not the original's
     std::vector<chain> chains_;
-    std::vector<std::vector<int>> chains_of_pair_;   // per dense id
-    std::vector<std::vector<edge>> edges_of_pair_;   // per dense id
-    std::vector<int> merges_;                        // one original merge per kind
+    std::vector<std::vector<int>> chains_of_pair_;               // per dense id
+    std::vector<std::vector<edge>> edges_of_pair_;               // per dense id
+    std::vector<int> merges_;                                    // one original merge per kind
     std::vector<std::vector<std::pair<int, int>>> producer_of_;  // per node and slot: (universe producer, chain)
     std::unordered_map<std::uint64_t, int> edge_pair_cache_;
     std::unordered_map<std::uint64_t, outcome> node_cache_, chain_cache_;
@@ -1183,8 +1191,7 @@ public:
             for (std::size_t x = 0; x < m_.nodes.size() && !changed; ++x) {
                 if (m_.nodes[x].layer->arity.max != 0) continue;
                 for (std::size_t y = 0; y < m_.nodes.size() && !changed; ++y) {
-                    if (y == x || m_.nodes[y].layer->arity.max != 0 || m_.nodes[y].type != m_.nodes[x].type ||
-                        m_.nodes[y].out.rank() != m_.nodes[x].out.rank())
+                    if (y == x || m_.nodes[y].layer->arity.max != 0 || m_.nodes[y].type != m_.nodes[x].type || m_.nodes[y].out.rank() != m_.nodes[x].out.rank())
                         continue;
                     model c = m_;
                     for (auto& nd : c.nodes)
@@ -1232,8 +1239,7 @@ public:
                     if (k < 0) continue;
                     // The last dimension first: channels multiply the weights of what reads them.
                     const int dims = std::get<ints>(m_.nodes[i].params[at(k)]).n;
-                    for (int d = dims; d-- > 0;)
-                        any |= minimise(i, at(k), d, 1, std::get<ints>(m_.nodes[i].params[at(k)])[d]);
+                    for (int d = dims; d-- > 0;) any |= minimise(i, at(k), d, 1, std::get<ints>(m_.nodes[i].params[at(k)])[d]);
                     continue;
                 }
                 for (std::size_t p = 0; p < m_.nodes[i].params.size(); ++p) {
@@ -1265,8 +1271,7 @@ public:
             if (sb < 0) continue;
             for (int x : b.inputs)
                 if (at(x) == w) {
-                    const auto item = static_cast<std::uint64_t>(criterion::layer_pair) << 32 |
-                                      (u_.classes() * at(a) + at(sb));
+                    const auto item = static_cast<std::uint64_t>(criterion::layer_pair) << 32 | (u_.classes() * at(a) + at(sb));
                     if (!std::binary_search(target_.begin(), target_.end(), item)) return false;
                 }
         }
@@ -1346,8 +1351,7 @@ private:
                 hi = mid;
                 m_ = std::move(c);
                 changed = true;
-            } else
-                lo = mid + 1;
+            } else lo = mid + 1;
         }
         return changed;
     }

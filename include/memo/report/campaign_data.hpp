@@ -60,11 +60,11 @@ struct bug_entry {
 
 struct campaign_data {
     std::filesystem::path dir;
-    std::string name;                 // the directory's name
-    std::optional<io::json> stats;    // absent while the campaign runs, or when it was killed
+    std::string name;               // the directory's name
+    std::optional<io::json> stats;  // absent while the campaign runs, or when it was killed
     csv_table coverage;
-    std::vector<bug_entry> bugs;      // by first sighting
-    std::size_t unreadable = 0;       // bug.json or queue/seed files that could not be read
+    std::vector<bug_entry> bugs;  // by first sighting
+    std::size_t unreadable = 0;   // bug.json or queue/seed files that could not be read
 };
 
 inline campaign_data read_campaign(const std::filesystem::path& dir) {
@@ -76,8 +76,7 @@ inline campaign_data read_campaign(const std::filesystem::path& dir) {
     c.name = fs::weakly_canonical(dir).filename().string();
     if (fs::exists(dir / "stats.json")) c.stats = io::parse_json_file((dir / "stats.json").string());
     c.coverage = read_csv(dir / "coverage.csv");
-    if (!c.stats && c.coverage.columns.empty())
-        throw error(dir.string() + ": not a campaign directory (neither stats.json nor coverage.csv)");
+    if (!c.stats && c.coverage.columns.empty()) throw error(dir.string() + ": not a campaign directory (neither stats.json nor coverage.csv)");
     if (fs::is_directory(dir / "bugs"))
         for (const auto& k : fs::directory_iterator(dir / "bugs")) {
             if (!k.is_directory() || k.path().filename() == ".tmp") continue;  // unfinished writes
@@ -94,9 +93,8 @@ inline campaign_data read_campaign(const std::filesystem::path& dir) {
             }
         }
     auto first_seen = [](const bug_entry& b) { return b.data.value("first_seen", io::json::object()).value("seconds", 0.0); };
-    std::sort(c.bugs.begin(), c.bugs.end(), [&](const bug_entry& a, const bug_entry& b) {
-        return first_seen(a) != first_seen(b) ? first_seen(a) < first_seen(b) : a.path < b.path;
-    });
+    std::sort(c.bugs.begin(), c.bugs.end(),
+              [&](const bug_entry& a, const bug_entry& b) { return first_seen(a) != first_seen(b) ? first_seen(a) < first_seen(b) : a.path < b.path; });
     return c;
 }
 

@@ -58,8 +58,9 @@ inline std::string join(const io::json& list) {
 }
 
 inline std::string summary_section(const campaign_data& c) {
-    if (!c.stats) return "<p class=\"muted\">No stats.json: the campaign is still running, or was stopped before its end. "
-                         "What follows is what it wrote so far.</p>";
+    if (!c.stats)
+        return "<p class=\"muted\">No stats.json: the campaign is still running, or was stopped before its end. "
+               "What follows is what it wrote so far.</p>";
     const auto& s = *c.stats;
     std::string h = "<table class=\"summary\">";
     auto row = [&](const char* label, const std::string& v) {
@@ -85,8 +86,8 @@ inline std::string coverage_section(const campaign_data& c, const memo_coverage&
     std::string h = "<h2>Coverage over time</h2><table><tr><th>criterion</th><th>covered</th><th>total</th><th>%</th></tr>";
     for (auto k : all_criteria) {
         const std::size_t covered = cov.covered(k), total = cov.total(k);
-        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", name_of(k), covered,
-                         total, total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
+        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>", name_of(k), covered, total,
+                         total ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0);
     }
     // The criteria of a metric beside MEMO's (--coverage memo,rnn-state), as stats.json has them.
     // And the criteria known only from runs (layer_input_range), as stats.json's coverage_executed has them.
@@ -123,8 +124,9 @@ inline std::string coverage_section(const campaign_data& c, const memo_coverage&
 
 inline std::string executions_section(const campaign_data& c) {
     if (!c.stats || !c.stats->contains("executions") || (*c.stats)["executions"].empty()) return "";
-    std::string h = "<h2>Backends</h2><table><tr><th>backend</th><th>runs</th><th>status</th><th>mean ms</th><th>peak MiB</th><th>restarts</th>"
-                    "<th>declined</th><th>why (layer in dtype: runs)</th></tr>";
+    std::string h =
+        "<h2>Backends</h2><table><tr><th>backend</th><th>runs</th><th>status</th><th>mean ms</th><th>peak MiB</th><th>restarts</th>"
+        "<th>declined</th><th>why (layer in dtype: runs)</th></tr>";
     for (const auto& [name, e] : (*c.stats)["executions"].items()) {
         std::string st, why;
         const auto status = e.value("status", io::json::object());  // named: a temporary would die before the loop
@@ -132,10 +134,11 @@ inline std::string executions_section(const campaign_data& c) {
         const auto declined = e.value("declined", io::json::object());
         for (const auto& r : declined.value("reasons", io::json::array()))
             why += (why.empty() ? "" : "; ") + r.value("reason", std::string()) + ": " + r.value("runs", io::json(0)).dump();
-        h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{}</td>"
-                         "<td class=\"n\">{:.1f} %</td><td>{}</td></tr>",
-                         escape(name), e.value("runs", 0), escape(st), e.value("ms_mean", 0.0), e.value("peak_kb_max", 0.0) / 1024,
-                         e.value("restarts", 0), 100.0 * declined.value("share", 0.0), escape(why));
+        h += fmt::format(
+            "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{}</td>"
+            "<td class=\"n\">{:.1f} %</td><td>{}</td></tr>",
+            escape(name), e.value("runs", 0), escape(st), e.value("ms_mean", 0.0), e.value("peak_kb_max", 0.0) / 1024, e.value("restarts", 0),
+            100.0 * declined.value("share", 0.0), escape(why));
     }
     return h + "</table>";
 }
@@ -155,15 +158,16 @@ inline std::string bugs_section(const campaign_data& c) {
         std::string backends = join(d.value("culprits", io::json::array()));
         if (const auto peers = join(d.value("peers", io::json::array())); !peers.empty()) backends += " vs " + peers;
         const std::string base = escape(b.path) + "/";
-        std::string files = fmt::format("<a href=\"{0}repro.sh\">repro.sh</a> <a href=\"{0}minimal.json\">minimal.json</a> <a href=\"{0}bug.json\">bug.json</a>", base);
+        std::string files =
+            fmt::format("<a href=\"{0}repro.sh\">repro.sh</a> <a href=\"{0}minimal.json\">minimal.json</a> <a href=\"{0}bug.json\">bug.json</a>", base);
         if (b.has_onnx) files += fmt::format(" <a href=\"{0}minimal.onnx\">minimal.onnx</a> <a href=\"{0}model.onnx\">model.onnx</a>", base);
         std::string message = d.value("message", std::string());
         if (message.size() > 160) message = message.substr(0, 157) + "...";
-        h += fmt::format("<tr class=\"bug\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"n\">{:.1f} s<br>iteration {}</td>"
-                         "<td class=\"n\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>",
-                         escape(b.kind), escape(backends), escape(where.value("layer", std::string())),
-                         escape(where.value("pair", std::string())), escape(params), first.value("seconds", 0.0),
-                         first.value("iteration", std::uint64_t{0}), d.value("count", 1), escape(message), files);
+        h += fmt::format(
+            "<tr class=\"bug\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"n\">{:.1f} s<br>iteration {}</td>"
+            "<td class=\"n\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>",
+            escape(b.kind), escape(backends), escape(where.value("layer", std::string())), escape(where.value("pair", std::string())), escape(params),
+            first.value("seconds", 0.0), first.value("iteration", std::uint64_t{0}), d.value("count", 1), escape(message), files);
     }
     return h + "</table>";
 }
@@ -192,8 +196,8 @@ inline std::string missing_group(const memo_coverage& cov, criterion k, const ch
 
 inline std::string missing_section(const memo_coverage& cov) {
     return "<h2>Coverage still missing</h2>" + missing_group(cov, criterion::layer_type, "Layer types") +
-           missing_group(cov, criterion::layer_pair_connectable, "Connectable layer pairs") +
-           missing_group(cov, criterion::layer_param, "Parameter values") + missing_group(cov, criterion::layer_input, "Layer inputs");
+           missing_group(cov, criterion::layer_pair_connectable, "Connectable layer pairs") + missing_group(cov, criterion::layer_param, "Parameter values") +
+           missing_group(cov, criterion::layer_input, "Layer inputs");
 }
 
 }  // namespace detail

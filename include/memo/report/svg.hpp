@@ -68,14 +68,15 @@ inline std::string line_chart(const std::vector<series>& all, const chart_option
                                 o.width, height, o.width, height);
     s += fmt::format(R"svg(<title>{}</title><text x="{}" y="18" class="title">{}</text>)svg", escape(o.title), left, escape(o.title));
     for (double v = 0; v <= y_max + ys / 2; v += ys)
-        s += fmt::format(R"svg(<line class="grid" x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}"/><text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)svg",
-                         left, left + w, py(v), py(v), left - 6, py(v) + 4, detail::tick_label(v));
+        s += fmt::format(
+            R"svg(<line class="grid" x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}"/><text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)svg",
+            left, left + w, py(v), py(v), left - 6, py(v) + 4, detail::tick_label(v));
     for (double v = 0; v <= x_max + xs / 2; v += xs)
         s += fmt::format(R"svg(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)svg", px(v), top + h + 16, detail::tick_label(v));
     s += fmt::format(R"svg(<rect class="frame" x="{}" y="{}" width="{}" height="{}"/>)svg", left, top, w, h);
     s += fmt::format(R"svg(<text class="label" x="{:.1f}" y="{}" text-anchor="middle">{}</text>)svg", left + w / 2, o.height - 6, escape(o.x_label));
-    s += fmt::format(R"svg(<text class="label" transform="translate(14 {:.1f}) rotate(-90)" text-anchor="middle">{}</text>)svg", top + h / 2,
-                     escape(o.y_label));
+    s +=
+        fmt::format(R"svg(<text class="label" transform="translate(14 {:.1f}) rotate(-90)" text-anchor="middle">{}</text>)svg", top + h / 2, escape(o.y_label));
     for (std::size_t i = 0; i < all.size(); ++i) {
         const char* colour = detail::palette[i % std::size(detail::palette)];
         std::string d;
@@ -87,8 +88,9 @@ inline std::string line_chart(const std::vector<series>& all, const chart_option
         if (!legend_rows) continue;
         std::string name = all[i].name.size() > 26 ? all[i].name.substr(0, 25) + "~" : all[i].name;
         const double lx = left + entry * static_cast<double>(i % per_row), ly = o.height + 12 + 16.0 * static_cast<double>(i / per_row);
-        s += fmt::format(R"svg(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="3"/><text class="legend" x="{:.1f}" y="{:.1f}">{}</text>)svg",
-                         lx, lx + 18, ly - 4, ly - 4, colour, lx + 24, ly, escape(name));
+        s += fmt::format(
+            R"svg(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="3"/><text class="legend" x="{:.1f}" y="{:.1f}">{}</text>)svg",
+            lx, lx + 18, ly - 4, ly - 4, colour, lx + 24, ly, escape(name));
     }
     return s + "</svg>";
 }

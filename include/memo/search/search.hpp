@@ -11,9 +11,9 @@
 // operators receive a Context built from the coverage (memo::mutation::context by default).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
-#include <functional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -25,16 +25,16 @@
 namespace memo {
 
 template <class Model, class Ops, class Coverage, selector Selector, class Context = mutation::context>
-    requires coverage_metric<Coverage, Model>
+requires coverage_metric<Coverage, Model>
 class search {
 public:
     /// What one step did.
     struct step_result {
-        std::size_t seed;   // the seed selected
-        std::size_t slot;   // its model slot
-        std::size_t op;     // its operator
-        bool valid;         // the operator made a mutant
-        std::size_t gain;   // new coverage items (0: not diverse)
+        std::size_t seed;     // the seed selected
+        std::size_t slot;     // its model slot
+        std::size_t op;       // its operator
+        bool valid;           // the operator made a mutant
+        std::size_t gain;     // new coverage items (0: not diverse)
         const Model* mutant;  // the mutant when valid (diverse or not), else nullptr
     };
 
@@ -101,8 +101,8 @@ public:
     /// Restores a saved state and its coverage; throws when it was saved with another seed pool
     /// (the state may hold more models than this search's seeds: those it adopted).
     void restore(state st, Coverage cov) {
-        if ((st.initial ? st.initial : st.models.size()) != initial_ || st.models.size() < initial_ || st.model_score.size() != st.models.size() || st.selected.size() != st.models.size() * Ops::size ||
-            st.op_score.size() != op_score_.size())
+        if ((st.initial ? st.initial : st.models.size()) != initial_ || st.models.size() < initial_ || st.model_score.size() != st.models.size() ||
+            st.selected.size() != st.models.size() * Ops::size || st.op_score.size() != op_score_.size())
             throw error("a saved search state with " + std::to_string(st.models.size()) + " models and " + std::to_string(st.selected.size()) +
                         " seeds cannot restore a search of " + std::to_string(models_.size()) + " and " + std::to_string(seeds_.size()));
         while (models_.size() < st.models.size()) add_slot(Model{}, 0.0);

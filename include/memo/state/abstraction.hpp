@@ -114,11 +114,10 @@ private:
     static const grid_options& checked(const grid_options& o) {
         const auto n = [](long long v) { return std::to_string(v); };
         if (o.components < 1 || o.intervals < 1 || o.bits < 1)
-            throw error("a grid needs at least 1 component, interval and bit; got " + n(o.components) + " components, " +
-                        n(o.intervals) + " intervals, " + n(o.bits) + " bits");
+            throw error("a grid needs at least 1 component, interval and bit; got " + n(o.components) + " components, " + n(o.intervals) + " intervals, " +
+                        n(o.bits) + " bits");
         const long long width = static_cast<long long>(o.components) * o.bits;
-        if (width > 64)
-            throw error("a cell of " + n(o.components) + " components x " + n(o.bits) + " bits is " + n(width) + " bits; at most 64 fit");
+        if (width > 64) throw error("a cell of " + n(o.components) + " components x " + n(o.bits) + " bits is " + n(width) + " bits; at most 64 fit");
         if (o.bits < 31 && o.intervals > (1 << o.bits))
             throw error(n(o.intervals) + " intervals do not fit in " + n(o.bits) + " bits; at most " + n(1LL << o.bits) + " do");
         // The all-ones word is dtmc's initial state: a full 64-bit grid would make it a cell.

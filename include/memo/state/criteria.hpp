@@ -29,8 +29,11 @@ struct criteria_values {
     friend bool operator==(const criteria_values&, const criteria_values&) = default;
     /// Adds another's counts, criterion by criterion (several layers' values summed into one).
     criteria_values& operator+=(const criteria_values& o) noexcept {
-        for (auto [to, from] : {std::pair{&basic_state, &o.basic_state}, {&boundary, &o.boundary}, {&weighted_state, &o.weighted_state},
-                                {&basic_transition, &o.basic_transition}, {&weighted_transition, &o.weighted_transition}}) {
+        for (auto [to, from] : {std::pair{&basic_state, &o.basic_state},
+                                {&boundary, &o.boundary},
+                                {&weighted_state, &o.weighted_state},
+                                {&basic_transition, &o.basic_transition},
+                                {&weighted_transition, &o.weighted_transition}}) {
             to->covered += from->covered;
             to->total += from->total;
         }

@@ -23,7 +23,7 @@ namespace memo::state {
 inline double pick_probability(std::uint64_t fuzzed) noexcept { return std::max(0.3, 0.8 - 0.1 * static_cast<double>(fuzzed) / 5.0); }
 
 struct input_fuzz_options {
-    bool fitted = true;                // PCA fitted on the profile (DeepStellar), or the fixed grid
+    bool fitted = true;  // PCA fitted on the profile (DeepStellar), or the fixed grid
     grid_options grid{};
     int boundary_steps = 1;
     std::uint64_t seed = 0;

@@ -100,14 +100,10 @@ public:
         };
         auto value = [&](std::string name, const criterion_value& v) { return count(std::move(name), v.covered, v.total); };
         const std::uint64_t classes = classes_total_, cells = grid_.cells();
-        return {value("rnn_state_basic", sum.basic_state),
-                value("rnn_state_boundary", sum.boundary),
-                value("rnn_state_weighted", sum.weighted_state),
-                value("rnn_transition_basic", sum.basic_transition),
-                value("rnn_transition_weighted", sum.weighted_transition),
+        return {value("rnn_state_basic", sum.basic_state), value("rnn_state_boundary", sum.boundary), value("rnn_state_weighted", sum.weighted_state),
+                value("rnn_transition_basic", sum.basic_transition), value("rnn_transition_weighted", sum.weighted_transition),
                 // Beyond the profile: every state and transition reached, of all a grid could hold.
-                count("rnn_states", states, classes * cells),
-                count("rnn_transitions", transitions, classes * cells * (cells + 1))};
+                count("rnn_states", states, classes * cells), count("rnn_transitions", transitions, classes * cells * (cells + 1))};
     }
 
     std::string save() const override {

@@ -41,8 +41,8 @@ inline bool close(const digest& a, const digest& b, dtype t, const oracle::optio
 }
 
 /// How a replayed run compares with its record: same, within tolerance, or where it diverges.
-inline std::optional<divergence> compare(const execution_record& e, const model& m, run_result& r, std::span<const digest> nodes,
-                                         const replay_options& o, bool& tolerated) {
+inline std::optional<divergence> compare(const execution_record& e, const model& m, run_result& r, std::span<const digest> nodes, const replay_options& o,
+                                         bool& tolerated) {
     divergence d{e.model, e.backend, e.dtype, e.inputs, {}, -1, {}};
     if (r.status != e.status) {
         d.what = "status " + std::string(name_of(e.status)) + " -> " + std::string(name_of(r.status));

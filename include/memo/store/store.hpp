@@ -37,7 +37,7 @@ struct execution_record {
     std::string inputs;            // inputs_text() of the input options
     run_status status = run_status::ok;
     digest outputs;
-    std::vector<digest> nodes;     // every node's output, in node order, when the run was traced
+    std::vector<digest> nodes;  // every node's output, in node order, when the run was traced
     double ms = 0;
     std::int64_t peak_kb = 0;
     std::string message;
@@ -101,9 +101,7 @@ public:
     void add_generated(std::uint64_t iteration, std::uint64_t key, std::uint64_t parent, std::string_view op, std::size_t gain) {
         generated_.push_back({iteration, key, parent, std::string(op), gain});
     }
-    void add_covered(std::string_view criterion, std::size_t item, std::uint64_t iteration) {
-        covered_.push_back({std::string(criterion), item, iteration});
-    }
+    void add_covered(std::string_view criterion, std::size_t item, std::uint64_t iteration) { covered_.push_back({std::string(criterion), item, iteration}); }
     /// Commits the pending search records and the checkpoint, all or nothing.
     void save_checkpoint(const checkpoint& c) {
         sqlite::database::transaction t(db_);
@@ -112,7 +110,10 @@ public:
         auto cv = db_.prepare("INSERT OR IGNORE INTO coverage(criterion, item, iteration) VALUES(?, ?, ?)");
         for (const auto& r : covered_) cv.bind(1, r.criterion).bind(2, static_cast<std::int64_t>(r.item)).bind(3, r.iteration).run();
         db_.prepare("INSERT OR REPLACE INTO checkpoint(id, iteration, seconds, state) VALUES(1, ?, ?, ?)")
-            .bind(1, c.iteration).bind(2, c.seconds).bind(3, c.state.dump()).run();
+            .bind(1, c.iteration)
+            .bind(2, c.seconds)
+            .bind(3, c.state.dump())
+            .run();
         t.commit();
         generated_.clear();
         covered_.clear();
@@ -140,8 +141,18 @@ public:
     // ---- executions and judgements: committed one by one -------------------------------------
     void add_execution(const execution_record& e) {
         const auto nodes = pack(e.nodes);
-        add_execution_.bind(1, e.model).bind(2, e.backend).bind(3, e.dtype).bind(4, e.inputs).bind(5, name_of(e.status)).bind(6, e.outputs.hash)
-            .bind(7, e.outputs.abs_sum).bind_blob(8, nodes).bind(9, e.ms).bind(10, e.peak_kb).bind(11, e.message).run();
+        add_execution_.bind(1, e.model)
+            .bind(2, e.backend)
+            .bind(3, e.dtype)
+            .bind(4, e.inputs)
+            .bind(5, name_of(e.status))
+            .bind(6, e.outputs.hash)
+            .bind(7, e.outputs.abs_sum)
+            .bind_blob(8, nodes)
+            .bind(9, e.ms)
+            .bind(10, e.peak_kb)
+            .bind(11, e.message)
+            .run();
     }
     /// Every stored execution, in the order they were first stored.
     template <class F>
@@ -169,7 +180,14 @@ public:
 
     void add_divergence(const divergence& d) {
         db_.prepare("INSERT INTO divergences(model, backend, dtype, inputs, replayed, what, node, layer) VALUES(?, ?, ?, ?, julianday('now'), ?, ?, ?)")
-            .bind(1, d.model).bind(2, d.backend).bind(3, d.dtype).bind(4, d.inputs).bind(5, d.what).bind(6, d.node).bind(7, d.layer).run();
+            .bind(1, d.model)
+            .bind(2, d.backend)
+            .bind(3, d.dtype)
+            .bind(4, d.inputs)
+            .bind(5, d.what)
+            .bind(6, d.node)
+            .bind(7, d.layer)
+            .run();
     }
 
     // ---- figures -------------------------------------------------------------------------------
@@ -220,8 +238,7 @@ private:
     sqlite::statement add_execution_ = db_.prepare(
         "INSERT OR REPLACE INTO executions(model, backend, dtype, inputs, status, digest, abs_sum, nodes, ms, peak_kb, message) "
         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    sqlite::statement add_judgement_ =
-        db_.prepare("INSERT OR REPLACE INTO judgements(model, inputs, backends, kind, signature, ms) VALUES(?, ?, ?, ?, ?, ?)");
+    sqlite::statement add_judgement_ = db_.prepare("INSERT OR REPLACE INTO judgements(model, inputs, backends, kind, signature, ms) VALUES(?, ?, ?, ?, ?, ?)");
     sqlite::statement find_judgement_ = db_.prepare("SELECT kind, signature, ms FROM judgements WHERE model = ? AND inputs = ? AND backends = ?");
     std::vector<generated_row> generated_;
     std::vector<covered_row> covered_;

@@ -58,8 +58,7 @@ public:
     }
 
     /// A layer of class `cls`; without a name it gets Keras' automatic one.
-    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params,
-            std::string name = {}) {
+    int add(std::string_view cls, std::vector<int> inputs, std::initializer_list<std::pair<std::string_view, value>> params, std::string name = {}) {
         if (name.empty()) name = auto_name(cls);
         return b_.add(cls, std::move(inputs), params, std::move(name));
     }
@@ -97,9 +96,8 @@ namespace blocks {
 using detail::keras_builder;
 
 /// Conv2D(filters, kernel, strides=strides, padding=padding, use_bias=use_bias, activation=...).
-inline int conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1},
-                  std::string_view padding = "valid", bool use_bias = true, std::string name = {},
-                  std::string_view activation = "linear") {
+inline int conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1}, std::string_view padding = "valid", bool use_bias = true,
+                  std::string name = {}, std::string_view activation = "linear") {
     return b.add("Conv2D", {x},
                  {{"filters", filters},
                   {"kernel_size", kernel},
@@ -111,31 +109,22 @@ inline int conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, in
 }
 
 /// SeparableConv2D(filters, kernel, strides, padding, use_bias).
-inline int separable_conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1},
-                            std::string_view padding = "valid", bool use_bias = true, std::string name = {}) {
+inline int separable_conv2d(keras_builder& b, int x, std::int64_t filters, ints kernel, ints strides = {1, 1}, std::string_view padding = "valid",
+                            bool use_bias = true, std::string name = {}) {
     return b.add("SeparableConv2D", {x},
-                 {{"filters", filters},
-                  {"kernel_size", kernel},
-                  {"strides", strides},
-                  {"padding", detail::str(padding)},
-                  {"use_bias", use_bias}},
+                 {{"filters", filters}, {"kernel_size", kernel}, {"strides", strides}, {"padding", detail::str(padding)}, {"use_bias", use_bias}},
                  std::move(name));
 }
 
 /// DepthwiseConv2D(kernel, strides, padding, use_bias), depth_multiplier 1.
-inline int depthwise_conv2d(keras_builder& b, int x, ints kernel, ints strides, std::string_view padding, bool use_bias,
-                            std::string name = {}) {
-    return b.add("DepthwiseConv2D", {x},
-                 {{"kernel_size", kernel}, {"strides", strides}, {"padding", detail::str(padding)}, {"use_bias", use_bias}},
+inline int depthwise_conv2d(keras_builder& b, int x, ints kernel, ints strides, std::string_view padding, bool use_bias, std::string name = {}) {
+    return b.add("DepthwiseConv2D", {x}, {{"kernel_size", kernel}, {"strides", strides}, {"padding", detail::str(padding)}, {"use_bias", use_bias}},
                  std::move(name));
 }
 
 /// BatchNormalization(axis=-1, epsilon, momentum, scale).
-inline int batch_norm(keras_builder& b, int x, double epsilon = 1e-3, std::string name = {}, bool scale = true,
-                      double momentum = 0.99) {
-    return b.add("BatchNormalization", {x},
-                 {{"axis", std::int64_t{-1}}, {"epsilon", epsilon}, {"momentum", momentum}, {"scale", scale}},
-                 std::move(name));
+inline int batch_norm(keras_builder& b, int x, double epsilon = 1e-3, std::string name = {}, bool scale = true, double momentum = 0.99) {
+    return b.add("BatchNormalization", {x}, {{"axis", std::int64_t{-1}}, {"epsilon", epsilon}, {"momentum", momentum}, {"scale", scale}}, std::move(name));
 }
 
 /// Activation(activation).
@@ -144,34 +133,25 @@ inline int activation(keras_builder& b, int x, std::string_view act, std::string
 }
 
 /// ReLU(max_value) (MobileNetV2's ReLU(6.)).
-inline int relu(keras_builder& b, int x, double max_value, std::string name = {}) {
-    return b.add("ReLU", {x}, {{"max_value", max_value}}, std::move(name));
-}
+inline int relu(keras_builder& b, int x, double max_value, std::string name = {}) { return b.add("ReLU", {x}, {{"max_value", max_value}}, std::move(name)); }
 
 /// ZeroPadding2D(((top, bottom), (left, right))).
-inline int zero_pad(keras_builder& b, int x, std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right,
-                    std::string name = {}) {
+inline int zero_pad(keras_builder& b, int x, std::int64_t top, std::int64_t bottom, std::int64_t left, std::int64_t right, std::string name = {}) {
     return b.add("ZeroPadding2D", {x}, {{"padding", ints{top, bottom, left, right}}}, std::move(name));
 }
 
 /// MaxPooling2D(pool, strides, padding).
-inline int max_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid",
-                    std::string name = {}) {
-    return b.add("MaxPooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}},
-                 std::move(name));
+inline int max_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid", std::string name = {}) {
+    return b.add("MaxPooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}}, std::move(name));
 }
 
 /// AveragePooling2D(pool, strides, padding).
-inline int avg_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid",
-                    std::string name = {}) {
-    return b.add("AveragePooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}},
-                 std::move(name));
+inline int avg_pool(keras_builder& b, int x, ints pool, ints strides, std::string_view padding = "valid", std::string name = {}) {
+    return b.add("AveragePooling2D", {x}, {{"pool_size", pool}, {"strides", strides}, {"padding", detail::str(padding)}}, std::move(name));
 }
 
 /// GlobalAveragePooling2D().
-inline int global_avg_pool(keras_builder& b, int x, std::string name = {}) {
-    return b.add("GlobalAveragePooling2D", {x}, {}, std::move(name));
-}
+inline int global_avg_pool(keras_builder& b, int x, std::string name = {}) { return b.add("GlobalAveragePooling2D", {x}, {}, std::move(name)); }
 
 /// Dense(units, activation).
 inline int dense(keras_builder& b, int x, std::int64_t units, std::string_view act = "linear", std::string name = {}) {
@@ -184,9 +164,7 @@ inline int concat(keras_builder& b, std::vector<int> xs, std::string name = {}) 
 }
 
 /// Add()(xs).
-inline int add(keras_builder& b, std::vector<int> xs, std::string name = {}) {
-    return b.add("Add", std::move(xs), {}, std::move(name));
-}
+inline int add(keras_builder& b, std::vector<int> xs, std::string name = {}) { return b.add("Add", std::move(xs), {}, std::move(name)); }
 
 /// The ImageNet head of the Keras applications: GlobalAveragePooling2D, then Dense(1000, softmax)
 /// named predictions.

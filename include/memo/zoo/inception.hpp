@@ -18,8 +18,8 @@ using namespace blocks;
 
 /// inception_v3.conv2d_bn: Conv2D(use_bias=False) -> BatchNormalization(scale=False) ->
 /// Activation('relu'); named name_conv, name_bn and name when a name is given.
-inline int v3_conv_bn(keras_builder& b, int x, std::int64_t filters, std::int64_t rows, std::int64_t cols,
-                      std::string_view padding = "same", std::int64_t stride = 1, const std::string& name = {}) {
+inline int v3_conv_bn(keras_builder& b, int x, std::int64_t filters, std::int64_t rows, std::int64_t cols, std::string_view padding = "same",
+                      std::int64_t stride = 1, const std::string& name = {}) {
     x = conv2d(b, x, filters, {rows, cols}, {stride, stride}, padding, false, name.empty() ? std::string{} : name + "_conv");
     x = batch_norm(b, x, 1e-3, name.empty() ? std::string{} : name + "_bn", false);
     return activation(b, x, "relu", name);
@@ -27,9 +27,8 @@ inline int v3_conv_bn(keras_builder& b, int x, std::int64_t filters, std::int64_
 
 /// inception_resnet_v2.conv2d_bn: Conv2D(use_bias) -> BatchNormalization(scale=False) unless
 /// use_bias -> Activation unless activation is empty; named name, name_bn, name_ac.
-inline int v2_conv_bn(keras_builder& b, int x, std::int64_t filters, ints kernel, std::int64_t stride = 1,
-                      std::string_view padding = "same", std::string_view act = "relu", bool use_bias = false,
-                      const std::string& name = {}) {
+inline int v2_conv_bn(keras_builder& b, int x, std::int64_t filters, ints kernel, std::int64_t stride = 1, std::string_view padding = "same",
+                      std::string_view act = "relu", bool use_bias = false, const std::string& name = {}) {
     x = conv2d(b, x, filters, kernel, {stride, stride}, padding, use_bias, name);
     if (!use_bias) x = batch_norm(b, x, 1e-3, name.empty() ? std::string{} : name + "_bn", false);
     if (!act.empty()) x = activation(b, x, act, name.empty() ? std::string{} : name + "_ac");

@@ -32,8 +32,7 @@ inline int correct_pad(keras_builder& b, int x, std::string name) {
 
 /// _inverted_res_block: 1x1 expansion (not in block 0), 3x3 depthwise, 1x1 projection, and the
 /// residual Add when the block keeps its shape.
-inline int inverted_res_block(keras_builder& b, int inputs, std::int64_t expansion, std::int64_t stride, double alpha,
-                              std::int64_t filters, int block_id) {
+inline int inverted_res_block(keras_builder& b, int inputs, std::int64_t expansion, std::int64_t stride, double alpha, std::int64_t filters, int block_id) {
     const std::int64_t in_channels = b.channels(inputs);
     const std::int64_t pointwise_filters = make_divisible(static_cast<double>(static_cast<std::int64_t>(static_cast<double>(filters) * alpha)));
     int x = inputs;
@@ -72,9 +71,8 @@ inline model mobilenet_v2(const registry& reg = default_registry()) {
         std::int64_t filters, stride, expansion;
     };
     // (filters, stride, expansion) of blocks 0..16
-    constexpr stage stages[17] = {{16, 1, 1},  {24, 2, 6},  {24, 1, 6},  {32, 2, 6},  {32, 1, 6},  {32, 1, 6},
-                                  {64, 2, 6},  {64, 1, 6},  {64, 1, 6},  {64, 1, 6},  {96, 1, 6},  {96, 1, 6},
-                                  {96, 1, 6},  {160, 2, 6}, {160, 1, 6}, {160, 1, 6}, {320, 1, 6}};
+    constexpr stage stages[17] = {{16, 1, 1}, {24, 2, 6}, {24, 1, 6}, {32, 2, 6}, {32, 1, 6},  {32, 1, 6},  {64, 2, 6},  {64, 1, 6}, {64, 1, 6},
+                                  {64, 1, 6}, {96, 1, 6}, {96, 1, 6}, {96, 1, 6}, {160, 2, 6}, {160, 1, 6}, {160, 1, 6}, {320, 1, 6}};
     for (int i = 0; i < 17; ++i) x = inverted_res_block(b, x, stages[i].expansion, stages[i].stride, alpha, stages[i].filters, i);
 
     const std::int64_t last_block_filters = alpha > 1.0 ? make_divisible(1280 * alpha) : 1280;

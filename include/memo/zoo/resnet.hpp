@@ -11,8 +11,7 @@ namespace detail::resnet {
 using namespace blocks;
 
 /// block1: the bottleneck residual block, with a 1x1 conv shortcut or the identity.
-inline int block1(keras_builder& b, int x, std::int64_t filters, std::int64_t stride, bool conv_shortcut,
-                  const std::string& name) {
+inline int block1(keras_builder& b, int x, std::int64_t filters, std::int64_t stride, bool conv_shortcut, const std::string& name) {
     constexpr double eps = 1.001e-5;
     int shortcut = x;
     if (conv_shortcut) {

@@ -27,25 +27,26 @@
 #include "../core/builder.hpp"
 #include "../core/error.hpp"
 #include "../layers/all.hpp"
+#include "../layers/weights.hpp"
 #include "densenet.hpp"
 #include "inception.hpp"
 #include "mobilenet.hpp"
 #include "resnet.hpp"
 #include "small.hpp"
-#include "../layers/weights.hpp"
 #include "xception.hpp"
 
 namespace memo::zoo {
 
 namespace detail {
-inline constexpr std::array<std::string_view, 10> seed_names{
-    "lenet5-mnist",          "alexnet-cifar10",       "densenet121-imagenet", "inception.resnet.v2-imagenet",
-    "inception.v3-imagenet", "mobilenet.v2-imagenet", "resnet50-imagenet",    "xception-imagenet",
-    "lstm0-sinewave",        "lstm2-price"};
+inline constexpr std::array<std::string_view, 10> seed_names{"lenet5-mnist",          "alexnet-cifar10",
+                                                             "densenet121-imagenet",  "inception.resnet.v2-imagenet",
+                                                             "inception.v3-imagenet", "mobilenet.v2-imagenet",
+                                                             "resnet50-imagenet",     "xception-imagenet",
+                                                             "lstm0-sinewave",        "lstm2-price"};
 using seed_fn = model (*)(const registry&);
-inline constexpr std::array<seed_fn, 10> seed_builders{
-    &zoo::lenet5_mnist, &zoo::alexnet_cifar10, &zoo::densenet121, &zoo::inception_resnet_v2, &zoo::inception_v3,
-    &zoo::mobilenet_v2, &zoo::resnet50,        &zoo::xception,    &zoo::lstm_sinewave,       &zoo::lstm_price};
+inline constexpr std::array<seed_fn, 10> seed_builders{&zoo::lenet5_mnist,  &zoo::alexnet_cifar10, &zoo::densenet121, &zoo::inception_resnet_v2,
+                                                       &zoo::inception_v3,  &zoo::mobilenet_v2,    &zoo::resnet50,    &zoo::xception,
+                                                       &zoo::lstm_sinewave, &zoo::lstm_price};
 }  // namespace detail
 
 /// The names of the ten seed models, in MEMO's order.

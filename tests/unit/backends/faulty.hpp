@@ -5,8 +5,8 @@
 // The first faults are loud (a death, a hang, NaN, every value scaled). The last five are small but
 // real: each faulty kernel still computes its layer, wrong in the one way a library has been, and
 // only where that way matters (planted_faults_test.cpp shows the oracle catches and localises them).
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -20,7 +20,13 @@
 namespace test {
 
 enum class fault {
-    segfault, abort, hang, nan, wrong_value, memory, error,
+    segfault,
+    abort,
+    hang,
+    nan,
+    wrong_value,
+    memory,
+    error,
     small_error,  // every output x becomes x + 1e-3 (1 + |x|): a zero is no longer a zero
     leak,         // 1 MiB allocated, written and never freed each time the layer runs
     slow,         // 20 % more time: the kernel's own time again, a fifth of it, spent spinning
@@ -40,8 +46,9 @@ enum class fault {
 
 /// The fault's name, as a test instance is called.
 constexpr std::string_view name_of(fault f) noexcept {
-    constexpr std::string_view names[] = {"segfault", "abort", "hang", "nan", "wrong_value", "memory", "error", "small_error", "leak", "slow",
-                                          "conv_shift", "pool_counts_padding", "softmax_axis", "gru_gates_swapped", "bias_twice"};
+    constexpr std::string_view names[] = {"segfault",    "abort", "hang", "nan",        "wrong_value",         "memory",       "error",
+                                          "small_error", "leak",  "slow", "conv_shift", "pool_counts_padding", "softmax_axis", "gru_gates_swapped",
+                                          "bias_twice"};
     return names[static_cast<int>(f)];
 }
 
@@ -137,41 +144,43 @@ memo::expected<array<T>> planted_kernel(fault f, const memo::reference::kernel_i
 /// faulty one.
 inline memo::reference::interpreter faulty_backend(fault f, const std::vector<std::string>& layers, std::string name = "faulty") {
     memo::reference::interpreter b(std::nullopt, std::move(name));
-    for (const auto& layer : layers) b.wrap_kernel(layer, [f]<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
-                                      std::span<const memo::reference::array<T>> in,
-                                      std::span<const memo::reference::array<T>> w) -> memo::expected<memo::reference::array<T>> {
-        if (is_planted(f)) return detail::planted_kernel<T>(f, good, c, in, w);
-        switch (f) {
-            case fault::segfault: std::raise(SIGSEGV); break;
-            case fault::abort: std::abort();
-            case fault::hang: for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-            case fault::memory: {
-                // Grows until the worker is killed for it.
-                for (std::vector<std::vector<char>> hog;;) hog.emplace_back(64 << 20, 1);
-            }
-            case fault::error: return memo::fail("planted error");
-            default: break;
-        }
-        const auto start = std::chrono::steady_clock::now();
-        auto out = good(c, in, w);
-        if (!out) return out;
-        if (f == fault::slow) {
-            const auto took = std::chrono::steady_clock::now() - start;
-            for (const auto until = std::chrono::steady_clock::now() + took / 5; std::chrono::steady_clock::now() < until;) {
-            }
-        }
-        if (f == fault::leak) {
-            static std::vector<char*> kept;  // never freed: the worker's memory grows run after run
-            kept.push_back(new char[1 << 20]);
-            std::memset(kept.back(), 1, 1 << 20);
-        }
-        if (f == fault::small_error)
-            for (auto& x : out->data) x = T(static_cast<float>(x) + 1e-3f * (1 + std::abs(static_cast<float>(x))));
-        if (f == fault::nan) (*out)[0] = T(std::numeric_limits<float>::quiet_NaN());
-        if (f == fault::wrong_value)
-            for (auto& x : out->data) x = T(static_cast<float>(x) * 1.5f + 0.25f);
-        return out;
-    });
+    for (const auto& layer : layers)
+        b.wrap_kernel(layer,
+                      [f]<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
+                                   std::span<const memo::reference::array<T>> in,
+                                   std::span<const memo::reference::array<T>> w) -> memo::expected<memo::reference::array<T>> {
+                          if (is_planted(f)) return detail::planted_kernel<T>(f, good, c, in, w);
+                          switch (f) {
+                              case fault::segfault: std::raise(SIGSEGV); break;
+                              case fault::abort: std::abort();
+                              case fault::hang:
+                                  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+                              case fault::memory: {
+                                  // Grows until the worker is killed for it.
+                                  for (std::vector<std::vector<char>> hog;;) hog.emplace_back(64 << 20, 1);
+                              }
+                              case fault::error: return memo::fail("planted error");
+                              default: break;
+                          }
+                          const auto start = std::chrono::steady_clock::now();
+                          auto out = good(c, in, w);
+                          if (!out) return out;
+                          if (f == fault::slow) {
+                              const auto took = std::chrono::steady_clock::now() - start;
+                              for (const auto until = std::chrono::steady_clock::now() + took / 5; std::chrono::steady_clock::now() < until;) {}
+                          }
+                          if (f == fault::leak) {
+                              static std::vector<char*> kept;  // never freed: the worker's memory grows run after run
+                              kept.push_back(new char[1 << 20]);
+                              std::memset(kept.back(), 1, 1 << 20);
+                          }
+                          if (f == fault::small_error)
+                              for (auto& x : out->data) x = T(static_cast<float>(x) + 1e-3f * (1 + std::abs(static_cast<float>(x))));
+                          if (f == fault::nan) (*out)[0] = T(std::numeric_limits<float>::quiet_NaN());
+                          if (f == fault::wrong_value)
+                              for (auto& x : out->data) x = T(static_cast<float>(x) * 1.5f + 0.25f);
+                          return out;
+                      });
     return b;
 }
 inline memo::reference::interpreter faulty_backend(fault f, std::string layer, std::string name = "faulty") {

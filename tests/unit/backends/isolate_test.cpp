@@ -1,7 +1,7 @@
 // Isolation and the oracle against a deliberately faulty backend: each fault gives its verdict,
 // localised to the faulty layer, and the worker comes back for the next model.
-#include <cstdio>
 #include <sys/wait.h>
+#include <cstdio>
 
 #include <filesystem>
 #include <fstream>
@@ -113,8 +113,7 @@ TEST_P(WorkerDeath, IsAVerdictAndTheWorkerComesBack) {
 
 INSTANTIATE_TEST_SUITE_P(Faults, WorkerDeath,
                          ::testing::Values(death_case{test::fault::segfault, run_status::crash, SIGSEGV},
-                                           death_case{test::fault::abort, run_status::crash, SIGABRT},
-                                           death_case{test::fault::hang, run_status::timeout, 0},
+                                           death_case{test::fault::abort, run_status::crash, SIGABRT}, death_case{test::fault::hang, run_status::timeout, 0},
                                            death_case{test::fault::memory, run_status::memory, 0, roomy()}),
                          [](const ::testing::TestParamInfo<death_case>& i) { return std::string(test::name_of(i.param.f)); });
 
@@ -178,7 +177,8 @@ TEST(Isolation, HogIsStoppedNearItsLimitWhileTheParentWaitsOnAnother) {
     EXPECT_GT(r.peak_kb - r.start_kb, hog_limits.memory_mb * 1024) << r.message;
     EXPECT_LE(r.peak_kb - r.start_kb, hog_limits.memory_mb * 1024 * 11 / 10) << r.message;
     std::printf("memory hog: grew by %.1f MiB against a limit of %lld MiB (%.1f %% over)\n", static_cast<double>(r.peak_kb - r.start_kb) / 1024,
-                static_cast<long long>(hog_limits.memory_mb), 100.0 * (static_cast<double>(r.peak_kb - r.start_kb) / 1024 / static_cast<double>(hog_limits.memory_mb) - 1));
+                static_cast<long long>(hog_limits.memory_mb),
+                100.0 * (static_cast<double>(r.peak_kb - r.start_kb) / 1024 / static_cast<double>(hog_limits.memory_mb) - 1));
 }
 
 TEST(Isolation, LibraryErrorIsAnErrorNotADeath) {
@@ -245,7 +245,7 @@ TEST(Oracle, HangsAndBlowUpsNameTheirLayerAndEachIsItsOwnBug) {
     const auto m = small_model();
     std::vector<std::string> signatures;
     for (const auto& [f, layer, node, lim] : {std::tuple{test::fault::hang, "Activation", 2, quick()}, std::tuple{test::fault::hang, "Dense", 1, quick()},
-                                             std::tuple{test::fault::memory, "Activation", 2, roomy()}}) {
+                                              std::tuple{test::fault::memory, "Activation", 2, roomy()}}) {
         auto bad = memo::make_isolated<memo::reference::interpreter>([f, l = std::string(layer)] { return test::faulty_backend(f, l); }, test::reg(), lim);
         memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
         const auto v = diff.check(m);
@@ -343,8 +343,7 @@ TEST(Campaign, GoesOnThroughFaultsAndStoresBugs) {
     const fs::path dir = fs::temp_directory_path() / ("memo-faulty-campaign-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     auto good = memo::make_in_process(memo::reference::interpreter());
-    auto bad = memo::make_isolated<memo::reference::interpreter>([] { return test::faulty_backend(test::fault::segfault, "Dense"); },
-                                                                  test::reg(), quick());
+    auto bad = memo::make_isolated<memo::reference::interpreter>([] { return test::faulty_backend(test::fault::segfault, "Dense"); }, test::reg(), quick());
     memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     memo::campaign::execution exec(diff, test::reg(), dir);

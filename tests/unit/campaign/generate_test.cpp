@@ -17,8 +17,8 @@
 
 #include <memo/campaign/generate.hpp>
 
-#include "../support.hpp"
 #include "../backends/faulty.hpp"
+#include "../support.hpp"
 
 namespace {
 
@@ -133,8 +133,8 @@ TEST(Generation, RnnStateCoverageIsReportedAndResumesExactly) {
     (void)run(halves, 100, false);
     const auto c = run(halves, 100, true);
     const auto& cov = a["coverage"];
-    for (const char* k : {"rnn_state_basic", "rnn_state_boundary", "rnn_state_weighted", "rnn_transition_basic", "rnn_transition_weighted",
-                          "rnn_states", "rnn_transitions"})
+    for (const char* k :
+         {"rnn_state_basic", "rnn_state_boundary", "rnn_state_weighted", "rnn_transition_basic", "rnn_transition_weighted", "rnn_states", "rnn_transitions"})
         EXPECT_TRUE(cov.contains(k)) << k;
     // The seeds are the profile, and the campaign starts from them.
     EXPECT_EQ(cov["rnn_state_basic"]["covered"], cov["rnn_state_basic"]["total"]);
@@ -154,8 +154,8 @@ TEST(Generation, RnnStateCoverageIsReportedAndResumesExactly) {
 
 TEST(Chart, OnePathPerSeriesWithPoints) {
     using memo::report::series;
-    const std::string svg = memo::report::line_chart(
-        {series{"a<b", {{0, 1}, {1, 3}, {2, 4}}}, series{"c", {{0, 0}, {5, 2}}}, series{"empty", {}}}, {"t & u", "s", "n"});
+    const std::string svg =
+        memo::report::line_chart({series{"a<b", {{0, 1}, {1, 3}, {2, 4}}}, series{"c", {{0, 0}, {5, 2}}}, series{"empty", {}}}, {"t & u", "s", "n"});
     EXPECT_EQ(count(svg, "<path class=\"series\""), 2u);
     EXPECT_EQ(count(svg, " L"), 3u);  // 2 + 1 segments
     EXPECT_NE(svg.find("a&lt;b"), std::string::npos);
@@ -418,7 +418,8 @@ TEST(CampaignStore, ReplayFlagsExactlyTheFlippedRunsAtTheirNode) {
 TEST(CampaignBugs, TwoFaultsInOneModelAreTwoBugs) {
     const auto dir = fresh_dir("memo-two-faults");
     memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter(std::nullopt, "reference")};
-    memo::in_process<memo::reference::interpreter> bad{test::faulty_backend(test::fault::wrong_value, std::vector<std::string>{"Dense", "Activation"}, "faulty")};
+    memo::in_process<memo::reference::interpreter> bad{
+        test::faulty_backend(test::fault::wrong_value, std::vector<std::string>{"Dense", "Activation"}, "faulty")};
     memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
     memo::oracle::differential diff{{&ref, &bad}, truth, test::reg()};
     memo::builder b(test::reg());

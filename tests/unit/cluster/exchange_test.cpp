@@ -157,9 +157,9 @@ TEST(Exchange, RankZeroStoresEachBugOnceWithEverySighting) {
         x.ship_bugs();
         if (r == 1) bugs.count(memo::oracle::kind::nan, "Dot-1");  // one more sighting since
         x.ship_bugs();
-        x.ship_bugs();  // nothing new: nothing counted twice
+        x.ship_bugs();                                               // nothing new: nothing counted twice
         memo::cluster::exchange resumed(c, test::reg(), {}, &bugs);  // knows nothing of what x sent
-        resumed.ship_bugs();                                          // sends it all again
+        resumed.ship_bugs();                                         // sends it all again
     });
     const auto bugs = dirs[0].path / "bugs";
     const auto dot = memo::io::parse_json_file((bugs / "nan/Dot-1/bug.json").string());

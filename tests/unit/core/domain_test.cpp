@@ -42,8 +42,8 @@ TEST(Domains, EveryBucketOfANumericDomainIsReachable) {
 
 TEST(Domains, MutationChangesTheValue) {
     memo::rng r(5);
-    const memo::any_domain ds[] = {memo::in_range(1, 64, 8), memo::element_of({"valid", "same"}), memo::bools(),
-                                   memo::real_in(0, 1), memo::tuple_of(2, memo::in_range(1, 7))};
+    const memo::any_domain ds[] = {memo::in_range(1, 64, 8), memo::element_of({"valid", "same"}), memo::bools(), memo::real_in(0, 1),
+                                   memo::tuple_of(2, memo::in_range(1, 7))};
     for (const auto& d : ds)
         for (int i = 0; i < 100; ++i) {
             const auto v = d.init(r);

@@ -28,7 +28,7 @@ TEST(Universe, ConnectableFollowsRanks) {
 TEST(Coverage, ItemsOfASmallModel) {
     memo::builder b(test::reg());
     auto x = b.input({8, 8, 3});
-    auto c = b.add("Conv2D", {x}, {{"filters", 4}, {"padding", "same"}});               // (8, 8, 4)
+    auto c = b.add("Conv2D", {x}, {{"filters", 4}, {"padding", "same"}});                // (8, 8, 4)
     auto p = b.add("CustomPadLayer", {c}, {{"padding", memo::ints{1, 1, 1, 1, 0, 0}}});  // (10, 10, 4)
     auto r = b.add("ReLU", {p});
     auto z = b.add("ZeroPadding2D", {c});  // (10, 10, 4)

@@ -63,8 +63,7 @@ memo::model round_trip(const memo::model& m) { return memo::io::keras_from_json(
 json functional(json layers, std::vector<std::string> outputs) {
     json outs = json::array();
     for (const auto& o : outputs) outs.push_back({o, 0, 0});
-    return {{"class_name", "Functional"},
-            {"config", {{"name", "m"}, {"layers", std::move(layers)}, {"input_layers", json::array()}, {"output_layers", outs}}}};
+    return {{"class_name", "Functional"}, {"config", {{"name", "m"}, {"layers", std::move(layers)}, {"input_layers", json::array()}, {"output_layers", outs}}}};
 }
 json layer(const std::string& cls, const std::string& name, json config, std::vector<std::string> inputs) {
     json edges = json::array();
@@ -287,8 +286,7 @@ TEST(KerasImport, MalformedAndMissingFilesNameTheFile) {
 }
 
 TEST(KerasImport, GraphErrorsNameTheLayer) {
-    json layers = json::array({input("in", {nullptr, 8}), layer("Dense", "d", {{"units", 3}}, {"in"}),
-                               layer("Dense", "e", {{"units", 3}}, {"nowhere"})});
+    json layers = json::array({input("in", {nullptr, 8}), layer("Dense", "d", {{"units", 3}}, {"in"}), layer("Dense", "e", {{"units", 3}}, {"nowhere"})});
     auto msg = error_of([&] { (void)memo::io::keras_from_json(functional(layers, {"e"}), reg(), "edges.json"); });
     EXPECT_NE(msg.find("edges.json: layer 'e' (class Dense)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'nowhere'"), std::string::npos) << msg;
@@ -362,8 +360,7 @@ TEST(KerasExport, WritesKerasEncodings) {
 
 TEST(KerasExport, DtypesFollowInputsAndCasts) {
     json layers = json::array({input("in", {nullptr, 6, 4}, "float16"), layer("Dense", "d", {{"units", 3}, {"dtype", "float64"}}, {"in"}),
-                               layer("CustomCastLayer", "cast", {{"target_dtype", "float64"}, {"dtype", "float16"}}, {"d"}),
-                               layer("ReLU", "r", {}, {"cast"})});
+                               layer("CustomCastLayer", "cast", {{"target_dtype", "float64"}, {"dtype", "float16"}}, {"d"}), layer("ReLU", "r", {}, {"cast"})});
     const auto m = memo::io::keras_from_json(functional(layers, {"r"}), reg(), "dtypes.json");
     EXPECT_EQ(m.nodes[0].type, memo::dtype::float16);
     EXPECT_EQ(m.nodes[1].type, memo::dtype::float16);  // a layer's config dtype does not set it

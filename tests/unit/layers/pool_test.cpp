@@ -16,8 +16,7 @@ memo::value pool_value(const nlohmann::json& j) {
 }
 
 bool numeric(const memo::any_domain& d) {
-    return std::holds_alternative<memo::int_range>(d.d) || std::holds_alternative<memo::int_tuple>(d.d) ||
-           std::holds_alternative<memo::real_range>(d.d);
+    return std::holds_alternative<memo::int_range>(d.d) || std::holds_alternative<memo::int_tuple>(d.d) || std::holds_alternative<memo::real_range>(d.d);
 }
 
 }  // namespace

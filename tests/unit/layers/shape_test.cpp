@@ -5,16 +5,16 @@ using memo::ints;
 using test::infer;
 using test::sample;
 
-#define EXPECT_SHAPE(expr, ...)                                               \
-    do {                                                                      \
-        auto got_ = (expr);                                                   \
-        ASSERT_TRUE(got_.has_value()) << got_.reason();                       \
-        EXPECT_EQ(got_->str(), sample(__VA_ARGS__).str());                    \
+#define EXPECT_SHAPE(expr, ...)                            \
+    do {                                                   \
+        auto got_ = (expr);                                \
+        ASSERT_TRUE(got_.has_value()) << got_.reason();    \
+        EXPECT_EQ(got_->str(), sample(__VA_ARGS__).str()); \
     } while (0)
-#define EXPECT_REJECTED(expr, words)                                          \
-    do {                                                                      \
-        auto got_ = (expr);                                                   \
-        ASSERT_FALSE(got_.has_value()) << "accepted: " << got_->str();        \
+#define EXPECT_REJECTED(expr, words)                                              \
+    do {                                                                          \
+        auto got_ = (expr);                                                       \
+        ASSERT_FALSE(got_.has_value()) << "accepted: " << got_->str();            \
         EXPECT_NE(got_.reason().find(words), std::string::npos) << got_.reason(); \
     } while (0)
 
@@ -22,8 +22,7 @@ TEST(ConvShapes, ValidSameStridesDilation) {
     // 28 - 5 + 1 = 24
     EXPECT_SHAPE(infer("Conv2D", {28, 28, 1}, {{"filters", 6}, {"kernel_size", ints{5, 5}}}), {24, 24, 6});
     // same: ceil(28 / 2) = 14
-    EXPECT_SHAPE(infer("Conv2D", {28, 28, 1}, {{"filters", 4}, {"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}, {"padding", "same"}}),
-                 {14, 14, 4});
+    EXPECT_SHAPE(infer("Conv2D", {28, 28, 1}, {{"filters", 4}, {"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}, {"padding", "same"}}), {14, 14, 4});
     // valid, stride 3 > kernel 2: ceil((10 - 2 + 1) / 3) = 3
     EXPECT_SHAPE(infer("Conv1D", {10, 3}, {{"filters", 2}, {"kernel_size", ints{2}}, {"strides", ints{3}}}), {3, 2});
     // dilation 2 makes kernel 3 span 5: 10 - 5 + 1 = 6
@@ -33,8 +32,7 @@ TEST(ConvShapes, ValidSameStridesDilation) {
     // 3D, non-square kernel
     EXPECT_SHAPE(infer("Conv3D", {8, 9, 10, 2}, {{"filters", 5}, {"kernel_size", ints{1, 2, 3}}}), {8, 8, 8, 5});
     // channels_first: (C, H, W)
-    EXPECT_SHAPE(infer("Conv2D", {3, 28, 28}, {{"filters", 6}, {"kernel_size", ints{5, 5}}, {"data_format", "channels_first"}}),
-                 {6, 24, 24});
+    EXPECT_SHAPE(infer("Conv2D", {3, 28, 28}, {{"filters", 6}, {"kernel_size", ints{5, 5}}, {"data_format", "channels_first"}}), {6, 24, 24});
 }
 
 TEST(ConvShapes, CornerCasesRejected) {
@@ -50,24 +48,18 @@ TEST(ConvShapes, DilatedSpanThatFits) {
 }
 
 TEST(ConvShapes, SeparableAndDepthwise) {
-    EXPECT_SHAPE(infer("SeparableConv2D", {16, 16, 3}, {{"filters", 7}, {"kernel_size", ints{3, 3}}, {"depth_multiplier", 2}}),
-                 {14, 14, 7});
-    EXPECT_SHAPE(infer("DepthwiseConv2D", {16, 16, 3}, {{"kernel_size", ints{3, 3}}, {"depth_multiplier", 4}, {"padding", "same"}}),
-                 {16, 16, 12});
+    EXPECT_SHAPE(infer("SeparableConv2D", {16, 16, 3}, {{"filters", 7}, {"kernel_size", ints{3, 3}}, {"depth_multiplier", 2}}), {14, 14, 7});
+    EXPECT_SHAPE(infer("DepthwiseConv2D", {16, 16, 3}, {{"kernel_size", ints{3, 3}}, {"depth_multiplier", 4}, {"padding", "same"}}), {16, 16, 12});
     EXPECT_SHAPE(infer("DepthwiseConv1D", {12, 5}, {{"kernel_size", ints{3}}, {"strides", ints{2}}}), {5, 5});
 }
 
 TEST(ConvShapes, Transposed) {
     // valid, no output_padding: 7 * 2 + max(3 - 2, 0) = 15
-    EXPECT_SHAPE(infer("Conv2DTranspose", {7, 7, 4}, {{"filters", 3}, {"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}}),
-                 {15, 15, 3});
+    EXPECT_SHAPE(infer("Conv2DTranspose", {7, 7, 4}, {{"filters", 3}, {"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}}), {15, 15, 3});
     // same: 7 * 2 = 14
-    EXPECT_SHAPE(infer("Conv2DTranspose", {7, 7, 4},
-                       {{"filters", 3}, {"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}, {"padding", "same"}}),
-                 {14, 14, 3});
+    EXPECT_SHAPE(infer("Conv2DTranspose", {7, 7, 4}, {{"filters", 3}, {"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}, {"padding", "same"}}), {14, 14, 3});
     // output_padding 1, valid: (7 - 1) * 2 + 3 - 0 + 1 = 16
-    EXPECT_SHAPE(infer("Conv2DTranspose", {7, 7, 4},
-                       {{"filters", 3}, {"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}, {"output_padding", ints{1, 1}}}),
+    EXPECT_SHAPE(infer("Conv2DTranspose", {7, 7, 4}, {{"filters", 3}, {"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}, {"output_padding", ints{1, 1}}}),
                  {16, 16, 3});
     // output_padding 1, same: (7 - 1) * 2 + 3 - 2 * 1 + 1 = 14
     EXPECT_SHAPE(infer("Conv2DTranspose", {7, 7, 4},
@@ -78,8 +70,7 @@ TEST(ConvShapes, Transposed) {
     // An even kernel under same with output_padding 0: (18 - 1) + 4 - 2 * 2 = 17, whose forward
     // convolution has 17 positions, not 18: TensorFlow rejects it. Without output_padding, or with
     // an odd kernel, or with output_padding 1, it comes back to the input's size.
-    EXPECT_REJECTED(infer("Conv2DTranspose", {18, 3, 4},
-                          {{"filters", 3}, {"kernel_size", ints{4, 3}}, {"padding", "same"}, {"output_padding", ints{0, 0}}}),
+    EXPECT_REJECTED(infer("Conv2DTranspose", {18, 3, 4}, {{"filters", 3}, {"kernel_size", ints{4, 3}}, {"padding", "same"}, {"output_padding", ints{0, 0}}}),
                     "TensorFlow rejects it");
     EXPECT_SHAPE(infer("Conv2DTranspose", {18, 3, 4}, {{"filters", 3}, {"kernel_size", ints{4, 3}}, {"padding", "same"}}), {18, 3, 3});
     EXPECT_SHAPE(infer("Conv2DTranspose", {18, 3, 4}, {{"filters", 3}, {"kernel_size", ints{3, 3}}, {"padding", "same"}, {"output_padding", ints{0, 0}}}),
@@ -112,8 +103,7 @@ TEST(RnnShapes, Sequences) {
     EXPECT_SHAPE(infer("TimeDistributed", {5, 3, 2}), {5, 3, 2});
     // ConvLSTM2D: (time, rows, cols, channels) -> (rows', cols', filters)
     EXPECT_SHAPE(infer("ConvLSTM2D", {4, 10, 10, 3}, {{"filters", 6}, {"kernel_size", ints{3, 3}}}), {8, 8, 6});
-    EXPECT_SHAPE(infer("ConvLSTM2D", {4, 10, 10, 3}, {{"filters", 6}, {"kernel_size", ints{3, 3}}, {"return_sequences", true}}),
-                 {4, 8, 8, 6});
+    EXPECT_SHAPE(infer("ConvLSTM2D", {4, 10, 10, 3}, {{"filters", 6}, {"kernel_size", ints{3, 3}}, {"return_sequences", true}}), {4, 8, 8, 6});
     EXPECT_SHAPE(infer("ConvLSTM1D", {4, 10, 3}, {{"filters", 2}, {"kernel_size", ints{3}}, {"padding", "same"}}), {10, 2});
     EXPECT_SHAPE(infer("ConvLSTM3D", {2, 5, 5, 5, 1}, {{"filters", 2}, {"kernel_size", ints{2, 2, 2}}}), {4, 4, 4, 2});
 }
@@ -122,8 +112,8 @@ TEST(NormRegActShapes, Identity) {
     EXPECT_SHAPE(infer("BatchNormalization", {7, 7, 3}), {7, 7, 3});
     EXPECT_REJECTED(infer("BatchNormalization", {7, 3}, {{"axis", -3}}), "not an axis");
     EXPECT_SHAPE(infer("LayerNormalization", {3}), {3});
-    for (auto cls : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "ReLU", "LeakyReLU",
-                     "PReLU", "ELU", "ThresholdedReLU", "Softmax"})
+    for (auto cls : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "ReLU", "LeakyReLU", "PReLU", "ELU",
+                     "ThresholdedReLU", "Softmax"})
         EXPECT_SHAPE(infer(cls, {4, 5}), {4, 5});
     EXPECT_SHAPE(infer("SpatialDropout2D", {4, 5, 6}), {4, 5, 6});
     EXPECT_REJECTED(infer("Softmax", {4}, {{"axis", -2}}), "not an axis");
@@ -138,7 +128,7 @@ TEST(ReshapeShapes, All) {
     EXPECT_SHAPE(infer("RepeatVector", {3}, {{"n", 5}}), {5, 3});
     EXPECT_SHAPE(infer("Permute", {3, 7}, {{"dims", ints{2, 1}}}), {7, 3});
     EXPECT_SHAPE(infer("Cropping1D", {10, 2}, {{"cropping", ints{1, 2}}}), {7, 2});
-    EXPECT_SHAPE(infer("Cropping1D", {10, 2}), {8, 2});     // Keras' default (1, 1)
+    EXPECT_SHAPE(infer("Cropping1D", {10, 2}), {8, 2});           // Keras' default (1, 1)
     EXPECT_SHAPE(infer("Cropping2D", {10, 12, 2}), {10, 12, 2});  // Keras' default ((0, 0), (0, 0))
     EXPECT_SHAPE(infer("Cropping2D", {10, 12, 2}, {{"cropping", ints{1, 1, 2, 3}}}), {8, 7, 2});
     EXPECT_SHAPE(infer("Cropping3D", {4, 4, 4, 1}, {{"cropping", ints{1, 1, 0, 0, 1, 0}}}), {2, 4, 3, 1});
@@ -175,8 +165,7 @@ TEST(MergeShapes, EqualShapesConcatDot) {
 
 TEST(LocalShapes, ValidOnly) {
     EXPECT_SHAPE(infer("LocallyConnected1D", {10, 3}, {{"filters", 4}, {"kernel_size", ints{3}}}), {8, 4});
-    EXPECT_SHAPE(infer("LocallyConnected2D", {6, 6, 3}, {{"filters", 4}, {"kernel_size", ints{3, 3}}, {"strides", ints{3, 3}}}),
-                 {2, 2, 4});
+    EXPECT_SHAPE(infer("LocallyConnected2D", {6, 6, 3}, {{"filters", 4}, {"kernel_size", ints{3, 3}}, {"strides", ints{3, 3}}}), {2, 2, 4});
     EXPECT_REJECTED(infer("LocallyConnected2D", {6, 6, 3}, {{"padding", "same"}}), "valid");
 }
 

@@ -24,9 +24,10 @@ constexpr int generated_models = 1000;
 std::vector<memo::model> mutants_for_metamorphic(std::size_t n, std::uint64_t seed) {
     std::vector<memo::model> seeds;
     for (auto name : {"lenet5-mnist_orig-simplified.json", "lstm2-price_orig-simplified.json"})
-        seeds.push_back(memo::campaign::shrink(memo::io::load_keras(std::string(MEMO_TEST_DATA_DIR) + "/memo/synthesized_models/" + name, test::reg()), 200000));
-    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(
-        seeds, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), seed);
+        seeds.push_back(
+            memo::campaign::shrink(memo::io::load_keras(std::string(MEMO_TEST_DATA_DIR) + "/memo/synthesized_models/" + name, test::reg()), 200000));
+    memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, memo::memo_coverage(test::reg()),
+                                                                                                        memo::mh_selector(0.05), seed);
     s.context().max_cost = 2000000;  // small models, as a campaign runs them
     std::vector<memo::model> out;
     std::set<std::uint64_t> seen;
@@ -83,8 +84,8 @@ TEST(Metamorphic, EveryRelationsVariantKeepsTheReferenceOutputs) {
         }
         EXPECT_GE(made, static_cast<int>(0.95 * (generated_models - model_failed))) << memo::metamorphic::name_of(rel);
         EXPECT_EQ(same + overflowed, made);
-        std::printf("%-18s %d variants of %d models: %d keep the outputs, %d overflow (0 x Inf)\n", std::string(memo::metamorphic::name_of(rel)).c_str(),
-                    made, generated_models - model_failed, same, overflowed);
+        std::printf("%-18s %d variants of %d models: %d keep the outputs, %d overflow (0 x Inf)\n", std::string(memo::metamorphic::name_of(rel)).c_str(), made,
+                    generated_models - model_failed, same, overflowed);
     }
 }
 
@@ -157,7 +158,8 @@ TEST(Metamorphic, CampaignStoresTheBugWithBothModels) {
     memo::campaign::execution_options eo;
     eo.minimise = false;
     memo::campaign::execution exec(t, test::reg(), dir, eo);
-    std::vector<memo::model> seeds{memo::io::load_keras(std::string(MEMO_TEST_DATA_DIR) + "/memo/synthesized_models/lenet5-mnist_orig-simplified.json", test::reg())};
+    std::vector<memo::model> seeds{
+        memo::io::load_keras(std::string(MEMO_TEST_DATA_DIR) + "/memo/synthesized_models/lenet5-mnist_orig-simplified.json", test::reg())};
     memo::campaign::generation_options o;
     o.out = dir.string();
     o.iterations = 150;

@@ -42,7 +42,7 @@ using test::fault;
 
 /// Of ten models, six float32, two float16, one float64, one bfloat16.
 dtype dtype_of(int i) {
-    constexpr dtype cycle[] = {dtype::float32, dtype::float16, dtype::float32, dtype::float64, dtype::float32,
+    constexpr dtype cycle[] = {dtype::float32, dtype::float16, dtype::float32,  dtype::float64, dtype::float32,
                                dtype::float16, dtype::float32, dtype::bfloat16, dtype::float32, dtype::float32};
     return cycle[i % 10];
 }
@@ -59,8 +59,7 @@ std::vector<memo::model> family(int count, std::uint64_t seed, const std::functi
             m.seed = r();
             out.push_back(std::move(m));
             ++i;
-        } catch (const memo::error&) {
-        }
+        } catch (const memo::error&) {}
     }
     return out;
 }
@@ -155,8 +154,8 @@ figures plant(fault f, const std::string& layer, const std::vector<memo::model>&
             s.quiet += !exposed;
             if (exposed) {
                 char line[200];
-                std::snprintf(line, sizeof line, "\n    model %zu (%s): outputs differ by %.3g normwise, %s", i, std::string(memo::name_of(type)).c_str(), d.max_rel,
-                              diff.last_suppressed() ? "dropped as rounding by the localisation" : "not judged inconsistent");
+                std::snprintf(line, sizeof line, "\n    model %zu (%s): outputs differ by %.3g normwise, %s", i, std::string(memo::name_of(type)).c_str(),
+                              d.max_rel, diff.last_suppressed() ? "dropped as rounding by the localisation" : "not judged inconsistent");
                 misses += line;
             }
             continue;
@@ -170,14 +169,13 @@ figures plant(fault f, const std::string& layer, const std::vector<memo::model>&
     }
     fs.false_alarms = clean_verdicts(models, what);
     const tally t = fs.total();
-    std::printf("%-36s %2d models: %2d exposed, %2d caught, %2d localised to the layer, %d missed, %d quiet; clean: %d false alarms\n", what.c_str(),
-                t.models, t.exposed, t.caught, t.localised, t.missed, t.quiet, fs.false_alarms);
+    std::printf("%-36s %2d models: %2d exposed, %2d caught, %2d localised to the layer, %d missed, %d quiet; clean: %d false alarms\n", what.c_str(), t.models,
+                t.exposed, t.caught, t.localised, t.missed, t.quiet, fs.false_alarms);
     for (dtype type : memo::all_dtypes)
         if (const tally& s = fs[type]; s.models)
-            std::printf("    %-9s %2d models: %2d exposed (%d by ten tolerances), %2d caught, %2d localised, %d missed\n", std::string(memo::name_of(type)).c_str(),
-                        s.models, s.exposed, s.gross, s.caught, s.localised, s.missed);
-    if (const tally h = fs.half(); h.models)
-        std::printf("    float16 and bfloat16: %d of %d exposed models caught\n", h.exposed - h.missed, h.exposed);
+            std::printf("    %-9s %2d models: %2d exposed (%d by ten tolerances), %2d caught, %2d localised, %d missed\n",
+                        std::string(memo::name_of(type)).c_str(), s.models, s.exposed, s.gross, s.caught, s.localised, s.missed);
+    if (const tally h = fs.half(); h.models) std::printf("    float16 and bfloat16: %d of %d exposed models caught\n", h.exposed - h.missed, h.exposed);
     if (!misses.empty()) std::printf("  missed:%s\n", misses.c_str());
     const std::string key = std::string(test::name_of(f)) + "." + layer + ".";
     ::testing::Test::RecordProperty(key + "models", t.models);
@@ -221,7 +219,8 @@ memo::model conv2d_model(memo::rng& r, int i) {
                {"data_format", first ? "channels_first" : "channels_last"},
                {"activation", pick(r, {"linear", "relu", "tanh", "sigmoid"})},
                {"bias_initializer", pick(r, {"Zeros", "RandomNormal"})}});
-    if (r.chance(0.3)) x = b.add("MaxPooling2D", {x}, {{"pool_size", ints{2, 2}}, {"padding", "same"}, {"data_format", first ? "channels_first" : "channels_last"}});
+    if (r.chance(0.3))
+        x = b.add("MaxPooling2D", {x}, {{"pool_size", ints{2, 2}}, {"padding", "same"}, {"data_format", first ? "channels_first" : "channels_last"}});
     else if (r.chance(0.3)) x = b.add("BatchNormalization", {x}, {});
     x = b.add("Flatten", {x}, {});
     b.add("Dense", {x}, {{"units", std::int64_t{3}}});
@@ -251,11 +250,15 @@ memo::model avg_pool2d_model(memo::rng& r, int i) {
     const char* format = first ? "channels_first" : "channels_last";
     int x = b.input({r.uniform(3, 8), r.uniform(3, 8), r.uniform(1, 3)}, dtype_of(i));
     x = b.add("Conv2D", {x},
-              {{"filters", r.uniform(2, 4)}, {"kernel_size", ints{3, 3}}, {"padding", "same"}, {"data_format", format},
+              {{"filters", r.uniform(2, 4)},
+               {"kernel_size", ints{3, 3}},
+               {"padding", "same"},
+               {"data_format", format},
                {"activation", pick(r, {"relu", "sigmoid", "linear"})}});
     const std::int64_t pool = r.uniform(2, 3);
     const memo::value strides = r.chance(0.3) ? memo::value{memo::none} : memo::value{ints{r.uniform(1, 3), r.uniform(1, 3)}};
-    x = b.add("AveragePooling2D", {x}, {{"pool_size", ints{pool, pool}}, {"strides", strides}, {"padding", i % 6 == 5 ? "valid" : "same"}, {"data_format", format}});
+    x = b.add("AveragePooling2D", {x},
+              {{"pool_size", ints{pool, pool}}, {"strides", strides}, {"padding", i % 6 == 5 ? "valid" : "same"}, {"data_format", format}});
     x = b.add("Flatten", {x}, {});
     b.add("Dense", {x}, {{"units", std::int64_t{3}}});
     return b.finish();
@@ -399,16 +402,12 @@ TEST(PlantedFaults, SoftmaxOverTheWrongAxis) {
     // A softmax over axis 1 already (-2 of a rank-3 tensor, -3 of a rank-4 one) is the good one.
     int over_axis_1 = 0;
     EXPECT_EQ(verdicts_where(fault::softmax_axis, "Softmax", models, over_axis_1,
-                             [](const memo::node& n) {
-                                 return n.layer->name == "Softmax" && memo::as_int(n.param("axis")) + n.out.rank() == 1;
-                             }),
+                             [](const memo::node& n) { return n.layer->name == "Softmax" && memo::as_int(n.param("axis")) + n.out.rank() == 1; }),
               0);
     EXPECT_GE(over_axis_1, 5);
 }
 
-TEST(PlantedFaults, GruUpdateAndResetGatesSwapped) {
-    expect_caught(plant(fault::gru_gates_swapped, "GRU", family(60, 401, gru_model)), 48);
-}
+TEST(PlantedFaults, GruUpdateAndResetGatesSwapped) { expect_caught(plant(fault::gru_gates_swapped, "GRU", family(60, 401, gru_model)), 48); }
 
 TEST(PlantedFaults, BiasAddedTwice) {
     auto dense = family(60, 501, dense_bias_model);
@@ -449,9 +448,9 @@ TEST(PlantedFaults, EachFaultIsItsBugAndNothingElse) {
     {  // pool_counts_padding: a 3x3 window on a corner holds 4 real elements, divided by 9
         const auto m = one({4, 4, 1}, "AveragePooling2D", {{"pool_size", ints{3, 3}}, {"strides", ints{1, 1}}, {"padding", "same"}});
         const auto [y, z] = outputs(m, fault::pool_counts_padding, "AveragePooling2D");
-        EXPECT_NEAR(z[0], y[0] * 4 / 9, 1e-12);   // corner
-        EXPECT_NEAR(z[1], y[1] * 6 / 9, 1e-12);   // edge
-        EXPECT_EQ(z[5], y[5]);                    // interior
+        EXPECT_NEAR(z[0], y[0] * 4 / 9, 1e-12);  // corner
+        EXPECT_NEAR(z[1], y[1] * 6 / 9, 1e-12);  // edge
+        EXPECT_EQ(z[5], y[5]);                   // interior
         const auto valid = one({4, 4, 1}, "AveragePooling2D", {{"pool_size", ints{3, 3}}, {"strides", ints{1, 1}}, {"padding", "valid"}});
         const auto [vy, vz] = outputs(valid, fault::pool_counts_padding, "AveragePooling2D");
         EXPECT_EQ(vz.data, vy.data);
@@ -468,7 +467,8 @@ TEST(PlantedFaults, EachFaultIsItsBugAndNothingElse) {
         EXPECT_NE(z.data, y.data);
     }
     {  // gru_gates_swapped: no change where the z and r gates share their weights (all ones)
-        const auto m = one({3, 2}, "GRU", {{"units", std::int64_t{4}}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"bias_initializer", "Ones"}});
+        const auto m =
+            one({3, 2}, "GRU", {{"units", std::int64_t{4}}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"bias_initializer", "Ones"}});
         const auto [y, z] = outputs(m, fault::gru_gates_swapped, "GRU");
         EXPECT_EQ(z.data, y.data);
         const auto drawn = one({3, 2}, "GRU", {{"units", std::int64_t{4}}});

@@ -145,8 +145,7 @@ TEST(Resources, PlantedSlowOperatorTripsThePerformanceOracleAndCleanWorkersStayQ
         ++checks;
     }
     // 12 checks of 9 runs each side: 108 runs of each clean worker against the other.
-    std::printf("slow operator caught in %d of %d checks; clean workers flagged in %d (at the defaults: %d)\n", caught, checks, false_alarms,
-                default_alarms);
+    std::printf("slow operator caught in %d of %d checks; clean workers flagged in %d (at the defaults: %d)\n", caught, checks, false_alarms, default_alarms);
     // The same worker's runs of one model vary by up to 40 % on a shared 2-core machine: a 10 % bar
     // sits inside that noise, so its bound is loose (measured: 12 of 12 caught, 0 to 5 of 12
     // flagged); at the default options the same clean runs are never flagged.

@@ -22,8 +22,7 @@ item_set items_of(const memo::model& m) {
     const auto& u = memo::universe::of(test::reg());
     item_set s;
     u.items(m, [&](memo::criterion c, std::size_t i) {
-        if (c == memo::criterion::layer_type || c == memo::criterion::layer_pair || c == memo::criterion::layer_param ||
-            c == memo::criterion::layer_input)
+        if (c == memo::criterion::layer_type || c == memo::criterion::layer_pair || c == memo::criterion::layer_param || c == memo::criterion::layer_input)
             s.insert({static_cast<int>(c), i});
     });
     return s;
@@ -87,8 +86,8 @@ TEST(Reduce, KeepsTheCoverageOfTheZoo) {
     }
     EXPECT_EQ(largest, 782u);  // InceptionResNetV2, every node counted
     // The paper's Table 5: 11.0 layers on average after reduction.
-    EXPECT_LE(static_cast<double>(after) / 10.0, 11.0) << "average " << static_cast<double>(before) / 10.0 << " -> "
-                                                       << static_cast<double>(after) / 10.0 << " layers";
+    EXPECT_LE(static_cast<double>(after) / 10.0, 11.0)
+        << "average " << static_cast<double>(before) / 10.0 << " -> " << static_cast<double>(after) / 10.0 << " layers";
 }
 
 /// Input -> [Conv2D 3x3 -> BatchNormalization -> ReLU] x 4 -> Conv2D 1x1 -> GlobalAveragePooling2D:

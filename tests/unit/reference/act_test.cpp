@@ -16,9 +16,7 @@ const tensor mixed = make({1, 2, 3}, {-2, -0.5, 0, 0.5, 1, 3});
 
 }  // namespace
 
-TEST(ReferenceAct, ReluDefaultIsMaxWithZero) {
-    expect_values(run(one_layer("ReLU", {2, 3}, {}), mixed), {1, 2, 3}, {0, 0, 0, 0.5, 1, 3});
-}
+TEST(ReferenceAct, ReluDefaultIsMaxWithZero) { expect_values(run(one_layer("ReLU", {2, 3}, {}), mixed), {1, 2, 3}, {0, 0, 0, 0.5, 1, 3}); }
 
 TEST(ReferenceAct, ReluWithThresholdSlopeAndMaxValue) {
     // y = (x > 0.75 ? x : 0) clipped to [0, 2], minus 0.5 * max(0.75 - x, 0):
@@ -27,9 +25,7 @@ TEST(ReferenceAct, ReluWithThresholdSlopeAndMaxValue) {
     expect_values(run(m, mixed), {1, 2, 3}, {-1.375, -0.625, -0.375, -0.125, 1, 2});
 }
 
-TEST(ReferenceAct, ReluMaxValueZeroGivesZeros) {
-    expect_values(run(one_layer("ReLU", {2, 3}, {{"max_value", 0.0}}), mixed), {1, 2, 3}, {0, 0, 0, 0, 0, 0});
-}
+TEST(ReferenceAct, ReluMaxValueZeroGivesZeros) { expect_values(run(one_layer("ReLU", {2, 3}, {{"max_value", 0.0}}), mixed), {1, 2, 3}, {0, 0, 0, 0, 0, 0}); }
 
 TEST(ReferenceAct, SoftmaxOverLastAxis) {
     // exp of (0, ln 2, ln 3) is (1, 2, 3): sum 6; a row of zeros gives thirds.
@@ -113,6 +109,4 @@ TEST(ReferenceAct, Float64KeepsTinyNegativesExact) {
     expect_values(run(one_layer("ELU", {1}, {}), make({1, 1}, {-1e-10}), dtype::float64), {1, 1}, {-9.9999999995e-11}, 1e-24);
 }
 
-TEST(ReferenceAct, RandomSingleLayerModelsRunWithInferredShapes) {
-    sweep_family(memo::family::act, 20240611, 15, 100, 6);
-}
+TEST(ReferenceAct, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::act, 20240611, 15, 100, 6); }

@@ -13,8 +13,7 @@ using std::int64_t;
 using param_list = std::initializer_list<std::pair<std::string_view, memo::value>>;
 
 /// A model of one layer `cls` on an input of per-sample shape `in`.
-memo::model one_layer(std::string_view cls, std::initializer_list<int64_t> in, param_list params,
-                      memo::dtype type = memo::dtype::float32) {
+memo::model one_layer(std::string_view cls, std::initializer_list<int64_t> in, param_list params, memo::dtype type = memo::dtype::float32) {
     memo::builder b(test::reg());
     const int x = b.input(in, type);
     b.add(cls, {x}, params);
@@ -49,9 +48,7 @@ void expect_values(const tensor& t, std::vector<int64_t> dims, const std::vector
 }
 
 /// TensorFlow's "same" padding before the data: half the total, the odd one after.
-int64_t same_pad(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d) {
-    return std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - in, 0) / 2;
-}
+int64_t same_pad(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d) { return std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - in, 0) / 2; }
 
 /// Moves axis 1 to the end: (b, c, h, w) -> (b, h, w, c), for tensors of rank 3 or 4.
 tensor channels_last(const tensor& x) {
@@ -72,16 +69,15 @@ tensor channels_last(const tensor& x) {
 
 TEST(ReferenceConv1D, OnesKernelSumsEachWindowPlusBias) {
     // x = 1 2 3 4, k = 2, kernel ones, bias 1: (1+2)+1, (2+3)+1, (3+4)+1.
-    const auto m = one_layer("Conv1D", {4, 1},
-                             {{"filters", 1}, {"kernel_size", ints{2}}, {"kernel_initializer", "Ones"}, {"bias_initializer", "Ones"}});
+    const auto m = one_layer("Conv1D", {4, 1}, {{"filters", 1}, {"kernel_size", ints{2}}, {"kernel_initializer", "Ones"}, {"bias_initializer", "Ones"}});
     expect_values(run(m, make({1, 4, 1}, {1, 2, 3, 4})), {1, 3, 1}, {4, 6, 8});
 }
 
 TEST(ReferenceConv1D, SameWithStride2PutsTheOddPadAfter) {
     // x = 1..5, k = 3, s = 2: out = ceil(5/2) = 3, total pad = (3-1)*2 + 3 - 5 = 2, one before:
     // windows [0 1 2], [2 3 4], [4 5 0] -> 3, 9, 9.
-    const auto m = one_layer("Conv1D", {5, 1},
-                             {{"filters", 1}, {"kernel_size", ints{3}}, {"strides", ints{2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
+    const auto m =
+        one_layer("Conv1D", {5, 1}, {{"filters", 1}, {"kernel_size", ints{3}}, {"strides", ints{2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
     expect_values(run(m, make({1, 5, 1}, {1, 2, 3, 4, 5})), {1, 3, 1}, {3, 9, 9});
 }
 
@@ -124,8 +120,7 @@ TEST(ReferenceConv1D, Float16AccumulatesInFloat) {
 namespace {
 
 /// out[b,i,j,f] = bias[f] + sum_{p,q,c} x[b, i*s + p*d - pad_h, j*s + q*d - pad_w, c] * k[p,q,c,f].
-std::vector<double> naive_conv2d(const tensor& x, const tensor& k, const tensor* bias, int64_t oh, int64_t ow, int64_t s, int64_t d,
-                                 bool same) {
+std::vector<double> naive_conv2d(const tensor& x, const tensor& k, const tensor* bias, int64_t oh, int64_t ow, int64_t s, int64_t d, bool same) {
     const int64_t B = x.dims[0], H = x.dims[1], W = x.dims[2], C = x.dims[3], KH = k.dims[0], KW = k.dims[1], F = k.dims[3];
     const int64_t ph = same ? same_pad(H, oh, KH, s, d) : 0, pw = same ? same_pad(W, ow, KW, s, d) : 0;
     std::vector<double> out;
@@ -155,23 +150,33 @@ TEST(ReferenceConv2D, MatchesTheNaiveFormulaOnDrawnWeights) {
     for (const conf c : {conf{2, 1, "same"}, conf{1, 2, "valid"}, conf{1, 2, "same"}, conf{3, 1, "valid"}}) {
         SCOPED_TRACE(std::string(c.padding) + " s" + std::to_string(c.stride) + " d" + std::to_string(c.dilation));
         const auto m = one_layer("Conv2D", {5, 6, 2},
-                                 {{"filters", 3}, {"kernel_size", ints{3, 2}}, {"strides", ints{c.stride, c.stride}}, {"padding", c.padding},
-                                  {"dilation_rate", ints{c.dilation, c.dilation}}, {"bias_initializer", "RandomUniform"}});
+                                 {{"filters", 3},
+                                  {"kernel_size", ints{3, 2}},
+                                  {"strides", ints{c.stride, c.stride}},
+                                  {"padding", c.padding},
+                                  {"dilation_rate", ints{c.dilation, c.dilation}},
+                                  {"bias_initializer", "RandomUniform"}});
         const auto w = memo::weights_of(m, 1);
         ASSERT_EQ(w.size(), 2u);
         const tensor x = drawn_input(m);
         const tensor y = run(m, x);
         const auto& out = m.nodes[1].out;
-        expect_values(y, memo::concrete(out, 2), naive_conv2d(x, w[0].value, &w[1].value, out[1], out[2], c.stride, c.dilation, c.padding == std::string("same")));
+        expect_values(y, memo::concrete(out, 2),
+                      naive_conv2d(x, w[0].value, &w[1].value, out[1], out[2], c.stride, c.dilation, c.padding == std::string("same")));
     }
 }
 
 TEST(ReferenceConv2D, ChannelsFirstIsTheTransposeOfChannelsLast) {
     // Same seed and node index: the same kernel (kh, kw, in, filters) and bias in both layouts.
-    const auto last = one_layer("Conv2D", {4, 5, 2}, {{"filters", 3}, {"kernel_size", ints{2, 3}}, {"padding", "same"}, {"strides", ints{2, 1}},
-                                                     {"bias_initializer", "RandomNormal"}});
-    const auto first = one_layer("Conv2D", {2, 4, 5}, {{"filters", 3}, {"kernel_size", ints{2, 3}}, {"padding", "same"}, {"strides", ints{2, 1}},
-                                                      {"bias_initializer", "RandomNormal"}, {"data_format", "channels_first"}});
+    const auto last = one_layer(
+        "Conv2D", {4, 5, 2}, {{"filters", 3}, {"kernel_size", ints{2, 3}}, {"padding", "same"}, {"strides", ints{2, 1}}, {"bias_initializer", "RandomNormal"}});
+    const auto first = one_layer("Conv2D", {2, 4, 5},
+                                 {{"filters", 3},
+                                  {"kernel_size", ints{2, 3}},
+                                  {"padding", "same"},
+                                  {"strides", ints{2, 1}},
+                                  {"bias_initializer", "RandomNormal"},
+                                  {"data_format", "channels_first"}});
     const tensor x_first = drawn_input(first);
     const tensor y_first = run(first, x_first), y_last = run(last, channels_last(x_first));
     ASSERT_EQ(y_first.dims, (std::vector<int64_t>{2, 3, 2, 5}));
@@ -181,8 +186,7 @@ TEST(ReferenceConv2D, ChannelsFirstIsTheTransposeOfChannelsLast) {
 TEST(ReferenceConv3D, SamePaddingCountsTheWindowsThatFit) {
     // 2x2x2 ones, k = 2, same: total pad 1 per axis, after. Index 0 sees 2 elements on its axis,
     // index 1 sees 1; out = product over axes: (0,0,0) -> 8, (0,1,1) -> 2, (1,1,1) -> 1.
-    const auto m = one_layer("Conv3D", {2, 2, 2, 1},
-                             {{"filters", 1}, {"kernel_size", ints{2, 2, 2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
+    const auto m = one_layer("Conv3D", {2, 2, 2, 1}, {{"filters", 1}, {"kernel_size", ints{2, 2, 2}}, {"padding", "same"}, {"kernel_initializer", "Ones"}});
     expect_values(run(m, make({1, 2, 2, 2, 1}, std::vector<double>(8, 1.0))), {1, 2, 2, 2, 1}, {8, 4, 4, 2, 4, 2, 2, 1});
 }
 
@@ -204,9 +208,9 @@ TEST(ReferenceDepthwiseConv1D, OnesSumEachChannelSeparately) {
 }
 
 TEST(ReferenceDepthwiseConv2D, MatchesTheNaiveFormulaOnDrawnWeights) {
-    const auto m = one_layer("DepthwiseConv2D", {5, 4, 3},
-                             {{"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}, {"padding", "same"}, {"depth_multiplier", 2},
-                              {"bias_initializer", "RandomUniform"}});
+    const auto m =
+        one_layer("DepthwiseConv2D", {5, 4, 3},
+                  {{"kernel_size", ints{3, 3}}, {"strides", ints{2, 2}}, {"padding", "same"}, {"depth_multiplier", 2}, {"bias_initializer", "RandomUniform"}});
     const auto w = memo::weights_of(m, 1);
     const tensor x = drawn_input(m), y = run(m, x);
     const int64_t H = 5, W = 4, C = 3, DM = 2, OH = 3, OW = 2;
@@ -230,16 +234,21 @@ TEST(ReferenceDepthwiseConv2D, MatchesTheNaiveFormulaOnDrawnWeights) {
 TEST(ReferenceSeparableConv1D, OnesAreDepthwiseSumsThenAPointwiseSum) {
     // Channels 1 2 3 and 10 20 30, k = 2: depthwise 3 5 | 30 50; dm = 2 doubles each; pointwise
     // ones sums them: (3+3+30+30), (5+5+50+50).
-    const auto m = one_layer("SeparableConv1D", {3, 2},
-                             {{"filters", 1}, {"kernel_size", ints{2}}, {"depth_multiplier", 2}, {"depthwise_initializer", "Ones"},
-                              {"pointwise_initializer", "Ones"}});
+    const auto m =
+        one_layer("SeparableConv1D", {3, 2},
+                  {{"filters", 1}, {"kernel_size", ints{2}}, {"depth_multiplier", 2}, {"depthwise_initializer", "Ones"}, {"pointwise_initializer", "Ones"}});
     expect_values(run(m, make({1, 3, 2}, {1, 10, 2, 20, 3, 30})), {1, 2, 1}, {66, 110});
 }
 
 TEST(ReferenceSeparableConv2D, IsDepthwiseThenPointwiseOnDrawnWeights) {
     const auto m = one_layer("SeparableConv2D", {4, 5, 2},
-                             {{"filters", 3}, {"kernel_size", ints{2, 2}}, {"dilation_rate", ints{2, 1}}, {"padding", "same"}, {"depth_multiplier", 2},
-                              {"bias_initializer", "RandomUniform"}, {"data_format", "channels_last"}});
+                             {{"filters", 3},
+                              {"kernel_size", ints{2, 2}},
+                              {"dilation_rate", ints{2, 1}},
+                              {"padding", "same"},
+                              {"depth_multiplier", 2},
+                              {"bias_initializer", "RandomUniform"},
+                              {"data_format", "channels_last"}});
     const auto w = memo::weights_of(m, 1);
     ASSERT_EQ(w.size(), 3u);
     const tensor x = drawn_input(m), y = run(m, x);
@@ -273,8 +282,12 @@ TEST(ReferenceConv2DTranspose, Stride2ByHand) {
     // valid: out = 2*2 + (3-2) = 5: [1, 1, 1+2, 2, 2].
     auto layer = [](const char* padding, memo::value output_padding) {
         return one_layer("Conv2DTranspose", {1, 2, 1},
-                         {{"filters", 1}, {"kernel_size", ints{1, 3}}, {"strides", ints{1, 2}}, {"padding", padding},
-                          {"output_padding", output_padding}, {"kernel_initializer", "Ones"}});
+                         {{"filters", 1},
+                          {"kernel_size", ints{1, 3}},
+                          {"strides", ints{1, 2}},
+                          {"padding", padding},
+                          {"output_padding", output_padding},
+                          {"kernel_initializer", "Ones"}});
     };
     const tensor x = make({1, 1, 2, 1}, {1, 2});
     expect_values(run(layer("valid", memo::none), x), {1, 1, 5, 1}, {1, 1, 3, 2, 2});
@@ -297,9 +310,9 @@ TEST(ReferenceConv2DTranspose, MatchesTheGatherFormulaOnDrawnWeights) {
         int64_t stride, dilation;
         memo::value output_padding;
     };
-    for (const conf& cf : {conf{"channels_last", "same", 2, 1, memo::none}, conf{"channels_first", "same", 2, 1, memo::none},
-                           conf{"channels_last", "same", 1, 2, memo::none}, conf{"channels_last", "valid", 2, 1, ints{1, 0}},
-                           conf{"channels_first", "valid", 1, 2, memo::none}}) {
+    for (const conf& cf :
+         {conf{"channels_last", "same", 2, 1, memo::none}, conf{"channels_first", "same", 2, 1, memo::none}, conf{"channels_last", "same", 1, 2, memo::none},
+          conf{"channels_last", "valid", 2, 1, ints{1, 0}}, conf{"channels_first", "valid", 1, 2, memo::none}}) {
         SCOPED_TRACE(std::string(cf.format) + " " + cf.padding + " s" + std::to_string(cf.stride) + " d" + std::to_string(cf.dilation));
         const bool first = std::string(cf.format) == "channels_first";
         const int64_t H = 3, W = 2, C = 2, F = 3, KH = 3, KW = 2, S = cf.stride, D = cf.dilation;
@@ -339,8 +352,12 @@ TEST(ReferenceConv2DTranspose, MatchesTheGatherFormulaOnDrawnWeights) {
 TEST(ReferenceConv3DTranspose, Stride2ByHand) {
     // As Conv2DTranspose's same case along the last axis: [1, 1, 3, 2], plus bias 1.
     const auto m = one_layer("Conv3DTranspose", {1, 1, 2, 1},
-                             {{"filters", 1}, {"kernel_size", ints{1, 1, 3}}, {"strides", ints{1, 1, 2}}, {"padding", "same"},
-                              {"kernel_initializer", "Ones"}, {"bias_initializer", "Ones"}});
+                             {{"filters", 1},
+                              {"kernel_size", ints{1, 1, 3}},
+                              {"strides", ints{1, 1, 2}},
+                              {"padding", "same"},
+                              {"kernel_initializer", "Ones"},
+                              {"bias_initializer", "Ones"}});
     expect_values(run(m, make({1, 1, 1, 2, 1}, {1, 2})), {1, 1, 1, 4, 1}, {2, 2, 4, 3});
 }
 
@@ -370,11 +387,13 @@ TEST(ReferenceLocallyConnected2D, MatchesKerasLocalConvOnDrawnWeights) {
         SCOPED_TRACE(format);
         const bool first = std::string(format) == "channels_first";
         const int64_t H = 5, W = 4, C = 2, F = 3, KH = 2, KW = 3, S = 2, OH = 2, OW = 1;
-        const auto m = first ? one_layer("LocallyConnected2D", {C, H, W},
-                                         {{"filters", F}, {"kernel_size", ints{KH, KW}}, {"strides", ints{S, S}}, {"bias_initializer", "RandomUniform"},
-                                          {"data_format", format}})
-                             : one_layer("LocallyConnected2D", {H, W, C},
-                                         {{"filters", F}, {"kernel_size", ints{KH, KW}}, {"strides", ints{S, S}}, {"bias_initializer", "RandomUniform"}});
+        const auto m =
+            first
+                ? one_layer(
+                      "LocallyConnected2D", {C, H, W},
+                      {{"filters", F}, {"kernel_size", ints{KH, KW}}, {"strides", ints{S, S}}, {"bias_initializer", "RandomUniform"}, {"data_format", format}})
+                : one_layer("LocallyConnected2D", {H, W, C},
+                            {{"filters", F}, {"kernel_size", ints{KH, KW}}, {"strides", ints{S, S}}, {"bias_initializer", "RandomUniform"}});
         const auto w = memo::weights_of(m, 1);
         ASSERT_EQ(w[0].value.dims, (std::vector<int64_t>{OH * OW, KH * KW * C, F}));
         const tensor x = drawn_input(m), y = run(m, x);
@@ -402,8 +421,8 @@ TEST(ReferenceLocallyConnected2D, MatchesKerasLocalConvOnDrawnWeights) {
 TEST(ReferenceConvSweep, RandomSingleLayerModelsGiveTheInferredShape) {
     memo::rng r(20240611);
     memo::reference::interpreter interp;
-    for (const char* cls : {"Conv1D", "Conv2D", "Conv3D", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D", "DepthwiseConv2D",
-                            "Conv2DTranspose", "Conv3DTranspose", "LocallyConnected1D", "LocallyConnected2D"}) {
+    for (const char* cls : {"Conv1D", "Conv2D", "Conv3D", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D", "DepthwiseConv2D", "Conv2DTranspose",
+                            "Conv3DTranspose", "LocallyConnected1D", "LocallyConnected2D"}) {
         for (int k = 0; k < 10; ++k) {
             const auto m = test::random_single_layer_model(test::reg().at(cls), r);
             ASSERT_TRUE(m) << cls;

@@ -83,8 +83,7 @@ TEST(ReferenceElementwise, OutputHasTheInputsShapeAndDtypeForRanks2To6) {
 }
 
 TEST(ReferenceElementwise, AbsByHand) {
-    for (dtype t : {dtype::float32, dtype::float64})
-        expect_exact(run(one_layer("Abs", {2, 3}, {}, t), mixed), {2, 0.5, 0, 0.5, 1, 3});
+    for (dtype t : {dtype::float32, dtype::float64}) expect_exact(run(one_layer("Abs", {2, 3}, {}, t), mixed), {2, 0.5, 0, 0.5, 1, 3});
     // 1e-300 is below float32's range (it flushes to 0 there) but exact in float64.
     expect_exact(run(one_layer("Abs", {2}, {}, dtype::float64), make({1, 2}, {-1e-300, 1e300})), {1e-300, 1e300});
     expect_exact(run(one_layer("Abs", {1}, {}, dtype::float32), make({1, 1}, {-0.1})), {static_cast<double>(0.1f)});
@@ -97,8 +96,7 @@ TEST(ReferenceElementwise, AbsOfZeroNanAndInfinities) {
 }
 
 TEST(ReferenceElementwise, SquareByHand) {
-    for (dtype t : {dtype::float32, dtype::float64})
-        expect_exact(run(one_layer("Square", {2, 3}, {}, t), mixed), {4, 0.25, 0, 0.25, 1, 9});
+    for (dtype t : {dtype::float32, dtype::float64}) expect_exact(run(one_layer("Square", {2, 3}, {}, t), mixed), {4, 0.25, 0, 0.25, 1, 9});
 }
 
 TEST(ReferenceElementwise, SquareRoundsToTheDtype) {
@@ -199,8 +197,7 @@ TEST(ReferenceElementwise, ZeroGateIsExactlyZero) {
 }
 
 TEST(ReferenceElementwise, CostOneMultiplyAddPerElement) {
-    for (const char* cls : {"Abs", "Square", "StopGradient", "ScaleShift"})
-        EXPECT_EQ(memo::count_flops(one_layer(cls, {3, 4, 5}, {})), 60) << cls;
+    for (const char* cls : {"Abs", "Square", "StopGradient", "ScaleShift"}) EXPECT_EQ(memo::count_flops(one_layer(cls, {3, 4, 5}, {})), 60) << cls;
 }
 
 TEST(ReferenceElementwise, KerasJsonRoundTrips) {

@@ -36,9 +36,7 @@ inline tensor run(const memo::model& m, const std::vector<tensor>& in, std::opti
     EXPECT_TRUE(r.ok()) << r.message;
     return r.ok() ? r.outputs.at(0) : tensor{};
 }
-inline tensor run(const memo::model& m, const tensor& x, std::optional<dtype> precision = std::nullopt) {
-    return run(m, std::vector<tensor>{x}, precision);
-}
+inline tensor run(const memo::model& m, const tensor& x, std::optional<dtype> precision = std::nullopt) { return run(m, std::vector<tensor>{x}, precision); }
 
 inline void expect_values(const tensor& got, const std::vector<std::int64_t>& dims, const std::vector<double>& want, double tol = 1e-6) {
     ASSERT_EQ(got.dims, dims);
@@ -50,8 +48,9 @@ inline void expect_values(const tensor& got, const std::vector<std::int64_t>& di
 /// `attempts` draws, outputs of at most 2^18 elements) run in the model's dtype and in float64
 /// with inputs in [-2, 2): each succeeds with the inferred dims, and with finite outputs where
 /// `finite_expected(model)` says so. `classes` is how many classes the family has.
-inline void sweep_family(memo::family f, std::uint64_t seed, int per_class, int attempts, int classes,
-                         const std::function<bool(const memo::model&)>& finite_expected = [](const memo::model&) { return true; }) {
+inline void sweep_family(
+    memo::family f, std::uint64_t seed, int per_class, int attempts, int classes,
+    const std::function<bool(const memo::model&)>& finite_expected = [](const memo::model&) { return true; }) {
     memo::rng r(seed);
     memo::reference::interpreter model_dtype, ground_truth(dtype::float64);
     int seen = 0;

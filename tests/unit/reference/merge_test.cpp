@@ -45,11 +45,10 @@ TEST(ReferenceMerge, SubtractIsFirstMinusSecond) {
 
 TEST(ReferenceMerge, ConcatenateAlongLastAndMiddleAxes) {
     // (1, 2, 2) [[1, 2], [3, 4]] and (1, 2, 1) [[5], [6]] on the last axis: [[1, 2, 5], [3, 4, 6]].
-    expect_values(run(merge_of("Concatenate", {{2, 2}, {2, 1}}), {make({1, 2, 2}, {1, 2, 3, 4}), make({1, 2, 1}, {5, 6})}), {1, 2, 3},
-                  {1, 2, 5, 3, 4, 6});
+    expect_values(run(merge_of("Concatenate", {{2, 2}, {2, 1}}), {make({1, 2, 2}, {1, 2, 3, 4}), make({1, 2, 1}, {5, 6})}), {1, 2, 3}, {1, 2, 5, 3, 4, 6});
     // (1, 1, 2) [[1, 2]] and (1, 2, 2) [[3, 4], [5, 6]] on axis -2: rows one after another.
-    expect_values(run(merge_of("Concatenate", {{1, 2}, {2, 2}}, {{"axis", -2}}), {make({1, 1, 2}, {1, 2}), make({1, 2, 2}, {3, 4, 5, 6})}),
-                  {1, 3, 2}, {1, 2, 3, 4, 5, 6});
+    expect_values(run(merge_of("Concatenate", {{1, 2}, {2, 2}}, {{"axis", -2}}), {make({1, 1, 2}, {1, 2}), make({1, 2, 2}, {3, 4, 5, 6})}), {1, 3, 2},
+                  {1, 2, 3, 4, 5, 6});
     // Two samples: each sample's blocks stay together.
     expect_values(run(merge_of("Concatenate", {{1}, {2}}), {make({2, 1}, {1, 2}), make({2, 2}, {3, 4, 5, 6})}), {2, 3}, {1, 3, 4, 2, 5, 6});
 }
@@ -83,8 +82,7 @@ TEST(ReferenceMerge, HalfTypesRoundTheResultOnce) {
     // float16 has step 1 in [1024, 2048): 1024 + 0.5 ties to the even 1024.
     expect_values(run(merge_of("Add", {{1}, {1}}, {}, dtype::float16), {make({1, 1}, {1024}), make({1, 1}, {0.5})}), {1, 1}, {1024}, 0);
     // bfloat16 has step 2^-6 in [2, 4): 3 * 1.0078125 = 3.0234375 is 193.5 steps, tying to the even 194: 3.03125.
-    expect_values(run(merge_of("Multiply", {{1}, {1}}, {}, dtype::bfloat16), {make({1, 1}, {3}), make({1, 1}, {1.0078125})}), {1, 1},
-                  {3.03125}, 0);
+    expect_values(run(merge_of("Multiply", {{1}, {1}}, {}, dtype::bfloat16), {make({1, 1}, {3}), make({1, 1}, {1.0078125})}), {1, 1}, {3.03125}, 0);
 }
 
 TEST(ReferenceMerge, Float64KeepsWhatFloat32Loses) {
@@ -95,6 +93,4 @@ TEST(ReferenceMerge, Float64KeepsWhatFloat32Loses) {
     expect_values(run(m, in, dtype::float32), {1, 1}, {0}, 0);
 }
 
-TEST(ReferenceMerge, RandomSingleLayerModelsRunWithInferredShapes) {
-    sweep_family(memo::family::merge, 31337, 15, 100, 8);
-}
+TEST(ReferenceMerge, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::merge, 31337, 15, 100, 8); }

@@ -71,10 +71,10 @@ TEST(ReferenceNorm, BatchNormalizationRaisesEpsilonWhereKerasUsesTheFusedKernel)
     expect_values(run(fused, make({1, 1, 1, 1}, {2}), dtype::float64), {1, 1, 1, 1}, {2 / std::sqrt(1.001e-5)}, 1e-9);
     EXPECT_EQ(run(one_layer("BatchNormalization", {1, 1}, zero), make({1, 1, 1}, {2})).data.at(0), HUGE_VAL);
     EXPECT_EQ(run(one_layer("BatchNormalization", {1, 1, 1}, zero, dtype::float64), make({1, 1, 1, 1}, {2})).data.at(0), HUGE_VAL);
-    EXPECT_EQ(run(one_layer("BatchNormalization", {1, 1, 1}, {{"axis", -2}, {"epsilon", 0.0}, {"moving_variance_initializer", "Zeros"}}),
-                  make({1, 1, 1, 1}, {2}))
-                  .data.at(0),
-              HUGE_VAL);
+    EXPECT_EQ(
+        run(one_layer("BatchNormalization", {1, 1, 1}, {{"axis", -2}, {"epsilon", 0.0}, {"moving_variance_initializer", "Zeros"}}), make({1, 1, 1, 1}, {2}))
+            .data.at(0),
+        HUGE_VAL);
 }
 
 TEST(ReferenceNorm, BatchNormalizationRoundsToBfloat16) {

@@ -15,8 +15,7 @@ using std::int64_t;
 using param_list = std::initializer_list<std::pair<std::string_view, memo::value>>;
 
 /// A model of one layer `cls` on an input of per-sample shape `in`.
-memo::model one_layer(std::string_view cls, std::initializer_list<int64_t> in, param_list params,
-                      memo::dtype type = memo::dtype::float32) {
+memo::model one_layer(std::string_view cls, std::initializer_list<int64_t> in, param_list params, memo::dtype type = memo::dtype::float32) {
     memo::builder b(test::reg());
     const int x = b.input(in, type);
     b.add(cls, {x}, params);
@@ -127,22 +126,20 @@ TEST(ReferenceGlobalPooling, AverageAndMaxWithAndWithoutKeepdims) {
 TEST(ReferenceGlobalPooling, TwoAndThreeDimensionalChannelsFirst) {
     // (2 channels, 2, 2): channel 0 = 1 2 3 4, channel 1 = -1 -2 -3 -4.
     const tensor x = make({1, 2, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4});
-    expect_values(run(one_layer("GlobalMaxPooling2D", {2, 2, 2}, {{"data_format", "channels_first"}, {"keepdims", true}}), x), {1, 2, 1, 1},
-                  {4, -1});
+    expect_values(run(one_layer("GlobalMaxPooling2D", {2, 2, 2}, {{"data_format", "channels_first"}, {"keepdims", true}}), x), {1, 2, 1, 1}, {4, -1});
     expect_values(run(one_layer("GlobalAveragePooling2D", {2, 2, 2}, {{"data_format", "channels_first"}}), x), {1, 2}, {2.5, -2.5});
     // The same values as a (2, 1, 2, 2) volume.
     const tensor v = make({1, 2, 1, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4});
-    expect_values(run(one_layer("GlobalAveragePooling3D", {2, 1, 2, 2}, {{"data_format", "channels_first"}, {"keepdims", true}}), v),
-                  {1, 2, 1, 1, 1}, {2.5, -2.5});
+    expect_values(run(one_layer("GlobalAveragePooling3D", {2, 1, 2, 2}, {{"data_format", "channels_first"}, {"keepdims", true}}), v), {1, 2, 1, 1, 1},
+                  {2.5, -2.5});
     expect_values(run(one_layer("GlobalMaxPooling3D", {2, 1, 2, 2}, {{"data_format", "channels_first"}}), v), {1, 2}, {4, -1});
 }
 
 TEST(ReferencePoolSweep, RandomSingleLayerModelsGiveTheInferredShape) {
     memo::rng r(7031);
     memo::reference::interpreter interp;
-    for (const char* cls : {"MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
-                            "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "GlobalAveragePooling1D",
-                            "GlobalAveragePooling2D", "GlobalAveragePooling3D"}) {
+    for (const char* cls : {"MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D", "GlobalMaxPooling1D",
+                            "GlobalMaxPooling2D", "GlobalMaxPooling3D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}) {
         for (int k = 0; k < 10; ++k) {
             const auto m = test::random_single_layer_model(test::reg().at(cls), r);
             ASSERT_TRUE(m) << cls;

@@ -26,8 +26,7 @@ TEST(ReferenceReshape, FlattenMovesChannelsLastFirstForChannelsFirst) {
     // (1, 2 channels, 3 steps) [[1, 2, 3], [4, 5, 6]] is transposed to (3, 2) before flattening.
     expect_values(run(one_layer("Flatten", {2, 3}, {{"data_format", "channels_first"}}), counting({1, 2, 3})), {1, 6}, {1, 4, 2, 5, 3, 6});
     // (1, 2 channels, 2, 2): channels last gives (1, 5), (2, 6), (3, 7), (4, 8).
-    expect_values(run(one_layer("Flatten", {2, 2, 2}, {{"data_format", "channels_first"}}), counting({1, 2, 2, 2})), {1, 8},
-                  {1, 5, 2, 6, 3, 7, 4, 8});
+    expect_values(run(one_layer("Flatten", {2, 2, 2}, {{"data_format", "channels_first"}}), counting({1, 2, 2, 2})), {1, 8}, {1, 5, 2, 6, 3, 7, 4, 8});
     // Rank 2 has nothing to move.
     expect_values(run(one_layer("Flatten", {3}, {{"data_format", "channels_first"}}), counting({1, 3})), {1, 3}, {1, 2, 3});
 }
@@ -52,14 +51,13 @@ TEST(ReferenceReshape, Cropping2DInBothDataFormats) {
     const ints crop{1, 0, 0, 1};
     expect_values(run(one_layer("Cropping2D", {3, 3, 1}, {{"cropping", crop}}), counting({1, 3, 3, 1})), {1, 2, 2, 1}, {4, 5, 7, 8});
     // channels_first (2 channels of 2x2: 1..4 and 5..8): keep row 1, column 0 of each -> 3, 7.
-    expect_values(run(one_layer("Cropping2D", {2, 2, 2}, {{"cropping", crop}, {"data_format", "channels_first"}}), counting({1, 2, 2, 2})),
-                  {1, 2, 1, 1}, {3, 7});
+    expect_values(run(one_layer("Cropping2D", {2, 2, 2}, {{"cropping", crop}, {"data_format", "channels_first"}}), counting({1, 2, 2, 2})), {1, 2, 1, 1},
+                  {3, 7});
 }
 
 TEST(ReferenceReshape, Cropping3DKeepsTheWindow) {
     // 2x2x2 cube 1..8, crop depth (1, 0), height (0, 1), width (1, 0): element (1, 0, 1) = 4 + 1 + 1 = 6.
-    expect_values(run(one_layer("Cropping3D", {2, 2, 2, 1}, {{"cropping", ints{1, 0, 0, 1, 1, 0}}}), counting({1, 2, 2, 2, 1})),
-                  {1, 1, 1, 1, 1}, {6});
+    expect_values(run(one_layer("Cropping3D", {2, 2, 2, 1}, {{"cropping", ints{1, 0, 0, 1, 1, 0}}}), counting({1, 2, 2, 2, 1})), {1, 1, 1, 1, 1}, {6});
 }
 
 TEST(ReferenceReshape, ZeroPadding1DAddsZeroSteps) {
@@ -69,16 +67,15 @@ TEST(ReferenceReshape, ZeroPadding1DAddsZeroSteps) {
 TEST(ReferenceReshape, ZeroPadding2DInBothDataFormats) {
     // One pixel (a, b) = (5, 6) padded rows (1, 0), columns (0, 1): it lands at row 1, column 0.
     const ints pad{1, 0, 0, 1};
-    expect_values(run(one_layer("ZeroPadding2D", {1, 1, 2}, {{"padding", pad}}), make({1, 1, 1, 2}, {5, 6})), {1, 2, 2, 2},
-                  {0, 0, 0, 0, 5, 6, 0, 0});
-    expect_values(run(one_layer("ZeroPadding2D", {2, 1, 1}, {{"padding", pad}, {"data_format", "channels_first"}}), make({1, 2, 1, 1}, {5, 6})),
-                  {1, 2, 2, 2}, {0, 0, 5, 0, 0, 0, 6, 0});
+    expect_values(run(one_layer("ZeroPadding2D", {1, 1, 2}, {{"padding", pad}}), make({1, 1, 1, 2}, {5, 6})), {1, 2, 2, 2}, {0, 0, 0, 0, 5, 6, 0, 0});
+    expect_values(run(one_layer("ZeroPadding2D", {2, 1, 1}, {{"padding", pad}, {"data_format", "channels_first"}}), make({1, 2, 1, 1}, {5, 6})), {1, 2, 2, 2},
+                  {0, 0, 5, 0, 0, 0, 6, 0});
 }
 
 TEST(ReferenceReshape, ZeroPadding3DPlacesTheInput) {
     // One voxel padded depth (0, 1), height (1, 0): a 2x2x1 block with it at depth 0, height 1.
-    expect_values(run(one_layer("ZeroPadding3D", {1, 1, 1, 1}, {{"padding", ints{0, 1, 1, 0, 0, 0}}}), make({1, 1, 1, 1, 1}, {7})),
-                  {1, 2, 2, 1, 1}, {0, 7, 0, 0});
+    expect_values(run(one_layer("ZeroPadding3D", {1, 1, 1, 1}, {{"padding", ints{0, 1, 1, 0, 0, 0}}}), make({1, 1, 1, 1, 1}, {7})), {1, 2, 2, 1, 1},
+                  {0, 7, 0, 0});
 }
 
 TEST(ReferenceReshape, UpSampling1DRepeatsSteps) {
@@ -87,10 +84,9 @@ TEST(ReferenceReshape, UpSampling1DRepeatsSteps) {
 
 TEST(ReferenceReshape, UpSampling2DNearestInBothDataFormats) {
     // Rows doubled: [[1, 2], [3, 4]] -> [[1, 2], [1, 2], [3, 4], [3, 4]].
-    expect_values(run(one_layer("UpSampling2D", {2, 2, 1}, {{"size", ints{2, 1}}}), counting({1, 2, 2, 1})), {1, 4, 2, 1},
+    expect_values(run(one_layer("UpSampling2D", {2, 2, 1}, {{"size", ints{2, 1}}}), counting({1, 2, 2, 1})), {1, 4, 2, 1}, {1, 2, 1, 2, 3, 4, 3, 4});
+    expect_values(run(one_layer("UpSampling2D", {1, 2, 2}, {{"size", ints{2, 1}}, {"data_format", "channels_first"}}), counting({1, 1, 2, 2})), {1, 1, 4, 2},
                   {1, 2, 1, 2, 3, 4, 3, 4});
-    expect_values(run(one_layer("UpSampling2D", {1, 2, 2}, {{"size", ints{2, 1}}, {"data_format", "channels_first"}}), counting({1, 1, 2, 2})),
-                  {1, 1, 4, 2}, {1, 2, 1, 2, 3, 4, 3, 4});
 }
 
 TEST(ReferenceReshape, UpSampling2DBilinearUsesHalfPixelCenters) {
@@ -107,8 +103,7 @@ TEST(ReferenceReshape, UpSampling3DRepeatsEveryAxis) {
     // Depth doubled and width doubled on a 1x1x2 volume (1, 2): each depth slice is (1, 1, 2, 2).
     expect_values(run(one_layer("UpSampling3D", {1, 1, 2, 1}, {{"size", ints{2, 1, 2}}}), counting({1, 1, 1, 2, 1})), {1, 2, 1, 4, 1},
                   {1, 1, 2, 2, 1, 1, 2, 2});
-    expect_values(run(one_layer("UpSampling3D", {1, 1, 1, 2}, {{"size", ints{2, 1, 2}}, {"data_format", "channels_first"}}),
-                      counting({1, 1, 1, 1, 2})),
+    expect_values(run(one_layer("UpSampling3D", {1, 1, 1, 2}, {{"size", ints{2, 1, 2}}, {"data_format", "channels_first"}}), counting({1, 1, 1, 1, 2})),
                   {1, 1, 2, 1, 4}, {1, 1, 2, 2, 1, 1, 2, 2});
 }
 
@@ -120,6 +115,4 @@ TEST(ReferenceReshape, BilinearRoundsToFloat16AndIsExactInFloat64) {
     expect_values(run(m, x, dtype::float64), {1, 1, 6, 1}, {0, 0, 1.0 / 3, 2.0 / 3, 1, 1}, 1e-15);
 }
 
-TEST(ReferenceReshape, RandomSingleLayerModelsRunWithInferredShapes) {
-    sweep_family(memo::family::reshape, 5150, 12, 200, 12);
-}
+TEST(ReferenceReshape, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::reshape, 5150, 12, 200, 12); }

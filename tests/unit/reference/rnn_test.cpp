@@ -65,33 +65,40 @@ TEST(ReferenceRnn, SimpleRnnOnesTwoSteps) {
     const double h1 = std::tanh(0.5), h2 = std::tanh(0.25 + h1);
     param_list ones = {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"return_sequences", true}};
     expect_values(run_layer("SimpleRNN", {2, 1}, {0.5, 0.25}, ones).out, {1, 2, 1}, {h1, h2});
-    expect_values(run_layer("SimpleRNN", {2, 1}, {0.5, 0.25}, {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}}).out,
-                  {1, 1}, {h2});
+    expect_values(run_layer("SimpleRNN", {2, 1}, {0.5, 0.25}, {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}}).out, {1, 1},
+                  {h2});
 }
 
 TEST(ReferenceRnn, SimpleRnnGoBackwardsKeepsProcessingOrder) {
     // Reads 0.25 then 0.5: h1 = tanh(0.25), h2 = tanh(0.5 + h1); the sequence stays in that order.
     const double h1 = std::tanh(0.25), h2 = std::tanh(0.5 + h1);
+    expect_values(
+        run_layer("SimpleRNN", {2, 1}, {0.5, 0.25},
+                  {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"go_backwards", true}, {"return_sequences", true}})
+            .out,
+        {1, 2, 1}, {h1, h2});
     expect_values(run_layer("SimpleRNN", {2, 1}, {0.5, 0.25},
-                            {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"go_backwards", true},
-                             {"return_sequences", true}})
-                      .out,
-                  {1, 2, 1}, {h1, h2});
-    expect_values(run_layer("SimpleRNN", {2, 1}, {0.5, 0.25},
-                            {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"go_backwards", true},
-                             {"return_state", true}})
+                            {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"go_backwards", true}, {"return_state", true}})
                       .out,
                   {1, 1}, {h2});
 }
 
 TEST(ReferenceRnn, SimpleRnnBiasReluAndSoftmaxOverUnits) {
     // relu, all weights 1: step 1 relu(1 - 3 + 1) = 0, step 2 relu(0.5 + 0.25 + 1 + 0) = 1.75; without bias 0 and 0.75.
-    param_list with_bias = {{"units", 1}, {"activation", "relu"}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"},
-                            {"bias_initializer", "Ones"}, {"return_sequences", true}};
+    param_list with_bias = {{"units", 1},
+                            {"activation", "relu"},
+                            {"kernel_initializer", "Ones"},
+                            {"recurrent_initializer", "Ones"},
+                            {"bias_initializer", "Ones"},
+                            {"return_sequences", true}};
     expect_values(run_layer("SimpleRNN", {2, 2}, {1, -3, 0.5, 0.25}, with_bias).out, {1, 2, 1}, {0.0, 1.75});
     expect_values(run_layer("SimpleRNN", {2, 2}, {1, -3, 0.5, 0.25},
-                            {{"units", 1}, {"activation", "relu"}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"},
-                             {"use_bias", false}, {"return_sequences", true}})
+                            {{"units", 1},
+                             {"activation", "relu"},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"},
+                             {"use_bias", false},
+                             {"return_sequences", true}})
                       .out,
                   {1, 2, 1}, {0.0, 0.75});
     // softmax over the 2 units of x W with W = I and no recurrence: softmax(1, 2) = (1, e) / (1 + e).
@@ -110,11 +117,12 @@ TEST(ReferenceRnn, LstmGateOrderIfco) {
     const std::vector<double> x{0.1, 0.2, 0.3, 0.4, 0.5, -0.6, 0.7, -0.8};
     const double c1 = sigmoid(0.1) * std::tanh(0.3), h1 = sigmoid(0.4) * std::tanh(c1);
     const double c2 = sigmoid(-0.6) * c1 + sigmoid(0.5) * std::tanh(0.7), h2 = sigmoid(-0.8) * std::tanh(c2);
-    expect_values(run_layer("LSTM", {2, 4}, x,
-                            {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Zeros"}, {"unit_forget_bias", false},
-                             {"return_sequences", true}})
-                      .out,
-                  {1, 2, 1}, {h1, h2});
+    expect_values(
+        run_layer(
+            "LSTM", {2, 4}, x,
+            {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Zeros"}, {"unit_forget_bias", false}, {"return_sequences", true}})
+            .out,
+        {1, 2, 1}, {h1, h2});
     // unit_forget_bias: the forget gate's bias is 1, so f2 = sigmoid(-.6 + 1).
     const double c2f = sigmoid(0.4) * c1 + sigmoid(0.5) * std::tanh(0.7);
     expect_values(run_layer("LSTM", {2, 4}, x, {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Zeros"}}).out, {1, 1},
@@ -125,16 +133,21 @@ TEST(ReferenceRnn, LstmRecurrentPath) {
     // All weights 1, bias 0: z1 = .5; c1 = s(z1) tanh(z1), h1 = s(z1) tanh(c1); z2 = -.25 + h1; c2 = s(z2) c1 + s(z2) tanh(z2), h2 = s(z2) tanh(c2).
     const double z1 = 0.5, c1 = sigmoid(z1) * std::tanh(z1), h1 = sigmoid(z1) * std::tanh(c1);
     const double z2 = -0.25 + h1, c2 = sigmoid(z2) * c1 + sigmoid(z2) * std::tanh(z2), h2 = sigmoid(z2) * std::tanh(c2);
-    expect_values(run_layer("LSTM", {2, 1}, {0.5, -0.25},
-                            {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}})
-                      .out,
-                  {1, 1}, {h2});
+    expect_values(
+        run_layer("LSTM", {2, 1}, {0.5, -0.25}, {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}})
+            .out,
+        {1, 1}, {h2});
     // activation None is linear, recurrent_activation hard_sigmoid: c1 = hs(z1) z1, h1 = hs(z1) c1, c2 = hs(z2)(c1 + z2), h2 = hs(z2) c2.
     const double lc1 = hard_sigmoid(z1) * z1, lh1 = hard_sigmoid(z1) * lc1, lz2 = -0.25 + lh1;
     const double lc2 = hard_sigmoid(lz2) * (lc1 + lz2), lh2 = hard_sigmoid(lz2) * lc2;
     expect_values(run_layer("LSTM", {2, 1}, {0.5, -0.25},
-                            {{"units", 1}, {"activation", memo::none}, {"recurrent_activation", "hard_sigmoid"}, {"kernel_initializer", "Ones"},
-                             {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}, {"return_sequences", true}})
+                            {{"units", 1},
+                             {"activation", memo::none},
+                             {"recurrent_activation", "hard_sigmoid"},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"},
+                             {"unit_forget_bias", false},
+                             {"return_sequences", true}})
                       .out,
                   {1, 2, 1}, {lh1, lh2});
 }
@@ -144,8 +157,12 @@ TEST(ReferenceRnn, LstmGoBackwards) {
     const double z1 = -0.25, c1 = sigmoid(z1) * std::tanh(z1), h1 = sigmoid(z1) * std::tanh(c1);
     const double z2 = 0.5 + h1, c2 = sigmoid(z2) * c1 + sigmoid(z2) * std::tanh(z2), h2 = sigmoid(z2) * std::tanh(c2);
     expect_values(run_layer("LSTM", {2, 1}, {0.5, -0.25},
-                            {{"units", 1}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"use_bias", false},
-                             {"go_backwards", true}, {"return_sequences", true}})
+                            {{"units", 1},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"},
+                             {"use_bias", false},
+                             {"go_backwards", true},
+                             {"return_sequences", true}})
                       .out,
                   {1, 2, 1}, {h1, h2});
 }
@@ -162,20 +179,21 @@ TEST(ReferenceRnn, GruResetAfter) {
         return z * h + (1 - z) * hh;
     };
     const double h1 = step(0, 0.1, 0.2, 0.3), h2 = step(h1, 0.4, -0.5, 0.6);
-    expect_values(run_layer("GRU", {2, 3}, gru_x,
-                            {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Ones"}, {"bias_initializer", "Ones"},
-                             {"return_sequences", true}})
-                      .out, {1, 2, 1}, {h1, h2});
+    expect_values(
+        run_layer(
+            "GRU", {2, 3}, gru_x,
+            {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Ones"}, {"bias_initializer", "Ones"}, {"return_sequences", true}})
+            .out,
+        {1, 2, 1}, {h1, h2});
     // Without bias: z = s(x_z + h), r = s(x_r + h), h~ = tanh(x_h + r h).
     auto plain = [](double h, double xz, double xr, double xh) {
         const double z = sigmoid(xz + h), r = sigmoid(xr + h), hh = std::tanh(xh + r * h);
         return z * h + (1 - z) * hh;
     };
     const double p1 = plain(0, 0.1, 0.2, 0.3), p2 = plain(p1, 0.4, -0.5, 0.6);
-    expect_values(run_layer("GRU", {2, 3}, gru_x,
-                            {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Ones"}, {"use_bias", false}})
-                      .out,
-                  {1, 1}, {p2});
+    expect_values(
+        run_layer("GRU", {2, 3}, gru_x, {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Ones"}, {"use_bias", false}}).out, {1, 1},
+        {p2});
 }
 
 TEST(ReferenceRnn, GruResetBefore) {
@@ -186,9 +204,14 @@ TEST(ReferenceRnn, GruResetBefore) {
     };
     const double h1 = step(0, 0.1, 0.2, 0.3), h2 = step(h1, 0.4, -0.5, 0.6);
     expect_values(run_layer("GRU", {2, 3}, gru_x,
-                            {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Ones"}, {"bias_initializer", "Ones"},
-                             {"reset_after", false}, {"return_sequences", true}})
-                      .out, {1, 2, 1}, {h1, h2});
+                            {{"units", 1},
+                             {"kernel_initializer", "Identity"},
+                             {"recurrent_initializer", "Ones"},
+                             {"bias_initializer", "Ones"},
+                             {"reset_after", false},
+                             {"return_sequences", true}})
+                      .out,
+                  {1, 2, 1}, {h1, h2});
 }
 
 TEST(ReferenceRnn, GruDrawnWeightsKeepBiasRowsApart) {
@@ -198,8 +221,12 @@ TEST(ReferenceRnn, GruDrawnWeightsKeepBiasRowsApart) {
     const std::vector<double> x{0.7, -0.3, 0.4};
     for (bool after : {true, false}) {
         auto r = run_layer("GRU", {3, 1}, x,
-                           {{"units", 1}, {"kernel_initializer", "he_uniform"}, {"recurrent_initializer", "he_uniform"},
-                            {"bias_initializer", "he_uniform"}, {"reset_after", after}, {"return_sequences", true}});
+                           {{"units", 1},
+                            {"kernel_initializer", "he_uniform"},
+                            {"recurrent_initializer", "he_uniform"},
+                            {"bias_initializer", "he_uniform"},
+                            {"reset_after", after},
+                            {"return_sequences", true}});
         const auto w = memo::weights_of(r.m, r.m.outputs[0]);
         ASSERT_EQ(w[2].value.size(), after ? 6 : 3);
         const double* k = w[0].value.data.data();
@@ -224,17 +251,16 @@ TEST(ReferenceRnn, GruUnitsMixThroughRecurrentKernel) {
     // units 2, reset_after=false, kernel 0, recurrent kernel 1 (2x6), bias 1: both units equal, each sums both.
     // Step 1: h1 = (1 - s(1)) tanh(1). Step 2: z = r = s(2 h1 + 1), h~ = tanh(2 r h1 + 1), h2 = z h1 + (1 - z) h~.
     const double g1 = (1 - sigmoid(1.0)) * std::tanh(1.0), z2 = sigmoid(2 * g1 + 1), g2 = z2 * g1 + (1 - z2) * std::tanh(2 * z2 * g1 + 1);
-    expect_values(run_layer("GRU", {2, 1}, {3.0, -2.0},
-                            {{"units", 2}, {"kernel_initializer", "Zeros"}, {"recurrent_initializer", "Ones"}, {"bias_initializer", "Ones"},
-                             {"reset_after", false}})
-                      .out,
-                  {1, 2}, {g2, g2});
+    expect_values(
+        run_layer("GRU", {2, 1}, {3.0, -2.0},
+                  {{"units", 2}, {"kernel_initializer", "Zeros"}, {"recurrent_initializer", "Ones"}, {"bias_initializer", "Ones"}, {"reset_after", false}})
+            .out,
+        {1, 2}, {g2, g2});
     // go_backwards with kernel 1 (1x6), recurrent 0, no bias: the last step read is x = 3 (time 0):
     // z = s(3), h~ = tanh(3), h = z h_prev + (1 - z) h~ where h_prev = (1 - s(-2)) tanh(-2) after reading -2.
     const double hp = (1 - sigmoid(-2.0)) * std::tanh(-2.0), h = sigmoid(3.0) * hp + (1 - sigmoid(3.0)) * std::tanh(3.0);
     expect_values(run_layer("GRU", {2, 1}, {3.0, -2.0},
-                            {{"units", 2}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Zeros"}, {"use_bias", false},
-                             {"go_backwards", true}})
+                            {{"units", 2}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Zeros"}, {"use_bias", false}, {"go_backwards", true}})
                       .out,
                   {1, 2}, {h, h});
 }
@@ -316,17 +342,27 @@ TEST(ReferenceRnn, ConvLstm1DOneWideKernel) {
         auto [b1, d1] = hs_cell(x[3 + p], 0);  // go_backwards reads time 1 first
         back[p] = b1, back[3 + p] = hs_cell(x[p] + b1, d1).first;
     }
-    param_list seq = {{"filters", 1}, {"kernel_size", memo::ints{1}}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"},
-                      {"unit_forget_bias", false}, {"return_sequences", true}};
+    param_list seq = {{"filters", 1},
+                      {"kernel_size", memo::ints{1}},
+                      {"kernel_initializer", "Ones"},
+                      {"recurrent_initializer", "Ones"},
+                      {"unit_forget_bias", false},
+                      {"return_sequences", true}};
     expect_values(run_layer("ConvLSTM1D", {2, 3, 1}, x, seq).out, {1, 2, 3, 1}, want);
+    expect_values(
+        run_layer(
+            "ConvLSTM1D", {2, 3, 1}, x,
+            {{"filters", 1}, {"kernel_size", memo::ints{1}}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}})
+            .out,
+        {1, 3, 1}, last);
     expect_values(run_layer("ConvLSTM1D", {2, 3, 1}, x,
-                            {{"filters", 1}, {"kernel_size", memo::ints{1}}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"},
-                             {"unit_forget_bias", false}})
-                      .out,
-                  {1, 3, 1}, last);
-    expect_values(run_layer("ConvLSTM1D", {2, 3, 1}, x,
-                            {{"filters", 1}, {"kernel_size", memo::ints{1}}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"},
-                             {"unit_forget_bias", false}, {"return_sequences", true}, {"go_backwards", true}})
+                            {{"filters", 1},
+                             {"kernel_size", memo::ints{1}},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"},
+                             {"unit_forget_bias", false},
+                             {"return_sequences", true},
+                             {"go_backwards", true}})
                       .out,
                   {1, 2, 3, 1}, back);
 }
@@ -339,8 +375,13 @@ TEST(ReferenceRnn, ConvLstm1DStridesAndEvenRecurrentKernel) {
     auto [b1, bc] = hs_cell(-0.3 + 0.4, 0);
     const double a2 = hs_cell(0.5 - 0.6 + a1 + b1, ac).first, b2 = hs_cell(0.7 + 0.8 + b1, bc).first;
     expect_values(run_layer("ConvLSTM1D", {2, 5, 1}, x,
-                            {{"filters", 1}, {"kernel_size", memo::ints{2}}, {"strides", memo::ints{2}}, {"kernel_initializer", "Ones"},
-                             {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}, {"return_sequences", true}})
+                            {{"filters", 1},
+                             {"kernel_size", memo::ints{2}},
+                             {"strides", memo::ints{2}},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"},
+                             {"unit_forget_bias", false},
+                             {"return_sequences", true}})
                       .out,
                   {1, 2, 2, 1}, {a1, b1, a2, b2});
 }
@@ -349,14 +390,22 @@ TEST(ReferenceRnn, ConvLstm1DSamePaddingAndDilation) {
     // kernel 3, same, one step: z_p = x_{p-1} + x_p + x_{p+1} with zeros outside.
     const double s0 = 0.5 - 1, s1 = 0.5 - 1 + 2, s2 = -1 + 2;
     expect_values(run_layer("ConvLSTM1D", {1, 3, 1}, {0.5, -1, 2},
-                            {{"filters", 1}, {"kernel_size", memo::ints{3}}, {"padding", "same"}, {"kernel_initializer", "Ones"},
-                             {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}})
+                            {{"filters", 1},
+                             {"kernel_size", memo::ints{3}},
+                             {"padding", "same"},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"},
+                             {"unit_forget_bias", false}})
                       .out,
                   {1, 3, 1}, {hs_cell(s0, 0).first, hs_cell(s1, 0).first, hs_cell(s2, 0).first});
     // kernel 2, dilation 2, valid, length 4: z_0 = x0 + x2, z_1 = x1 + x3.
     expect_values(run_layer("ConvLSTM1D", {1, 4, 1}, {0.5, -1, 2, 0.25},
-                            {{"filters", 1}, {"kernel_size", memo::ints{2}}, {"dilation_rate", memo::ints{2}}, {"kernel_initializer", "Ones"},
-                             {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}})
+                            {{"filters", 1},
+                             {"kernel_size", memo::ints{2}},
+                             {"dilation_rate", memo::ints{2}},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"},
+                             {"unit_forget_bias", false}})
                       .out,
                   {1, 2, 1}, {hs_cell(2.5, 0).first, hs_cell(-0.75, 0).first});
 }
@@ -366,16 +415,21 @@ TEST(ReferenceRnn, ConvLstm2DChannelsFirstLayout) {
     // both filters equal; output (filters, 1, 2) is filter-major.
     const double h0 = hs_cell(0.5 + 0.25, 0).first, h1 = hs_cell(-1.0 + 3.0, 0).first;
     expect_values(run_layer("ConvLSTM2D", {1, 2, 1, 2}, {0.5, -1, 0.25, 3},
-                            {{"filters", 2}, {"kernel_size", memo::ints{1, 1}}, {"data_format", "channels_first"}, {"kernel_initializer", "Ones"},
-                             {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}})
+                            {{"filters", 2},
+                             {"kernel_size", memo::ints{1, 1}},
+                             {"data_format", "channels_first"},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"},
+                             {"unit_forget_bias", false}})
                       .out,
                   {1, 2, 1, 2}, {h0, h1, h0, h1});
     // The same in channels_last: (time 1, 1, 2, channels 2) gives (1, 2, filters).
-    expect_values(run_layer("ConvLSTM2D", {1, 1, 2, 2}, {0.5, 0.25, -1, 3},
-                            {{"filters", 2}, {"kernel_size", memo::ints{1, 1}}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"},
-                             {"unit_forget_bias", false}})
-                      .out,
-                  {1, 1, 2, 2}, {h0, h0, h1, h1});
+    expect_values(
+        run_layer(
+            "ConvLSTM2D", {1, 1, 2, 2}, {0.5, 0.25, -1, 3},
+            {{"filters", 2}, {"kernel_size", memo::ints{1, 1}}, {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}, {"unit_forget_bias", false}})
+            .out,
+        {1, 1, 2, 2}, {h0, h0, h1, h1});
 }
 
 TEST(ReferenceRnn, ConvLstm3DTanhActivations) {
@@ -393,8 +447,11 @@ TEST(ReferenceRnn, ConvLstm3DTanhActivations) {
         want.push_back(h);
     }
     expect_values(run_layer("ConvLSTM3D", {2, 1, 1, 2, 1}, {0.3, -0.7, -0.2, 0.9},
-                            {{"filters", 1}, {"kernel_size", memo::ints{1, 1, 1}}, {"recurrent_activation", "sigmoid"},
-                             {"kernel_initializer", "Ones"}, {"recurrent_initializer", "Ones"}})
+                            {{"filters", 1},
+                             {"kernel_size", memo::ints{1, 1, 1}},
+                             {"recurrent_activation", "sigmoid"},
+                             {"kernel_initializer", "Ones"},
+                             {"recurrent_initializer", "Ones"}})
                       .out,
                   {1, 1, 1, 2, 1}, want);
 }
@@ -411,12 +468,13 @@ TEST(ReferenceRnn, Float16AndBfloat16) {
     expect_values(run_layer("SimpleRNN", {2, 1}, {0.5, 0.25}, ones, memo::dtype::float64, memo::dtype::bfloat16).out, {1, 1}, {h2}, 1e-2);
     const double c1 = sigmoid(0.1) * std::tanh(0.3), h1 = sigmoid(0.4) * std::tanh(c1);
     const double c2 = sigmoid(-0.6) * c1 + sigmoid(0.5) * std::tanh(0.7);
-    expect_values(run_layer("LSTM", {2, 4}, {0.1, 0.2, 0.3, 0.4, 0.5, -0.6, 0.7, -0.8},
-                            {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Zeros"}, {"unit_forget_bias", false},
-                             {"return_sequences", true}},
-                            memo::dtype::float32, memo::dtype::float16)
-                      .out,
-                  {1, 2, 1}, {h1, sigmoid(-0.8) * std::tanh(c2)}, 2e-3);
+    expect_values(
+        run_layer(
+            "LSTM", {2, 4}, {0.1, 0.2, 0.3, 0.4, 0.5, -0.6, 0.7, -0.8},
+            {{"units", 1}, {"kernel_initializer", "Identity"}, {"recurrent_initializer", "Zeros"}, {"unit_forget_bias", false}, {"return_sequences", true}},
+            memo::dtype::float32, memo::dtype::float16)
+            .out,
+        {1, 2, 1}, {h1, sigmoid(-0.8) * std::tanh(c2)}, 2e-3);
 }
 
 // --- Sweep ---

@@ -89,8 +89,8 @@ TEST(Search, DiverseMutantReplacesItsParent) {
 }
 
 TEST(Search, RandomSelectorRuns) {
-    memo::search<memo::model, memo::mutation::lemon_operators, memo::memo_coverage, memo::random_selector> s(
-        small_seeds(), memo::memo_coverage(test::reg()), memo::random_selector{}, 1);
+    memo::search<memo::model, memo::mutation::lemon_operators, memo::memo_coverage, memo::random_selector> s(small_seeds(), memo::memo_coverage(test::reg()),
+                                                                                                             memo::random_selector{}, 1);
     int valid = 0;
     for (int i = 0; i < 200; ++i) valid += s.step().valid;
     EXPECT_GT(valid, 100);

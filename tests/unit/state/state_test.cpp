@@ -37,13 +37,10 @@ std::vector<double> uniform_vector(memo::rng& r, std::size_t d) {
 cell at(int i, int j) { return static_cast<cell>(i) | static_cast<cell>(j) << 8; }
 
 /// Axis-aligned 2-D states with zero mean: PCA keeps the coordinates, over [-2, 2] x [-1, 1].
-abstraction plane(int intervals) {
-    return abstraction::fitted({{-2, 0}, {2, 0}, {0, -1}, {0, 1}}, {.components = 2, .intervals = intervals, .bits = 8});
-}
+abstraction plane(int intervals) { return abstraction::fitted({{-2, 0}, {2, 0}, {0, -1}, {0, 1}}, {.components = 2, .intervals = intervals, .bits = 8}); }
 
 bool bit_identical(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(double)) == 0;
+    return a.rows() == b.rows() && a.cols() == b.cols() && std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(double)) == 0;
 }
 
 double cosine(const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return a.dot(b) / (a.norm() * b.norm()); }
@@ -123,10 +120,10 @@ TEST(StateAbstraction, EncodesHandValues) {
     const auto a = plane(4);  // component 0 over [-2, 2] in steps of 1, component 1 over [-1, 1] in steps of 0.5
     EXPECT_EQ(a.cells(), 16u);
     const auto enc = [&](double x, double y) { return a.encode(std::vector<double>{x, y}); };
-    EXPECT_EQ(enc(0.3, -0.6), at(2, 0));  // (0.3 + 2) / 4 * 4 = 2.3; (-0.6 + 1) / 2 * 4 = 0.8
-    EXPECT_EQ(enc(-1.5, 0.7), at(0, 3));  // 0.5; 3.4
-    EXPECT_EQ(enc(2.0, 1.0), at(3, 3));   // the maximum falls in the last interval
-    EXPECT_EQ(enc(-9.0, 9.0), at(0, 3));  // outside the range: the edge intervals
+    EXPECT_EQ(enc(0.3, -0.6), at(2, 0));                                      // (0.3 + 2) / 4 * 4 = 2.3; (-0.6 + 1) / 2 * 4 = 0.8
+    EXPECT_EQ(enc(-1.5, 0.7), at(0, 3));                                      // 0.5; 3.4
+    EXPECT_EQ(enc(2.0, 1.0), at(3, 3));                                       // the maximum falls in the last interval
+    EXPECT_EQ(enc(-9.0, 9.0), at(0, 3));                                      // outside the range: the edge intervals
     EXPECT_EQ(enc(std::numeric_limits<double>::quiet_NaN(), 0.1), at(0, 0));  // NaN reaches every component
     EXPECT_EQ(a.decode(at(2, 3)), (std::vector<int>{2, 3}));
     EXPECT_EQ(a.distance(at(0, 3), at(2, 0)), 5);

@@ -111,8 +111,7 @@ TEST(Store, SurvivesSigkillDuringWrites) {
         // Let it commit a random number of records, then kill it after a random delay.
         const auto wait_for = static_cast<std::int64_t>(r.uniform(20, 400));
         std::int64_t acked = 0;
-        while (acked < wait_for && ::read(fds[0], &acked, sizeof acked) == sizeof acked) {
-        }
+        while (acked < wait_for && ::read(fds[0], &acked, sizeof acked) == sizeof acked) {}
         ::usleep(static_cast<useconds_t>(r.uniform(0, 3000)));
         ::kill(child, SIGKILL);
         int status = 0;

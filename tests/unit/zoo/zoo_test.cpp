@@ -11,8 +11,8 @@ namespace {
 
 struct expectation {
     std::string_view name;
-    std::size_t nodes;       // Keras' len(model.layers), plus the input for Sequential models
-    std::int64_t weights;    // Keras' model.count_params()
+    std::size_t nodes;     // Keras' len(model.layers), plus the input for Sequential models
+    std::int64_t weights;  // Keras' model.count_params()
     memo::shape output;
 };
 
@@ -76,8 +76,7 @@ TEST(Zoo, EveryModelBuildsValidatesAndMatchesKeras) {
 }
 
 TEST(Zoo, BuildingIsDeterministic) {
-    for (auto name : memo::zoo::names())
-        EXPECT_EQ(memo::structural_hash(memo::zoo::build(name)), memo::structural_hash(memo::zoo::build(name))) << name;
+    for (auto name : memo::zoo::names()) EXPECT_EQ(memo::structural_hash(memo::zoo::build(name)), memo::structural_hash(memo::zoo::build(name))) << name;
 }
 
 TEST(Zoo, UnknownNameThrowsListingTheKnownOnes) {

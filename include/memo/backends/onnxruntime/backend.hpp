@@ -96,8 +96,7 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
     }
     if (status != 0) {
         // A kernel ONNX Runtime lacks for an operator and dtype is a model it declines.
-        const bool missing = message.find("Could not find an implementation") != std::string::npos ||
-                             message.find("NOT_IMPLEMENTED") != std::string::npos ||
+        const bool missing = message.find("Could not find an implementation") != std::string::npos || message.find("NOT_IMPLEMENTED") != std::string::npos ||
                              (message.find("does not support") != std::string::npos && message.find(" yet") != std::string::npos);
         x = run_result::failed(missing ? run_status::unsupported : run_status::error, message.substr(0, message.find('\n')));
         x.node = onnx::node_of(message);  // ONNX node names carry their model node ("n12/Conv_5")

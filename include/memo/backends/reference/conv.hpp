@@ -39,8 +39,7 @@ struct window {
         const int64_t total = out_volume();
         for (int64_t flat = 0; flat < total; ++flat) {
             f(flat, o);
-            for (int a = n - 1; a >= 0 && ++o[static_cast<std::size_t>(a)] == out[static_cast<std::size_t>(a)]; --a)
-                o[static_cast<std::size_t>(a)] = 0;
+            for (int a = n - 1; a >= 0 && ++o[static_cast<std::size_t>(a)] == out[static_cast<std::size_t>(a)]; --a) o[static_cast<std::size_t>(a)] = 0;
         }
     }
 

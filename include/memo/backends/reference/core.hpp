@@ -30,8 +30,8 @@ expected<array<T>> dense(const node& n, std::span<const array<T>> in, std::span<
 template <class T>
 void register_core(kernel_table<T>& t) {
     auto identity = [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return in[0]; };
-    for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D",
-                      "SpatialDropout2D", "SpatialDropout3D", "CustomCastLayer"})
+    for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D", "SpatialDropout2D",
+                      "SpatialDropout3D", "CustomCastLayer"})
         t.set(name, identity);  // the interpreter rounds a cast's output to its dtype
     t.set("Dense", dense<T>);
     t.set("Activation", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
@@ -80,20 +80,26 @@ void register_core(kernel_table<T>& t) {
                 rem %= xs[static_cast<std::size_t>(d)];
                 const int64_t shift = d == 0 ? 0 : amounts[2 * (d - 1)];
                 const int64_t j = sign > 0 ? i + shift : i - shift;
-                if (j < 0 || j >= out.dims[static_cast<std::size_t>(d)]) { inside = false; break; }
+                if (j < 0 || j >= out.dims[static_cast<std::size_t>(d)]) {
+                    inside = false;
+                    break;
+                }
                 dst += j * os[static_cast<std::size_t>(d)];
             }
             if (inside) out[dst] = x[e];
         }
         return out;
     };
-    t.set("CustomPadLayer", [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, +1); });
-    t.set("CustomCropLayer", [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, -1); });
+    t.set("CustomPadLayer",
+          [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, +1); });
+    t.set("CustomCropLayer",
+          [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, -1); });
     t.set("CustomInjectLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
         params p{n};
         const auto v = p.str("value");
-        const double x = v == "nan" ? std::numeric_limits<double>::quiet_NaN() : v == "inf" ? std::numeric_limits<double>::infinity()
-                                                                                            : -std::numeric_limits<double>::infinity();
+        const double x = v == "nan"   ? std::numeric_limits<double>::quiet_NaN()
+                         : v == "inf" ? std::numeric_limits<double>::infinity()
+                                      : -std::numeric_limits<double>::infinity();
         array<T> out = in[0];
         const int64_t stride = std::max<int64_t>(1, p.integer("stride"));
         for (int64_t i = 0; i < out.size(); i += stride) out[i] = static_cast<T>(static_cast<acc_t<T>>(x));

@@ -19,9 +19,8 @@ void register_elementwise(kernel_table<T>& t) {
     t.set("Abs", [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
         return each(in, [](A x) { return std::fabs(x); });  // fabs(-0) = +0, fabs(NaN) is NaN
     });
-    t.set("Square", [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        return each(in, [](A x) { return x * x; });
-    });
+    t.set("Square",
+          [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return each(in, [](A x) { return x * x; }); });
     t.set("StopGradient", [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return in[0]; });
     t.set("ScaleShift", [each](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
         params p{n};

@@ -71,7 +71,8 @@ public:
                 found = false;
                 return;
             }
-            it->second = [wrap, original = it->second](const kernel_context& c, std::span<const array<T>> in, std::span<const array<T>> w) -> expected<array<T>> {
+            it->second = [wrap, original = it->second](const kernel_context& c, std::span<const array<T>> in,
+                                                       std::span<const array<T>> w) -> expected<array<T>> {
                 return wrap(std::type_identity<T>{}, original, c, in, w);
             };
         };
@@ -119,7 +120,8 @@ private:
                 if (next_input >= inputs.size()) return run_result::failed(run_status::error, "missing input for node " + std::to_string(i));
                 values[i] = inputs[next_input++];
                 if (values[i].dims != concrete(n.out, values[i].dims.empty() ? 1 : values[i].dims[0]))
-                    return run_result::failed(run_status::error, "input " + std::to_string(i) + " is " + values[i].dims_str() + ", the model expects " + n.out.str());
+                    return run_result::failed(run_status::error,
+                                              "input " + std::to_string(i) + " is " + values[i].dims_str() + ", the model expects " + n.out.str());
                 values[i].type = t;
                 for (auto& x : values[i].data) x = round_to(t, x);
                 continue;
@@ -129,7 +131,8 @@ private:
                 const tensor* x = forced ? &o.forced[static_cast<std::size_t>(src)] : &values[static_cast<std::size_t>(src)];
                 // Kernels trust the inferred shapes: a tensor of another shape is refused here.
                 if (x->dims != concrete(m[src].out, x->dims.empty() ? 1 : x->dims[0]))
-                    return run_result::failed(run_status::error, "node " + std::to_string(i) + " got a " + x->dims_str() + " input, expected " + m[src].out.str());
+                    return run_result::failed(run_status::error,
+                                              "node " + std::to_string(i) + " got a " + x->dims_str() + " input, expected " + m[src].out.str());
                 in.push_back(x);
             }
             progress::at_node(static_cast<int>(i));

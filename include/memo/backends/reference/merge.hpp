@@ -51,8 +51,14 @@ void register_merge(kernel_table<T>& t) {
     t.set("Multiply", [as_is](const node&, ins in, ins) { return fold(in, std::multiplies<A>(), as_is); });
     t.set("Average", [](const node&, ins in, ins) { return fold(in, std::plus<A>(), [](A r, A count) { return r / count; }); });
     // NaN wins either way round.
-    t.set("Maximum", [as_is](const node&, ins in, ins) { return fold(in, [](A a, A b) { return a < b || b != b ? b : a; }, as_is); });
-    t.set("Minimum", [as_is](const node&, ins in, ins) { return fold(in, [](A a, A b) { return b < a || b != b ? b : a; }, as_is); });
+    t.set("Maximum", [as_is](const node&, ins in, ins) {
+        return fold(
+            in, [](A a, A b) { return a < b || b != b ? b : a; }, as_is);
+    });
+    t.set("Minimum", [as_is](const node&, ins in, ins) {
+        return fold(
+            in, [](A a, A b) { return b < a || b != b ? b : a; }, as_is);
+    });
     // Inputs one after another along `axis`: each contributes a block of len_i * inner per outer index.
     t.set("Concatenate", [](const node& n, ins in, ins) -> expected<array<T>> {
         array<T> out(concrete(n.out, in[0].dims[0]));

@@ -80,8 +80,7 @@ void register_pool(kernel_table<T>& t) {
     for (auto name : {"MaxPooling1D", "MaxPooling2D", "MaxPooling3D"}) t.set(name, pool_nd<T, true>);
     for (auto name : {"AveragePooling1D", "AveragePooling2D", "AveragePooling3D"}) t.set(name, pool_nd<T, false>);
     for (auto name : {"GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"}) t.set(name, global_pool_nd<T, true>);
-    for (auto name : {"GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"})
-        t.set(name, global_pool_nd<T, false>);
+    for (auto name : {"GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}) t.set(name, global_pool_nd<T, false>);
 }
 
 }  // namespace memo::reference

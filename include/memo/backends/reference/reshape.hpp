@@ -94,8 +94,7 @@ struct lerp_at {
     static lerp_at of(int64_t out, int64_t in_size, int64_t out_size) {
         const double in = (static_cast<double>(out) + 0.5) * static_cast<double>(in_size) / static_cast<double>(out_size) - 0.5;
         const double floor_in = std::floor(in);
-        return {std::max<int64_t>(static_cast<int64_t>(floor_in), 0), std::min<int64_t>(static_cast<int64_t>(std::ceil(in)), in_size - 1),
-                in - floor_in};
+        return {std::max<int64_t>(static_cast<int64_t>(floor_in), 0), std::min<int64_t>(static_cast<int64_t>(std::ceil(in)), in_size - 1), in - floor_in};
     }
 };
 
@@ -161,8 +160,7 @@ void register_reshape(kernel_table<T>& t) {
         t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::border(n, in[0], -1); });
     for (auto name : {"ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D"})
         t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::border(n, in[0], +1); });
-    for (auto name : {"UpSampling1D", "UpSampling3D"})
-        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::repeat(n, in[0]); });
+    for (auto name : {"UpSampling1D", "UpSampling3D"}) t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::repeat(n, in[0]); });
     t.set("UpSampling2D", [](const node& n, ins in, ins) -> expected<array<T>> {
         const auto how = params{n}.str("interpolation");
         if (how == "bilinear") return rd::bilinear(n, in[0]);

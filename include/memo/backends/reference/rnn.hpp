@@ -13,10 +13,10 @@ namespace memo::reference {
 
 /// One step of a recurrent layer, as the interpreter's state hook sees it (interpreter::set_state_hook).
 struct state_step {
-    int node = -1;             // the model node
-    int part = 0;              // 1 for the backward layer of a Bidirectional, else 0
-    std::int64_t sample = 0;   // index in the batch
-    std::int64_t step = 0;     // time step, in processing order
+    int node = -1;              // the model node
+    int part = 0;               // 1 for the backward layer of a Bidirectional, else 0
+    std::int64_t sample = 0;    // index in the batch
+    std::int64_t step = 0;      // time step, in processing order
     std::span<const double> h;  // the hidden state after the step (a ConvLSTM's whole frame)
     std::span<const double> c;  // the cell state (LSTM, ConvLSTM); empty for SimpleRNN and GRU
 };
@@ -90,8 +90,7 @@ std::vector<T> rounded(const std::vector<acc_t<T>>& z) {
 /// One LSTM update from pre-activations z (gate-major: i, f, c, o blocks of h.size()).
 /// `len`/`inner` place softmax's axis inside a block (see activate_gate).
 template <class T>
-void lstm_update(std::vector<T> z, std::vector<T>& h, std::vector<T>& c, std::string_view act, std::string_view ract, int64_t len,
-                 int64_t inner) {
+void lstm_update(std::vector<T> z, std::vector<T>& h, std::vector<T>& c, std::string_view act, std::string_view ract, int64_t len, int64_t inner) {
     using A = acc_t<T>;
     const std::size_t n = h.size();
     auto block = [&](std::size_t g) { return std::span<T>(z).subspan(g * n, n); };
@@ -128,8 +127,7 @@ array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences
 
 /// LSTM over x with weights w[0] kernel (in, 4u), w[1] recurrent (u, 4u), w[2] bias (4u) when present.
 template <class T>
-array<T> lstm(const array<T>& x, std::span<const array<T>> w, int64_t units, std::string_view act, std::string_view ract,
-              bool backwards, bool sequences) {
+array<T> lstm(const array<T>& x, std::span<const array<T>> w, int64_t units, std::string_view act, std::string_view ract, bool backwards, bool sequences) {
     const int64_t features = x.dim(2);
     return unroll(x, units, backwards, sequences, true, [&](const T* xt, std::vector<T>& h, std::vector<T>& c) {
         std::vector<acc_t<T>> z(static_cast<std::size_t>(4 * units), acc_t<T>(0));
@@ -180,8 +178,7 @@ expected<array<T>> gru(const node& n, std::span<const array<T>> in, std::span<co
         activate_gate(ract, std::span<T>(z), units, 1);
         activate_gate(ract, std::span<T>(r), units, 1);
         if (after) {
-            for (std::size_t j = 0; j < u; ++j)
-                hh[j] = static_cast<T>(zx[2 * u + j] + static_cast<A>(r[j]) * static_cast<A>(static_cast<T>(zh[2 * u + j])));
+            for (std::size_t j = 0; j < u; ++j) hh[j] = static_cast<T>(zx[2 * u + j] + static_cast<A>(r[j]) * static_cast<A>(static_cast<T>(zh[2 * u + j])));
         } else {
             std::vector<T> rh(u);
             for (std::size_t j = 0; j < u; ++j) rh[j] = static_cast<T>(static_cast<A>(r[j]) * static_cast<A>(h[j]));
@@ -329,8 +326,7 @@ expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::s
             const int64_t t = backwards ? steps - 1 - s : s;
             const T* src = &x.data[static_cast<std::size_t>((b * steps + t) * in_pos * channels)];
             for (int64_t q = 0; q < in_pos; ++q)
-                for (int64_t ch = 0; ch < channels; ++ch)
-                    xt[static_cast<std::size_t>(q * channels + ch)] = src[first ? ch * in_pos + q : q * channels + ch];
+                for (int64_t ch = 0; ch < channels; ++ch) xt[static_cast<std::size_t>(q * channels + ch)] = src[first ? ch * in_pos + q : q * channels + ch];
             std::vector<acc_t<T>> zc(static_cast<std::size_t>(4 * frame), acc_t<T>(0));
             if (w.size() > 2)
                 for (int64_t q = 0; q < out_pos; ++q)
@@ -341,8 +337,7 @@ expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::s
             for (int64_t q = 0; q < out_pos; ++q)
                 for (int64_t g = 0; g < 4; ++g)
                     for (int64_t f = 0; f < filters; ++f)
-                        z[static_cast<std::size_t>((g * out_pos + q) * filters + f)] =
-                            static_cast<T>(zc[static_cast<std::size_t>((q * 4 + g) * filters + f)]);
+                        z[static_cast<std::size_t>((g * out_pos + q) * filters + f)] = static_cast<T>(zc[static_cast<std::size_t>((q * 4 + g) * filters + f)]);
             lstm_update(z, h, c, act, ract, softmax_len, softmax_inner);
             if (observing) observing->emit(b, s, h, &c);
             if (sequences) emit(h, b * steps + s);
@@ -360,8 +355,8 @@ void register_rnn(kernel_table<T>& t) {
     t.set("GRU", detail::rnn::gru<T>);
     t.set("LSTM", [](const node& n, std::span<const array<T>> in, std::span<const array<T>> w) -> expected<array<T>> {
         params p{n};
-        return detail::rnn::lstm(in[0], w, p.integer("units"), detail::rnn::act_of(p, "activation"),
-                                 detail::rnn::act_of(p, "recurrent_activation"), p.flag("go_backwards"), p.flag("return_sequences"));
+        return detail::rnn::lstm(in[0], w, p.integer("units"), detail::rnn::act_of(p, "activation"), detail::rnn::act_of(p, "recurrent_activation"),
+                                 p.flag("go_backwards"), p.flag("return_sequences"));
     });
     t.set("Bidirectional", detail::rnn::bidirectional<T>);
     t.set("TimeDistributed", [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {

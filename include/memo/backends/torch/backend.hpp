@@ -35,8 +35,8 @@
 
 namespace memo::torch {
 
-using std::int64_t;
 using ::at::Tensor;
+using std::int64_t;
 using dims_t = std::vector<int64_t>;
 
 /// What an op sees: the node, its inputs and weights (already in the node's dtype, weights still
@@ -190,8 +190,7 @@ inline Tensor conv_same_nd(const Tensor& x, const Tensor& w, const Tensor& b, co
 /// A Keras convolution on a channels-first tensor with an ATen kernel (out, in / groups, k...):
 /// ATen's own "same" where it applies (stride 1, where it pads as TF does), its symmetric padding
 /// argument where TF's padding is symmetric, explicit zero padding otherwise.
-inline Tensor keras_conv(const Tensor& x, const Tensor& w, const Tensor& b, const dims_t& s, const dims_t& d,
-                         std::string_view mode, int64_t groups = 1) {
+inline Tensor keras_conv(const Tensor& x, const Tensor& w, const Tensor& b, const dims_t& s, const dims_t& d, std::string_view mode, int64_t groups = 1) {
     const dims_t k(w.sizes().begin() + 2, w.sizes().end());
     if (mode == "same" && std::all_of(s.begin(), s.end(), [](int64_t v) { return v == 1; })) return conv_same_nd(x, w, b, s, d, groups);
     const padding p = tf_padding(x.sizes().slice(2), k, s, d, mode);
@@ -202,8 +201,8 @@ inline Tensor keras_conv(const Tensor& x, const Tensor& w, const Tensor& b, cons
 template <int N>
 Tensor conv(const call& c) {
     const bool first = c.channels_first();
-    const Tensor y = keras_conv(to_cf(c.in[0], first), keras_kernel(c.weight("kernel")), c.weight("bias"), c.ints("strides", N),
-                                c.ints("dilation_rate", N), c.str("padding"));
+    const Tensor y = keras_conv(to_cf(c.in[0], first), keras_kernel(c.weight("kernel")), c.weight("bias"), c.ints("strides", N), c.ints("dilation_rate", N),
+                                c.str("padding"));
     return activate(from_cf(y, first), c.str("activation"));
 }
 
@@ -213,8 +212,8 @@ template <int N>
 Tensor separable_conv(const call& c) {
     const bool first = c.channels_first();
     const Tensor x = to_cf(c.in[0], first);
-    const Tensor depth = keras_conv(x, depthwise_kernel(c.weight("depthwise_kernel")), Tensor(), c.ints("strides", N),
-                                    c.ints("dilation_rate", N), c.str("padding"), x.size(1));
+    const Tensor depth =
+        keras_conv(x, depthwise_kernel(c.weight("depthwise_kernel")), Tensor(), c.ints("strides", N), c.ints("dilation_rate", N), c.str("padding"), x.size(1));
     const Tensor y = conv_nd(depth, keras_kernel(c.weight("pointwise_kernel")), c.weight("bias"), dims_t(N, 1), dims_t(N, 0), dims_t(N, 1), 1);
     return activate(from_cf(y, first), c.str("activation"));
 }
@@ -223,8 +222,8 @@ template <int N>
 Tensor depthwise_conv(const call& c) {
     const bool first = c.channels_first();
     const Tensor x = to_cf(c.in[0], first);
-    const Tensor y = keras_conv(x, depthwise_kernel(c.weight("depthwise_kernel")), c.weight("bias"), c.ints("strides", N),
-                                c.ints("dilation_rate", N), c.str("padding"), x.size(1));
+    const Tensor y = keras_conv(x, depthwise_kernel(c.weight("depthwise_kernel")), c.weight("bias"), c.ints("strides", N), c.ints("dilation_rate", N),
+                                c.str("padding"), x.size(1));
     return activate(from_cf(y, first), c.str("activation"));
 }
 
@@ -457,8 +456,8 @@ Tensor conv_lstm(const call& c) {
 
 inline Tensor batch_norm(const call& c) {
     const int64_t axis = layers::normal_axis(c.integer("axis"), static_cast<int>(c.in[0].dim()));
-    const Tensor y = ::at::batch_norm(c.in[0].movedim(axis, 1), maybe(c.weight("gamma")), maybe(c.weight("beta")),
-                                      maybe(c.weight("moving_mean")), maybe(c.weight("moving_variance")), false, 0.0, c.real("epsilon"), false);
+    const Tensor y = ::at::batch_norm(c.in[0].movedim(axis, 1), maybe(c.weight("gamma")), maybe(c.weight("beta")), maybe(c.weight("moving_mean")),
+                                      maybe(c.weight("moving_variance")), false, 0.0, c.real("epsilon"), false);
     return y.movedim(1, axis);
 }
 
@@ -518,7 +517,8 @@ Tensor upsampling(const call& c) {
     Tensor y;
     if constexpr (N == 1) y = ::at::_upsample_nearest_exact1d(x, ::at::IntArrayRef(out));
     else if constexpr (N == 2)
-        y = c.str("interpolation") == "bilinear" ? ::at::upsample_bilinear2d(x, ::at::IntArrayRef(out), false) : ::at::_upsample_nearest_exact2d(x, ::at::IntArrayRef(out));
+        y = c.str("interpolation") == "bilinear" ? ::at::upsample_bilinear2d(x, ::at::IntArrayRef(out), false)
+                                                 : ::at::_upsample_nearest_exact2d(x, ::at::IntArrayRef(out));
     else y = ::at::_upsample_nearest_exact3d(x, ::at::IntArrayRef(out));
     return from_cf(y, first);
 }
@@ -594,9 +594,7 @@ inline std::map<std::string, op, std::less<>> builtin_ops() {
     std::map<std::string, op, std::less<>> t;
     auto identity = [](const call& c) { return c.in[0]; };
     // Core and adapters.
-    t["Dense"] = [](const call& c) {
-        return activate(::at::linear(c.in[0], c.weight("kernel").t(), maybe(c.weight("bias"))), c.str("activation"));
-    };
+    t["Dense"] = [](const call& c) { return activate(::at::linear(c.in[0], c.weight("kernel").t(), maybe(c.weight("bias"))), c.str("activation")); };
     t["Activation"] = [](const call& c) { return activate(c.in[0], c.str("activation")); };
     t["CustomScaleLayer"] = [](const call& c) { return ::at::add(c.in[0], c.in[1], c.real("scale")); };
     t["Reshape"] = [](const call& c) { return c.in[0].reshape(c.out); };
@@ -607,8 +605,7 @@ inline std::map<std::string, op, std::less<>> builtin_ops() {
     t["CustomCastLayer"] = identity;  // the input arrives in the target dtype
     t["CustomInjectLayer"] = [](const call& c) {
         const auto v = c.str("value");
-        const double fill = v == "nan" ? std::numeric_limits<double>::quiet_NaN()
-                                       : (v == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
+        const double fill = v == "nan" ? std::numeric_limits<double>::quiet_NaN() : (v == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
         Tensor y = c.in[0].clone(::at::MemoryFormat::Contiguous);
         Tensor flat = y.view({-1});
         flat.slice(0, 0, flat.numel(), std::max<int64_t>(1, c.integer("stride"))).fill_(fill);
@@ -620,8 +617,8 @@ inline std::map<std::string, op, std::less<>> builtin_ops() {
     t["StopGradient"] = [](const call& c) { return c.in[0].detach().clone(); };
     t["ScaleShift"] = [](const call& c) { return ::at::add(::at::mul(c.in[0], c.real("scale")), c.real("shift")); };
     // Regularisation: the identity at inference.
-    for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D",
-                      "SpatialDropout2D", "SpatialDropout3D"})
+    for (auto name :
+         {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"})
         t[name] = identity;
     // Convolutions.
     t["Conv1D"] = conv<1>;
@@ -660,9 +657,7 @@ inline std::map<std::string, op, std::less<>> builtin_ops() {
     t["LayerNormalization"] = layer_norm;
     // Activations.
     t["ReLU"] = relu;
-    t["Softmax"] = [](const call& c) {
-        return ::at::softmax(c.in[0], layers::normal_axis(c.integer("axis"), static_cast<int>(c.in[0].dim())));
-    };
+    t["Softmax"] = [](const call& c) { return ::at::softmax(c.in[0], layers::normal_axis(c.integer("axis"), static_cast<int>(c.in[0].dim()))); };
     t["LeakyReLU"] = [](const call& c) { return ::at::leaky_relu(c.in[0], c.real("alpha")); };
     t["PReLU"] = prelu;
     t["ELU"] = [](const call& c) { return ::at::elu(c.in[0], c.real("alpha")); };
@@ -690,9 +685,7 @@ inline std::map<std::string, op, std::less<>> builtin_ops() {
     t["Add"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return a + b; }); };
     t["Subtract"] = [](const call& c) { return c.in[0] - c.in[1]; };
     t["Multiply"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return a * b; }); };
-    t["Average"] = [](const call& c) {
-        return fold(c, [](const Tensor& a, const Tensor& b) { return a + b; }) / static_cast<double>(c.in.size());
-    };
+    t["Average"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return a + b; }) / static_cast<double>(c.in.size()); };
     t["Maximum"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return ::at::maximum(a, b); }); };
     t["Minimum"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return ::at::minimum(a, b); }); };
     t["Dot"] = dot;
@@ -706,8 +699,8 @@ inline std::map<std::string, op, std::less<>> builtin_ops() {
 /// means the CPU kernel is missing for that dtype, which is unsupported, not an error.
 inline run_result failed(const std::string& where, std::string_view what) {
     const std::string_view line = what.substr(0, what.find('\n'));
-    const bool missing = line.find("not implemented for 'Half'") != std::string_view::npos ||
-                         line.find("not implemented for 'BFloat16'") != std::string_view::npos;
+    const bool missing =
+        line.find("not implemented for 'Half'") != std::string_view::npos || line.find("not implemented for 'BFloat16'") != std::string_view::npos;
     return run_result::failed(missing ? run_status::unsupported : run_status::error, where + std::string(line));
 }
 
@@ -726,8 +719,7 @@ public:
 
     expected<void> supports(const model& m) const {
         for (const auto& n : m.nodes)
-            if (n.layer->arity.max != 0 && ops_.find(n.layer->name) == ops_.end())
-                return fail("torch has no op for " + std::string(n.layer->name));
+            if (n.layer->arity.max != 0 && ops_.find(n.layer->name) == ops_.end()) return fail("torch has no op for " + std::string(n.layer->name));
         return {};
     }
 
@@ -784,9 +776,10 @@ private:
                 progress::at_node(static_cast<int>(i));
                 Tensor y = found->second(c);
                 if (!y.sizes().equals(c.out))
-                    return at_node(run_result::failed(run_status::error, where + "output dims " + tensor(dims_t(y.sizes().begin(), y.sizes().end())).dims_str() +
-                                                                             ", the model says " + tensor(c.out).dims_str()),
-                                   i);
+                    return at_node(
+                        run_result::failed(run_status::error, where + "output dims " + tensor(dims_t(y.sizes().begin(), y.sizes().end())).dims_str() +
+                                                                  ", the model says " + tensor(c.out).dims_str()),
+                        i);
                 values[i] = y.to(detail::scalar_of(t)).contiguous();
             } catch (const ::c10::Error& e) {
                 return at_node(detail::failed(where, e.what_without_backtrace()), i);

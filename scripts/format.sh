@@ -1,0 +1,24 @@
+#!/bin/bash
+# Applies .clang-format to memo's C++ sources (headers, tests, examples, benchmarks; not the
+# generated single header). With --check, changes nothing and fails naming each file that would
+# change: the test `format` runs it so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLANG_FORMAT=${CLANG_FORMAT:-clang-format}
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t files < <(git ls-files 'include/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'examples/*.cpp' 'examples/*.hpp' 'bench/*.cpp')
+else
+  mapfile -t files < <(find include tests examples bench -name '*.hpp' -o -name '*.cpp' | sort)
+fi
+if [[ "${1:-}" == "--check" ]]; then
+  bad=0
+  for f in "${files[@]}"; do
+    if ! "$CLANG_FORMAT" --dry-run --Werror "$f" >/dev/null 2>&1; then
+      echo "format: $f is not as .clang-format lays it out (scripts/format.sh, or make format, fixes it)"
+      bad=1
+    fi
+  done
+  [[ $bad == 0 ]] && echo "format: ${#files[@]} files as .clang-format lays them out"
+  exit $bad
+fi
+"$CLANG_FORMAT" -i "${files[@]}"
