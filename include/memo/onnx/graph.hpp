@@ -2,7 +2,7 @@
 // Building an ONNX graph: unique value names, nodes with typed attributes, and initializers from
 // memo tensors in any of the registry's dtypes. What the lowerings in lower.hpp write with.
 //
-// Needs Debian's libonnx-dev (link memo::onnx); the umbrella header memo.hpp does not include it.
+// Needs Debian's libonnx-dev (link memo::onnx); neither memo.hpp nor all.hpp includes it.
 #include <onnx/onnx_pb.h>
 
 #include <Eigen/Core>

@@ -9,7 +9,7 @@
 // back. TF's "same" padding may be asymmetric (the extra pad goes after), which ATen's symmetric
 // padding arguments cannot say, so such inputs are padded explicitly first.
 //
-// Needs libtorch (link torch, torch_cpu, c10); the umbrella header memo.hpp does not include it.
+// Needs libtorch (link torch, torch_cpu, c10); neither memo.hpp nor all.hpp includes it.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
