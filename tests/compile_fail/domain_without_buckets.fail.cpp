@@ -1,5 +1,6 @@
 // A domain must say how its values fall into coverage buckets; without buckets()/bucket_of()
-// it cannot become a parameter domain. Twin: domain_without_buckets.pass.cpp.
+// it cannot become a parameter domain, and the compiler says so. Twin: domain_without_buckets.pass.cpp.
+// memo-expect-error: a parameter domain needs buckets\(\) const -> int
 #include <memo/memo.hpp>
 
 struct no_buckets {

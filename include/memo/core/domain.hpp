@@ -8,12 +8,15 @@
 //   real_in(lo, hi)           reals in [lo, hi]
 //   element_of({...})         one of the listed values (strings, integers, None)
 //   bools()                   true or false
-// plus int_list(lo, hi), a list of any length (the adapters' paddings), kept out of coverage.
+// plus int_list(lo, hi), a list of any length (the adapters' paddings), kept out of coverage. A
+// type of the user's own that models the concept is a domain too (any_domain holds it).
 #include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -237,12 +240,52 @@ struct int_list {
 
 static_assert(domain<int_range> && domain<int_tuple> && domain<real_range> && domain<choice> && domain<boolean> && domain<int_list>);
 
-/// Any of the domains above, chosen at run time (a layer's parameters are a list of these).
+/// A domain of the user's own (any type that models `domain`), held through an interface: what
+/// any_domain keeps when it is given a type it does not list.
+class custom_domain {
+public:
+    template <domain D>
+    explicit custom_domain(D d) : p_(std::make_shared<held<D>>(std::move(d))) {}
+
+    value init(rng& r) const { return p_->init(r); }
+    value mutate(const value& v, rng& r) const { return p_->mutate(v, r); }
+    bool validate(const value& v) const { return p_->validate(v); }
+    int buckets() const { return p_->buckets(); }
+    int bucket_of(const value& v) const { return p_->bucket_of(v); }
+    std::string describe() const { return p_->describe(); }
+
+private:
+    struct base {
+        virtual ~base() = default;
+        virtual value init(rng& r) const = 0;
+        virtual value mutate(const value& v, rng& r) const = 0;
+        virtual bool validate(const value& v) const = 0;
+        virtual int buckets() const = 0;
+        virtual int bucket_of(const value& v) const = 0;
+        virtual std::string describe() const = 0;
+    };
+    template <class D>
+    struct held final : base {
+        D d;
+        explicit held(D x) : d(std::move(x)) {}
+        value init(rng& r) const override { return d.init(r); }
+        value mutate(const value& v, rng& r) const override { return d.mutate(v, r); }
+        bool validate(const value& v) const override { return d.validate(v); }
+        int buckets() const override { return d.buckets(); }
+        int bucket_of(const value& v) const override { return d.bucket_of(v); }
+        std::string describe() const override { return d.describe(); }
+    };
+    std::shared_ptr<const base> p_;
+};
+
+/// Any domain, chosen at run time (a layer's parameters are a list of these): one of the domains
+/// above, or a user's own (custom_domain). A type that is not a domain is refused with a message
+/// naming what it lacks.
 struct any_domain {
-    std::variant<int_range, int_tuple, real_range, choice, boolean, int_list> d;
+    std::variant<int_range, int_tuple, real_range, choice, boolean, int_list, custom_domain> d;
 
     template <class D>
-    requires domain<D> any_domain(D x) : d(std::move(x)) {}
+    requires(!std::same_as<std::remove_cvref_t<D>, any_domain>) any_domain(D x) : d(hold(std::move(x))) {}
 
     value init(rng& r) const {
         return std::visit([&](const auto& x) { return x.init(r); }, d);
@@ -263,6 +306,43 @@ struct any_domain {
         return std::visit([](const auto& x) { return x.describe(); }, d);
     }
     bool categorical() const { return std::holds_alternative<choice>(d) || std::holds_alternative<boolean>(d); }
+
+private:
+    template <class D>
+    static constexpr bool listed = std::same_as<D, int_range> || std::same_as<D, int_tuple> || std::same_as<D, real_range> || std::same_as<D, choice> ||
+                                   std::same_as<D, boolean> || std::same_as<D, int_list> || std::same_as<D, custom_domain>;
+    template <class D>
+    static decltype(d) hold(D x) {
+        static_assert(
+            requires(const D c, rng& r) {
+                { c.init(r) } -> std::convertible_to<value>;
+            },
+            "a parameter domain needs init(memo::rng&) const -> memo::value: a fresh draw");
+        static_assert(
+            requires(const D c, const value& v, rng& r) {
+                { c.mutate(v, r) } -> std::convertible_to<value>;
+            },
+            "a parameter domain needs mutate(const memo::value&, memo::rng&) const -> memo::value: a nearby or fresh value");
+        static_assert(
+            requires(const D c, const value& v) {
+                { c.validate(v) } -> std::convertible_to<bool>;
+            },
+            "a parameter domain needs validate(const memo::value&) const -> bool: whether a value belongs to it");
+        static_assert(
+            requires(const D c, const value& v) {
+                { c.buckets() } -> std::convertible_to<int>;
+                { c.bucket_of(v) } -> std::convertible_to<int>;
+            },
+            "a parameter domain needs buckets() const -> int and bucket_of(const memo::value&) const -> int: how its values fall into coverage buckets");
+        static_assert(
+            requires(const D c) {
+                { c.describe() } -> std::convertible_to<std::string>;
+            },
+            "a parameter domain needs describe() const -> std::string, say \"in_range(1, 64)\"");
+        if constexpr (!domain<D>) return int_range{};  // unreachable: a static_assert above failed
+        else if constexpr (listed<D>) return std::move(x);
+        else return custom_domain(std::move(x));
+    }
 };
 static_assert(domain<any_domain>);
 

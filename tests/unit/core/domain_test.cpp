@@ -60,3 +60,33 @@ TEST(Domains, RejectOutside) {
     EXPECT_FALSE(memo::any_domain(memo::bools()).validate(memo::value{std::int64_t{1}}));
     EXPECT_EQ(memo::any_domain(memo::in_range(1, 4096, 32)).bucket_of(memo::value{std::int64_t{4000}}), 4);  // beyond typical: last bucket
 }
+
+// A user's own domain type is a domain too: any_domain holds it and answers through it; copies
+// share it. (One that lacks part of the concept is refused at compile time with a message that
+// names the part: tests/compile_fail/domain_without_buckets.fail.cpp.)
+namespace {
+struct odd_numbers {
+    memo::value init(memo::rng& r) const { return 2 * r.uniform(0, 10) + 1; }
+    memo::value mutate(const memo::value& v, memo::rng&) const { return memo::as_int(v) + 2; }
+    bool validate(const memo::value& v) const { return std::holds_alternative<std::int64_t>(v) && memo::as_int(v) % 2 == 1; }
+    int buckets() const { return 2; }
+    int bucket_of(const memo::value& v) const { return memo::as_int(v) > 9 ? 1 : 0; }
+    std::string describe() const { return "odd_numbers()"; }
+};
+}  // namespace
+
+TEST(Domains, AUsersOwnDomainIsHeld) {
+    const memo::any_domain d = odd_numbers{};
+    const memo::any_domain copy = d;
+    memo::rng r(7);
+    EXPECT_EQ(copy.describe(), "odd_numbers()");
+    EXPECT_EQ(copy.buckets(), 2);
+    EXPECT_FALSE(copy.categorical());
+    for (int i = 0; i < 50; ++i) {
+        const auto v = copy.init(r);
+        EXPECT_TRUE(copy.validate(v)) << memo::to_string(v);
+        EXPECT_EQ(memo::as_int(copy.mutate(v, r)), memo::as_int(v) + 2);
+    }
+    EXPECT_FALSE(d.validate(memo::value{std::int64_t{4}}));
+    EXPECT_EQ(d.bucket_of(memo::value{std::int64_t{11}}), 1);
+}
