@@ -57,7 +57,7 @@ race_result race(const std::vector<memo::model>& seeds, bool rnn_state, double s
     using clock = std::chrono::steady_clock;
     const auto& reg = memo::default_registry();
     memo::memo_coverage cov(reg);
-    if (rnn_state) cov.attach(std::make_unique<memo::state::rnn_coverage>(reg, seeds, memo::state::rnn_options{.seed = seed}));
+    if (rnn_state) cov.attach(memo::state::rnn_coverage(reg, seeds, memo::state::rnn_options{.seed = seed}));
     memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, std::move(cov), memo::mh_selector(0.05), seed);
     s.set_max_seed_size(160);
     s.context().max_cost = 2'000'000;

@@ -1352,8 +1352,10 @@ private:
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 // begin #include <memo/coverage/universe.hpp>
@@ -1681,7 +1683,7 @@ private:
 /// New items per criterion, from one model.
 struct coverage_delta {
     std::array<std::size_t, criteria_count> by{};
-    std::size_t extra = 0;  // new items of the metric beside MEMO's criteria (memo_coverage::attach)
+    std::size_t extra = 0;  // new items of the metric attached beside MEMO's criteria (memo_coverage::attach)
     std::size_t operator[](criterion c) const noexcept { return by[static_cast<std::size_t>(c)]; }
     /// MEMO's diversity test: anything new under type, pair, parameter or input coverage.
     std::size_t memo_total() const noexcept {
@@ -1698,21 +1700,69 @@ struct criterion_count {
     friend bool operator==(const criterion_count&, const criterion_count&) = default;
 };
 
-/// A metric that counts in the search beside MEMO's criteria, through memo_coverage::attach (say,
-/// DeepStellar's RNN-state coverage, state/rnn_coverage.hpp): its new items join MEMO's in the
-/// diversity test and the fitness, and campaigns report, save and restore it with them
-/// (coverage/checkpoint.hpp).
-class extra_metric {
+/// Any coverage metric over memo's model, held by value behind an interface: what
+/// memo_coverage::attach keeps, so that a metric of one's own (say, DeepStellar's RNN-state
+/// coverage, state/rnn_coverage.hpp) counts in the search beside MEMO's criteria: its new items
+/// join MEMO's in the diversity test and the fitness, and campaigns report, save and restore it
+/// with them. A metric is a type that models coverage_metric, nothing more; what campaigns report
+/// and keep of it comes from members it may have:
+///   m.criteria()     -> std::vector<criterion_count>   its criteria (else one, "extra")
+///   m.save()         -> std::string                    its state for a checkpoint (else none)
+///   m.restore(text)                                    and back
+class any_metric {
 public:
-    virtual ~extra_metric() = default;
-    virtual std::size_t gain(const model& m) const = 0;  // new items m would add, recording nothing
-    virtual std::size_t add(const model& m) = 0;         // records m; new items
-    /// Its criteria, each as stats.json writes coverage.
-    virtual std::vector<criterion_count> criteria() const = 0;
-    /// Its state as text a checkpoint keeps (JSON by convention), and back.
-    virtual std::string save() const = 0;
-    virtual void restore(std::string_view saved) = 0;
-    virtual std::unique_ptr<extra_metric> clone() const = 0;
+    template <class M>
+    requires(!std::same_as<std::remove_cvref_t<M>, any_metric>) any_metric(M m) : p_(std::make_unique<held<M>>(std::move(m))) {
+        static_assert(coverage_metric<M, model>, "a metric needs add(m), gain(m) const, covered() const and total() const (coverage_metric)");
+    }
+    any_metric(const any_metric& o) : p_(o.p_->clone()) {}
+    any_metric(any_metric&&) noexcept = default;
+    any_metric& operator=(const any_metric& o) { return *this = any_metric(o); }
+    any_metric& operator=(any_metric&&) noexcept = default;
+    ~any_metric() = default;
+
+    std::size_t add(const model& m) { return p_->add(m); }
+    std::size_t gain(const model& m) const { return p_->gain(m); }
+    std::size_t covered() const { return p_->covered(); }
+    std::size_t total() const { return p_->total(); }
+    std::vector<criterion_count> criteria() const { return p_->criteria(); }
+    std::string save() const { return p_->save(); }
+    void restore(std::string_view saved) { p_->restore(saved); }
+
+private:
+    struct base {
+        virtual ~base() = default;
+        virtual std::size_t add(const model& m) = 0;
+        virtual std::size_t gain(const model& m) const = 0;
+        virtual std::size_t covered() const = 0;
+        virtual std::size_t total() const = 0;
+        virtual std::vector<criterion_count> criteria() const = 0;
+        virtual std::string save() const = 0;
+        virtual void restore(std::string_view saved) = 0;
+        virtual std::unique_ptr<base> clone() const = 0;
+    };
+    template <class M>
+    struct held final : base {
+        M m;
+        explicit held(M x) : m(std::move(x)) {}
+        std::size_t add(const model& x) override { return static_cast<std::size_t>(m.add(x)); }
+        std::size_t gain(const model& x) const override { return static_cast<std::size_t>(m.gain(x)); }
+        std::size_t covered() const override { return static_cast<std::size_t>(m.covered()); }
+        std::size_t total() const override { return static_cast<std::size_t>(m.total()); }
+        std::vector<criterion_count> criteria() const override {
+            if constexpr (requires { m.criteria(); }) return m.criteria();
+            else return {{"extra", covered(), total()}};
+        }
+        std::string save() const override {
+            if constexpr (requires { m.save(); }) return m.save();
+            else return {};
+        }
+        void restore(std::string_view saved) override {
+            if constexpr (requires { m.restore(saved); }) m.restore(saved);
+        }
+        std::unique_ptr<base> clone() const override { return std::make_unique<held>(m); }
+    };
+    std::unique_ptr<base> p_;
 };
 
 /// All criteria at once.
@@ -1721,16 +1771,12 @@ public:
     explicit memo_coverage(const registry& reg) : u_(&universe::of(reg)) {
         for (auto c : all_criteria) sets_[static_cast<std::size_t>(c)] = item_set(u_->total(c));
     }
-    memo_coverage(const memo_coverage& o) : u_(o.u_), sets_(o.sets_), extra_(o.extra_ ? o.extra_->clone() : nullptr) {}
-    memo_coverage(memo_coverage&&) noexcept = default;
-    memo_coverage& operator=(const memo_coverage& o) { return *this = memo_coverage(o); }
-    memo_coverage& operator=(memo_coverage&&) noexcept = default;
-    ~memo_coverage() = default;
 
-    /// Adds a metric that counts beside MEMO's criteria (coverage_delta::extra); replaces any before.
-    void attach(std::unique_ptr<extra_metric> m) { extra_ = std::move(m); }
-    const extra_metric* extra() const noexcept { return extra_.get(); }
-    extra_metric* extra() noexcept { return extra_.get(); }
+    /// Adds a metric (any coverage_metric over memo's model) that counts beside MEMO's criteria
+    /// (coverage_delta::extra); replaces any before.
+    void attach(any_metric m) { extra_ = std::move(m); }
+    const any_metric* extra() const noexcept { return extra_ ? &*extra_ : nullptr; }
+    any_metric* extra() noexcept { return extra_ ? &*extra_ : nullptr; }
 
     coverage_delta add(const model& m) {
         coverage_delta d;
@@ -1781,7 +1827,7 @@ public:
 private:
     const universe* u_;
     std::array<item_set, criteria_count> sets_;
-    std::unique_ptr<extra_metric> extra_;
+    std::optional<any_metric> extra_;
 };
 
 /// One criterion as a metric of its own.

@@ -80,7 +80,7 @@ inline bool wants_rnn_state(const std::string& coverage) {
 /// The coverage a campaign counts with (generation_options::coverage), before its seeds are added.
 inline memo_coverage campaign_coverage(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
     memo_coverage c(reg);
-    if (wants_rnn_state(o.coverage)) c.attach(std::make_unique<state::rnn_coverage>(reg, seeds, state::rnn_options{.seed = o.seed}));
+    if (wants_rnn_state(o.coverage)) c.attach(state::rnn_coverage(reg, seeds, state::rnn_options{.seed = o.seed}));
     return c;
 }
 

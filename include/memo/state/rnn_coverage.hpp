@@ -60,8 +60,9 @@ inline std::vector<observed_trace> observe(reference::interpreter& r, const mode
     return out;
 }
 
-/// The metric. Its items are the (layer class, cell) states and the transitions between them.
-class rnn_coverage final : public extra_metric {
+/// The metric (a coverage_metric, attached beside MEMO's criteria by memo_coverage::attach). Its
+/// items are the (layer class, cell) states and the transitions between them.
+class rnn_coverage {
 public:
     /// `profile`: the models whose traces make the profile DTMC (a campaign's seeds).
     rnn_coverage(const registry& reg, std::span<const model> profile, rnn_options o = {})
@@ -73,7 +74,7 @@ public:
         for (auto& [cls, chain] : chains) classes_.emplace(cls, state_coverage(std::move(chain), grid_, o_.boundary_steps));
     }
 
-    std::size_t gain(const model& m) const override {
+    std::size_t gain(const model& m) const {
         std::size_t k = 0;
         for (const auto& [cls, ts] : grouped(m)) {
             const auto it = classes_.find(cls);
@@ -81,13 +82,24 @@ public:
         }
         return k;
     }
-    std::size_t add(const model& m) override {
+    std::size_t add(const model& m) {
         std::size_t k = 0;
         for (const auto& [cls, ts] : grouped(m)) k += of(cls).add(ts);
         return k;
     }
 
-    std::vector<criterion_count> criteria() const override {
+    /// Its items: every (class, cell) state and transition reached, of all the grid could hold.
+    std::size_t covered() const {
+        std::uint64_t k = 0;
+        for (const auto& [cls, c] : classes_) k += c.seen_states() + c.seen_transitions();
+        return static_cast<std::size_t>(k);
+    }
+    std::size_t total() const {
+        const std::uint64_t cells = grid_.cells();
+        return static_cast<std::size_t>(classes_total_ * cells * (cells + 2));
+    }
+
+    std::vector<criterion_count> criteria() const {
         criteria_values sum;
         std::uint64_t states = 0, transitions = 0;
         for (const auto& [cls, c] : classes_) {
@@ -106,17 +118,16 @@ public:
                 count("rnn_states", states, classes * cells), count("rnn_transitions", transitions, classes * cells * (cells + 1))};
     }
 
-    std::string save() const override {
+    std::string save() const {
         io::json j = io::json::object();
         for (const auto& [cls, c] : classes_) j[cls] = {{"states", c.seen_state_list()}, {"transitions", c.seen_transition_list()}};
         return j.dump();
     }
-    void restore(std::string_view saved) override {
+    void restore(std::string_view saved) {
         const auto j = io::json::parse(saved);
         for (const auto& [cls, c] : j.items())
             of(cls).restore(c.at("states").get<std::vector<cell>>(), c.at("transitions").get<std::vector<std::pair<cell, cell>>>());
     }
-    std::unique_ptr<extra_metric> clone() const override { return std::make_unique<rnn_coverage>(*this); }
 
     const std::map<std::string, state_coverage, std::less<>>& classes() const noexcept { return classes_; }
     const abstraction& grid() const noexcept { return grid_; }
@@ -161,5 +172,7 @@ private:
     std::uint64_t classes_total_ = 0;  // recurrent layer classes of the registry
     mutable std::shared_ptr<std::pair<std::uint64_t, std::map<std::string, std::vector<trace>, std::less<>>>> cache_;
 };
+
+static_assert(coverage_metric<rnn_coverage, model>);
 
 }  // namespace memo::state

@@ -1,4 +1,6 @@
 // Coverage: the universes are at least MEMO's, and a model covers exactly the items it should.
+#include <set>
+
 #include "../support.hpp"
 
 using memo::criterion;
@@ -76,6 +78,35 @@ TEST(Coverage, DescribesItems) {
 
 // Inputs: uniform in [lo, hi) unless varied; varied, each Input node's generator is a function of
 // the model's seed, and the generators together reach every value class.
+// A metric is any type that models coverage_metric: here, the node counts models reached. It
+// counts in the search beside MEMO's criteria once attached, is copied with them, and campaigns
+// report it under one criterion when it names none.
+namespace {
+struct node_counts {
+    std::set<std::size_t> seen;
+    std::size_t add(const memo::model& m) { return seen.insert(m.size()).second ? 1 : 0; }
+    std::size_t gain(const memo::model& m) const { return seen.count(m.size()) ? 0 : 1; }
+    std::size_t covered() const { return seen.size(); }
+    std::size_t total() const { return 1000; }
+};
+}  // namespace
+
+TEST(Coverage, AnyMetricCountsBesideMemos) {
+    static_assert(memo::coverage_metric<node_counts, memo::model>);
+    const auto m = memo::zoo::build("lenet5-mnist", test::reg());
+    memo::memo_coverage cov(test::reg());
+    cov.attach(node_counts{});
+    const auto before = cov.gain(m);
+    EXPECT_EQ(before.extra, 1u);
+    EXPECT_EQ(static_cast<std::size_t>(before), before.memo_total() + 1);
+    const memo::memo_coverage copy = cov;  // the metric is copied with MEMO's criteria
+    EXPECT_EQ(cov.add(m).extra, 1u);
+    EXPECT_EQ(cov.gain(m).extra, 0u);
+    EXPECT_EQ(copy.gain(m).extra, 1u);
+    EXPECT_EQ(cov.extra()->criteria(), (std::vector<memo::criterion_count>{{"extra", 1, 1000}}));
+    EXPECT_EQ(cov.extra()->save(), "");
+}
+
 TEST(Inputs, VariedGeneratorsAreTheSeedsAndReachEveryValueClass) {
     memo::builder b(test::reg());
     auto x = b.input({64});

@@ -131,14 +131,18 @@ TEST(RnnCoverage, SeedsCoverTheirOwnProfile) {
     memo::state::rnn_coverage fresh(reg(), seeds);
     fresh.restore(cov.save());
     EXPECT_EQ(memo::criteria_json(fresh.criteria()), j);
-    EXPECT_EQ(memo::criteria_json(cov.clone()->criteria()), j);
+    const memo::state::rnn_coverage copy = cov;
+    EXPECT_EQ(memo::criteria_json(copy.criteria()), j);
+    // As a coverage_metric, its items are the states and transitions reached.
+    EXPECT_EQ(cov.covered(), j["rnn_states"]["covered"].get<std::size_t>() + j["rnn_transitions"]["covered"].get<std::size_t>());
+    EXPECT_EQ(cov.total(), j["rnn_states"]["total"].get<std::size_t>() + j["rnn_transitions"]["total"].get<std::size_t>());
 }
 
 // Attached to memo_coverage, the metric's new items count in the search's diversity test.
 TEST(RnnCoverage, CountsInMemoCoverageDelta) {
     const auto seeds = memo::campaign::load_seeds("zoo:lstm2-price", reg());
     memo::memo_coverage cov(reg());
-    cov.attach(std::make_unique<memo::state::rnn_coverage>(reg(), seeds));
+    cov.attach(memo::state::rnn_coverage(reg(), seeds));
     const auto d = cov.gain(seeds[0]);
     EXPECT_GT(d.extra, 0u);
     EXPECT_EQ(static_cast<std::size_t>(d), d.memo_total() + d.extra);
