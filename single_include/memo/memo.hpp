@@ -3427,7 +3427,7 @@ inline std::int64_t count_weights(const model& m) {
 
 namespace memo {
 
-namespace cost_detail {
+namespace detail::cost {
 
 inline const value* param_of(const node& n, std::string_view name) {
     const int i = n.layer->param_index(name);
@@ -3466,8 +3466,11 @@ inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
     return p;
 }
 
+}  // namespace detail::cost
+
 /// Multiply-adds of node i for one sample.
 inline std::int64_t node_flops(const model& m, std::size_t i) {
+    using namespace detail::cost;
     const node& n = m.nodes[i];
     if (n.inputs.empty()) return 0;
     const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
@@ -3509,12 +3512,10 @@ inline std::int64_t node_flops(const model& m, std::size_t i) {
     return 0;
 }
 
-}  // namespace cost_detail
-
 /// Multiply-adds for one sample (see the top of this file for what each layer counts).
 inline std::int64_t count_flops(const model& m) {
     std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_flops(m, i);
     return total;
 }
 
@@ -3525,7 +3526,7 @@ inline std::int64_t count_flops(const model& m) {
 inline std::int64_t node_cost(const model& m, std::size_t i) {
     constexpr std::int64_t per_element = 32, per_step = 2000;
     const node& n = m.nodes[i];
-    std::int64_t c = cost_detail::node_flops(m, i) + per_element * n.out.elements();
+    std::int64_t c = node_flops(m, i) + per_element * n.out.elements();
     if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
         n.layer->name != "TimeDistributed")
         c += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];
@@ -4526,7 +4527,7 @@ inline std::vector<std::uint64_t> reduction_items(const universe& u, const model
     return xs;
 }
 
-namespace reduce_detail {
+namespace detail::reduction {
 
 inline std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
@@ -4610,9 +4611,9 @@ struct outcome {
 };
 
 /// Steps 1 to 5: chooses the nodes and their inputs greedily, then wires them into a model.
-class selector {
+class cover_builder {
 public:
-    selector(const model& m, const universe& u, const layer_def& input_def) : m_(m), u_(u), input_def_(input_def) {
+    cover_builder(const model& m, const universe& u, const layer_def& input_def) : m_(m), u_(u), input_def_(input_def) {
         const auto n = m.nodes.size();
         slot_.resize(n);
         config_of_.assign(n, -1);
@@ -5777,7 +5778,7 @@ public:
         for (auto& nd : kept)
             for (auto& s : nd.inputs) s = where[static_cast<std::size_t>(s)];
         c.nodes = std::move(kept);
-        selector::set_outputs(c);
+        cover_builder::set_outputs(c);
     }
 
 private:
@@ -5810,7 +5811,7 @@ private:
     std::vector<std::uint64_t> target_;
 };
 
-}  // namespace reduce_detail
+}  // namespace detail::reduction
 
 /// Reduces m to a small model with exactly its items under layer_type, layer_pair, layer_param
 /// and layer_input (see the top of this file). `reg` is the registry m's layers come from.
@@ -5830,12 +5831,12 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
 
     model best;
     std::int64_t best_weights = 0;
-    reduce_detail::selector s(m, u, input_def);
+    detail::reduction::cover_builder s(m, u, input_def);
     if (s.universe_nodes() == 0) {
         // Nothing in the universe: one input stands for the model.
         const auto ins = m.input_nodes();
         if (!ins.empty()) {
-            best.nodes.push_back(m.nodes[reduce_detail::at(ins.front())]);
+            best.nodes.push_back(m.nodes[detail::reduction::at(ins.front())]);
             best.outputs = {0};
             best.seed = m.seed;
         }
@@ -5852,7 +5853,7 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
             if (!s.complete()) return;
             model c = s.build();
             if (!exact(c)) return;
-            reduce_detail::shrinker k(std::move(c), u, target);
+            detail::reduction::shrinker k(std::move(c), u, target);
             k.fold();
             k.share_inputs();
             if (k.fold()) k.share_inputs();

@@ -31,8 +31,7 @@ inline model shrink(model m, std::int64_t max_cost) {
     for (int guard = 0; guard < 200 && execution_cost(m) > max_cost; ++guard) {
         std::vector<std::size_t> order(m.size());
         for (std::size_t i = 0; i < m.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return cost_detail::node_flops(m, a) > cost_detail::node_flops(m, b); });
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return node_flops(m, a) > node_flops(m, b); });
         std::vector<model> moves;
         for (std::size_t i : order)
             for (std::string_view p : {"filters", "units"})

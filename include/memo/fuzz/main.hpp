@@ -44,7 +44,7 @@ inline std::vector<cli::command> all_commands() {
 /// Runs the command argv names; its exit status.
 inline int main(int argc, char** argv) {
     // The selftest's faulty copy of the reference, so that its bugs replay.
-    if (!commands::find_backend("faulty")) setup().backends.push_back(commands::selftest_detail::faulty_kind());
+    if (!commands::find_backend("faulty")) setup().backends.push_back(commands::detail::selftest::faulty_kind());
     return cli::dispatch(all_commands(), argc, argv, setup().program.c_str(), "generate diverse, valid deep-learning models and test DL libraries with them");
 }
 

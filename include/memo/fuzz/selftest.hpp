@@ -23,7 +23,7 @@
 
 namespace memo::fuzz::commands {
 
-namespace selftest_detail {
+namespace detail::selftest {
 
 using memo::reference::array;
 using memo::reference::params;
@@ -146,11 +146,11 @@ inline std::vector<stored> stored_bugs(const memo::campaign::bug_store& store) {
     return r;
 }
 
-}  // namespace selftest_detail
+}  // namespace detail::selftest
 
 inline int selftest(const cli::args& a) {
     namespace fs = std::filesystem;
-    using namespace selftest_detail;
+    using namespace detail::selftest;
     a.only({"seconds", "json", "out", "seed", "lanes", "timeout-ms", "memory-mb", "faults"});
     if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
     const auto& reg = memo::default_registry();

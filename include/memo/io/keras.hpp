@@ -24,7 +24,7 @@
 
 namespace memo::io {
 
-namespace keras_detail {
+namespace detail::keras {
 
 /// Class names Keras writes that differ from ours: Keras serializes initializers and
 /// regularizers as objects of these classes, MEMO's pool names them in lower case. Every other
@@ -346,14 +346,14 @@ inline std::vector<std::string> layer_names(const model& m) {
     return names;
 }
 
-}  // namespace keras_detail
+}  // namespace detail::keras
 
 /// Reads a Keras model (`model.to_json()`: Functional or Sequential) onto the layers of `reg`.
 /// `origin` names the input in errors. The result is shape-inferred and validated; any failure
 /// throws memo::error naming origin, the Keras layer and class, and the cause.
 inline model keras_from_json(const json& j, const registry& reg, const std::string& origin) {
     try {
-        return keras_detail::import(j, reg, origin);
+        return detail::keras::import(j, reg, origin);
     } catch (const json::exception& e) {  // a field of the wrong type or missing
         throw error(origin + ": malformed Keras model: " + e.what());
     }
@@ -363,7 +363,7 @@ inline model load_keras(const std::string& path, const registry& reg) { return k
 
 /// m as a Keras Functional model in `model.to_json()` form (Keras 2.8, TensorFlow backend).
 inline json keras_to_json(const model& m) {
-    using namespace keras_detail;
+    using namespace detail::keras;
     const auto names = layer_names(m);
     json layers = json::array();
     for (std::size_t i = 0; i < m.nodes.size(); ++i) {

@@ -32,7 +32,7 @@
 
 namespace memo {
 
-namespace cost_detail {
+namespace detail::cost {
 
 inline const value* param_of(const node& n, std::string_view name) {
     const int i = n.layer->param_index(name);
@@ -71,8 +71,11 @@ inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
     return p;
 }
 
+}  // namespace detail::cost
+
 /// Multiply-adds of node i for one sample.
 inline std::int64_t node_flops(const model& m, std::size_t i) {
+    using namespace detail::cost;
     const node& n = m.nodes[i];
     if (n.inputs.empty()) return 0;
     const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
@@ -114,12 +117,10 @@ inline std::int64_t node_flops(const model& m, std::size_t i) {
     return 0;
 }
 
-}  // namespace cost_detail
-
 /// Multiply-adds for one sample (see the top of this file for what each layer counts).
 inline std::int64_t count_flops(const model& m) {
     std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += cost_detail::node_flops(m, i);
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_flops(m, i);
     return total;
 }
 
@@ -130,7 +131,7 @@ inline std::int64_t count_flops(const model& m) {
 inline std::int64_t node_cost(const model& m, std::size_t i) {
     constexpr std::int64_t per_element = 32, per_step = 2000;
     const node& n = m.nodes[i];
-    std::int64_t c = cost_detail::node_flops(m, i) + per_element * n.out.elements();
+    std::int64_t c = node_flops(m, i) + per_element * n.out.elements();
     if (n.layer->fam == family::rnn && !n.inputs.empty() && m.nodes[static_cast<std::size_t>(n.inputs[0])].out.rank() >= 3 &&
         n.layer->name != "TimeDistributed")
         c += per_step * m.nodes[static_cast<std::size_t>(n.inputs[0])].out[1];

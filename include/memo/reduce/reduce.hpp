@@ -77,7 +77,7 @@ inline std::vector<std::uint64_t> reduction_items(const universe& u, const model
     return xs;
 }
 
-namespace reduce_detail {
+namespace detail::reduction {
 
 inline std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
@@ -161,9 +161,9 @@ struct outcome {
 };
 
 /// Steps 1 to 5: chooses the nodes and their inputs greedily, then wires them into a model.
-class selector {
+class cover_builder {
 public:
-    selector(const model& m, const universe& u, const layer_def& input_def) : m_(m), u_(u), input_def_(input_def) {
+    cover_builder(const model& m, const universe& u, const layer_def& input_def) : m_(m), u_(u), input_def_(input_def) {
         const auto n = m.nodes.size();
         slot_.resize(n);
         config_of_.assign(n, -1);
@@ -1328,7 +1328,7 @@ public:
         for (auto& nd : kept)
             for (auto& s : nd.inputs) s = where[static_cast<std::size_t>(s)];
         c.nodes = std::move(kept);
-        selector::set_outputs(c);
+        cover_builder::set_outputs(c);
     }
 
 private:
@@ -1361,7 +1361,7 @@ private:
     std::vector<std::uint64_t> target_;
 };
 
-}  // namespace reduce_detail
+}  // namespace detail::reduction
 
 /// Reduces m to a small model with exactly its items under layer_type, layer_pair, layer_param
 /// and layer_input (see the top of this file). `reg` is the registry m's layers come from.
@@ -1381,12 +1381,12 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
 
     model best;
     std::int64_t best_weights = 0;
-    reduce_detail::selector s(m, u, input_def);
+    detail::reduction::cover_builder s(m, u, input_def);
     if (s.universe_nodes() == 0) {
         // Nothing in the universe: one input stands for the model.
         const auto ins = m.input_nodes();
         if (!ins.empty()) {
-            best.nodes.push_back(m.nodes[reduce_detail::at(ins.front())]);
+            best.nodes.push_back(m.nodes[detail::reduction::at(ins.front())]);
             best.outputs = {0};
             best.seed = m.seed;
         }
@@ -1403,7 +1403,7 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
             if (!s.complete()) return;
             model c = s.build();
             if (!exact(c)) return;
-            reduce_detail::shrinker k(std::move(c), u, target);
+            detail::reduction::shrinker k(std::move(c), u, target);
             k.fold();
             k.share_inputs();
             if (k.fold()) k.share_inputs();

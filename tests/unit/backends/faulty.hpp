@@ -74,10 +74,10 @@ array<T> shifted_back(array<T> y, int axis) {
 template <class T>
 array<T> counting_padding(array<T> y, const memo::node& n, const array<T>& x) {
     using A = memo::reference::acc_t<T>;
-    const auto g = memo::reference::conv_detail::prepare(n, x, "pool_size");
+    const auto g = memo::reference::detail::conv::prepare(n, x, "pool_size");
     const std::int64_t C = g.channels, P = g.w.out_volume(), taps = g.w.taps();
     std::vector<std::int64_t> count(static_cast<std::size_t>(P), 0);
-    g.w.positions([&](std::int64_t o, const memo::reference::conv_detail::axes& at) {
+    g.w.positions([&](std::int64_t o, const memo::reference::detail::conv::axes& at) {
         g.w.taps_of(at, [&](std::int64_t, std::int64_t) { ++count[static_cast<std::size_t>(o)]; });
     });
     for (std::int64_t b = 0; b < g.batch; ++b)

@@ -7,7 +7,7 @@
 
 namespace memo::reference {
 
-namespace act_detail {
+namespace detail::act {
 
 /// The parameter `x` as TensorFlow sees it in a T computation, widened to the accumulator.
 template <class T>
@@ -29,12 +29,12 @@ A relu(A x) {
     return x < A(0) ? A(0) : x;
 }
 
-}  // namespace act_detail
+}  // namespace detail::act
 
 template <class T>
 void register_act(kernel_table<T>& t) {
     using A = acc_t<T>;
-    using act_detail::rounded, act_detail::map;
+    using detail::act::rounded, detail::act::map;
     using ins = std::span<const array<T>>;
     // Keras' backend.relu(x, alpha, max_value, threshold): relu(x), or x * (x > threshold) for a
     // threshold, clipped to [0, max_value], minus alpha * relu(threshold - x) for an alpha. Written
@@ -45,9 +45,9 @@ void register_act(kernel_table<T>& t) {
         const bool clip = !p.is_none("max_value");
         const A top = clip ? std::max(A(0), rounded<T>(p.real("max_value"))) : A(0);
         return map(in[0], [&](A x) {
-            A y = threshold != A(0) ? x * A(x > threshold ? 1 : 0) : act_detail::relu(x);
+            A y = threshold != A(0) ? x * A(x > threshold ? 1 : 0) : detail::act::relu(x);
             if (clip) y = std::clamp(y, A(0), top);
-            return slope != A(0) ? y - slope * act_detail::relu(threshold - x) : y;
+            return slope != A(0) ? y - slope * detail::act::relu(threshold - x) : y;
         });
     });
     t.set("Softmax", [](const node& n, ins in, ins) -> expected<array<T>> {

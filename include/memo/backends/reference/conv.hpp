@@ -13,7 +13,7 @@
 
 namespace memo::reference {
 
-namespace conv_detail {
+namespace detail::conv {
 
 inline constexpr int max_axes = 3;
 using axes = std::array<int64_t, max_axes>;
@@ -178,14 +178,14 @@ array<T> depthwise(const windowed<T>& g, const array<T>& kernel, int64_t dm, con
     return out;
 }
 
-}  // namespace conv_detail
+}  // namespace detail::conv
 
 /// Conv{1,2,3}D: out[b, o, f] = bias[f] + sum over taps t and channels c of
 /// x[b, o * s + t * d - pad, c] * kernel[t, c, f]. "causal" pads (k - 1) * d before.
 template <class T>
 expected<array<T>> conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
     using A = acc_t<T>;
-    using namespace conv_detail;
+    using namespace detail::conv;
     params p{n};
     const auto g = prepare(n, in[0], "kernel_size");
     const int64_t C = g.channels, F = g.out_channels, in_volume = g.w.in_volume(), out_volume = g.w.out_volume();
@@ -215,7 +215,7 @@ expected<array<T>> conv_nd(const node& n, std::span<const array<T>> in, std::spa
 /// DepthwiseConv{1,2}D: each input channel c convolved with its own dm filters; output channel c * dm + m.
 template <class T>
 expected<array<T>> depthwise_conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
-    using namespace conv_detail;
+    using namespace detail::conv;
     params p{n};
     const auto g = prepare(n, in[0], "kernel_size");
     const int64_t dm = p.integer("depth_multiplier");
@@ -231,7 +231,7 @@ expected<array<T>> depthwise_conv_nd(const node& n, std::span<const array<T>> in
 template <class T>
 expected<array<T>> separable_conv_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
     using A = acc_t<T>;
-    using namespace conv_detail;
+    using namespace detail::conv;
     params p{n};
     const auto g = prepare(n, in[0], "kernel_size");
     const int64_t dm = p.integer("depth_multiplier"), CM = g.channels * dm, F = g.out_channels;
@@ -259,7 +259,7 @@ expected<array<T>> separable_conv_nd(const node& n, std::span<const array<T>> in
 template <class T>
 expected<array<T>> conv_transpose_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
     using A = acc_t<T>;
-    using namespace conv_detail;
+    using namespace detail::conv;
     params p{n};
     const auto g = prepare(n, in[0], "kernel_size", true);
     const int64_t C = g.channels, F = g.out_channels, in_volume = g.w.out_volume(), out_volume = g.w.in_volume();
@@ -292,7 +292,7 @@ expected<array<T>> conv_transpose_nd(const node& n, std::span<const array<T>> in
 template <class T>
 expected<array<T>> locally_connected_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>> w) {
     using A = acc_t<T>;
-    using namespace conv_detail;
+    using namespace detail::conv;
     params p{n};
     const auto g = prepare(n, in[0], "kernel_size");
     const int64_t C = g.channels, F = g.out_channels, V = g.w.taps(), P = g.w.out_volume(), in_volume = g.w.in_volume();

@@ -5,7 +5,7 @@
 
 namespace memo::reference {
 
-namespace merge_detail {
+namespace detail::merge {
 
 /// Folds the inputs element-wise: r = first(x0), r = step(r, xi) for the rest, out = last(r, count).
 template <class T, class Step, class Last>
@@ -38,13 +38,13 @@ std::vector<acc_t<T>> l2_rows(const array<T>& x, bool normalize) {
     return r;
 }
 
-}  // namespace merge_detail
+}  // namespace detail::merge
 
 template <class T>
 void register_merge(kernel_table<T>& t) {
     using A = acc_t<T>;
     using ins = std::span<const array<T>>;
-    using merge_detail::fold;
+    using detail::merge::fold;
     auto as_is = [](A r, A) { return r; };
     t.set("Add", [as_is](const node&, ins in, ins) { return fold(in, std::plus<A>(), as_is); });
     t.set("Subtract", [as_is](const node&, ins in, ins) { return fold(in, std::minus<A>(), as_is); });
@@ -89,7 +89,7 @@ void register_merge(kernel_table<T>& t) {
         const bool normalize = params{n}.flag("normalize");
         const array<T>&x = in[0], &y = in[1];
         if (x.rank() != y.rank() || x.dims[0] != y.dims[0] || x.dim(-1) != y.dim(-1)) return fail("Dot inputs differ in rank, batch or last axis");
-        const auto a = merge_detail::l2_rows(x, normalize), b = merge_detail::l2_rows(y, normalize);
+        const auto a = detail::merge::l2_rows(x, normalize), b = detail::merge::l2_rows(y, normalize);
         const int64_t batch = x.dims[0], k = x.dim(-1);
         const int64_t rows = x.rank() == 3 ? x.dims[1] : 1, cols = y.rank() == 3 ? y.dims[1] : 1;
         array<T> out(concrete(n.out, batch));

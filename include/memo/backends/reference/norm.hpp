@@ -5,7 +5,7 @@
 
 namespace memo::reference {
 
-namespace norm_detail {
+namespace detail::norm {
 
 /// The input viewed as (outer, len, inner) around `axis` (Keras' axis, made non-negative).
 struct around_axis {
@@ -37,7 +37,7 @@ struct affine {
     }
 };
 
-}  // namespace norm_detail
+}  // namespace detail::norm
 
 template <class T>
 void register_norm(kernel_table<T>& t) {
@@ -49,14 +49,14 @@ void register_norm(kernel_table<T>& t) {
         using std::sqrt;
         params p{n};
         const array<T>& x = in[0];
-        const auto v = norm_detail::around_axis::of(x, p.integer("axis"));
+        const auto v = detail::norm::around_axis::of(x, p.integer("axis"));
         // Keras takes TF's fused kernel for the channel axis of a 4-D (1 or 3) or 5-D (1 or 4) input
         // unless the model computes in float64, and that kernel raises epsilon to at least 1.001e-5.
         // It depends on the model's dtype, not on the precision this kernel runs in.
         const int rank = x.rank(), a = v.axis;
         const bool fused = n.type != dtype::float64 && ((rank == 4 && (a == 1 || a == 3)) || (rank == 5 && (a == 1 || a == 4)));
         const A eps = static_cast<A>(fused ? std::max(p.real("epsilon"), 1.001e-5) : p.real("epsilon"));
-        const norm_detail::affine<T> ab(p, w, v.len);
+        const detail::norm::affine<T> ab(p, w, v.len);
         if (!ab.ok || w.size() != ab.used + 2 || w[ab.used].size() != v.len || w[ab.used + 1].size() != v.len)
             return fail("BatchNormalization's weights do not match its axis and its scale and center flags");
         const array<T>&mean = w[ab.used], &variance = w[ab.used + 1];
@@ -77,8 +77,8 @@ void register_norm(kernel_table<T>& t) {
         using std::sqrt;
         params p{n};
         const array<T>& x = in[0];
-        const auto v = norm_detail::around_axis::of(x, p.integer("axis"));
-        const norm_detail::affine<T> ab(p, w, v.len);
+        const auto v = detail::norm::around_axis::of(x, p.integer("axis"));
+        const detail::norm::affine<T> ab(p, w, v.len);
         if (!ab.ok || w.size() != ab.used) return fail("LayerNormalization's weights do not match its axis and its scale and center flags");
         const A eps = static_cast<A>(p.real("epsilon"));
         array<T> out(x.dims);

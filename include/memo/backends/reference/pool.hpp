@@ -10,20 +10,20 @@
 
 namespace memo::reference {
 
-namespace pool_detail {
+namespace detail::pool {
 /// The running max with v folded in; the first NaN sticks.
 template <class A>
 A fold_max(A max, A v) {
     using std::isnan;
     return isnan(max) || !(isnan(v) || v > max) ? max : v;
 }
-}  // namespace pool_detail
+}  // namespace detail::pool
 
 /// {Max,Average}Pooling{1,2,3}D: strides None means strides = pool_size.
 template <class T, bool Max>
 expected<array<T>> pool_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>>) {
     using A = acc_t<T>;
-    using namespace conv_detail;
+    using namespace detail::conv;
     const auto g = prepare(n, in[0], "pool_size");
     const int64_t C = g.channels, in_volume = g.w.in_volume(), out_volume = g.w.out_volume();
     if (C != g.out_channels) return fail("input has " + std::to_string(C) + " channels, the node's shape " + n.out.str());
@@ -38,7 +38,7 @@ expected<array<T>> pool_nd(const node& n, std::span<const array<T>> in, std::spa
                 for (int64_t c = 0; c < C; ++c) {
                     const A v = static_cast<A>(xs[c]);
                     A& a = acc[static_cast<std::size_t>(c)];
-                    if constexpr (Max) a = pool_detail::fold_max(a, v);
+                    if constexpr (Max) a = detail::pool::fold_max(a, v);
                     else a += v;
                 }
                 ++count;
@@ -58,7 +58,7 @@ template <class T, bool Max>
 expected<array<T>> global_pool_nd(const node& n, std::span<const array<T>> in, std::span<const array<T>>) {
     using A = acc_t<T>;
     const bool first = params{n}.channels_first();
-    const array<T> x = first ? conv_detail::move_channels(in[0], true) : in[0];
+    const array<T> x = first ? detail::conv::move_channels(in[0], true) : in[0];
     const int64_t batch = x.dims[0], C = x.dims.back(), S = x.size() / std::max<int64_t>(1, batch * C);
     array<T> out(concrete(n.out, batch));
     if (out.size() != batch * C) return fail("input has " + std::to_string(C) + " channels, the node's shape " + n.out.str());
@@ -67,7 +67,7 @@ expected<array<T>> global_pool_nd(const node& n, std::span<const array<T>> in, s
             A a = Max ? -std::numeric_limits<A>::infinity() : A(0);
             for (int64_t s = 0; s < S; ++s) {
                 const A v = static_cast<A>(x[(b * S + s) * C + c]);
-                if constexpr (Max) a = pool_detail::fold_max(a, v);
+                if constexpr (Max) a = detail::pool::fold_max(a, v);
                 else a += v;
             }
             out[b * C + c] = static_cast<T>(Max ? a : a / static_cast<A>(std::max<int64_t>(1, S)));

@@ -7,7 +7,7 @@
 
 namespace memo::reference {
 
-namespace reshape_detail {
+namespace detail::reshape {
 
 /// Calls f(index, linear) for every multi-index of `dims` in row-major order.
 template <class F>
@@ -119,12 +119,12 @@ array<T> bilinear(const node& n, const array<T>& x) {
     return out;
 }
 
-}  // namespace reshape_detail
+}  // namespace detail::reshape
 
 template <class T>
 void register_reshape(kernel_table<T>& t) {
     using ins = std::span<const array<T>>;
-    namespace rd = reshape_detail;
+    namespace rd = detail::reshape;
     // channels_first: Keras moves the channels last before flattening (for rank > 2).
     t.set("Flatten", [](const node& n, ins in, ins) -> expected<array<T>> {
         const array<T>& x = in[0];
