@@ -41,40 +41,7 @@
 #include <string>
 #include <vector>
 
-// begin #include <memo/core/dtype.hpp>
-// Element types a layer can run in.
-#include <array>
-#include <optional>
-#include <string_view>
-
-namespace memo {
-
-enum class dtype : unsigned char { float16, bfloat16, float32, float64 };
-
-inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32, dtype::float64};
-
-constexpr std::string_view name_of(dtype t) noexcept {
-    switch (t) {
-        case dtype::float16: return "float16";
-        case dtype::bfloat16: return "bfloat16";
-        case dtype::float32: return "float32";
-        case dtype::float64: return "float64";
-    }
-    return "?";
-}
-
-/// Parses a dtype name; accepts the aliases Keras and NumPy use ("half", "float", "double").
-constexpr std::optional<dtype> parse_dtype(std::string_view s) noexcept {
-    if (s == "float16" || s == "half") return dtype::float16;
-    if (s == "bfloat16") return dtype::bfloat16;
-    if (s == "float32" || s == "float") return dtype::float32;
-    if (s == "float64" || s == "double") return dtype::float64;
-    return std::nullopt;
-}
-
-}  // namespace memo
-// end #include <memo/core/dtype.hpp>
-// begin #include <memo/core/error.hpp>
+// begin #include <memo/engine/error.hpp>
 // Errors and expected values.
 //
 // Failures that the hot loop expects (a mutant that fails shape inference, a backend that
@@ -156,7 +123,40 @@ private:
 };
 
 }  // namespace memo
-// end #include <memo/core/error.hpp>
+// end #include <memo/engine/error.hpp>
+// begin #include <memo/core/dtype.hpp>
+// Element types a layer can run in.
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace memo {
+
+enum class dtype : unsigned char { float16, bfloat16, float32, float64 };
+
+inline constexpr std::array<dtype, 4> all_dtypes{dtype::float16, dtype::bfloat16, dtype::float32, dtype::float64};
+
+constexpr std::string_view name_of(dtype t) noexcept {
+    switch (t) {
+        case dtype::float16: return "float16";
+        case dtype::bfloat16: return "bfloat16";
+        case dtype::float32: return "float32";
+        case dtype::float64: return "float64";
+    }
+    return "?";
+}
+
+/// Parses a dtype name; accepts the aliases Keras and NumPy use ("half", "float", "double").
+constexpr std::optional<dtype> parse_dtype(std::string_view s) noexcept {
+    if (s == "float16" || s == "half") return dtype::float16;
+    if (s == "bfloat16") return dtype::bfloat16;
+    if (s == "float32" || s == "float") return dtype::float32;
+    if (s == "float64" || s == "double") return dtype::float64;
+    return std::nullopt;
+}
+
+}  // namespace memo
+// end #include <memo/core/dtype.hpp>
 // begin #include <memo/core/hash.hpp>
 // Small, stable 64-bit hashing (the same on every platform and run), used for structural
 // model hashes and coverage keys.
@@ -224,6 +224,7 @@ inline std::string hex(std::uint64_t x) {
 #include <utility>
 #include <vector>
 
+// #include <memo/engine/error.hpp> (already included)
 // begin #include <memo/core/domain.hpp>
 // Parameter domains, after Google FuzzTest's: each can draw a value (init), change one
 // (mutate), check one (validate), and, for coverage, split its values into buckets.
@@ -247,7 +248,7 @@ inline std::string hex(std::uint64_t x) {
 #include <variant>
 #include <vector>
 
-// begin #include <memo/core/rng.hpp>
+// begin #include <memo/engine/rng.hpp>
 // The one random number generator: xoshiro256** seeded through splitmix64.
 // Its whole state is four words, so a campaign can save and restore it exactly.
 #include <array>
@@ -333,7 +334,7 @@ private:
 };
 
 }  // namespace memo
-// end #include <memo/core/rng.hpp>
+// end #include <memo/engine/rng.hpp>
 // begin #include <memo/core/value.hpp>
 // Parameter values: None, a bool, an integer, a real, a string, or a short list of integers
 // (kernel sizes, strides, paddings as flat before/after pairs).
@@ -815,7 +816,6 @@ inline boolean bools() { return {}; }
 
 }  // namespace memo
 // end #include <memo/core/domain.hpp>
-// #include <memo/core/error.hpp> (already included)
 // begin #include <memo/core/shape.hpp>
 // Tensor shapes, batch dimension included (index 0), as Keras writes them: (None, 28, 28, 1).
 #include <algorithm>
@@ -1338,11 +1338,9 @@ private:
 // end #include <memo/core/builder.hpp>
 // #include <memo/core/domain.hpp> (already included)
 // #include <memo/core/dtype.hpp> (already included)
-// #include <memo/core/error.hpp> (already included)
 // #include <memo/core/hash.hpp> (already included)
 // #include <memo/core/layer.hpp> (already included)
 // #include <memo/core/model.hpp> (already included)
-// #include <memo/core/rng.hpp> (already included)
 // #include <memo/core/shape.hpp> (already included)
 // #include <memo/core/value.hpp> (already included)
 // begin #include <memo/coverage/coverage.hpp>
@@ -1358,6 +1356,44 @@ private:
 #include <type_traits>
 #include <vector>
 
+// begin #include <memo/engine/concepts.hpp>
+// What memo's generic algorithms ask of the types a user brings: a coverage metric and a mutation
+// operator over a model of one's own (the selector concept is in selector.hpp). Nothing here names
+// a concrete model type: memo's Keras graph (core/model.hpp) is one model among others.
+#include <concepts>
+#include <cstddef>
+#include <string_view>
+
+// #include <memo/engine/error.hpp> (already included)
+// #include <memo/engine/rng.hpp> (already included)
+
+namespace memo {
+
+/// The coverage-metric concept. Requires:
+///   c.add(m)     records model m; returns how many items were new (convertible to size_t)
+///   c.gain(m)    how many items m would add, without recording it
+///   c.covered()  items covered so far
+///   c.total()    items in the universe
+template <class C, class Model>
+concept coverage_metric = requires(C& c, const C& cc, const Model& m) {
+    { c.add(m) } -> std::convertible_to<std::size_t>;
+    { cc.gain(m) } -> std::convertible_to<std::size_t>;
+    { cc.covered() } -> std::convertible_to<std::size_t>;
+    { cc.total() } -> std::convertible_to<std::size_t>;
+};
+
+/// The mutator concept. Requires:
+///   Op::name           the operator's short name ("NLA")
+///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
+/// ctx is the search's context: what operators may consult (memo's: the coverage, the cost limit).
+template <class Op, class Model, class Ctx>
+concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
+    { Op::name } -> std::convertible_to<std::string_view>;
+    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
+};
+
+}  // namespace memo
+// end #include <memo/engine/concepts.hpp>
 // begin #include <memo/coverage/universe.hpp>
 // The coverage universe of a registry: how the items of each criterion are numbered and counted.
 //
@@ -1626,19 +1662,6 @@ inline const universe& universe::of(const registry& reg) {
 
 namespace memo {
 
-/// The coverage-metric concept. Requires:
-///   c.add(m)     records model m; returns how many items were new (convertible to size_t)
-///   c.gain(m)    how many items m would add, without recording it
-///   c.covered()  items covered so far
-///   c.total()    items in the universe
-template <class C, class Model>
-concept coverage_metric = requires(C& c, const C& cc, const Model& m) {
-    { c.add(m) } -> std::convertible_to<std::size_t>;
-    { cc.gain(m) } -> std::convertible_to<std::size_t>;
-    { cc.covered() } -> std::convertible_to<std::size_t>;
-    { cc.total() } -> std::convertible_to<std::size_t>;
-};
-
 /// A fixed-size bit set that counts its ones.
 class item_set {
 public:
@@ -1865,6 +1888,8 @@ static_assert(coverage_metric<criterion_coverage, model>);
 }  // namespace memo
 // end #include <memo/coverage/coverage.hpp>
 // #include <memo/coverage/universe.hpp> (already included)
+// #include <memo/engine/error.hpp> (already included)
+// #include <memo/engine/rng.hpp> (already included)
 // begin #include <memo/layers/all.hpp>
 // The default registry: MEMO's 67 Keras classes, Dense and Input, the adapters, and the
 // element-wise layers the metamorphic relations use.
@@ -3544,9 +3569,35 @@ inline std::int64_t execution_cost(const model& m) {
 // end #include <memo/layers/cost.hpp>
 // #include <memo/layers/weights.hpp> (already included)
 // begin #include <memo/mutation/operators.hpp>
-// The operator sets a search draws from.
-#include <tuple>
+// MEMO's and LEMON's operator sets (engine/operators.hpp: what an operator set is).
+// begin #include <memo/engine/operators.hpp>
+// Operator sets: a search draws the operator of each seed from one, by index.
+#include <array>
+#include <cstddef>
+#include <string_view>
 
+// #include <memo/engine/concepts.hpp> (already included)
+
+namespace memo {
+
+/// A set of mutation operators, dispatched by index at run time.
+template <class... Ops>
+struct operator_set {
+    static constexpr std::size_t size = sizeof...(Ops);
+    static constexpr std::array<std::string_view, sizeof...(Ops)> names{Ops::name...};
+
+    /// Applies operator i.
+    template <class Model, class Ctx>
+    static expected<Model> apply(std::size_t i, const Model& m, rng& r, const Ctx& ctx) {
+        static_assert((mutator<Ops, Model, Ctx> && ...), "every operator must satisfy memo::mutator");
+        using fn = expected<Model> (*)(const Model&, rng&, const Ctx&);
+        static constexpr std::array<fn, sizeof...(Ops)> table{+[](const Model& x, rng& g, const Ctx& c) { return Ops{}(x, g, c); }...};
+        return table[i](m, r, ctx);
+    }
+};
+
+}  // namespace memo
+// end #include <memo/engine/operators.hpp>
 // begin #include <memo/mutation/lemon_ops.hpp>
 // LEMON's operators, for the paper's ablation MEMO_o: the model-level rules (layer removal,
 // switch, duplication, addition, activation removal and replacement) and the weight-level rules
@@ -3570,6 +3621,7 @@ inline std::int64_t execution_cost(const model& m) {
 #include <vector>
 
 // #include <memo/coverage/coverage.hpp> (already included)
+// #include <memo/engine/concepts.hpp> (already included)
 // begin #include <memo/mutation/edit.hpp>
 // Graph edits the mutation operators share: inserting and removing nodes in topological order,
 // redirecting consumers, and the adapter chains that repair ranks, shapes and dtypes so that a
@@ -3782,15 +3834,6 @@ struct context {
     bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
     bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
     bool is_declined(const layer_def& L, dtype t) const { return declined && declined(L.name, t); }
-};
-
-/// The mutator concept. Requires:
-///   Op::name           the operator's short name ("NLA")
-///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
-template <class Op, class Model, class Ctx>
-concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
-    { Op::name } -> std::convertible_to<std::string_view>;
-    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
 };
 
 }  // namespace memo::mutation
@@ -4423,22 +4466,6 @@ struct mdtype {
 // end #include <memo/mutation/memo_ops.hpp>
 
 namespace memo::mutation {
-
-/// A set of mutation operators, dispatched by index at run time.
-template <class... Ops>
-struct operator_set {
-    static constexpr std::size_t size = sizeof...(Ops);
-    static constexpr std::array<std::string_view, sizeof...(Ops)> names{Ops::name...};
-
-    /// Applies operator i.
-    template <class Model, class Ctx>
-    static expected<Model> apply(std::size_t i, const Model& m, rng& r, const Ctx& ctx) {
-        static_assert((mutator<Ops, Model, Ctx> && ...), "every operator must satisfy memo::mutation::mutator");
-        using fn = expected<Model> (*)(const Model&, rng&, const Ctx&);
-        static constexpr std::array<fn, sizeof...(Ops)> table{+[](const Model& x, rng& g, const Ctx& c) { return Ops{}(x, g, c); }...};
-        return table[i](m, r, ctx);
-    }
-};
 
 /// MEMO's operators: the paper's seven and its code's MDims and MDtype.
 using memo_operators = operator_set<nla, lresh, lmerge, lconn, cshape, cmode, nan_input, mdims, mdtype>;
@@ -5885,17 +5912,28 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
 }  // namespace memo
 // end #include <memo/reduce/reduce.hpp>
 // begin #include <memo/search/search.hpp>
-// The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
-// its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
-// the parent model in every seed that holds it (UpdateSeeds).
+// memo's search: the engine's (engine/search.hpp, Algorithm 2) over memo's Keras models, whose
+// operators see MEMO's context (mutation/context.hpp: the registry, the coverage, the limits).
 //
 //   memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector>
 //       s(seeds, memo::memo_coverage(reg), memo::mh_selector(0.05), 7);
 //   for (int i = 0; i < 1000; ++i) s.step();
+// #include <memo/coverage/coverage.hpp> (already included)
+// begin #include <memo/engine/search.hpp>
+// The search, Algorithm 2: a pool of (model, operator) seeds; each step selects a seed, mutates
+// its model with its operator, and keeps the mutant when it raises coverage (diverse), replacing
+// the parent model in every seed that holds it (UpdateSeeds).
 //
-// A user instantiates it with their own model, operator set, coverage metric and selector; the
-// operators receive a Context built from the coverage (memo::mutation::context by default).
+//   memo::basic_search<my_model, my_operators, my_metric, memo::mh_selector, my_context>
+//       s(seeds, my_metric(), memo::mh_selector(0.05), 7);
+//   for (int i = 0; i < 1000; ++i) s.step();
+//
+// Generic over the model, the operator set (operators.hpp), the coverage metric and the selector
+// (concepts.hpp, selector.hpp); the operators receive a Context built from the coverage, which
+// they may consult. memo::search (search/search.hpp) is this search over memo's Keras models,
+// with MEMO's context.
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -5904,9 +5942,11 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
 #include <utility>
 #include <vector>
 
-// #include <memo/coverage/coverage.hpp> (already included)
-// #include <memo/mutation/operators.hpp> (already included)
-// begin #include <memo/search/selector.hpp>
+// #include <memo/engine/concepts.hpp> (already included)
+// #include <memo/engine/error.hpp> (already included)
+// #include <memo/engine/operators.hpp> (already included)
+// #include <memo/engine/rng.hpp> (already included)
+// begin #include <memo/engine/selector.hpp>
 // Seed selection: MEMO's Metropolis-Hastings over seeds ranked by fitness (Equations 3 and 4),
 // and the uniform random selector of the ablation MEMO_r.
 #include <algorithm>
@@ -5916,7 +5956,7 @@ inline reduction reduce(const model& m, const registry& reg = default_registry()
 #include <span>
 #include <vector>
 
-// #include <memo/core/rng.hpp> (already included)
+// #include <memo/engine/rng.hpp> (already included)
 
 namespace memo {
 
@@ -5970,13 +6010,13 @@ struct random_selector {
 static_assert(selector<mh_selector> && selector<random_selector>);
 
 }  // namespace memo
-// end #include <memo/search/selector.hpp>
+// end #include <memo/engine/selector.hpp>
 
 namespace memo {
 
-template <class Model, class Ops, class Coverage, selector Selector, class Context = mutation::context>
-requires coverage_metric<Coverage, Model>
-class search {
+template <class Model, class Ops, class Coverage, selector Selector, class Context>
+requires coverage_metric<Coverage, Model> && std::constructible_from<Context, Coverage&>
+class basic_search {
 public:
     /// What one step did.
     struct step_result {
@@ -5988,7 +6028,7 @@ public:
         const Model* mutant;  // the mutant when valid (diverse or not), else nullptr
     };
 
-    search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
+    basic_search(std::vector<Model> seeds, Coverage cov, Selector sel, std::uint64_t seed)
         : models_(std::move(seeds)), initial_(models_.size()), cov_(std::move(cov)), sel_(std::move(sel)), rng_(seed), ctx_(cov_) {
         for (const auto& m : models_) cov_.add(m);
         model_score_.assign(models_.size(), 0.0);
@@ -5997,7 +6037,7 @@ public:
             for (std::size_t o = 0; o < Ops::size; ++o) seeds_.push_back({s, o, 0});
         fitness_.resize(seeds_.size());
     }
-    search(const search&) = delete;  // ctx_ refers to cov_
+    basic_search(const basic_search&) = delete;  // ctx_ refers to cov_
 
     /// One iteration of Algorithm 2.
     step_result step() {
@@ -6128,6 +6168,16 @@ private:
 };
 
 }  // namespace memo
+// end #include <memo/engine/search.hpp>
+// #include <memo/mutation/context.hpp> (already included)
+// #include <memo/mutation/operators.hpp> (already included)
+
+namespace memo {
+
+template <class Model, class Ops, class Coverage, selector Selector, class Context = mutation::context>
+using search = basic_search<Model, Ops, Coverage, Selector, Context>;
+
+}  // namespace memo
 // end #include <memo/search/search.hpp>
 // begin #include <memo/zoo/zoo.hpp>
 // The seed models: MEMO's ten seed architectures at their published sizes, built layer for layer
@@ -6156,7 +6206,7 @@ private:
 #include <string_view>
 
 // #include <memo/core/builder.hpp> (already included)
-// #include <memo/core/error.hpp> (already included)
+// #include <memo/engine/error.hpp> (already included)
 // #include <memo/layers/all.hpp> (already included)
 // #include <memo/layers/weights.hpp> (already included)
 // begin #include <memo/zoo/densenet.hpp>

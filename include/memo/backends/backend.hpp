@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "../core/error.hpp"
 #include "../core/model.hpp"
+#include "../engine/error.hpp"
 #include "../exec/digest.hpp"
 #include "../exec/tensor.hpp"
 #include "../exec/values.hpp"

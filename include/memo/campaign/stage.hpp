@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "../core/error.hpp"
 #include "../core/model.hpp"
+#include "../engine/error.hpp"
 #include "../io/json.hpp"
 
 namespace memo::store {

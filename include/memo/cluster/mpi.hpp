@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/error.hpp"
+#include "../engine/error.hpp"
 #include "communicator.hpp"
 
 namespace memo::cluster {

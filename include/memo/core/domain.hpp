@@ -21,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "rng.hpp"
+#include "../engine/rng.hpp"
 #include "value.hpp"
 
 namespace memo {

@@ -29,8 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "../engine/error.hpp"
 #include "domain.hpp"
-#include "error.hpp"
 #include "shape.hpp"
 
 namespace memo {

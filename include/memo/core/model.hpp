@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "../engine/error.hpp"
 #include "dtype.hpp"
-#include "error.hpp"
 #include "hash.hpp"
 #include "layer.hpp"
 #include "shape.hpp"

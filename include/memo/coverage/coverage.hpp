@@ -11,22 +11,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "../engine/concepts.hpp"
 #include "universe.hpp"
 
 namespace memo {
-
-/// The coverage-metric concept. Requires:
-///   c.add(m)     records model m; returns how many items were new (convertible to size_t)
-///   c.gain(m)    how many items m would add, without recording it
-///   c.covered()  items covered so far
-///   c.total()    items in the universe
-template <class C, class Model>
-concept coverage_metric = requires(C& c, const C& cc, const Model& m) {
-    { c.add(m) } -> std::convertible_to<std::size_t>;
-    { cc.gain(m) } -> std::convertible_to<std::size_t>;
-    { cc.covered() } -> std::convertible_to<std::size_t>;
-    { cc.total() } -> std::convertible_to<std::size_t>;
-};
 
 /// A fixed-size bit set that counts its ones.
 class item_set {

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string>
 
-#include "../core/error.hpp"
 #include "../core/model.hpp"
 #include "../core/text.hpp"
+#include "../engine/error.hpp"
 #include "weights.hpp"
 
 namespace memo {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../core/model.hpp"
-#include "../core/rng.hpp"
+#include "../engine/rng.hpp"
 #include "tensor.hpp"
 #include "values.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../core/model.hpp"
-#include "../core/rng.hpp"
+#include "../engine/rng.hpp"
 #include "../layers/weights.hpp"
 #include "tensor.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/error.hpp"
+#include "../engine/error.hpp"
 
 namespace memo::fuzz::cli {
 

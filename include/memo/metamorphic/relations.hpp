@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/rng.hpp"
+#include "../engine/rng.hpp"
 #include "../mutation/steps.hpp"
 #include "variant.hpp"
 

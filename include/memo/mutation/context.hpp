@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../coverage/coverage.hpp"
+#include "../engine/concepts.hpp"
 #include "edit.hpp"
 
 namespace memo::mutation {
@@ -51,15 +52,6 @@ struct context {
     bool has(criterion c, std::size_t item) const { return !guided || cov.has(c, item); }
     bool has(criterion c, int item) const { return !guided || cov.has(c, item); }
     bool is_declined(const layer_def& L, dtype t) const { return declined && declined(L.name, t); }
-};
-
-/// The mutator concept. Requires:
-///   Op::name           the operator's short name ("NLA")
-///   op(m, rng, ctx)    a valid mutant of m, or the reason none could be made (never an invalid model)
-template <class Op, class Model, class Ctx>
-concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) {
-    { Op::name } -> std::convertible_to<std::string_view>;
-    { op(m, r, ctx) } -> std::same_as<expected<Model>>;
 };
 
 }  // namespace memo::mutation

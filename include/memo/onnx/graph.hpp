@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "../core/dtype.hpp"
-#include "../core/error.hpp"
+#include "../engine/error.hpp"
 #include "../exec/tensor.hpp"
 
 namespace memo::onnx {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "../core/error.hpp"
-#include "../core/rng.hpp"
+#include "../engine/error.hpp"
+#include "../engine/rng.hpp"
 #include "pca.hpp"
 
 namespace memo::state {

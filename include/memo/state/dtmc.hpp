@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "../core/rng.hpp"
+#include "../engine/rng.hpp"
 #include "abstraction.hpp"
 
 namespace memo::state {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/error.hpp"
+#include "../engine/error.hpp"
 #include "../exec/digest.hpp"
 #include "../exec/inputs.hpp"
 

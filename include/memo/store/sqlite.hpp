@@ -16,7 +16,7 @@
 #include <string_view>
 #include <utility>
 
-#include "../core/error.hpp"
+#include "../engine/error.hpp"
 
 namespace memo::sqlite {
 

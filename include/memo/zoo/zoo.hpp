@@ -25,7 +25,7 @@
 #include <string_view>
 
 #include "../core/builder.hpp"
-#include "../core/error.hpp"
+#include "../engine/error.hpp"
 #include "../layers/all.hpp"
 #include "../layers/weights.hpp"
 #include "densenet.hpp"

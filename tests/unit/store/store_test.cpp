@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <memo/core/rng.hpp>
+#include <memo/engine/rng.hpp>
 #include <memo/store/store.hpp>
 
 namespace {

@@ -20,8 +20,8 @@
 
 #include <Eigen/Core>
 
-#include "../../core/error.hpp"
 #include "../../core/model.hpp"
+#include "../../engine/error.hpp"
 #include "../../exec/tensor.hpp"
 #include "../../exec/weights.hpp"
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "../core/rng.hpp"
+#include "rng.hpp"
 
 namespace memo {
 
