@@ -340,7 +340,7 @@ private:
             },
             "a parameter domain needs describe() const -> std::string, say \"in_range(1, 64)\"");
         if constexpr (!domain<D>) return int_range{};  // unreachable: a static_assert above failed
-        else if constexpr (listed<D>) return std::move(x);
+        else if constexpr (listed<D>) return x;
         else return custom_domain(std::move(x));
     }
 };
