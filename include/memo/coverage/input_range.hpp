@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../exec/values.hpp"
+#include "../io/json.hpp"
 #include "coverage.hpp"
 
 namespace memo {
