@@ -1,3 +1,4 @@
+// Built by both packaging test projects (find_package/, add_subdirectory/) as memo-package-test.
 // Model generation through memo::memo alone, which links nothing compiled: a seed model of the
 // zoo, reduced, and a few steps of MEMO's search over it.
 #include <cstdio>
