@@ -17,6 +17,7 @@
 #include "core/shape.hpp"
 #include "core/value.hpp"
 #include "coverage/coverage.hpp"
+#include "coverage/param_pairs.hpp"
 #include "coverage/universe.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"

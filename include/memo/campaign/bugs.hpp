@@ -83,7 +83,8 @@ inline io::json verdict_json(const oracle::verdict& v, const model& m) {
                   {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
                   {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0},
                   {"message", v.message}};
-    if (v.masked) j["masked"] = true;  // the outputs agreed; a node's traced values did not
+    if (v.masked) j["masked"] = true;    // the outputs agreed; a node's traced values did not
+    if (v.carried) j["carried"] = true;  // seen as NaN in the outputs, carried from a difference at this node
     io::json where = {{"node", v.node}, {"layer", v.layer}, {"producer", v.producer}};
     if (!v.producer.empty()) where["pair"] = v.producer + " -> " + v.layer;
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {

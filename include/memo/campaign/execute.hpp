@@ -2,7 +2,8 @@
 // The execution stage of a campaign: the models the search generates run on the backends under
 // test (each in its worker), the oracle judges them, and every bug is localised, minimised,
 // deduplicated and stored before the campaign goes on. Models that raised coverage run first;
-// when none waits, the newest valid model runs, so the workers never idle. Several lanes (each a
+// when none waits, the next valid model that brings a pair of parameter values not executed yet
+// runs (coverage/param_pairs.hpp; or, after a while without one, any), so the workers never idle. Several lanes (each a
 // differential tester with workers of its own) keep several models in flight.
 //
 // The lanes' testers are differential (several libraries against each other) or metamorphic (each
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -22,6 +24,7 @@
 
 #include "../coverage/checkpoint.hpp"
 #include "../coverage/input_range.hpp"
+#include "../coverage/param_pairs.hpp"
 #include "../layers/cost.hpp"
 #include "../oracle/metamorphic.hpp"
 #include "../oracle/resources.hpp"
@@ -45,6 +48,13 @@ struct execution_options {
     /// or resumed campaign runs exactly the same models), and generation does not follow what the
     /// backends declined at run time (campaign/declines.hpp).
     bool fill = true;
+    /// With fill: how many models without a new pair of parameter values are passed over before
+    /// one runs anyway (generation makes thousands a second: this costs the lane a millisecond).
+    std::uint32_t fill_patience = 256;
+    /// With fill: every Nth model started is one that raised nothing but brings a pair of
+    /// parameter values not executed yet, when one waits, even while models that raised coverage
+    /// wait too (their coverage counts each value alone). 0: only when none of those waits.
+    std::uint32_t combination_every = 4;
     oracle::resource_options resources{};  // the performance and leak oracles, off by default
 };
 
@@ -52,7 +62,7 @@ class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
     execution(std::vector<oracle::tester*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
-        : bugs_(dir, o.attach, o.replay), cov_(reg), ranges_(reg), o_(o), resources_(o.resources) {
+        : bugs_(dir, o.attach, o.replay), cov_(reg), ranges_(reg), pairs_(reg), o_(o), resources_(o.resources) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
@@ -60,7 +70,9 @@ public:
     execution(oracle::tester& t, const registry& reg, std::filesystem::path dir, execution_options o = {})
         : execution(std::vector<oracle::tester*>{&t}, reg, std::move(dir), o) {}
 
-    bool wants_any() const override { return o_.fill && queue_.empty() && idle() != nullptr; }
+    /// With fill: a valid model that raised nothing is wanted when a lane idles with no model
+    /// waiting, and as a combination waiting for its turn (see offer()).
+    bool wants_any() const override { return o_.fill && ((queue_.empty() && idle() != nullptr) || o_.combination_every); }
 
     void set_deadline(std::chrono::steady_clock::time_point t) override {
         for (auto& l : lanes_) l.diff->set_deadline(t);
@@ -68,7 +80,13 @@ public:
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
         if (!diverse && !wants_any()) return;
+        const bool to_fill = !diverse && queue_.empty() && idle() != nullptr;
+        if (!diverse && !pairs_.raises(m) && !to_fill) return;
         if (!diverse && !runnable(m)) return;  // run to keep the workers busy: only what all of them take
+        // Of the models that raised nothing, those that combine parameter values in a way not run
+        // yet: a fault that needs two values in one layer is reached by design, not by chance. An
+        // idle lane takes any after a while; a combination's turn waits for one.
+        if (!diverse && !pairs_.raises(m) && (!to_fill || ++passed_over_ < o_.fill_patience)) return;
         if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
             ++too_costly_;
             return;
@@ -77,6 +95,15 @@ public:
             ++too_large_;
             return;
         }
+        if (!diverse && !to_fill) {
+            // The waiting combination is the one with the most new pairs of those offered since.
+            const auto gain = pairs_.gain(m);
+            if (combination_ && gain <= combination_gain_) return;
+            combination_ = pending{m, iteration};
+            combination_gain_ = gain;
+            return;
+        }
+        if (!diverse) passed_over_ = 0;
         if (store_) store_->add_model(model_key(m), m);  // a checkpoint names waiting models by key
         queue_.push_back({m, iteration});
     }
@@ -153,6 +180,7 @@ public:
         s["models_over_cost"] = too_costly_;
         s["models_over_memory"] = too_large_;
         s["models_abandoned"] = abandoned_;
+        s["models_combinations"] = combinations_run_;
         s["max_bytes"] = o_.max_bytes;
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
@@ -188,6 +216,7 @@ public:
         io::json cov = io::json::object();
         for (auto k : all_criteria) cov[std::string(name_of(k))] = {{"covered", cov_.covered(k)}, {"total", cov_.total(k)}};
         cov[std::string(layer_input_range_name)] = {{"covered", ranges_.covered()}, {"total", ranges_.total()}};
+        cov[std::string(layer_param_pairs_name)] = {{"covered", pairs_.covered()}, {"total", pairs_.total()}};
         s["coverage_executed"] = cov;
         s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
     }
@@ -223,6 +252,7 @@ public:
                 {"per_backend", per},
                 {"coverage", save_coverage(cov_)},
                 {"input_ranges", ranges_.save()},
+                {"param_pairs", pairs_.save()},
                 {"pending", pending},
                 {"declines", declines_.save()},
                 {"failed", failed_}};
@@ -286,9 +316,18 @@ private:
         for (auto& l : lanes_) {
             if (l.running) continue;
             while (!queue_.empty() && memoised(queue_.front())) queue_.pop_front();
-            if (queue_.empty()) return;
-            l.current = std::move(queue_.front());
-            queue_.pop_front();
+            // A combination waiting for its turn, still new (a model run since may have brought it).
+            if (combination_ && !pairs_.raises(combination_->m)) combination_.reset();
+            if (combination_ && (queue_.empty() || ++started_ % o_.combination_every == 0)) {
+                l.current = std::move(*combination_);
+                combination_.reset();
+                ++combinations_run_;
+                if (store_) store_->add_model(model_key(l.current.m), l.current.m);
+            } else {
+                if (queue_.empty()) return;
+                l.current = std::move(queue_.front());
+                queue_.pop_front();
+            }
             l.diff->begin(l.current.m);
             l.running = true;
             l.ticket = ++tickets_;
@@ -362,6 +401,7 @@ private:
         }
         ++executed_;
         cov_.add(p.m);
+        pairs_.add(p.m);
         if (j->kind != "none") {
             ++found_[j->kind];
             if (const auto k = oracle::kind_from(j->kind); k != oracle::kind::none) bugs_.count(k, j->signature);
@@ -405,6 +445,7 @@ private:
         }
         restore_coverage(cov_, j.at("coverage"));
         if (j.contains("input_ranges")) ranges_.restore(j.at("input_ranges"));
+        if (j.contains("param_pairs")) pairs_.restore(j.at("param_pairs").get<std::vector<std::uint64_t>>());
         if (j.contains("failed")) j.at("failed").get_to(failed_);  // a resumed campaign breeds from them no more than one run in one go
         if (j.contains("declines")) declines_.restore(j.at("declines"));
         for (const auto& p : j.at("pending")) {
@@ -426,6 +467,7 @@ private:
         ++executed_;
         ++runs_;
         cov_.add(cur.m);
+        pairs_.add(cur.m);
         const auto obs = diff.observations();
         for (const auto& ob : obs) ranges_.add(cur.m, ob.spans);  // what each layer received, on each library that traced it
         declines_.learn(cur.m, obs);
@@ -440,6 +482,9 @@ private:
         if (v.all_failed) ++all_failed_;
         if (!v && diff.last_suppressed()) ++suppressed_;
         record(cur.m, obs, false, v.what, v ? report(diff, cur, v, obs, t, true) : std::string());
+        // A model that showed a bug breeds nothing either: its descendants would show it again,
+        // and each sighting of an inconsistency costs its localisation (five runs of the model).
+        if (v) failed_.insert(model_key(cur.m));
         for (const auto& also : v.more) report(diff, cur, also, obs, t, true, true);
         if (o_.resources.any()) check_resources(diff, cur, obs, t);
     }
@@ -502,7 +547,12 @@ private:
     bug_store bugs_;
     store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
-    input_range_coverage ranges_;  // known only once a model ran: executed models alone count
+    input_range_coverage ranges_;         // known only once a model ran: executed models alone count
+    param_pair_coverage pairs_;           // of the executed models: what fill prefers
+    std::uint32_t passed_over_ = 0;       // fill candidates passed over since the last that ran
+    std::optional<pending> combination_;  // a model that brings new pairs of values, waiting for its turn
+    std::size_t combination_gain_ = 0;    // how many, when it was offered
+    std::uint64_t started_ = 0, combinations_run_ = 0;
     execution_options o_;
     oracle::resources resources_;
     std::vector<std::string> names_;

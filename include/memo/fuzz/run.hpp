@@ -352,7 +352,7 @@ inline cli::command run_command() {
             "                       (inputs, filters, units) to a tenth of it\n"
             "  --full-size          no shrinking and no cost limit\n"
             "  --lanes N            models in flight at once, each lane with workers of its own (default 2)\n"
-            "  --no-fill            run only models that raised coverage, never the newest valid model when a\n"
+            "  --no-fill            run only models that raised coverage, never another valid model when a\n"
             "                       worker idles: the models run then depend on --seed and --iterations alone, so\n"
             "                       a resumed campaign finds the same bugs as one run in one go\n"
             "  --no-trace           store only each run's output digests, not one per node: runs return only\n"

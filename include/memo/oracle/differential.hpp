@@ -380,7 +380,11 @@ private:
         if (v.what == kind::crash) {
             if (v.node < 0) v.node = failing_prefix(*culprit, v.status);
         } else if (v.what == kind::nan && peer) {
-            const auto a = culprit->run(m, inputs_, {true, {}, {}}), b = peer->run(m, inputs_, {true, {}, {}});
+            // Fed identical inputs too, so that a NaN carried in from a wrong layer before it (whose
+            // values overflow a later recurrence) is not blamed on the layer where it shows.
+            const auto fed = fed_inputs();
+            const run_options opts{true, fed, {}};
+            const auto a = culprit->run(m, inputs_, opts), b = peer->run(m, inputs_, opts);
             if (a.ok() && b.ok())
                 for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
                     if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) {
@@ -388,13 +392,19 @@ private:
                         break;
                     }
             if (v.node >= 0 && overflow_explains(v.node)) return false;
+            if (v.node < 0 && !fed.empty()) {
+                // No node makes it alone: the NaN is the end of a difference before it, judged as
+                // that inconsistency (or as rounding, when no node is beyond it).
+                v.what = kind::inconsistency;
+                v.message.clear();
+                v.carried = true;
+                return localise(v);
+            }
         } else if (v.what == kind::inconsistency && peer) {
             // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
             // the very same numbers and only the node's own rounding remains.
-            truth_outputs();
-            auto fed = truth_cache_;
-            for (std::size_t i = 0; i < fed.size() && i < m.size(); ++i)
-                for (auto& x : fed[i].data) x = round_to(m.nodes[i].type, x);
+            const auto fed = fed_inputs();
+            if (fed.empty()) return false;
             const run_options forced{true, fed, {}};
             const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
             if (!a.ok() || !b.ok()) return false;
@@ -426,15 +436,29 @@ private:
                 v.more.push_back(std::move(w));
             }
             if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
+            // The culprit is the side farther from float64 at the node, on the same inputs: at the
+            // outputs, a chaotic layer after the node (a recurrence whose values reach 1e20) can
+            // leave the right side the farther one, or the outputs agree (masked), or end in NaN.
+            farther_from_truth_first(v, a, b);
+            if (v.carried) v.message = "node " + std::to_string(v.node) + " differs on identical inputs; the difference ends in NaN or infinity in the outputs";
             if (v.masked) {
-                // No output difference named the culprit: the one farther from float64 at the node.
-                farther_from_truth_first(v, a, b);
                 v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
                 ++masked_found_;
             }
         }
         name_node(v);
         return true;
+    }
+
+    /// Every node's inputs as O computed them, rounded to the model's dtypes: fed to each backend,
+    /// they leave only each node's own rounding. Empty when the reference fails.
+    std::vector<tensor> fed_inputs() {
+        truth_outputs();
+        auto fed = truth_cache_;
+        if (fed.size() < current_.size()) return {};
+        for (std::size_t i = 0; i < current_.size(); ++i)
+            for (auto& x : fed[i].data) x = round_to(current_.nodes[i].type, x);
+        return fed;
     }
 
     /// v's layer and producer, from its node.

@@ -152,6 +152,7 @@ struct verdict {
     } at_node;
     bool all_failed = false;                      // every backend that ran failed: a model no library takes
     bool masked = false;                          // inconsistency: the outputs agree, a node's traced values do not
+    bool carried = false;                         // inconsistency: first seen as NaN in the outputs, carried from this node
     std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
     /// Inconsistency: the other nodes beyond rounding on the same identical inputs, each a bug of
     /// its own (a model may meet two faults; the first would hide the second).

@@ -196,3 +196,43 @@ TEST(InputRangeCoverage, CountsWhatEachLayerReceived) {
     back.restore(cov.save());
     EXPECT_EQ(back.covered(), 4u);
 }
+
+// layer_param_pairs: each pair of a node's effective parameter values, once; a mutant that only
+// recombines values seen apart still raises it, an inert parameter pairs with nothing, and a
+// tuple's order (square or not) is a value of its own.
+TEST(ParamPairCoverage, CountsPairsOfValuesWithinANode) {
+    const auto& u = memo::universe::of(test::reg());
+    auto pool = [](std::string format, std::string padding, memo::ints size = memo::ints{2, 2}) {
+        memo::builder b(test::reg());
+        auto x = b.input({8, 8, 3});
+        b.output(b.add("MaxPooling2D", {x}, {{"data_format", format}, {"padding", padding}, {"pool_size", size}}));
+        return b.finish();
+    };
+    memo::param_pair_coverage cov(test::reg());
+    EXPECT_GT(cov.total(), u.total(criterion::layer_param_effective));
+    // pool_size, strides (None), padding, data_format, and pool_size's order: 5 values, 10 pairs.
+    const std::size_t k = 5;
+    const auto a = pool("channels_last", "valid");
+    EXPECT_EQ(cov.gain(a), k * (k - 1) / 2);
+    EXPECT_EQ(cov.add(a), k * (k - 1) / 2);
+    EXPECT_FALSE(cov.raises(a));
+    // padding='same' is new: it pairs with each of the other k - 1 values.
+    const auto b = pool("channels_last", "same");
+    EXPECT_TRUE(cov.raises(b));
+    EXPECT_EQ(cov.add(b), k - 1);
+    // channels_first is new: it pairs with each of the others, padding='valid' among them.
+    const auto c = pool("channels_first", "valid");
+    EXPECT_EQ(cov.add(c), k - 1);
+    const auto d = pool("channels_first", "same");  // both values seen, never together
+    EXPECT_EQ(cov.gain(d), 1u);
+    EXPECT_EQ(cov.add(d), 1u);
+    // A window of 1 x 2: the same bucket (its largest element is 2), a new order, which pairs with
+    // the k - 1 others; 2 x 1 is the other order.
+    EXPECT_EQ(cov.add(pool("channels_first", "same", memo::ints{1, 2})), k - 1);
+    EXPECT_EQ(cov.gain(pool("channels_first", "same", memo::ints{1, 2})), 0u);
+    EXPECT_EQ(cov.gain(pool("channels_first", "same", memo::ints{2, 1})), k - 1);
+    memo::param_pair_coverage back(test::reg());
+    back.restore(cov.save());
+    EXPECT_EQ(back.covered(), cov.covered());
+    EXPECT_EQ(back.gain(pool("channels_last", "same", memo::ints{1, 2})), 1u);  // the order with channels_last
+}

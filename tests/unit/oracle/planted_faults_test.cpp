@@ -524,3 +524,41 @@ TEST(PlantedFaults, AFaultMaskedAtTheOutputsIsFoundInTheTraces) {
     }
     EXPECT_EQ(diff.masked_found(), 4u);
 }
+
+// A NaN carried in: a Dense whose outputs come out a thousand times too large overflows the
+// exponential after it, so the faulty side's outputs are infinite. The exponential is right on
+// what it was given; fed identical inputs, it agrees, and the verdict is the Dense's inconsistency.
+TEST(PlantedFaults, ANaNCarriedInFromAWrongLayerIsBlamedOnThatLayer) {
+    memo::reference::interpreter wrong(std::nullopt, "faulty");
+    wrong.wrap_kernel(
+        "Dense",
+        []<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
+                    std::span<const memo::reference::array<T>> in, std::span<const memo::reference::array<T>> w) -> memo::expected<memo::reference::array<T>> {
+            auto out = good(c, in, w);
+            if (out)
+                for (auto& x : out->data) x = T(static_cast<float>(x) * 1000.0f);
+            return out;
+        });
+    auto good = memo::make_in_process(memo::reference::interpreter());
+    auto bad = memo::make_in_process(std::move(wrong));
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
+    int carried = 0;
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+        memo::builder b(test::reg());
+        int x = b.input({4}, dtype::float32);
+        x = b.add("Dense", {x}, {{"units", std::int64_t{8}}});
+        b.add("Activation", {x}, {{"activation", "exponential"}});
+        auto m = b.finish();
+        m.seed = seed;
+        const auto v = diff.check(m);
+        ASSERT_TRUE(v) << "seed " << seed;
+        EXPECT_EQ(v.layer, "Dense") << "seed " << seed << ": " << memo::oracle::name_of(v.what) << " at " << v.layer;
+        EXPECT_EQ(v.culprits, std::vector<std::string>{"faulty"});
+        if (v.carried) {
+            EXPECT_EQ(v.what, kind::inconsistency);
+            ++carried;
+        }
+    }
+    EXPECT_GT(carried, 0) << "no model ended in infinity: the test shows nothing";
+}
