@@ -60,6 +60,10 @@ fi
 "$memo" run --resume "$tmp/killed" --quiet >/dev/null 2>&1 || [[ -f "$tmp/killed/stats.json" ]] || fail "resume after SIGKILL failed"
 [[ -f "$tmp/killed/stats.json" ]] || fail "resumed campaign wrote no stats.json"
 same_campaign "$tmp/long" "$tmp/killed"
+# Killed after its last checkpoint, before its results: resuming writes them and runs nothing new.
+rm "$tmp/killed/stats.json"
+"$memo" run --resume "$tmp/killed" --quiet >/dev/null 2>&1 || fail "resuming a campaign killed while writing its results failed"
+same_campaign "$tmp/long" "$tmp/killed"
 "$memo" run --resume "$tmp/killed" >"$tmp/out" 2>&1 && fail "resuming a finished campaign with no budget should fail"
 grep -q "whole budget" "$tmp/out" || fail "finished campaign: unclear error: $(cat "$tmp/out")"
 

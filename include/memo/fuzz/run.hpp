@@ -185,8 +185,13 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
             throw memo::error(ranks ? fmt::format("{}: a campaign over {} ranks cannot resume over {}; use mpirun -np {}", dir, ranks, world->size(), ranks)
                                     : dir + ": a campaign of one process; resume it without --mpi");
         for (const auto& [k, v] : r.options.tool.at("args").items()) a.set(k, v.get<std::string>());
-        if (r.finished && !given.has("seconds") && !given.has("iterations"))
-            throw memo::error(r.options.out + ": the campaign ran its whole budget; give --seconds S or --iterations N to run it further");
+        if (r.finished && !given.has("seconds") && !given.has("iterations")) {
+            // Killed between its last checkpoint and its results: write them, running nothing new.
+            if (std::filesystem::exists(std::filesystem::path(r.options.out) / "stats.json"))
+                throw memo::error(r.options.out + ": the campaign ran its whole budget; give --seconds S or --iterations N to run it further");
+            r.options.seconds = 0;
+            r.options.iterations = 0;
+        }
         o = std::move(r.options);
         if (given.has("seconds")) o.seconds = to_double(*given.get("seconds"), "seconds");
         if (given.has("iterations")) o.iterations = to_u64(*given.get("iterations"), "iterations");
