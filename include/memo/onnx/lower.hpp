@@ -815,9 +815,10 @@ inline std::map<std::string, lowering, std::less<>> builtin_lowerings() {
         const auto neg = c.g.op("Elu", {c.g.op("Min", {c.in[0], c.scalar(0.0)})}, {{"alpha", 1.0}});
         return c.g.op("Add", {c.g.op("Relu", {c.in[0]}), c.g.op("Mul", {c.scalar(alpha), neg})});
     };
+    // Keras: x * cast(x > theta), so a NaN stays NaN. ONNX's ThresholdedRelu (x or 0) makes it 0.
     t["ThresholdedReLU"] = [](call& c) {
-        if (c.type != dtype::float64) return c.g.op("ThresholdedRelu", {c.in[0]}, {{"alpha", c.real("theta")}});
-        return c.g.op("Where", {c.g.op("Greater", {c.in[0], c.scalar(c.real("theta"))}), c.in[0], c.scalar(0.0)});
+        const auto above = c.g.op("Greater", {c.in[0], c.scalar(c.real("theta"))});
+        return c.g.op("Mul", {c.in[0], c.g.op("Cast", {above}, {{"to", elem_type(c.type)}})});
     };
     // Reshaping.
     t["Flatten"] = flatten;
