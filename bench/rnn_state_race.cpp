@@ -22,8 +22,8 @@
 
 #include <memo/campaign/seeds.hpp>
 #include <memo/coverage/checkpoint.hpp>
+#include <memo/rnn_state/rnn_coverage.hpp>
 #include <memo/search/search.hpp>
-#include <memo/state/rnn_coverage.hpp>
 #include <memo/store/store.hpp>
 
 namespace {
@@ -37,7 +37,7 @@ struct score {
 
 /// The RNN states and transitions these models reach, on a fresh metric profiled on `seeds`.
 score judge(const std::vector<memo::model>& seeds, const std::vector<memo::model>& models) {
-    memo::state::rnn_coverage j(memo::default_registry(), seeds, {.seed = judge_seed});
+    memo::rnn_state::rnn_coverage j(memo::default_registry(), seeds, {.seed = judge_seed});
     for (const auto& m : seeds) j.add(m);
     for (const auto& m : models) j.add(m);
     const auto c = memo::criteria_json(j.criteria());
@@ -57,7 +57,7 @@ race_result race(const std::vector<memo::model>& seeds, bool rnn_state, double s
     using clock = std::chrono::steady_clock;
     const auto& reg = memo::default_registry();
     memo::memo_coverage cov(reg);
-    if (rnn_state) cov.attach(memo::state::rnn_coverage(reg, seeds, memo::state::rnn_options{.seed = seed}));
+    if (rnn_state) cov.attach(memo::rnn_state::rnn_coverage(reg, seeds, memo::rnn_state::rnn_options{.seed = seed}));
     memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, std::move(cov), memo::mh_selector(0.05), seed);
     s.set_max_seed_size(160);
     s.context().max_cost = 2'000'000;

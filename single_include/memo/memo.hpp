@@ -209,7 +209,10 @@ inline std::string hex(std::uint64_t x) {
 // Optional members: `arity` (how many inputs: default {1, 1}), `in_universe` (counted by coverage:
 // default true), `dtype_param` (the parameter that sets the output dtype: default none),
 // `rounds_at(in, p)` (the magnitude its formula rounds against besides its output, as ELU's
-// alpha: default none; oracle/rounding.hpp).
+// alpha: default none; oracle/rounding.hpp), `weights(node, list)` (its weights before any is
+// drawn, in Keras' order and layouts: default none; layers/weights.hpp) and `flops(node)` (its
+// multiply-adds per sample: default 0; layers/cost.hpp). So everything a layer is, its domains,
+// roles and defaults, shape rule, weights and cost, is declared in its one struct.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -953,6 +956,78 @@ struct rounding_scale {
     double constant = 0, per_input = 0, per_output = 0;
 };
 
+/// What a weight is before it is drawn: its name, its dimensions in Keras' layout, its
+/// initializer, and (an LSTM bias with unit_forget_bias) how many forget-gate units start at one.
+struct weight_spec {
+    std::string name;
+    std::vector<std::int64_t> dims;
+    std::string_view initializer;
+    std::int64_t forget_bias_units = 0;
+};
+
+/// A layer's weights, as its `weights` member lists them.
+struct weight_list {
+    std::vector<weight_spec> specs;
+
+    void add(std::string name, std::vector<std::int64_t> dims, std::string_view initializer) {
+        specs.push_back({std::move(name), std::move(dims), initializer, 0});
+    }
+    /// LSTM's bias with unit_forget_bias: the forget gate's quarter (`units` of it) is ones.
+    void forget_bias_ones(std::int64_t units) { specs.back().forget_bias_units = units; }
+};
+
+/// One node as its layer's `weights` and `flops` see it: the input shapes, the parameter values
+/// (in the layer's params() order, read by name) and the output shape.
+struct node_view {
+    inputs in;
+    args p;
+    const shape& out;
+    std::span<const param> ps;
+
+    /// The value of the parameter called `name`, or nullptr where the layer has none.
+    const value* find(std::string_view name) const noexcept {
+        for (std::size_t i = 0; i < ps.size() && i < p.size(); ++i)
+            if (ps[i].name == name) return &p[i];
+        return nullptr;
+    }
+    std::int64_t integer(std::string_view name, std::int64_t fallback) const noexcept {
+        const value* v = find(name);
+        return v && !is_none(*v) ? as_int(*v) : fallback;
+    }
+    bool flag(std::string_view name, bool fallback) const noexcept {
+        const value* v = find(name);
+        return v ? as_bool(*v) : fallback;
+    }
+    std::string_view text(std::string_view name, std::string_view fallback) const noexcept {
+        const value* v = find(name);
+        return v && !is_none(*v) ? as_str(*v) : fallback;
+    }
+    bool channels_first() const noexcept { return text("data_format", "channels_last") == "channels_first"; }
+    /// The `count` entries of a size parameter (kernel_size, pool_size).
+    std::vector<std::int64_t> sizes(std::string_view name, int count) const {
+        const value* v = find(name);
+        if (!v || is_none(*v)) return std::vector<std::int64_t>(static_cast<std::size_t>(std::max(count, 0)), 1);
+        const auto k = as_ints(*v, count);
+        return std::vector<std::int64_t>(k.begin(), k.end());
+    }
+    /// The product of the `count` entries of a size parameter (1 where the layer has none).
+    std::int64_t volume(std::string_view name, int count) const {
+        std::int64_t v = 1;
+        for (auto k : sizes(name, count)) v *= k;
+        return v;
+    }
+    const shape& input() const noexcept { return in[0]; }
+    /// The channels of the first input (its last axis, or axis 1 channels_first).
+    std::int64_t channels() const noexcept {
+        const shape& s = in[0];
+        if (s.rank() < 2) return 0;
+        return channels_first() ? s[1] : s.back();
+    }
+};
+
+using weights_fn = void (*)(const node_view&, weight_list&);
+using flops_fn = std::int64_t (*)(const node_view&);
+
 /// The run-time view of a layer type: what a model node points to.
 struct layer_def {
     std::string_view name;
@@ -966,6 +1041,10 @@ struct layer_def {
     /// What the layer's own formula rounds against besides its output (oracle/rounding.hpp).
     /// nullptr: its output alone.
     rounding_scale (*rounds_at)(inputs, args) = nullptr;
+    /// Its weights before any is drawn (layers/weights.hpp); nullptr: it has none.
+    weights_fn weights = nullptr;
+    /// Its multiply-adds per sample (layers/cost.hpp); nullptr: none.
+    flops_fn flops = nullptr;
 
     /// Index of the parameter called `n`, or -1.
     int param_index(std::string_view n) const noexcept {
@@ -993,6 +1072,14 @@ template <class L>
 concept has_rounds_at = requires(inputs in, args p) {
     { L::rounds_at(in, p) } -> std::convertible_to<rounding_scale>;
 };
+template <class L>
+concept has_weights = requires(const node_view& n, weight_list& w) {
+    L::weights(n, w);
+};
+template <class L>
+concept has_flops = requires(const node_view& n) {
+    { L::flops(n) } -> std::convertible_to<std::int64_t>;
+};
 }  // namespace detail
 
 /// The layer concept. Requires:
@@ -1018,6 +1105,8 @@ layer_def describe() {
     if constexpr (detail::has_in_universe<L>) d.in_universe = L::in_universe;
     if constexpr (detail::has_dtype_param<L>) d.dtype_param = d.param_index(L::dtype_param);
     if constexpr (detail::has_rounds_at<L>) d.rounds_at = &L::rounds_at;
+    if constexpr (detail::has_weights<L>) d.weights = &L::weights;
+    if constexpr (detail::has_flops<L>) d.flops = &L::flops;
     return d;
 }
 
@@ -1725,7 +1814,7 @@ struct criterion_count {
 
 /// Any coverage metric over memo's model, held by value behind an interface: what
 /// memo_coverage::attach keeps, so that a metric of one's own (say, DeepStellar's RNN-state
-/// coverage, state/rnn_coverage.hpp) counts in the search beside MEMO's criteria: its new items
+/// coverage, rnn_state/rnn_coverage.hpp) counts in the search beside MEMO's criteria: its new items
 /// join MEMO's in the diversity test and the fitness, and campaigns report, save and restore it
 /// with them. A metric is a type that models coverage_metric, nothing more; what campaigns report
 /// and keep of it comes from members it may have:
@@ -2143,6 +2232,27 @@ inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view paddin
 
 inline std::string str_i(int64_t x) { return std::to_string(x); }
 
+/// `a` followed by `b`: a kernel's window, then its channel dimensions.
+inline std::vector<int64_t> cat(std::vector<int64_t> a, std::initializer_list<int64_t> b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/// Spatial positions of a shape: its elements over its batch and channels, `skip` axes after the
+/// batch left out (the time axis of ConvLSTM).
+inline int64_t positions(const node_view& n, const shape& s, int skip = 0) {
+    int64_t p = 1;
+    const bool first = n.channels_first();
+    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
+    return p;
+}
+
+/// The input channels a cost counts: the first input's, at least 1.
+inline int64_t channels_in(const node_view& n) { return n.in[0].rank() < 2 ? 1 : n.channels(); }
+
+/// The cost of a layer that does one operation per input element (normalizations, element-wise functions).
+inline int64_t per_input_element(const node_view& n) { return n.in[0].elements(); }
+
 /// Normalises a Keras axis (negative from the end) for a rank; -1 when out of range.
 inline int normal_axis(int64_t axis, int rank) {
     const int64_t a = axis < 0 ? axis + rank : axis;
@@ -2175,6 +2285,8 @@ struct activation_layer {
     }
     static rounding_scale rounds_at(inputs, args p) requires requires { Tag::rounds_at(p); }
     { return Tag::rounds_at(p); }
+    static void weights(const node_view& n, weight_list& w) requires requires { Tag::weights(n, w); }
+    { Tag::weights(n, w); }
 };
 
 namespace tags {
@@ -2206,6 +2318,16 @@ struct prelu {
         const int64_t a = as_int(p[0]);
         if (a < 0 && s.rank() < 2 - a) return fail("shared_axes " + str_i(a) + " needs rank " + str_i(2 - a) + ", input is " + s.str());
         return {};
+    }
+    /// alpha (the input's sample shape, the shared axis set to 1)
+    static void weights(const node_view& n, weight_list& w) {
+        auto dims = std::vector<int64_t>(n.in[0].sample().begin(), n.in[0].sample().end());
+        if (const value* shared = n.find("shared_axes"); shared && !is_none(*shared)) {
+            // Keras: param_shape[axis - 1] = 1, so shared_axes=-1 is the second-to-last sample axis.
+            const auto a = static_cast<int64_t>(dims.size()) + as_int(*shared) - 1;
+            if (a >= 0 && a < static_cast<int64_t>(dims.size())) dims[static_cast<std::size_t>(a)] = 1;
+        }
+        w.add("alpha", dims, n.text("alpha_initializer", "Zeros"));
     }
     static param_builder build() {
         return param_builder{}
@@ -2453,6 +2575,14 @@ struct conv {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
+    /// kernel (k..., in, filters), bias (filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t filters = n.integer("filters", 0);
+        w.add("kernel", cat(n.sizes("kernel_size", N), {n.channels(), filters}), n.text("kernel_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+    }
+    /// output positions * k * c_in * filters
+    static int64_t flops(const node_view& n) { return positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
 template <int N>
@@ -2471,6 +2601,18 @@ struct separable_conv {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::separable>(in, p, params()); }
+    /// depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in * dm, filters), bias (filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t dm = n.integer("depth_multiplier", 1), filters = n.integer("filters", 0), c = n.channels();
+        w.add("depthwise_kernel", cat(n.sizes("kernel_size", N), {c, dm}), n.text("depthwise_initializer", "glorot_uniform"));
+        w.add("pointwise_kernel", cat(std::vector<int64_t>(N, 1), {c * dm, filters}), n.text("pointwise_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+    }
+    /// output positions * (k * c_in * dm + c_in * dm * filters)
+    static int64_t flops(const node_view& n) {
+        const int64_t dm = n.integer("depth_multiplier", 1), cin = channels_in(n);
+        return positions(n, n.out) * (n.volume("kernel_size", N) * cin * dm + cin * dm * n.integer("filters", 1));
+    }
 };
 
 template <int N>
@@ -2485,6 +2627,14 @@ struct depthwise_conv {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
+    /// depthwise_kernel (k..., in, dm), bias (in * dm)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t dm = n.integer("depth_multiplier", 1);
+        w.add("depthwise_kernel", cat(n.sizes("kernel_size", N), {n.channels(), dm}), n.text("depthwise_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {n.channels() * dm}, n.text("bias_initializer", "Zeros"));
+    }
+    /// output positions * k * c_in * dm
+    static int64_t flops(const node_view& n) { return positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("depth_multiplier", 1); }
 };
 
 template <int N>
@@ -2499,6 +2649,14 @@ struct conv_transpose {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }
+    /// kernel (k..., filters, in), bias (filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t filters = n.integer("filters", 0);
+        w.add("kernel", cat(n.sizes("kernel_size", N), {filters, n.channels()}), n.text("kernel_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+    }
+    /// input positions * k * c_in * filters
+    static int64_t flops(const node_view& n) { return positions(n, n.in[0]) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
 using conv1d = conv<1>;
@@ -2542,6 +2700,14 @@ struct dense {
         s[s.rank() - 1] = as_int(p[0]);
         return s;
     }
+    /// kernel (in, units), bias (units)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t units = n.integer("units", 1);
+        w.add("kernel", {n.in[0].back(), units}, n.text("kernel_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {units}, n.text("bias_initializer", "Zeros"));
+    }
+    /// output elements * input features
+    static int64_t flops(const node_view& n) { return n.out.elements() * n.in[0].back(); }
 };
 
 /// Keras' Activation layer (activation given by name); the Keras applications use it throughout.
@@ -2573,6 +2739,7 @@ struct custom_scale {
         if (!(in[0] == in[1])) return fail("inputs have different shapes " + in[0].str() + " and " + in[1].str());
         return in[0];
     }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 /// A model input: its per-sample shape and dtype (the batch dimension is unknown).
@@ -2620,6 +2787,7 @@ struct elementwise_unary {
     static constexpr bool in_universe = false;
     static std::span<const param> params() { return Tag::params(); }
     static expected<shape> infer(inputs in, args) { return in[0]; }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 namespace tags {
@@ -2697,6 +2865,19 @@ struct locally_connected {
         s.channels = as_int(p[filters]);
         return s.to_shape();
     }
+    /// kernel (output positions, k * in, filters), bias (output sizes..., filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const auto out = spatial::of(n.out, n.channels_first() ? "channels_first" : "channels_last");
+        const int64_t f = n.integer("filters", 0);
+        int64_t positions = 1;
+        std::vector<int64_t> bias;
+        for (int k = 0; k < N; ++k) positions *= out.sizes[k], bias.push_back(out.sizes[k]);
+        bias.push_back(f);
+        w.add("kernel", {positions, n.volume("kernel_size", N) * n.channels(), f}, n.text("kernel_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", bias, n.text("bias_initializer", "Zeros"));
+    }
+    /// output positions * k * c_in * filters
+    static int64_t flops(const node_view& n) { return layers::positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
 using locally_connected1d = locally_connected<1>;
@@ -2726,6 +2907,8 @@ struct elementwise_merge {
             if (!(in[i] == in[0])) return fail("inputs have different shapes " + in[0].str() + " and " + in[i].str());
         return in[0];
     }
+    /// one per element per input after the first
+    static int64_t flops(const node_view& n) { return static_cast<int64_t>(n.in.size() - 1) * n.out.elements(); }
 };
 
 namespace tags {
@@ -2801,6 +2984,8 @@ struct dot {
         if (a.rank() == 2) return shape{a[0], 1};
         return shape{a[0], a[1], b[1]};
     }
+    /// its products
+    static int64_t flops(const node_view& n) { return n.in[0].back() * n.out.elements(); }
 };
 
 using merge_layers = layer_list<concatenate, average, maximum, minimum, add, subtract, multiply, dot>;
@@ -2815,6 +3000,18 @@ using merge_layers = layer_list<concatenate, average, maximum, minimum, add, sub
 // #include <memo/layers/common.hpp> (already included)
 
 namespace memo::layers {
+
+/// gamma (if scale), beta (if center), then BatchNormalization's moving_mean and moving_variance,
+/// each of the normalised axis' size.
+inline void normalization_weights(const node_view& n, weight_list& w, bool moving) {
+    const int axis = normal_axis(n.integer("axis", -1), n.in[0].rank());
+    const int64_t c = axis < 0 ? 1 : n.in[0][axis];
+    if (n.flag("scale", true)) w.add("gamma", {c}, n.text("gamma_initializer", "Ones"));
+    if (n.flag("center", true)) w.add("beta", {c}, n.text("beta_initializer", "Zeros"));
+    if (!moving) return;
+    w.add("moving_mean", {c}, n.text("moving_mean_initializer", "Zeros"));
+    w.add("moving_variance", {c}, n.text("moving_variance_initializer", "Ones"));
+}
 
 struct batch_normalization {
     static constexpr std::string_view name = "BatchNormalization";
@@ -2842,6 +3039,8 @@ struct batch_normalization {
     /// (x - mean) / sqrt(var + epsilon), computed as x * rstd - mean * rstd, rounds at |x| * rstd,
     /// and rstd is at most 1 / sqrt(epsilon) (epsilon taken as at least 1e-6).
     static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[2]), 1e-6))}; }
+    static void weights(const node_view& n, weight_list& w) { normalization_weights(n, w, true); }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 struct layer_normalization {
@@ -2862,6 +3061,8 @@ struct layer_normalization {
     }
     static expected<shape> infer(inputs in, args p) { return batch_normalization::infer(in, p); }
     static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[1]), 1e-6))}; }  // as BatchNormalization's
+    static void weights(const node_view& n, weight_list& w) { normalization_weights(n, w, false); }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 using norm_layers = layer_list<batch_normalization, layer_normalization>;
@@ -2909,6 +3110,8 @@ struct pooling {
         }
         return s.to_shape();
     }
+    /// the window per output element
+    static int64_t flops(const node_view& n) { return n.out.elements() * n.volume("pool_size", N); }
 };
 
 template <int N, pool_kind Kind>
@@ -2928,6 +3131,7 @@ struct global_pooling {
         for (int i = 0; i < N; ++i) s.sizes[i] = 1;
         return s.to_shape();
     }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 using max_pooling1d = pooling<1, pool_kind::max>;
@@ -3179,6 +3383,25 @@ inline rounding_scale recurrence_rounding(inputs in) {
     return {0.0, 0.0, in.empty() || in[0].rank() < 2 ? 0.0 : static_cast<double>(std::max<int64_t>(in[0][1], 1)) / 4.0};
 }
 
+/// A recurrent cell's kernel (in, gates * units), recurrent kernel (units, gates * units) and bias
+/// (gates * units, or (2, gates * units) for GRU's reset_after), names starting with `prefix`.
+inline void cell_weights(const node_view& n, weight_list& w, std::string prefix, int64_t gates, int64_t units, bool bias, bool forget_bias, bool reset_after) {
+    const int64_t in = n.in[0].back();
+    w.add(prefix + "kernel", {in, gates * units}, n.text("kernel_initializer", "glorot_uniform"));
+    w.add(prefix + "recurrent_kernel", {units, gates * units}, n.text("recurrent_initializer", "Orthogonal"));
+    if (!bias) return;
+    if (reset_after) w.add(prefix + "bias", {2, gates * units}, n.text("bias_initializer", "Zeros"));
+    else w.add(prefix + "bias", {gates * units}, n.text("bias_initializer", "Zeros"));
+    if (forget_bias) w.forget_bias_ones(units);
+}
+
+/// steps * gates * units * (features + units), `directions` times.
+inline int64_t recurrence_flops(const node_view& n, int64_t gates, int64_t directions = 1) {
+    const shape& in = n.in[0];
+    const int64_t u = n.integer("units", 1), steps = in.rank() >= 3 ? in[1] : 1;
+    return directions * steps * gates * u * (in.back() + u);
+}
+
 template <cell C>
 struct recurrent {
     static constexpr std::string_view name = cell_names[static_cast<int>(C)];
@@ -3214,6 +3437,12 @@ struct recurrent {
         if (as_bool(at("return_sequences"))) return shape{in[0][0], in[0][1], units};
         return shape{in[0][0], units};
     }
+    static constexpr int64_t gates = C == cell::lstm ? 4 : C == cell::gru ? 3 : 1;
+    static void weights(const node_view& n, weight_list& w) {
+        cell_weights(n, w, "", gates, n.integer("units", 1), n.flag("use_bias", true), C == cell::lstm && n.flag("unit_forget_bias", true),
+                     C == cell::gru && n.flag("reset_after", true));
+    }
+    static int64_t flops(const node_view& n) { return recurrence_flops(n, gates); }
 };
 
 using lstm = recurrent<cell::lstm>;
@@ -3240,6 +3469,12 @@ struct bidirectional {
         if (as_bool(p[return_sequences])) return shape{in[0][0], in[0][1], u};
         return shape{in[0][0], u};
     }
+    /// forward_ and backward_ LSTM weights, with Keras' defaults (use_bias, unit_forget_bias)
+    static void weights(const node_view& n, weight_list& w) {
+        cell_weights(n, w, "forward_", 4, n.integer("units", 1), true, true, false);
+        cell_weights(n, w, "backward_", 4, n.integer("units", 1), true, true, false);
+    }
+    static int64_t flops(const node_view& n) { return recurrence_flops(n, 4, 2); }
 };
 
 /// TimeDistributed(ReLU): ReLU applied to every time step; the shape is unchanged.
@@ -3309,6 +3544,23 @@ struct conv_lstm {
         for (int i = 1; i < f.rank(); ++i) out.push(f[i]);
         return out;
     }
+    /// The input channels of one frame: axis 2 channels_first, the last axis otherwise.
+    static int64_t frame_channels(const node_view& n) { return n.channels_first() ? n.in[0][2] : n.in[0].back(); }
+    /// kernel (k..., in, 4 filters), recurrent_kernel (k..., filters, 4 filters), bias (4 filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t f = n.integer("filters", 0);
+        const auto k = n.sizes("kernel_size", N);
+        w.add("kernel", cat(k, {frame_channels(n), 4 * f}), n.text("kernel_initializer", "glorot_uniform"));
+        w.add("recurrent_kernel", cat(k, {f, 4 * f}), n.text("recurrent_initializer", "Orthogonal"));
+        if (!n.flag("use_bias", true)) return;
+        w.add("bias", {4 * f}, n.text("bias_initializer", "Zeros"));
+        if (n.flag("unit_forget_bias", true)) w.forget_bias_ones(f);
+    }
+    /// steps * output positions * 4 * k * (c_in + filters) * filters
+    static int64_t flops(const node_view& n) {
+        const int64_t f = n.integer("filters", 1);
+        return n.in[0][1] * positions(n, n.out, n.flag("return_sequences", false) ? 1 : 0) * 4 * n.volume("kernel_size", N) * (frame_channels(n) + f) * f;
+    }
 };
 
 using conv_lstm1d = conv_lstm<1>;
@@ -3345,8 +3597,9 @@ inline const registry& default_registry() { return registry_of<default_layers>()
 // Weights are counted per layer as Keras builds them, BatchNormalization's moving mean and variance
 // included (layers/weights.hpp).
 //
-// Multiply-adds per sample, per layer, where k is the product of the kernel sizes, c_in the input
-// channels, dm the depth multiplier and P the output positions (spatial elements of the output):
+// Multiply-adds per sample, as each layer declares them (its `flops` member), where k is the
+// product of the kernel sizes, c_in the input channels, dm the depth multiplier and P the output
+// positions (spatial elements of the output):
 //   Conv1D/2D/3D, LocallyConnected1D/2D  P * k * c_in * filters
 //   SeparableConv1D/2D                   P * (k * c_in * dm + c_in * dm * filters)
 //   DepthwiseConv1D/2D                   P * k * c_in * dm
@@ -3363,17 +3616,17 @@ inline const registry& default_registry() { return registry_of<default_layers>()
 // Activations, dropout and noise, reshaping, padding, cropping, Concatenate, InputLayer and the
 // adapters count nothing.
 #include <cstdint>
-#include <string_view>
 
 // #include <memo/core/model.hpp> (already included)
 // begin #include <memo/layers/weights.hpp>
-// A layer's weights before any is drawn: their Keras names, dimensions in Keras' layouts and
-// initializers (weight_specs), and how many a model has (count_weights, as Keras' count_params()
-// reports them: BatchNormalization's moving mean and variance count). Backends draw them by these
-// (exec/weights.hpp); the zoo, reduction and the memory budget count them.
+// A node's weights before any is drawn: their Keras names, dimensions in Keras' layouts and
+// initializers (weight_specs, from its layer's `weights` member), and how many a model has
+// (count_weights, as Keras' count_params() reports them: BatchNormalization's moving mean and
+// variance count). Backends draw them by these (tensors/weights.hpp); the zoo, reduction and the
+// memory budget count them.
 #include <cstdint>
-#include <string>
-#include <string_view>
+#include <iterator>
+#include <span>
 #include <vector>
 
 // #include <memo/core/model.hpp> (already included)
@@ -3381,165 +3634,34 @@ inline const registry& default_registry() { return registry_of<default_layers>()
 
 namespace memo {
 
-/// What a weight is before it is drawn: its name, its dimensions in Keras' layout, its
-/// initializer, and (an LSTM bias with unit_forget_bias) how many forget-gate units start at one.
-struct weight_spec {
-    std::string name;
-    std::vector<std::int64_t> dims;
-    std::string_view initializer;
-    std::int64_t forget_bias_units = 0;
-};
-
-namespace detail::weight_slots {
-
-struct maker {
-    const model& m;
-    int index;
-    std::vector<weight_spec> out;
-
-    const node& n() const { return m[index]; }
-    std::string_view init(std::string_view param, std::string_view fallback) const {
-        const int i = n().layer->param_index(param);
-        return i < 0 ? fallback : as_str(n().params[static_cast<std::size_t>(i)]);
+namespace detail {
+/// Calls f(node_view) for node `index` of `m`, whose input shapes must be inferred.
+template <class F>
+decltype(auto) with_node_view(const model& m, std::size_t index, F&& f) {
+    const node& n = m.nodes[index];
+    shape in[8];
+    std::vector<shape> many;
+    std::span<const shape> view;
+    if (n.inputs.size() <= std::size(in)) {
+        for (std::size_t k = 0; k < n.inputs.size(); ++k) in[k] = m.nodes[static_cast<std::size_t>(n.inputs[k])].out;
+        view = {in, n.inputs.size()};
+    } else {
+        for (int i : n.inputs) many.push_back(m.nodes[static_cast<std::size_t>(i)].out);
+        view = many;
     }
-    void add(std::string name, std::vector<std::int64_t> dims, std::string_view initializer) {
-        out.push_back({std::move(name), std::move(dims), initializer, 0});
-    }
-    /// LSTM's bias with unit_forget_bias: the forget gate's quarter is ones.
-    void forget_bias_ones(std::int64_t units) { out.back().forget_bias_units = units; }
-};
+    return f(node_view{view, n.params, n.out, n.layer->params});
+}
+}  // namespace detail
 
-inline bool flag(const node& n, std::string_view p, bool fallback) {
-    const int i = n.layer->param_index(p);
-    return i < 0 ? fallback : as_bool(n.params[static_cast<std::size_t>(i)]);
-}
-inline std::int64_t integer(const node& n, std::string_view p, std::int64_t fallback) {
-    const int i = n.layer->param_index(p);
-    return i < 0 ? fallback : as_int(n.params[static_cast<std::size_t>(i)]);
-}
-inline std::vector<std::int64_t> kernel(const node& n, int N) {
-    const auto k = as_ints(n.params[static_cast<std::size_t>(n.layer->param_index("kernel_size"))], N);
-    return std::vector<std::int64_t>(k.begin(), k.end());
-}
-inline std::vector<std::int64_t> cat(std::vector<std::int64_t> a, std::initializer_list<std::int64_t> b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
-/// A recurrent cell's kernel, recurrent kernel and bias, with `gates` gates.
-inline void cell(maker& mk, std::string prefix, std::int64_t gates, std::int64_t in, std::int64_t units, bool bias, bool forget_bias, bool reset_after) {
-    mk.add(prefix + "kernel", {in, gates * units}, mk.init("kernel_initializer", "glorot_uniform"));
-    mk.add(prefix + "recurrent_kernel", {units, gates * units}, mk.init("recurrent_initializer", "Orthogonal"));
-    if (!bias) return;
-    if (reset_after) mk.add(prefix + "bias", {2, gates * units}, mk.init("bias_initializer", "Zeros"));
-    else mk.add(prefix + "bias", {gates * units}, mk.init("bias_initializer", "Zeros"));
-    if (forget_bias) mk.forget_bias_ones(units);
-}
-
-}  // namespace detail::weight_slots
-
-/// The weights of node `index` of `m`, undrawn, in Keras' order and layouts; empty for weightless
-/// layers. The node's input shapes must be inferred. Layouts, by class:
-///   Conv{1,2,3}D         kernel (k..., in, filters), bias (filters)
-///   Conv{2,3}DTranspose  kernel (k..., filters, in), bias (filters)
-///   SeparableConv{1,2}D  depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in*dm, filters), bias
-///   DepthwiseConv{1,2}D  depthwise_kernel (k..., in, dm), bias (in*dm)
-///   Dense                kernel (in, units), bias (units)
-///   LocallyConnected1D   kernel (out_len, k*in, filters), bias (out_len, filters)
-///   LocallyConnected2D   kernel (oh*ow, kh*kw*in, filters), bias (oh, ow, filters)
-///   BatchNormalization   gamma, beta, moving_mean, moving_variance (c) (gamma/beta only if scale/center)
-///   LayerNormalization   gamma, beta (c)
-///   PReLU                alpha (input sample shape, shared axis set to 1)
-///   SimpleRNN/GRU/LSTM   kernel (in, g*u), recurrent_kernel (u, g*u), bias (g*u) or (2, 3u) for GRU reset_after
-///   Bidirectional        forward_ and backward_ LSTM weights (use_bias, unit_forget_bias, Keras' defaults)
-///   ConvLSTM{1,2,3}D     kernel (k..., in, 4f), recurrent_kernel (k..., f, 4f), bias (4f)
+/// The weights of node `index` of `m`, undrawn, in Keras' order and layouts, as its layer declares
+/// them (its `weights` member; each layer's comment gives its layouts); empty for weightless
+/// layers. The node's input shapes must be inferred.
 inline std::vector<weight_spec> weight_specs(const model& m, int index) {
-    using namespace detail::weight_slots;
     const node& n = m[index];
-    if (n.inputs.empty()) return {};
-    maker mk{m, index, {}};
-    const shape& in = m[n.inputs[0]].out;
-    const std::string_view cls = n.layer->name;
-    const bool bias = flag(n, "use_bias", true);
-    const bool first =
-        n.layer->param_index("data_format") >= 0 && as_str(n.params[static_cast<std::size_t>(n.layer->param_index("data_format"))]) == "channels_first";
-    const std::int64_t channels = in.rank() >= 2 ? (first ? in[1] : in.back()) : 0;
-    const std::int64_t filters = integer(n, "filters", 0);
-    const std::string_view kinit = mk.init("kernel_initializer", "glorot_uniform"), binit = mk.init("bias_initializer", "Zeros");
-
-    if (cls == "Dense") {
-        const std::int64_t units = integer(n, "units", 1);
-        mk.add("kernel", {in.back(), units}, kinit);
-        if (bias) mk.add("bias", {units}, binit);
-    } else if (cls == "Conv1D" || cls == "Conv2D" || cls == "Conv3D") {
-        mk.add("kernel", cat(kernel(n, in.rank() - 2), {channels, filters}), kinit);
-        if (bias) mk.add("bias", {filters}, binit);
-    } else if (cls == "Conv2DTranspose" || cls == "Conv3DTranspose") {
-        mk.add("kernel", cat(kernel(n, in.rank() - 2), {filters, channels}), kinit);
-        if (bias) mk.add("bias", {filters}, binit);
-    } else if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
-        const int N = in.rank() - 2;
-        const std::int64_t dm = integer(n, "depth_multiplier", 1);
-        mk.add("depthwise_kernel", cat(kernel(n, N), {channels, dm}), mk.init("depthwise_initializer", "glorot_uniform"));
-        mk.add("pointwise_kernel", cat(std::vector<std::int64_t>(static_cast<std::size_t>(N), 1), {channels * dm, filters}),
-               mk.init("pointwise_initializer", "glorot_uniform"));
-        if (bias) mk.add("bias", {filters}, binit);
-    } else if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
-        const std::int64_t dm = integer(n, "depth_multiplier", 1);
-        mk.add("depthwise_kernel", cat(kernel(n, in.rank() - 2), {channels, dm}), mk.init("depthwise_initializer", "glorot_uniform"));
-        if (bias) mk.add("bias", {channels * dm}, binit);
-    } else if (cls == "LocallyConnected1D" || cls == "LocallyConnected2D") {
-        const int N = in.rank() - 2;
-        const auto out = layers::spatial::of(n.out, first ? "channels_first" : "channels_last");
-        std::int64_t positions = 1, volume = 1;
-        for (int k = 0; k < N; ++k) positions *= out.sizes[k];
-        for (auto k : kernel(n, N)) volume *= k;
-        mk.add("kernel", {positions, volume * channels, filters}, kinit);
-        if (bias) {
-            std::vector<std::int64_t> b;
-            for (int k = 0; k < N; ++k) b.push_back(out.sizes[k]);
-            b.push_back(filters);
-            mk.add("bias", b, binit);
-        }
-    } else if (cls == "BatchNormalization" || cls == "LayerNormalization") {
-        const int axis = layers::normal_axis(integer(n, "axis", -1), in.rank());
-        const std::int64_t c = axis < 0 ? 1 : in[axis];
-        if (flag(n, "scale", true)) mk.add("gamma", {c}, mk.init("gamma_initializer", "Ones"));
-        if (flag(n, "center", true)) mk.add("beta", {c}, mk.init("beta_initializer", "Zeros"));
-        if (cls == "BatchNormalization") {
-            mk.add("moving_mean", {c}, mk.init("moving_mean_initializer", "Zeros"));
-            mk.add("moving_variance", {c}, mk.init("moving_variance_initializer", "Ones"));
-        }
-    } else if (cls == "PReLU") {
-        auto dims = std::vector<std::int64_t>(in.sample().begin(), in.sample().end());
-        const int i = n.layer->param_index("shared_axes");
-        if (i >= 0 && !is_none(n.params[static_cast<std::size_t>(i)])) {
-            // Keras: param_shape[axis - 1] = 1, so shared_axes=-1 is the second-to-last sample axis.
-            const auto a = static_cast<std::int64_t>(dims.size()) + as_int(n.params[static_cast<std::size_t>(i)]) - 1;
-            if (a >= 0 && a < static_cast<std::int64_t>(dims.size())) dims[static_cast<std::size_t>(a)] = 1;
-        }
-        mk.add("alpha", dims, mk.init("alpha_initializer", "Zeros"));
-    } else if (cls == "SimpleRNN") {
-        cell(mk, "", 1, in.back(), integer(n, "units", 1), bias, false, false);
-    } else if (cls == "GRU") {
-        cell(mk, "", 3, in.back(), integer(n, "units", 1), bias, false, flag(n, "reset_after", true));
-    } else if (cls == "LSTM") {
-        cell(mk, "", 4, in.back(), integer(n, "units", 1), bias, flag(n, "unit_forget_bias", true), false);
-    } else if (cls == "Bidirectional") {
-        const std::int64_t u = integer(n, "units", 1);
-        cell(mk, "forward_", 4, in.back(), u, true, true, false);
-        cell(mk, "backward_", 4, in.back(), u, true, true, false);
-    } else if (cls.starts_with("ConvLSTM")) {
-        const int N = in.rank() - 3;
-        const std::int64_t c = first ? in[2] : in.back();
-        mk.add("kernel", cat(kernel(n, N), {c, 4 * filters}), kinit);
-        mk.add("recurrent_kernel", cat(kernel(n, N), {filters, 4 * filters}), mk.init("recurrent_initializer", "Orthogonal"));
-        if (bias) {
-            mk.add("bias", {4 * filters}, binit);
-            if (flag(n, "unit_forget_bias", true)) mk.forget_bias_ones(filters);
-        }
-    }
-    return std::move(mk.out);
+    if (n.inputs.empty() || !n.layer->weights) return {};
+    weight_list w;
+    detail::with_node_view(m, static_cast<std::size_t>(index), [&](const node_view& v) { n.layer->weights(v, w); });
+    return std::move(w.specs);
 }
 
 /// The weights (trainable and not) of node `i` of `m`.
@@ -3565,89 +3687,11 @@ inline std::int64_t count_weights(const model& m) {
 
 namespace memo {
 
-namespace detail::cost {
-
-inline const value* param_of(const node& n, std::string_view name) {
-    const int i = n.layer->param_index(name);
-    return i < 0 ? nullptr : &n.params[static_cast<std::size_t>(i)];
-}
-inline std::int64_t int_param(const node& n, std::string_view name, std::int64_t fallback) {
-    const value* v = param_of(n, name);
-    return v && !is_none(*v) ? as_int(*v) : fallback;
-}
-inline bool bool_param(const node& n, std::string_view name, bool fallback) {
-    const value* v = param_of(n, name);
-    return v ? as_bool(*v) : fallback;
-}
-inline bool channels_first(const node& n) {
-    const value* v = param_of(n, "data_format");
-    return v && as_str(*v) == "channels_first";
-}
-/// The product of the `count` entries of a size parameter (kernel_size, pool_size).
-inline std::int64_t volume(const node& n, std::string_view name, int count) {
-    const value* v = param_of(n, name);
-    if (!v || is_none(*v)) return 1;
-    std::int64_t p = 1;
-    for (auto k : as_ints(*v, count)) p *= k;
-    return p;
-}
-inline std::int64_t channels(const node& n, const shape& s) {
-    if (s.rank() < 2) return 1;
-    return channels_first(n) ? s[1] : s.back();
-}
-/// Spatial positions of a shape: its elements over its channels, `skip` axes after the batch
-/// left out (the time axis of ConvLSTM).
-inline std::int64_t positions(const node& n, const shape& s, int skip = 0) {
-    std::int64_t p = 1;
-    const bool first = channels_first(n);
-    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
-    return p;
-}
-
-}  // namespace detail::cost
-
-/// Multiply-adds of node i for one sample.
+/// Multiply-adds of node i for one sample, as its layer declares them (its `flops` member).
 inline std::int64_t node_flops(const model& m, std::size_t i) {
-    using namespace detail::cost;
     const node& n = m.nodes[i];
-    if (n.inputs.empty()) return 0;
-    const shape& in = m.nodes[static_cast<std::size_t>(n.inputs[0])].out;
-    const std::string_view c = n.layer->name;
-    const int rank = in.rank();
-    const std::int64_t cin = channels(n, in);
-    const std::int64_t filters = int_param(n, "filters", 1);
-
-    if (c == "Conv1D" || c == "Conv2D" || c == "Conv3D" || c == "LocallyConnected1D" || c == "LocallyConnected2D")
-        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * filters;
-    if (c == "SeparableConv1D" || c == "SeparableConv2D") {
-        const std::int64_t dm = int_param(n, "depth_multiplier", 1);
-        return positions(n, n.out) * (volume(n, "kernel_size", rank - 2) * cin * dm + cin * dm * filters);
-    }
-    if (c == "DepthwiseConv1D" || c == "DepthwiseConv2D")
-        return positions(n, n.out) * volume(n, "kernel_size", rank - 2) * cin * int_param(n, "depth_multiplier", 1);
-    if (c == "Conv2DTranspose" || c == "Conv3DTranspose") return positions(n, in) * volume(n, "kernel_size", rank - 2) * cin * filters;
-    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN" || c == "Bidirectional") {
-        const std::int64_t u = int_param(n, "units", 1), steps = rank >= 3 ? in[1] : 1;
-        const std::int64_t gates = c == "GRU" ? 3 : c == "SimpleRNN" ? 1 : 4;
-        return (c == "Bidirectional" ? 2 : 1) * steps * gates * u * (in.back() + u);
-    }
-    if (c.substr(0, 8) == "ConvLSTM") {
-        const std::int64_t k = volume(n, "kernel_size", rank - 3);
-        const std::int64_t c_in = channels_first(n) ? in[2] : in.back();
-        const bool seq = bool_param(n, "return_sequences", false);
-        return in[1] * positions(n, n.out, seq ? 1 : 0) * 4 * k * (c_in + filters) * filters;
-    }
-    if (c == "Dense") return n.out.elements() * in.back();
-    if (c == "BatchNormalization" || c == "LayerNormalization" || c == "CustomScaleLayer" || c == "Abs" || c == "Square" || c == "StopGradient" ||
-        c == "ScaleShift")
-        return in.elements();
-    if (n.layer->fam == family::pool) {
-        if (c.substr(0, 6) == "Global") return in.elements();
-        return n.out.elements() * volume(n, "pool_size", rank - 2);
-    }
-    if (c == "Dot") return in.back() * n.out.elements();
-    if (n.layer->is_merge() && c != "Concatenate") return static_cast<std::int64_t>(n.inputs.size() - 1) * n.out.elements();
-    return 0;
+    if (n.inputs.empty() || !n.layer->flops) return 0;
+    return detail::with_node_view(m, i, [&](const node_view& v) { return n.layer->flops(v); });
 }
 
 /// Multiply-adds for one sample (see the top of this file for what each layer counts).
@@ -3915,7 +3959,7 @@ struct context {
     std::int64_t max_cost = 0;     // a mutant costlier to run than this (layers/cost.hpp) is rejected; 0: no limit
     bool guided = true;            // prefer what is not yet covered (LEMON's operators turn this off)
     /// Each mutant draws its own weight and input seed, as MEMO builds every model with fresh random
-    /// weights: a generator of inputs (exec/inputs.hpp) or a weight draw that reaches a fault is met
+    /// weights: a generator of inputs (tensors/inputs.hpp) or a weight draw that reaches a fault is met
     /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
     /// weight edits refer to the parent's weights).
     bool fresh_seeds = false;

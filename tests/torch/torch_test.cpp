@@ -3,7 +3,7 @@
 // on random single-layer models.
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/backends/torch/backend.hpp>
-#include <memo/exec/inputs.hpp>
+#include <memo/tensors/inputs.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -80,6 +80,12 @@ TEST(TorchBackend, NamesItselfAndSupportsEveryRegisteredClass) {
         ASSERT_TRUE(m) << L.name;
         EXPECT_TRUE(torch_backend().supports(*m)) << L.name;
     }
+}
+
+TEST(TorchBackend, LacksNoLayerClass) {
+    const auto lacking = torch_backend().lacks(test::reg());
+    std::printf("torch lacks: %s\n", test::listed(lacking).c_str());
+    EXPECT_TRUE(lacking.empty()) << test::listed(lacking);
 }
 
 TEST(TorchBackend, SupportsNamesTheFirstClassWithoutAnOp) {
@@ -185,6 +191,18 @@ TEST(TorchBackend, UpSamplingRepeatsExactlyForLargeFactors) {
     std::vector<double> want(41, 1.0);
     want.resize(82, 2.0);
     EXPECT_EQ(y.data, want);
+}
+
+TEST(TorchBackend, ThresholdedReLUIsXTimesItsMask) {
+    // Keras computes x * cast(x > theta): -inf and NaN give NaN, where at::threshold gives 0 for -inf.
+    memo::builder b(test::reg());
+    b.add("ThresholdedReLU", {b.input({4})}, {{"theta", 1.0}});
+    const auto y = run_one(b.finish(), make({1, 4}, {-std::numeric_limits<double>::infinity(), std::nan(""), 0.5, 2}));
+    ASSERT_EQ(y.size(), 4);
+    EXPECT_TRUE(std::isnan(y[0]));
+    EXPECT_TRUE(std::isnan(y[1]));
+    EXPECT_EQ(y[2], 0.0);
+    EXPECT_EQ(y[3], 2.0);
 }
 
 TEST(TorchBackend, MissingHalfKernelIsUnsupportedNotAnError) {

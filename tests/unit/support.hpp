@@ -92,4 +92,11 @@ inline std::optional<memo::model> random_layer_model(const memo::layer_def& L, m
     return b.finish();
 }
 
+/// What a backend's `lacks(registry)` listed, for people: "nothing", or the class names.
+inline std::string listed(const std::vector<std::string_view>& classes) {
+    std::string s;
+    for (auto c : classes) s += (s.empty() ? "" : ", ") + std::string(c);
+    return s.empty() ? "nothing" : s;
+}
+
 }  // namespace test

@@ -53,7 +53,7 @@ memo::campaign::model_readers onnx_readers() {
     return {{".onnx", [](const std::string& path, const memo::registry& reg) { return memo::onnx::load_onnx(path, reg); }}};
 }
 
-memo::campaign::bug_files onnx_files() {
+memo::store::bug_files onnx_files() {
     return [](const memo::model& original, const memo::model& minimal, const std::filesystem::path& dir) {
         const memo::onnx::exporter ex;
         memo::onnx::save(ex.to_onnx(original).proto, (dir / "model.onnx").string());

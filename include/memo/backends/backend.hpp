@@ -21,9 +21,9 @@
 
 #include "../core/model.hpp"
 #include "../engine/error.hpp"
-#include "../exec/digest.hpp"
-#include "../exec/tensor.hpp"
-#include "../exec/values.hpp"
+#include "../tensors/digest.hpp"
+#include "../tensors/tensor.hpp"
+#include "../tensors/values.hpp"
 
 namespace memo {
 

@@ -28,8 +28,8 @@
 #include "../layers/cost.hpp"
 #include "../oracle/metamorphic.hpp"
 #include "../oracle/resources.hpp"
+#include "../store/bugs.hpp"
 #include "../store/store.hpp"
-#include "bugs.hpp"
 #include "declines.hpp"
 #include "stage.hpp"
 
@@ -39,8 +39,8 @@ struct execution_options {
     std::size_t queue_limit = 8;  // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
     std::int64_t max_cost = 20000000;         // models costing more per sample (layers/cost.hpp) are not run; 0: no limit
-    std::int64_t max_bytes = 0;               // models whose run holds more float64 bytes (exec/budget.hpp) are not run; 0: no limit
-    bug_files attach{};                       // writes more files into each new bug's directory (memo-fuzz: model.onnx)
+    std::int64_t max_bytes = 0;               // models whose run holds more float64 bytes (tensors/budget.hpp) are not run; 0: no limit
+    store::bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
     std::string replay = "memo-fuzz replay";  // the command each bug's repro.sh runs with its directory
     std::uint64_t max_models = 0;             // the campaign stops once this many models were executed (0: no limit)
     /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
@@ -81,12 +81,13 @@ public:
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
         if (!diverse && !wants_any()) return;
         const bool to_fill = !diverse && queue_.empty() && idle() != nullptr;
-        if (!diverse && !pairs_.raises(m) && !to_fill) return;
+        const bool new_pairs = !diverse && pairs_.raises(m);
+        if (!diverse && !new_pairs && !to_fill) return;
         if (!diverse && !runnable(m)) return;  // run to keep the workers busy: only what all of them take
         // Of the models that raised nothing, those that combine parameter values in a way not run
         // yet: a fault that needs two values in one layer is reached by design, not by chance. An
         // idle lane takes any after a while; a combination's turn waits for one.
-        if (!diverse && !pairs_.raises(m) && (!to_fill || ++passed_over_ < o_.fill_patience)) return;
+        if (!diverse && !new_pairs && (!to_fill || ++passed_over_ < o_.fill_patience)) return;
         if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
             ++too_costly_;
             return;
@@ -281,8 +282,8 @@ public:
     io::json columns() const override { return {{std::string(layer_input_range_name), ranges_.covered()}}; }
     const input_range_coverage& input_ranges() const noexcept { return ranges_; }
     bool done() const override { return o_.max_models && executed_ >= o_.max_models; }
-    const bug_store& store() const noexcept { return bugs_; }
-    bug_store& store() noexcept { return bugs_; }
+    const store::bug_store& store() const noexcept { return bugs_; }
+    store::bug_store& store() noexcept { return bugs_; }
     std::uint64_t memo_hits() const noexcept { return hits_; }
     /// Models run on the backends by this campaign (memo hits excluded).
     std::uint64_t models_run() const noexcept { return runs_; }
@@ -318,7 +319,8 @@ private:
             while (!queue_.empty() && memoised(queue_.front())) queue_.pop_front();
             // A combination waiting for its turn, still new (a model run since may have brought it).
             if (combination_ && !pairs_.raises(combination_->m)) combination_.reset();
-            if (combination_ && (queue_.empty() || ++started_ % o_.combination_every == 0)) {
+            // (A combination waits only where combination_every > 0: wants_any() offers none otherwise.)
+            if (combination_ && (queue_.empty() || (o_.combination_every > 0 && ++started_ % o_.combination_every == 0))) {
                 l.current = std::move(*combination_);
                 combination_.reset();
                 ++combinations_run_;
@@ -380,7 +382,7 @@ private:
             j["metamorphic"] = {{"variants", rel}, {"discarded_self_check", discarded}, {"models_without_variant", without}};
         }
         if (const auto& r = o_.resources; r.any()) {
-            j["resources"] = resource_options_json(r);
+            j["resources"] = store::resource_options_json(r);
             j["resources"]["performance"] = r.performance;
             j["resources"]["leak"] = r.leak;
             j["resources"]["models_checked"] = resource_checks_;
@@ -511,7 +513,7 @@ private:
             bugs_.count(v.what, it->second);
             return it->second;
         }
-        bug_report b;
+        store::bug_report b;
         b.original = cur.m;
         b.observations = obs;
         b.inputs = diff.inputs();
@@ -544,7 +546,7 @@ private:
 
     std::vector<lane> lanes_;
     std::uint64_t tickets_ = 0;
-    bug_store bugs_;
+    store::bug_store bugs_;
     store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
     input_range_coverage ranges_;         // known only once a model ran: executed models alone count
@@ -565,7 +567,7 @@ private:
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
     decline_table declines_;             // what each backend was seen to decline, and how often
-    std::set<std::uint64_t> failed_;     // models some backend failed on (keys): they breed no descendants
+    std::set<std::uint64_t> failed_;     // models some backend failed on or that showed a bug (keys): they breed no descendants
     std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
 };
 

@@ -18,8 +18,8 @@
 #include "../coverage/checkpoint.hpp"
 #include "../io/json.hpp"
 #include "../report/report.hpp"
+#include "../rnn_state/rnn_coverage.hpp"
 #include "../search/search.hpp"
-#include "../state/rnn_coverage.hpp"
 #include "../store/store.hpp"
 #include "progress.hpp"
 #include "stage.hpp"
@@ -34,7 +34,7 @@ struct generation_options {
     std::string selector = "mh";     // mh | random
     std::string operators = "memo";  // memo | lemon
     /// What counts as new: MEMO's criteria ("memo"), or also DeepStellar's RNN states
-    /// ("memo,rnn-state": state/rnn_coverage.hpp).
+    /// ("memo,rnn-state": rnn_state/rnn_coverage.hpp).
     std::string coverage = "memo";
     double p = 0.05;                   // Metropolis-Hastings parameter
     std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
@@ -80,7 +80,7 @@ inline bool wants_rnn_state(const std::string& coverage) {
 /// The coverage a campaign counts with (generation_options::coverage), before its seeds are added.
 inline memo_coverage campaign_coverage(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
     memo_coverage c(reg);
-    if (wants_rnn_state(o.coverage)) c.attach(state::rnn_coverage(reg, seeds, state::rnn_options{.seed = o.seed}));
+    if (wants_rnn_state(o.coverage)) c.attach(rnn_state::rnn_coverage(reg, seeds, rnn_state::rnn_options{.seed = o.seed}));
     return c;
 }
 

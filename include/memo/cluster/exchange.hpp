@@ -26,9 +26,9 @@
 
 #include <fmt/core.h>
 
-#include "../campaign/bugs.hpp"
 #include "../coverage/checkpoint.hpp"
 #include "../io/json.hpp"
+#include "../store/bugs.hpp"
 #include "../store/store.hpp"
 #include "communicator.hpp"
 
@@ -43,7 +43,7 @@ struct exchange_options {
 class exchange {
 public:
     /// `bugs`: this rank's bug store (a campaign's execution stage's), whose bugs go to rank 0's.
-    exchange(communicator& c, const registry& reg, exchange_options o = {}, campaign::bug_store* bugs = nullptr) : c_(c), own_(reg), o_(o), bugs_(bugs) {}
+    exchange(communicator& c, const registry& reg, exchange_options o = {}, store::bug_store* bugs = nullptr) : c_(c), own_(reg), o_(o), bugs_(bugs) {}
 
     int rank() const { return c_.rank(); }
     int size() const { return c_.size(); }
@@ -271,7 +271,7 @@ private:
     communicator& c_;
     memo_coverage own_;
     exchange_options o_;
-    campaign::bug_store* bugs_;
+    store::bug_store* bugs_;
     std::vector<std::pair<std::size_t, model>> found_;  // since the last exchange, with their gains
     std::map<std::string, std::uint64_t> shipped_;      // bug key -> sightings sent to rank 0
     std::array<std::uint64_t, 3> others_{};

@@ -14,7 +14,10 @@
 // Optional members: `arity` (how many inputs: default {1, 1}), `in_universe` (counted by coverage:
 // default true), `dtype_param` (the parameter that sets the output dtype: default none),
 // `rounds_at(in, p)` (the magnitude its formula rounds against besides its output, as ELU's
-// alpha: default none; oracle/rounding.hpp).
+// alpha: default none; oracle/rounding.hpp), `weights(node, list)` (its weights before any is
+// drawn, in Keras' order and layouts: default none; layers/weights.hpp) and `flops(node)` (its
+// multiply-adds per sample: default 0; layers/cost.hpp). So everything a layer is, its domains,
+// roles and defaults, shape rule, weights and cost, is declared in its one struct.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -103,6 +106,78 @@ struct rounding_scale {
     double constant = 0, per_input = 0, per_output = 0;
 };
 
+/// What a weight is before it is drawn: its name, its dimensions in Keras' layout, its
+/// initializer, and (an LSTM bias with unit_forget_bias) how many forget-gate units start at one.
+struct weight_spec {
+    std::string name;
+    std::vector<std::int64_t> dims;
+    std::string_view initializer;
+    std::int64_t forget_bias_units = 0;
+};
+
+/// A layer's weights, as its `weights` member lists them.
+struct weight_list {
+    std::vector<weight_spec> specs;
+
+    void add(std::string name, std::vector<std::int64_t> dims, std::string_view initializer) {
+        specs.push_back({std::move(name), std::move(dims), initializer, 0});
+    }
+    /// LSTM's bias with unit_forget_bias: the forget gate's quarter (`units` of it) is ones.
+    void forget_bias_ones(std::int64_t units) { specs.back().forget_bias_units = units; }
+};
+
+/// One node as its layer's `weights` and `flops` see it: the input shapes, the parameter values
+/// (in the layer's params() order, read by name) and the output shape.
+struct node_view {
+    inputs in;
+    args p;
+    const shape& out;
+    std::span<const param> ps;
+
+    /// The value of the parameter called `name`, or nullptr where the layer has none.
+    const value* find(std::string_view name) const noexcept {
+        for (std::size_t i = 0; i < ps.size() && i < p.size(); ++i)
+            if (ps[i].name == name) return &p[i];
+        return nullptr;
+    }
+    std::int64_t integer(std::string_view name, std::int64_t fallback) const noexcept {
+        const value* v = find(name);
+        return v && !is_none(*v) ? as_int(*v) : fallback;
+    }
+    bool flag(std::string_view name, bool fallback) const noexcept {
+        const value* v = find(name);
+        return v ? as_bool(*v) : fallback;
+    }
+    std::string_view text(std::string_view name, std::string_view fallback) const noexcept {
+        const value* v = find(name);
+        return v && !is_none(*v) ? as_str(*v) : fallback;
+    }
+    bool channels_first() const noexcept { return text("data_format", "channels_last") == "channels_first"; }
+    /// The `count` entries of a size parameter (kernel_size, pool_size).
+    std::vector<std::int64_t> sizes(std::string_view name, int count) const {
+        const value* v = find(name);
+        if (!v || is_none(*v)) return std::vector<std::int64_t>(static_cast<std::size_t>(std::max(count, 0)), 1);
+        const auto k = as_ints(*v, count);
+        return std::vector<std::int64_t>(k.begin(), k.end());
+    }
+    /// The product of the `count` entries of a size parameter (1 where the layer has none).
+    std::int64_t volume(std::string_view name, int count) const {
+        std::int64_t v = 1;
+        for (auto k : sizes(name, count)) v *= k;
+        return v;
+    }
+    const shape& input() const noexcept { return in[0]; }
+    /// The channels of the first input (its last axis, or axis 1 channels_first).
+    std::int64_t channels() const noexcept {
+        const shape& s = in[0];
+        if (s.rank() < 2) return 0;
+        return channels_first() ? s[1] : s.back();
+    }
+};
+
+using weights_fn = void (*)(const node_view&, weight_list&);
+using flops_fn = std::int64_t (*)(const node_view&);
+
 /// The run-time view of a layer type: what a model node points to.
 struct layer_def {
     std::string_view name;
@@ -116,6 +191,10 @@ struct layer_def {
     /// What the layer's own formula rounds against besides its output (oracle/rounding.hpp).
     /// nullptr: its output alone.
     rounding_scale (*rounds_at)(inputs, args) = nullptr;
+    /// Its weights before any is drawn (layers/weights.hpp); nullptr: it has none.
+    weights_fn weights = nullptr;
+    /// Its multiply-adds per sample (layers/cost.hpp); nullptr: none.
+    flops_fn flops = nullptr;
 
     /// Index of the parameter called `n`, or -1.
     int param_index(std::string_view n) const noexcept {
@@ -143,6 +222,14 @@ template <class L>
 concept has_rounds_at = requires(inputs in, args p) {
     { L::rounds_at(in, p) } -> std::convertible_to<rounding_scale>;
 };
+template <class L>
+concept has_weights = requires(const node_view& n, weight_list& w) {
+    L::weights(n, w);
+};
+template <class L>
+concept has_flops = requires(const node_view& n) {
+    { L::flops(n) } -> std::convertible_to<std::int64_t>;
+};
 }  // namespace detail
 
 /// The layer concept. Requires:
@@ -168,6 +255,8 @@ layer_def describe() {
     if constexpr (detail::has_in_universe<L>) d.in_universe = L::in_universe;
     if constexpr (detail::has_dtype_param<L>) d.dtype_param = d.param_index(L::dtype_param);
     if constexpr (detail::has_rounds_at<L>) d.rounds_at = &L::rounds_at;
+    if constexpr (detail::has_weights<L>) d.weights = &L::weights;
+    if constexpr (detail::has_flops<L>) d.flops = &L::flops;
     return d;
 }
 

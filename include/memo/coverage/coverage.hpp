@@ -79,7 +79,7 @@ struct criterion_count {
 
 /// Any coverage metric over memo's model, held by value behind an interface: what
 /// memo_coverage::attach keeps, so that a metric of one's own (say, DeepStellar's RNN-state
-/// coverage, state/rnn_coverage.hpp) counts in the search beside MEMO's criteria: its new items
+/// coverage, rnn_state/rnn_coverage.hpp) counts in the search beside MEMO's criteria: its new items
 /// join MEMO's in the diversity test and the fitness, and campaigns report, save and restore it
 /// with them. A metric is a type that models coverage_metric, nothing more; what campaigns report
 /// and keep of it comes from members it may have:

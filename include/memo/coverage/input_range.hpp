@@ -1,6 +1,6 @@
 #pragma once
 // The criterion layer_input_range: which classes of value each layer class received when a model
-// ran (exec/values.hpp): negative, zero, small (below 2^-10), large (2^10 and above), non-finite
+// ran (value_span.hpp): negative, zero, small (below 2^-10), large (2^10 and above), non-finite
 // (what every layer should pass on), and, for a class with thresholds (a ReLU's max_value and
 // threshold, ThresholdedReLU's theta), values on both sides of one. Unlike MEMO's criteria it is
 // known only after a run, from the traced run's per-node spans, so it counts executed models alone.
@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "../exec/values.hpp"
 #include "../io/json.hpp"
 #include "coverage.hpp"
+#include "value_span.hpp"
 
 namespace memo {
 

@@ -15,9 +15,9 @@
 
 #include "../backends/isolate.hpp"
 #include "../backends/reference/interpreter.hpp"
-#include "../campaign/bugs.hpp"
 #include "../campaign/seeds.hpp"
 #include "../layers/all.hpp"
+#include "../store/bugs.hpp"
 #include "cli.hpp"
 
 namespace memo::fuzz {
@@ -38,7 +38,7 @@ struct toolkit {
     std::string program = "memo-fuzz";   // the name in help and error messages
     std::vector<backend_kind> backends;  // beside the reference interpreter's two
     campaign::model_readers readers;     // model formats beyond memo's JSON and Keras JSON
-    campaign::bug_files attach;          // more files in each new bug's directory
+    store::bug_files attach;             // more files in each new bug's directory
     std::vector<cli::command> commands;  // commands of the program's own
     /// The layers models are generated and read with (null: memo's default registry); a library
     /// that runs a few layers gives a registry of those (docs/tutorial.md).
@@ -75,7 +75,7 @@ inline std::string replay_command() {
 namespace memo::fuzz::commands {
 
 inline const campaign::model_readers& model_readers() { return setup().readers; }
-inline const campaign::bug_files& bug_files() { return setup().attach; }
+inline const store::bug_files& bug_files() { return setup().attach; }
 
 /// The registered backend of this name, or null.
 inline const backend_kind* find_backend(const std::string& name) {

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "../campaign/bugs.hpp"
 #include "../campaign/progress.hpp"
 #include "../campaign/seeds.hpp"
+#include "../store/bugs.hpp"
 #include "../store/replay.hpp"
 
 #include "run.hpp"
@@ -186,7 +186,7 @@ inline int replay(const cli::args& a) {
     print_verdict(diff, v, m);
     bool same = v && std::string(memo::oracle::name_of(v.what)) == want_kind && v.culprits == want_culprits;
     if (resource) {
-        auto ro = memo::campaign::resource_options_from(bug.value("resource_options", memo::io::json::object()));
+        auto ro = memo::store::resource_options_from(bug.value("resource_options", memo::io::json::object()));
         ro.performance = want_kind == "performance", ro.leak = want_kind == "leak";
         same = false;
         for (const auto& r : print_resources_of(diff, m, ro))

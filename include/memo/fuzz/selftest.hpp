@@ -130,7 +130,7 @@ struct stored {
     double seconds = 0;
 };
 
-inline std::vector<stored> stored_bugs(const memo::campaign::bug_store& store) {
+inline std::vector<stored> stored_bugs(const memo::store::bug_store& store) {
     std::vector<stored> r;
     for (const auto& [key, j] : store.all()) {
         stored b;

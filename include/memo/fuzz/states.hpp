@@ -1,6 +1,6 @@
 #pragma once
 // memo-fuzz states: DeepStellar's coverage-guided testing of one recurrent model's inputs
-// (state/input_fuzz.hpp), with its five criteria as it goes and at the end.
+// (rnn_state/input_fuzz.hpp), with its five criteria as it goes and at the end.
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "../campaign/progress.hpp"
 #include "../campaign/seeds.hpp"
-#include "../state/input_fuzz.hpp"
+#include "../rnn_state/input_fuzz.hpp"
 #include "../zoo/zoo.hpp"
 
 #include "backends.hpp"
@@ -20,8 +20,8 @@ namespace memo::fuzz::commands {
 
 namespace states_cmd {
 
-inline memo::io::json values_json(const memo::state::criteria_values& v) {
-    auto one = [](const memo::state::criterion_value& c) { return memo::io::json{{"covered", c.covered}, {"total", c.total}, {"ratio", c.ratio()}}; };
+inline memo::io::json values_json(const memo::rnn_state::criteria_values& v) {
+    auto one = [](const memo::rnn_state::criterion_value& c) { return memo::io::json{{"covered", c.covered}, {"total", c.total}, {"ratio", c.ratio()}}; };
     return {{"basic_state", one(v.basic_state)},
             {"boundary", one(v.boundary)},
             {"weighted_state", one(v.weighted_state)},
@@ -29,7 +29,7 @@ inline memo::io::json values_json(const memo::state::criteria_values& v) {
             {"weighted_transition", one(v.weighted_transition)}};
 }
 
-inline std::string line(const memo::state::input_fuzzer& f, double t) {
+inline std::string line(const memo::rnn_state::input_fuzzer& f, double t) {
     const auto v = f.values();
     return fmt::format("[{:6.1f}s] {} inputs, {} kept | state {:.3f} boundary {:.3f} weighted {:.3f} | transition {:.3f} weighted {:.3f}", t, f.iterations(),
                        f.queue().size(), v.basic_state.ratio(), v.boundary.ratio(), v.weighted_state.ratio(), v.basic_transition.ratio(),
@@ -51,7 +51,7 @@ inline int states(const cli::args& a) {
         if (a.positional().size() != 1) throw memo::error("expects one model file, or --zoo NAME (see --help)");
         m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
     }
-    memo::state::input_fuzz_options o;
+    memo::rnn_state::input_fuzz_options o;
     const auto mode = a.get_or("abstraction", "pca");
     if (mode != "pca" && mode != "grid") throw memo::error("--abstraction " + mode + ": pca or grid");
     o.fitted = mode == "pca";
@@ -67,7 +67,7 @@ inline int states(const cli::args& a) {
     const auto iterations = to_u64(a.get_or("iterations", "0"), "iterations");
 
     const auto start = clock::now();
-    memo::state::input_fuzzer f(m, o);
+    memo::rnn_state::input_fuzzer f(m, o);
     memo::campaign::progress bar;
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
     while ((!iterations || f.iterations() < iterations) && elapsed() < seconds) {

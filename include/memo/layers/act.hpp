@@ -25,6 +25,8 @@ struct activation_layer {
     }
     static rounding_scale rounds_at(inputs, args p) requires requires { Tag::rounds_at(p); }
     { return Tag::rounds_at(p); }
+    static void weights(const node_view& n, weight_list& w) requires requires { Tag::weights(n, w); }
+    { Tag::weights(n, w); }
 };
 
 namespace tags {
@@ -56,6 +58,16 @@ struct prelu {
         const int64_t a = as_int(p[0]);
         if (a < 0 && s.rank() < 2 - a) return fail("shared_axes " + str_i(a) + " needs rank " + str_i(2 - a) + ", input is " + s.str());
         return {};
+    }
+    /// alpha (the input's sample shape, the shared axis set to 1)
+    static void weights(const node_view& n, weight_list& w) {
+        auto dims = std::vector<int64_t>(n.in[0].sample().begin(), n.in[0].sample().end());
+        if (const value* shared = n.find("shared_axes"); shared && !is_none(*shared)) {
+            // Keras: param_shape[axis - 1] = 1, so shared_axes=-1 is the second-to-last sample axis.
+            const auto a = static_cast<int64_t>(dims.size()) + as_int(*shared) - 1;
+            if (a >= 0 && a < static_cast<int64_t>(dims.size())) dims[static_cast<std::size_t>(a)] = 1;
+        }
+        w.add("alpha", dims, n.text("alpha_initializer", "Zeros"));
     }
     static param_builder build() {
         return param_builder{}

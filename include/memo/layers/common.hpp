@@ -133,6 +133,27 @@ inline int64_t deconv_length(int64_t in, int64_t kernel, std::string_view paddin
 
 inline std::string str_i(int64_t x) { return std::to_string(x); }
 
+/// `a` followed by `b`: a kernel's window, then its channel dimensions.
+inline std::vector<int64_t> cat(std::vector<int64_t> a, std::initializer_list<int64_t> b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/// Spatial positions of a shape: its elements over its batch and channels, `skip` axes after the
+/// batch left out (the time axis of ConvLSTM).
+inline int64_t positions(const node_view& n, const shape& s, int skip = 0) {
+    int64_t p = 1;
+    const bool first = n.channels_first();
+    for (int i = 1 + skip + (first ? 1 : 0); i < s.rank() - (first ? 0 : 1); ++i) p *= s[i];
+    return p;
+}
+
+/// The input channels a cost counts: the first input's, at least 1.
+inline int64_t channels_in(const node_view& n) { return n.in[0].rank() < 2 ? 1 : n.channels(); }
+
+/// The cost of a layer that does one operation per input element (normalizations, element-wise functions).
+inline int64_t per_input_element(const node_view& n) { return n.in[0].elements(); }
+
 /// Normalises a Keras axis (negative from the end) for a rank; -1 when out of range.
 inline int normal_axis(int64_t axis, int rank) {
     const int64_t a = axis < 0 ? axis + rank : axis;

@@ -85,6 +85,14 @@ struct conv {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
+    /// kernel (k..., in, filters), bias (filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t filters = n.integer("filters", 0);
+        w.add("kernel", cat(n.sizes("kernel_size", N), {n.channels(), filters}), n.text("kernel_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+    }
+    /// output positions * k * c_in * filters
+    static int64_t flops(const node_view& n) { return positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
 template <int N>
@@ -103,6 +111,18 @@ struct separable_conv {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::separable>(in, p, params()); }
+    /// depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in * dm, filters), bias (filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t dm = n.integer("depth_multiplier", 1), filters = n.integer("filters", 0), c = n.channels();
+        w.add("depthwise_kernel", cat(n.sizes("kernel_size", N), {c, dm}), n.text("depthwise_initializer", "glorot_uniform"));
+        w.add("pointwise_kernel", cat(std::vector<int64_t>(N, 1), {c * dm, filters}), n.text("pointwise_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+    }
+    /// output positions * (k * c_in * dm + c_in * dm * filters)
+    static int64_t flops(const node_view& n) {
+        const int64_t dm = n.integer("depth_multiplier", 1), cin = channels_in(n);
+        return positions(n, n.out) * (n.volume("kernel_size", N) * cin * dm + cin * dm * n.integer("filters", 1));
+    }
 };
 
 template <int N>
@@ -117,6 +137,14 @@ struct depthwise_conv {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
+    /// depthwise_kernel (k..., in, dm), bias (in * dm)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t dm = n.integer("depth_multiplier", 1);
+        w.add("depthwise_kernel", cat(n.sizes("kernel_size", N), {n.channels(), dm}), n.text("depthwise_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {n.channels() * dm}, n.text("bias_initializer", "Zeros"));
+    }
+    /// output positions * k * c_in * dm
+    static int64_t flops(const node_view& n) { return positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("depth_multiplier", 1); }
 };
 
 template <int N>
@@ -131,6 +159,14 @@ struct conv_transpose {
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }
+    /// kernel (k..., filters, in), bias (filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t filters = n.integer("filters", 0);
+        w.add("kernel", cat(n.sizes("kernel_size", N), {filters, n.channels()}), n.text("kernel_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+    }
+    /// input positions * k * c_in * filters
+    static int64_t flops(const node_view& n) { return positions(n, n.in[0]) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
 using conv1d = conv<1>;

@@ -24,6 +24,14 @@ struct dense {
         s[s.rank() - 1] = as_int(p[0]);
         return s;
     }
+    /// kernel (in, units), bias (units)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t units = n.integer("units", 1);
+        w.add("kernel", {n.in[0].back(), units}, n.text("kernel_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", {units}, n.text("bias_initializer", "Zeros"));
+    }
+    /// output elements * input features
+    static int64_t flops(const node_view& n) { return n.out.elements() * n.in[0].back(); }
 };
 
 /// Keras' Activation layer (activation given by name); the Keras applications use it throughout.
@@ -55,6 +63,7 @@ struct custom_scale {
         if (!(in[0] == in[1])) return fail("inputs have different shapes " + in[0].str() + " and " + in[1].str());
         return in[0];
     }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 /// A model input: its per-sample shape and dtype (the batch dimension is unknown).

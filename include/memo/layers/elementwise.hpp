@@ -16,6 +16,7 @@ struct elementwise_unary {
     static constexpr bool in_universe = false;
     static std::span<const param> params() { return Tag::params(); }
     static expected<shape> infer(inputs in, args) { return in[0]; }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 namespace tags {

@@ -37,6 +37,19 @@ struct locally_connected {
         s.channels = as_int(p[filters]);
         return s.to_shape();
     }
+    /// kernel (output positions, k * in, filters), bias (output sizes..., filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const auto out = spatial::of(n.out, n.channels_first() ? "channels_first" : "channels_last");
+        const int64_t f = n.integer("filters", 0);
+        int64_t positions = 1;
+        std::vector<int64_t> bias;
+        for (int k = 0; k < N; ++k) positions *= out.sizes[k], bias.push_back(out.sizes[k]);
+        bias.push_back(f);
+        w.add("kernel", {positions, n.volume("kernel_size", N) * n.channels(), f}, n.text("kernel_initializer", "glorot_uniform"));
+        if (n.flag("use_bias", true)) w.add("bias", bias, n.text("bias_initializer", "Zeros"));
+    }
+    /// output positions * k * c_in * filters
+    static int64_t flops(const node_view& n) { return layers::positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
 using locally_connected1d = locally_connected<1>;

@@ -18,6 +18,8 @@ struct elementwise_merge {
             if (!(in[i] == in[0])) return fail("inputs have different shapes " + in[0].str() + " and " + in[i].str());
         return in[0];
     }
+    /// one per element per input after the first
+    static int64_t flops(const node_view& n) { return static_cast<int64_t>(n.in.size() - 1) * n.out.elements(); }
 };
 
 namespace tags {
@@ -93,6 +95,8 @@ struct dot {
         if (a.rank() == 2) return shape{a[0], 1};
         return shape{a[0], a[1], b[1]};
     }
+    /// its products
+    static int64_t flops(const node_view& n) { return n.in[0].back() * n.out.elements(); }
 };
 
 using merge_layers = layer_list<concatenate, average, maximum, minimum, add, subtract, multiply, dot>;

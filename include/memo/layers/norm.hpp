@@ -7,6 +7,18 @@
 
 namespace memo::layers {
 
+/// gamma (if scale), beta (if center), then BatchNormalization's moving_mean and moving_variance,
+/// each of the normalised axis' size.
+inline void normalization_weights(const node_view& n, weight_list& w, bool moving) {
+    const int axis = normal_axis(n.integer("axis", -1), n.in[0].rank());
+    const int64_t c = axis < 0 ? 1 : n.in[0][axis];
+    if (n.flag("scale", true)) w.add("gamma", {c}, n.text("gamma_initializer", "Ones"));
+    if (n.flag("center", true)) w.add("beta", {c}, n.text("beta_initializer", "Zeros"));
+    if (!moving) return;
+    w.add("moving_mean", {c}, n.text("moving_mean_initializer", "Zeros"));
+    w.add("moving_variance", {c}, n.text("moving_variance_initializer", "Ones"));
+}
+
 struct batch_normalization {
     static constexpr std::string_view name = "BatchNormalization";
     static constexpr memo::family family = memo::family::norm;
@@ -33,6 +45,8 @@ struct batch_normalization {
     /// (x - mean) / sqrt(var + epsilon), computed as x * rstd - mean * rstd, rounds at |x| * rstd,
     /// and rstd is at most 1 / sqrt(epsilon) (epsilon taken as at least 1e-6).
     static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[2]), 1e-6))}; }
+    static void weights(const node_view& n, weight_list& w) { normalization_weights(n, w, true); }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 struct layer_normalization {
@@ -53,6 +67,8 @@ struct layer_normalization {
     }
     static expected<shape> infer(inputs in, args p) { return batch_normalization::infer(in, p); }
     static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[1]), 1e-6))}; }  // as BatchNormalization's
+    static void weights(const node_view& n, weight_list& w) { normalization_weights(n, w, false); }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 using norm_layers = layer_list<batch_normalization, layer_normalization>;

@@ -39,6 +39,8 @@ struct pooling {
         }
         return s.to_shape();
     }
+    /// the window per output element
+    static int64_t flops(const node_view& n) { return n.out.elements() * n.volume("pool_size", N); }
 };
 
 template <int N, pool_kind Kind>
@@ -58,6 +60,7 @@ struct global_pooling {
         for (int i = 0; i < N; ++i) s.sizes[i] = 1;
         return s.to_shape();
     }
+    static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 using max_pooling1d = pooling<1, pool_kind::max>;

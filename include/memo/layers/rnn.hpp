@@ -28,6 +28,25 @@ inline rounding_scale recurrence_rounding(inputs in) {
     return {0.0, 0.0, in.empty() || in[0].rank() < 2 ? 0.0 : static_cast<double>(std::max<int64_t>(in[0][1], 1)) / 4.0};
 }
 
+/// A recurrent cell's kernel (in, gates * units), recurrent kernel (units, gates * units) and bias
+/// (gates * units, or (2, gates * units) for GRU's reset_after), names starting with `prefix`.
+inline void cell_weights(const node_view& n, weight_list& w, std::string prefix, int64_t gates, int64_t units, bool bias, bool forget_bias, bool reset_after) {
+    const int64_t in = n.in[0].back();
+    w.add(prefix + "kernel", {in, gates * units}, n.text("kernel_initializer", "glorot_uniform"));
+    w.add(prefix + "recurrent_kernel", {units, gates * units}, n.text("recurrent_initializer", "Orthogonal"));
+    if (!bias) return;
+    if (reset_after) w.add(prefix + "bias", {2, gates * units}, n.text("bias_initializer", "Zeros"));
+    else w.add(prefix + "bias", {gates * units}, n.text("bias_initializer", "Zeros"));
+    if (forget_bias) w.forget_bias_ones(units);
+}
+
+/// steps * gates * units * (features + units), `directions` times.
+inline int64_t recurrence_flops(const node_view& n, int64_t gates, int64_t directions = 1) {
+    const shape& in = n.in[0];
+    const int64_t u = n.integer("units", 1), steps = in.rank() >= 3 ? in[1] : 1;
+    return directions * steps * gates * u * (in.back() + u);
+}
+
 template <cell C>
 struct recurrent {
     static constexpr std::string_view name = cell_names[static_cast<int>(C)];
@@ -63,6 +82,12 @@ struct recurrent {
         if (as_bool(at("return_sequences"))) return shape{in[0][0], in[0][1], units};
         return shape{in[0][0], units};
     }
+    static constexpr int64_t gates = C == cell::lstm ? 4 : C == cell::gru ? 3 : 1;
+    static void weights(const node_view& n, weight_list& w) {
+        cell_weights(n, w, "", gates, n.integer("units", 1), n.flag("use_bias", true), C == cell::lstm && n.flag("unit_forget_bias", true),
+                     C == cell::gru && n.flag("reset_after", true));
+    }
+    static int64_t flops(const node_view& n) { return recurrence_flops(n, gates); }
 };
 
 using lstm = recurrent<cell::lstm>;
@@ -89,6 +114,12 @@ struct bidirectional {
         if (as_bool(p[return_sequences])) return shape{in[0][0], in[0][1], u};
         return shape{in[0][0], u};
     }
+    /// forward_ and backward_ LSTM weights, with Keras' defaults (use_bias, unit_forget_bias)
+    static void weights(const node_view& n, weight_list& w) {
+        cell_weights(n, w, "forward_", 4, n.integer("units", 1), true, true, false);
+        cell_weights(n, w, "backward_", 4, n.integer("units", 1), true, true, false);
+    }
+    static int64_t flops(const node_view& n) { return recurrence_flops(n, 4, 2); }
 };
 
 /// TimeDistributed(ReLU): ReLU applied to every time step; the shape is unchanged.
@@ -157,6 +188,23 @@ struct conv_lstm {
         out.push(in[0][1]);
         for (int i = 1; i < f.rank(); ++i) out.push(f[i]);
         return out;
+    }
+    /// The input channels of one frame: axis 2 channels_first, the last axis otherwise.
+    static int64_t frame_channels(const node_view& n) { return n.channels_first() ? n.in[0][2] : n.in[0].back(); }
+    /// kernel (k..., in, 4 filters), recurrent_kernel (k..., filters, 4 filters), bias (4 filters)
+    static void weights(const node_view& n, weight_list& w) {
+        const int64_t f = n.integer("filters", 0);
+        const auto k = n.sizes("kernel_size", N);
+        w.add("kernel", cat(k, {frame_channels(n), 4 * f}), n.text("kernel_initializer", "glorot_uniform"));
+        w.add("recurrent_kernel", cat(k, {f, 4 * f}), n.text("recurrent_initializer", "Orthogonal"));
+        if (!n.flag("use_bias", true)) return;
+        w.add("bias", {4 * f}, n.text("bias_initializer", "Zeros"));
+        if (n.flag("unit_forget_bias", true)) w.forget_bias_ones(f);
+    }
+    /// steps * output positions * 4 * k * (c_in + filters) * filters
+    static int64_t flops(const node_view& n) {
+        const int64_t f = n.integer("filters", 1);
+        return n.in[0][1] * positions(n, n.out, n.flag("return_sequences", false) ? 1 : 0) * 4 * n.volume("kernel_size", N) * (frame_channels(n) + f) * f;
     }
 };
 

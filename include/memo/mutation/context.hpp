@@ -20,7 +20,7 @@ struct context {
     std::int64_t max_cost = 0;     // a mutant costlier to run than this (layers/cost.hpp) is rejected; 0: no limit
     bool guided = true;            // prefer what is not yet covered (LEMON's operators turn this off)
     /// Each mutant draws its own weight and input seed, as MEMO builds every model with fresh random
-    /// weights: a generator of inputs (exec/inputs.hpp) or a weight draw that reaches a fault is met
+    /// weights: a generator of inputs (tensors/inputs.hpp) or a weight draw that reaches a fault is met
     /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
     /// weight edits refer to the parent's weights).
     bool fresh_seeds = false;

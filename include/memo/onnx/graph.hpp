@@ -18,7 +18,7 @@
 
 #include "../core/dtype.hpp"
 #include "../engine/error.hpp"
-#include "../exec/tensor.hpp"
+#include "../tensors/tensor.hpp"
 
 namespace memo::onnx {
 

@@ -21,8 +21,9 @@
 #include <vector>
 
 #include "../core/model.hpp"
-#include "../exec/weights.hpp"
 #include "../layers/common.hpp"
+#include "../layers/layouts.hpp"
+#include "../tensors/weights.hpp"
 #include "graph.hpp"
 
 namespace memo::onnx {
@@ -66,19 +67,15 @@ using lowering = std::function<std::string(call&)>;
 
 namespace lower {
 
-/// Channels-last (B, s..., C) to channels-first (B, C, s...), and back; `first` inputs stay.
+/// Channels-last (B, s..., C) to channels-first (B, C, s...), and back (layers/layouts.hpp);
+/// `first` inputs stay.
 inline std::string to_cf(graph& g, const std::string& x, int rank, bool first) {
     if (first || rank < 3) return x;
-    dims_t p{0, rank - 1};
-    for (int i = 1; i < rank - 1; ++i) p.push_back(i);
-    return g.op("Transpose", {x}, {{"perm", p}});
+    return g.op("Transpose", {x}, {{"perm", layers::to_channels_first(rank)}});
 }
 inline std::string from_cf(graph& g, const std::string& x, int rank, bool first) {
     if (first || rank < 3) return x;
-    dims_t p{0};
-    for (int i = 2; i < rank; ++i) p.push_back(i);
-    p.push_back(1);
-    return g.op("Transpose", {x}, {{"perm", p}});
+    return g.op("Transpose", {x}, {{"perm", layers::from_channels_first(rank)}});
 }
 
 /// Keras' activation `name` (None and linear: the identity); softmax over `softmax_axis`.
@@ -122,23 +119,16 @@ inline dims_t tf_pads(const dims_t& in, const dims_t& k, const dims_t& s, const 
 /// The spatial dims of a Keras tensor of these dims.
 inline dims_t spatial(const dims_t& dims, bool first) { return first ? dims_t(dims.begin() + 2, dims.end()) : dims_t(dims.begin() + 1, dims.end() - 1); }
 
+/// A Keras weight in ONNX's layout (layers/layouts.hpp).
+inline tensor relaid(const tensor& w, const layers::layout_change& c) {
+    tensor p = permuted(w, c.perm);
+    return c.dims.empty() ? p : reshaped(std::move(p), c.dims);
+}
 /// Keras' kernel (k..., a, b) as ONNX's (b, a, k...): conv (k..., in, out) -> (out, in, k...),
 /// conv_transpose (k..., out, in) -> (in, out, k...).
-inline tensor keras_kernel(const tensor& w) {
-    const auto n = static_cast<std::int64_t>(w.dims.size()) - 2;
-    dims_t p{n + 1, n};
-    for (std::int64_t i = 0; i < n; ++i) p.push_back(i);
-    return permuted(w, p);
-}
+inline tensor keras_kernel(const tensor& w) { return relaid(w, layers::channels_first_kernel(w.dims)); }
 /// Keras' depthwise kernel (k..., in, dm) as ONNX's grouped (in * dm, 1, k...).
-inline tensor depthwise_kernel(const tensor& w) {
-    const auto n = static_cast<std::int64_t>(w.dims.size()) - 2;
-    dims_t p{n, n + 1};
-    for (std::int64_t i = 0; i < n; ++i) p.push_back(i);
-    dims_t shape{w.dims[static_cast<std::size_t>(n)] * w.dims[static_cast<std::size_t>(n + 1)], 1};
-    for (std::int64_t i = 0; i < n; ++i) shape.push_back(w.dims[static_cast<std::size_t>(i)]);
-    return reshaped(permuted(w, p), shape);
-}
+inline tensor depthwise_kernel(const tensor& w) { return relaid(w, layers::channels_first_depthwise(w.dims)); }
 
 /// A convolution of the channels-first `x` with an ONNX kernel initializer.
 inline std::string conv_cf(graph& g, const std::string& x, const std::string& w, const std::string& b, const dims_t& k, const dims_t& s, const dims_t& d,
@@ -849,6 +839,15 @@ inline std::map<std::string, lowering, std::less<>> builtin_lowerings() {
     t["LocallyConnected1D"] = local<1>;
     t["LocallyConnected2D"] = local<2>;
     return t;
+}
+
+/// The classes of `reg` (those with inputs) that have no lowering to ONNX, in the registry's order.
+inline std::vector<std::string_view> lacks(const registry& reg) {
+    static const auto table = builtin_lowerings();
+    std::vector<std::string_view> out;
+    for (const auto& L : reg)
+        if (L.arity.max != 0 && table.find(L.name) == table.end()) out.push_back(L.name);
+    return out;
 }
 
 }  // namespace memo::onnx

@@ -17,8 +17,8 @@
 
 #include "../backends/executor.hpp"
 #include "../core/hash.hpp"
-#include "../exec/budget.hpp"
-#include "../exec/inputs.hpp"
+#include "../tensors/budget.hpp"
+#include "../tensors/inputs.hpp"
 #include "rounding.hpp"
 #include "tester.hpp"
 

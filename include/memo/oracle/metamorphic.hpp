@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "../core/hash.hpp"
-#include "../exec/budget.hpp"
 #include "../metamorphic/relations.hpp"
+#include "../tensors/budget.hpp"
 #include "rounding.hpp"
 #include "tester.hpp"
 

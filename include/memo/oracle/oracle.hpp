@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "../backends/backend.hpp"
-#include "../exec/digest.hpp"
 #include "../metamorphic/variant.hpp"
+#include "../tensors/digest.hpp"
 
 namespace memo::oracle {
 
@@ -41,7 +41,7 @@ struct options {
     double dmad_threshold = 0.5;   // D_MAD above which two backends disagree in their closeness to O
     double tolerance_scale = 1.0;  // multiplies every dtype's tolerance
     /// A model whose run would hold more float64 values than this many bytes is not run
-    /// (exec/budget.hpp): every participant gets it back unsupported, with the node that passes
+    /// (tensors/budget.hpp): every participant gets it back unsupported, with the node that passes
     /// the budget. 0: no limit.
     std::int64_t max_bytes = 0;
 };

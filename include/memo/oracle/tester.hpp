@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../backends/executor.hpp"
-#include "../exec/inputs.hpp"
+#include "../tensors/inputs.hpp"
 #include "oracle.hpp"
 
 namespace memo::oracle {
@@ -42,7 +42,7 @@ inline void keep_node_digests(observation& ob, const model& m, bool traced) {
     ob.spans = std::move(ob.result.node_spans);
 }
 
-/// The observations of a model too large to run (exec/budget.hpp): every participant declines it
+/// The observations of a model too large to run (tensors/budget.hpp): every participant declines it
 /// with the reason, and no tensor of it is made.
 inline std::vector<observation> declined_as_too_large(std::span<executor* const> parts, const std::string& why) {
     std::vector<observation> obs;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "../engine/error.hpp"
-#include "../exec/digest.hpp"
-#include "../exec/inputs.hpp"
+#include "../tensors/digest.hpp"
+#include "../tensors/inputs.hpp"
 
 namespace memo::store {
 

@@ -11,8 +11,8 @@
 #include <span>
 
 #include "../backends/executor.hpp"
-#include "../exec/inputs.hpp"
 #include "../oracle/oracle.hpp"
+#include "../tensors/inputs.hpp"
 #include "store.hpp"
 
 namespace memo::store {

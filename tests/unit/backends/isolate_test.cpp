@@ -11,8 +11,8 @@
 #include <memo/backends/isolate.hpp>
 #include <memo/campaign/execute.hpp>
 #include <memo/campaign/generate.hpp>
-#include <memo/exec/inputs.hpp>
 #include <memo/oracle/differential.hpp>
+#include <memo/tensors/inputs.hpp>
 
 #include "../support.hpp"
 #include "faulty.hpp"
@@ -420,7 +420,7 @@ TEST(Campaign, KilledCampaignLosesNoStoredBug) {
     }
     EXPECT_GE(complete, 1);
     // The store reopens them all.
-    memo::campaign::bug_store again(dir);
+    memo::store::bug_store again(dir);
     EXPECT_EQ(again.unique("inconsistency"), static_cast<std::size_t>(complete));
     fs::remove_all(dir);
 }
@@ -462,4 +462,12 @@ TEST(Oracle, WholeGraphHangIsLocalisedByPrefixes) {
     EXPECT_NE(again.message.find("250 ms"), std::string::npos) << again.message;
     EXPECT_EQ(again.node, 2);
     EXPECT_EQ(memo::oracle::signature(again, small_model(2)), memo::oracle::signature(first, small_model()));
+}
+
+// Every backend keeps one kernel (op, lowering) per layer class; each says which it lacks.
+TEST(Backends, ReferenceLacksNoLayerClass) {
+    memo::reference::interpreter interp;
+    const auto lacking = interp.lacks(test::reg());
+    std::printf("reference lacks: %s\n", test::listed(lacking).c_str());
+    EXPECT_TRUE(lacking.empty()) << test::listed(lacking);
 }

@@ -152,7 +152,7 @@ TEST(Exchange, RankZeroStoresEachBugOnceWithEverySighting) {
     write_bug(dirs[2].path, "crash/Conv2D-2", 1);
     world.run([&](memo::cluster::communicator& c) {
         const auto r = static_cast<std::size_t>(c.rank());
-        memo::campaign::bug_store bugs(dirs[r].path);
+        memo::store::bug_store bugs(dirs[r].path);
         memo::cluster::exchange x(c, test::reg(), {}, &bugs);
         x.ship_bugs();
         if (r == 1) bugs.count(memo::oracle::kind::nan, "Dot-1");  // one more sighting since
@@ -173,6 +173,6 @@ TEST(Exchange, RankZeroStoresEachBugOnceWithEverySighting) {
         if (k.path().filename() != ".tmp")
             for ([[maybe_unused]] const auto& b : std::filesystem::directory_iterator(k.path())) ++dirs_stored;
     EXPECT_EQ(dirs_stored, 2u);
-    memo::campaign::bug_store reloaded(dirs[0].path);
+    memo::store::bug_store reloaded(dirs[0].path);
     EXPECT_EQ(reloaded.unique(), 2u);
 }

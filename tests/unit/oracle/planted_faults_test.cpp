@@ -26,8 +26,8 @@
 #include <vector>
 
 #include <memo/backends/reference/interpreter.hpp>
-#include <memo/exec/inputs.hpp>
 #include <memo/oracle/differential.hpp>
+#include <memo/tensors/inputs.hpp>
 #include <memo/zoo/small.hpp>
 
 #include "../backends/faulty.hpp"

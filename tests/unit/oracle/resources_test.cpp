@@ -6,8 +6,8 @@
 #include <memo/campaign/execute.hpp>
 #include <memo/campaign/generate.hpp>
 #include <memo/core/builder.hpp>
-#include <memo/exec/inputs.hpp>
 #include <memo/oracle/resources.hpp>
+#include <memo/tensors/inputs.hpp>
 
 #include "../backends/faulty.hpp"
 #include "../support.hpp"

@@ -1,7 +1,7 @@
 // Reference kernels of the conv and locally-connected families, against values worked out by hand
 // on tiny inputs, and against naive formulas (written here, index by index) on drawn weights.
 #include <memo/backends/reference/interpreter.hpp>
-#include <memo/exec/inputs.hpp>
+#include <memo/tensors/inputs.hpp>
 
 #include "../support.hpp"
 

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include <memo/backends/reference/interpreter.hpp>
-#include <memo/exec/inputs.hpp>
+#include <memo/tensors/inputs.hpp>
 
 #include "../support.hpp"
 

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include <memo/backends/reference/interpreter.hpp>
-#include <memo/exec/inputs.hpp>
+#include <memo/tensors/inputs.hpp>
 
 #include "../support.hpp"
 

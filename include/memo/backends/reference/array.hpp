@@ -22,8 +22,8 @@
 
 #include "../../core/model.hpp"
 #include "../../engine/error.hpp"
-#include "../../exec/tensor.hpp"
-#include "../../exec/weights.hpp"
+#include "../../tensors/tensor.hpp"
+#include "../../tensors/weights.hpp"
 
 namespace memo::reference {
 

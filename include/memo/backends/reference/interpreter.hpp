@@ -57,6 +57,14 @@ public:
         else return f64_;
     }
 
+    /// The classes of `reg` (those with inputs) it has no float32 kernel for, in the registry's order.
+    std::vector<std::string_view> lacks(const registry& reg) {
+        std::vector<std::string_view> out;
+        for (const auto& L : reg)
+            if (L.arity.max != 0 && !kernels<float>().find(L.name)) out.push_back(L.name);
+        return out;
+    }
+
     /// Replaces the kernel of class `layer` in all four element types by a wrapper of it:
     ///   wrap(std::type_identity<T>{}, original, context, in, weights) -> expected<array<T>>
     /// (a generic lambda), called for every node of the class. How a faulty library is planted

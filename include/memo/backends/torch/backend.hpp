@@ -28,8 +28,9 @@
 #include <utility>
 #include <vector>
 
-#include "../../exec/weights.hpp"
 #include "../../layers/common.hpp"
+#include "../../layers/layouts.hpp"
+#include "../../tensors/weights.hpp"
 #include "../backend.hpp"
 #include "../progress.hpp"
 
@@ -96,20 +97,10 @@ inline tensor from_aten(const Tensor& y, dtype t) {
 
 inline ::c10::optional<Tensor> maybe(const Tensor& t) { return t.defined() ? ::c10::optional<Tensor>(t) : ::c10::nullopt; }
 
-/// Keras' channels_last (B, s..., C) as ATen's (B, C, s...); channels_first input stays.
-inline Tensor to_cf(const Tensor& x, bool first) {
-    if (first) return x;
-    dims_t p{0, x.dim() - 1};
-    for (int64_t i = 1; i < x.dim() - 1; ++i) p.push_back(i);
-    return x.permute(p);
-}
-inline Tensor from_cf(const Tensor& x, bool first) {
-    if (first) return x;
-    dims_t p{0};
-    for (int64_t i = 2; i < x.dim(); ++i) p.push_back(i);
-    p.push_back(1);
-    return x.permute(p);
-}
+/// Keras' channels_last (B, s..., C) as ATen's (B, C, s...), and back (layers/layouts.hpp);
+/// channels_first input stays.
+inline Tensor to_cf(const Tensor& x, bool first) { return first ? x : x.permute(layers::to_channels_first(x.dim())); }
+inline Tensor from_cf(const Tensor& x, bool first) { return first ? x : x.permute(layers::from_channels_first(x.dim())); }
 
 /// Keras' activation `name` (None and linear: identity). Keras' softmax is over the last axis
 /// of the tensor it sees; `softmax_dim` says where that axis is in x.
@@ -129,23 +120,16 @@ inline Tensor activate(const Tensor& x, std::string_view name, int64_t softmax_d
     return x;
 }
 
+/// A Keras weight in ATen's layout (layers/layouts.hpp).
+inline Tensor relaid(const Tensor& w, const layers::layout_change& c) {
+    const Tensor p = w.permute(c.perm);
+    return (c.dims.empty() ? p : p.reshape(c.dims)).contiguous();
+}
 /// Keras' kernel (k..., a, b) as ATen's (b, a, k...): conv (k..., in, out) -> (out, in, k...),
 /// conv_transpose (k..., out, in) -> (in, out, k...).
-inline Tensor keras_kernel(const Tensor& w) {
-    const int64_t n = w.dim() - 2;
-    dims_t p{n + 1, n};
-    for (int64_t i = 0; i < n; ++i) p.push_back(i);
-    return w.permute(p).contiguous();
-}
-/// Keras' depthwise kernel (k..., in, dm) as ATen's grouped (in * dm, 1, k...): output channel c * dm + m.
-inline Tensor depthwise_kernel(const Tensor& w) {
-    const int64_t n = w.dim() - 2;
-    dims_t p{n, n + 1};
-    for (int64_t i = 0; i < n; ++i) p.push_back(i);
-    dims_t shape{w.size(n) * w.size(n + 1), 1};
-    for (int64_t i = 0; i < n; ++i) shape.push_back(w.size(i));
-    return w.permute(p).reshape(shape).contiguous();
-}
+inline Tensor keras_kernel(const Tensor& w) { return relaid(w, layers::channels_first_kernel(w.sizes())); }
+/// Keras' depthwise kernel (k..., in, dm) as ATen's grouped (in * dm, 1, k...).
+inline Tensor depthwise_kernel(const Tensor& w) { return relaid(w, layers::channels_first_depthwise(w.sizes())); }
 
 /// TF's padding per spatial axis (layers/common.hpp's window_padding).
 struct padding {
@@ -661,7 +645,8 @@ inline std::map<std::string, op, std::less<>> builtin_ops() {
     t["LeakyReLU"] = [](const call& c) { return ::at::leaky_relu(c.in[0], c.real("alpha")); };
     t["PReLU"] = prelu;
     t["ELU"] = [](const call& c) { return ::at::elu(c.in[0], c.real("alpha")); };
-    t["ThresholdedReLU"] = [](const call& c) { return ::at::threshold(c.in[0], c.real("theta"), 0.0); };
+    // Keras: x * cast(x > theta), so -inf gives NaN (-inf * 0), where at::threshold gives 0.
+    t["ThresholdedReLU"] = [](const call& c) { return c.in[0] * ::at::gt(c.in[0], c.real("theta")).to(c.in[0].scalar_type()); };
     // Reshaping.
     t["Flatten"] = flatten;
     t["RepeatVector"] = [](const call& c) { return c.in[0].unsqueeze(1).repeat({1, c.integer("n"), 1}); };
@@ -716,6 +701,14 @@ public:
 
     /// Adds or replaces the op of a layer class (users' own layers).
     void set(std::string name, op f) { ops_[std::move(name)] = std::move(f); }
+
+    /// The classes of `reg` (those with inputs) it has no op for, in the registry's order.
+    std::vector<std::string_view> lacks(const registry& reg) const {
+        std::vector<std::string_view> out;
+        for (const auto& L : reg)
+            if (L.arity.max != 0 && ops_.find(L.name) == ops_.end()) out.push_back(L.name);
+        return out;
+    }
 
     expected<void> supports(const model& m) const {
         for (const auto& n : m.nodes)

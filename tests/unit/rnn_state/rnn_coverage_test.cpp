@@ -1,6 +1,6 @@
 // The reference interpreter's state hook (every step of every recurrent layer, its last state the
-// layer's output), and the RNN-state metric a campaign counts (state/rnn_coverage.hpp) and the
-// input fuzzer of one model (state/input_fuzz.hpp).
+// layer's output), and the RNN-state metric a campaign counts (rnn_state/rnn_coverage.hpp) and the
+// input fuzzer of one model (rnn_state/input_fuzz.hpp).
 // Light on purpose: it includes what it uses, not the whole library (each such file costs minutes
 // under the sanitizer build).
 #include <map>
@@ -10,7 +10,7 @@
 #include <memo/campaign/seeds.hpp>
 #include <memo/core/builder.hpp>
 #include <memo/coverage/checkpoint.hpp>
-#include <memo/state/input_fuzz.hpp>
+#include <memo/rnn_state/input_fuzz.hpp>
 
 namespace {
 
@@ -109,7 +109,7 @@ TEST(StateHook, ConvLstmStepsAreWholeFrames) {
 // boundary cell; gain() is what add() then returns; a clone and a restored copy agree.
 TEST(RnnCoverage, SeedsCoverTheirOwnProfile) {
     const auto seeds = memo::campaign::load_seeds("zoo:lstm0-sinewave,lstm2-price", reg());
-    memo::state::rnn_coverage cov(reg(), seeds);
+    memo::rnn_state::rnn_coverage cov(reg(), seeds);
     const auto before = memo::criteria_json(cov.criteria());
     ASSERT_GT(before["rnn_state_basic"]["total"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(before["rnn_state_basic"]["covered"], 0);
@@ -128,10 +128,10 @@ TEST(RnnCoverage, SeedsCoverTheirOwnProfile) {
     EXPECT_GT(j["rnn_state_boundary"]["total"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(j["rnn_states"]["covered"], j["rnn_state_basic"]["total"]);
 
-    memo::state::rnn_coverage fresh(reg(), seeds);
+    memo::rnn_state::rnn_coverage fresh(reg(), seeds);
     fresh.restore(cov.save());
     EXPECT_EQ(memo::criteria_json(fresh.criteria()), j);
-    const memo::state::rnn_coverage copy = cov;
+    const memo::rnn_state::rnn_coverage copy = cov;
     EXPECT_EQ(memo::criteria_json(copy.criteria()), j);
     // As a coverage_metric, its items are the states and transitions reached.
     EXPECT_EQ(cov.covered(), j["rnn_states"]["covered"].get<std::size_t>() + j["rnn_transitions"]["covered"].get<std::size_t>());
@@ -142,7 +142,7 @@ TEST(RnnCoverage, SeedsCoverTheirOwnProfile) {
 TEST(RnnCoverage, CountsInMemoCoverageDelta) {
     const auto seeds = memo::campaign::load_seeds("zoo:lstm2-price", reg());
     memo::memo_coverage cov(reg());
-    cov.attach(memo::state::rnn_coverage(reg(), seeds));
+    cov.attach(memo::rnn_state::rnn_coverage(reg(), seeds));
     const auto d = cov.gain(seeds[0]);
     EXPECT_GT(d.extra, 0u);
     EXPECT_EQ(static_cast<std::size_t>(d), d.memo_total() + d.extra);
@@ -156,17 +156,17 @@ TEST(RnnCoverage, CountsInMemoCoverageDelta) {
 }
 
 TEST(InputFuzz, SchedulerProbabilityFallsFromPointEightToPointThree) {
-    EXPECT_DOUBLE_EQ(memo::state::pick_probability(0), 0.8);
-    EXPECT_DOUBLE_EQ(memo::state::pick_probability(5), 0.7);
-    EXPECT_DOUBLE_EQ(memo::state::pick_probability(25), 0.3);
-    EXPECT_DOUBLE_EQ(memo::state::pick_probability(1000), 0.3);
+    EXPECT_DOUBLE_EQ(memo::rnn_state::pick_probability(0), 0.8);
+    EXPECT_DOUBLE_EQ(memo::rnn_state::pick_probability(5), 0.7);
+    EXPECT_DOUBLE_EQ(memo::rnn_state::pick_probability(25), 0.3);
+    EXPECT_DOUBLE_EQ(memo::rnn_state::pick_probability(1000), 0.3);
 }
 
 // Inputs stay within their bounds, kept inputs raise coverage, and a seed gives the same run.
 TEST(InputFuzz, KeepsBoundedInputsThatReachNewStatesAndIsDeterministic) {
     const auto m = one_layer("LSTM", {{"units", 6}, {"return_sequences", true}}, 8, 2);
     auto run = [&](std::uint64_t seed) {
-        memo::state::input_fuzzer f(m, {.seed = seed, .profile_samples = 16, .initial = 4, .linf = 0.2, .l0 = 3});
+        memo::rnn_state::input_fuzzer f(m, {.seed = seed, .profile_samples = 16, .initial = 4, .linf = 0.2, .l0 = 3});
         const auto start = f.values();
         for (int i = 0; i < 150; ++i) f.step();
         EXPECT_EQ(f.iterations(), 150u);
@@ -194,7 +194,7 @@ TEST(InputFuzz, ModelWithoutRecurrentLayerIsAClearError) {
     b.add("Dense", {in}, {{"units", 2}});
     const auto m = b.finish();
     try {
-        memo::state::input_fuzzer f(m);
+        memo::rnn_state::input_fuzzer f(m);
         FAIL() << "expected an error";
     } catch (const memo::error& e) {
         EXPECT_NE(std::string(e.what()).find("no recurrent layer"), std::string::npos) << e.what();

@@ -5,7 +5,7 @@
 // time, each within linf of its root input's value), and an input is kept when it reaches a state
 // or transition none before it did. Seeds are picked by DeepStellar's scheduler.
 //
-//   memo::state::input_fuzzer f(model, {.seed = 1});
+//   memo::rnn_state::input_fuzzer f(model, {.seed = 1});
 //   while (f.iterations() < 1000) f.step();
 //   f.values();  // the five criteria, summed over the model's recurrent layers
 #include <algorithm>
@@ -16,7 +16,7 @@
 
 #include "rnn_coverage.hpp"
 
-namespace memo::state {
+namespace memo::rnn_state {
 
 /// DeepStellar's seed scheduler: an input fuzzed f times is taken with probability
 /// max(0.3, 0.8 - 0.1 f / 5). Fresh inputs come first; none is ever starved.
@@ -169,4 +169,4 @@ private:
     std::uint64_t iterations_ = 0;
 };
 
-}  // namespace memo::state
+}  // namespace memo::rnn_state

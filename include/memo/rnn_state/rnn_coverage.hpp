@@ -16,12 +16,12 @@
 
 #include "../backends/reference/interpreter.hpp"
 #include "../coverage/coverage.hpp"
-#include "../exec/inputs.hpp"
 #include "../io/json.hpp"
 #include "../layers/cost.hpp"
+#include "../tensors/inputs.hpp"
 #include "criteria.hpp"
 
-namespace memo::state {
+namespace memo::rnn_state {
 
 /// Layers whose steps are states: the recurrent family, less TimeDistributed (no state of its own).
 inline bool recurrent(const layer_def& l) noexcept { return l.fam == family::rnn && l.name != "TimeDistributed"; }
@@ -175,4 +175,4 @@ private:
 
 static_assert(coverage_metric<rnn_coverage, model>);
 
-}  // namespace memo::state
+}  // namespace memo::rnn_state

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include <memo/state/criteria.hpp>
+#include <memo/rnn_state/criteria.hpp>
 
-using memo::state::abstraction;
-using memo::state::cell;
-using memo::state::dtmc;
-using memo::state::grid_options;
-using memo::state::pca;
-using memo::state::state_coverage;
-using memo::state::trace;
+using memo::rnn_state::abstraction;
+using memo::rnn_state::cell;
+using memo::rnn_state::dtmc;
+using memo::rnn_state::grid_options;
+using memo::rnn_state::pca;
+using memo::rnn_state::state_coverage;
+using memo::rnn_state::trace;
 
 namespace {
 
@@ -205,7 +205,7 @@ TEST(StateDtmc, HandBuiltChain) {
     EXPECT_DOUBLE_EQ(m.probability(B, A), 0.5);
     EXPECT_EQ(m.probability(C, A), 0.0);  // C has no way out
     EXPECT_EQ(m.state_list(), (std::vector<cell>{A, B, C}));
-    const std::vector<memo::state::transition> edges{{A, B}, {A, C}, {B, A}, {B, B}, {dtmc::initial, A}};
+    const std::vector<memo::rnn_state::transition> edges{{A, B}, {A, C}, {B, A}, {B, B}, {dtmc::initial, A}};
     EXPECT_EQ(m.transition_list(), edges);
 
     auto from = m.state_list();
@@ -235,7 +235,7 @@ TEST(StateDtmc, HandBuiltChain) {
     EXPECT_EQ(v.weighted_transition.covered, 3u);
     EXPECT_EQ(v.weighted_transition.total, 7u);
     EXPECT_DOUBLE_EQ(v.basic_state.ratio(), 2.0 / 3.0);
-    EXPECT_EQ(memo::state::criterion_value{}.ratio(), 0.0);
+    EXPECT_EQ(memo::rnn_state::criterion_value{}.ratio(), 0.0);
     EXPECT_EQ(cov.seen_states(), 3u);
     EXPECT_EQ(cov.seen_transitions(), 3u);
 }

@@ -1,16 +1,14 @@
 #pragma once
 // What a tensor's values reach, in a few bytes: the classes of value it holds and its finite
-// range. A traced run keeps one per node (run_result::node_spans) beside its digest, so the
-// campaign learns what each layer received without the tensors crossing a pipe; the coverage
-// criterion layer_input_range (coverage/input_range.hpp) counts it.
+// range. A traced run keeps one per node (run_result::node_spans, from tensors/values.hpp's
+// span_of) beside its digest, so the campaign learns what each layer received without the
+// tensors crossing a pipe; the coverage criterion layer_input_range (input_range.hpp) counts it.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string_view>
-
-#include "tensor.hpp"
 
 namespace memo {
 
@@ -56,11 +54,5 @@ struct value_span {
     bool straddles(double t) const noexcept { return lo < t && t < hi; }
     friend bool operator==(const value_span&, const value_span&) = default;
 };
-
-inline value_span span_of(const tensor& t) noexcept {
-    value_span s;
-    for (double x : t.data) s.add(x);
-    return s;
-}
 
 }  // namespace memo

@@ -23,7 +23,7 @@
 #include "../oracle/differential.hpp"
 #include "../oracle/resources.hpp"
 
-namespace memo::campaign {
+namespace memo::store {
 
 struct bug_report {
     oracle::verdict v;  // localised on the minimal model
@@ -264,4 +264,4 @@ private:
     std::map<std::string, std::size_t> unique_;
 };
 
-}  // namespace memo::campaign
+}  // namespace memo::store

@@ -12,7 +12,7 @@
 
 #include "../engine/error.hpp"
 
-namespace memo::state {
+namespace memo::rnn_state {
 
 /// Principal components of a set of vectors, with a fixed sign convention so that fits are reproducible.
 struct pca {
@@ -85,4 +85,4 @@ struct pca {
     }
 };
 
-}  // namespace memo::state
+}  // namespace memo::rnn_state

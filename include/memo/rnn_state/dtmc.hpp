@@ -11,7 +11,7 @@
 #include "../engine/rng.hpp"
 #include "abstraction.hpp"
 
-namespace memo::state {
+namespace memo::rnn_state {
 
 /// One sequence's cells, in step order.
 using trace = std::vector<cell>;
@@ -103,4 +103,4 @@ private:
     std::uint64_t total_ = 0;
 };
 
-}  // namespace memo::state
+}  // namespace memo::rnn_state

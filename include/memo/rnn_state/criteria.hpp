@@ -13,7 +13,7 @@
 #include "abstraction.hpp"
 #include "dtmc.hpp"
 
-namespace memo::state {
+namespace memo::rnn_state {
 
 /// One criterion's value: covered out of total (counts, or summed frequencies for the weighted ones).
 struct criterion_value {
@@ -147,4 +147,4 @@ private:
     criteria_values v_;
 };
 
-}  // namespace memo::state
+}  // namespace memo::rnn_state

@@ -16,7 +16,7 @@
 #include "../engine/rng.hpp"
 #include "pca.hpp"
 
-namespace memo::state {
+namespace memo::rnn_state {
 
 /// How a state becomes a cell; the defaults are DeepStellar's k = 3 components, m = 10 intervals, 8 bits a component.
 struct grid_options {
@@ -169,4 +169,4 @@ private:
     std::vector<double> lo_, hi_;
 };
 
-}  // namespace memo::state
+}  // namespace memo::rnn_state
