@@ -4662,6 +4662,38 @@ using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplicat
 //      buckets allow (fewer weights).
 // Steps 2 to 5 run a few times with different weights (InputLayers, rare items, ties); the
 // smallest result wins. See docs/reduction.md.
+#include <chrono>
+#include <cstdint>
+
+// #include <memo/core/model.hpp> (already included)
+// #include <memo/coverage/universe.hpp> (already included)
+// #include <memo/layers/all.hpp> (already included)
+// #include <memo/layers/cost.hpp> (already included)
+// begin #include <memo/reduce/cover.hpp>
+// Seed reduction, steps 2 to 4: the greedy cover, pruning, the neighbourhood search, and the
+// cover as a model (see reduce.hpp).
+// begin #include <memo/reduce/placement.hpp>
+// Seed reduction: a cover's state and the edits steps 2 to 4 make to it (see reduce.hpp).
+// begin #include <memo/reduce/original.hpp>
+// Seed reduction, step 1: the original's items, configurations and edges (see reduce.hpp).
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// #include <memo/layers/all.hpp> (already included)
+// begin #include <memo/reduce/items.hpp>
+// What a reduction preserves (the items of layer_type, layer_pair, layer_param and layer_input)
+// and the data its steps share: configurations, edges, chains and the cover's state.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -4678,22 +4710,9 @@ using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplicat
 
 // #include <memo/core/model.hpp> (already included)
 // #include <memo/coverage/universe.hpp> (already included)
-// #include <memo/layers/all.hpp> (already included)
-// #include <memo/layers/cost.hpp> (already included)
 
 namespace memo {
 
-/// What reduce() returns: the reduced model and the figures of the paper's Table 5.
-struct reduction {
-    model reduced;
-    std::size_t layers_before = 0, layers_after = 0;  // every node, InputLayer and adapters included
-    std::int64_t weights_before = 0, weights_after = 0;
-    std::int64_t flops_before = 0, flops_after = 0;
-    double ms = 0;                    // the time reduce() took, verification included
-    bool coverage_preserved = false;  // valid, and the same items under the four criteria
-};
-
-/// The criteria a reduction keeps: MEMO's diversity test (type, pair, parameter, input).
 inline constexpr bool reduction_criterion(criterion c) noexcept {
     return c == criterion::layer_type || c == criterion::layer_pair || c == criterion::layer_param || c == criterion::layer_input;
 }
@@ -4794,10 +4813,31 @@ struct outcome {
     dtype type = dtype::float32;
 };
 
-/// Steps 1 to 5: chooses the nodes and their inputs greedily, then wires them into a model.
-class cover_builder {
+/// Outputs: the nodes nobody reads.
+inline void set_outputs(model& r) {
+    std::vector<char> read(r.nodes.size(), 0);
+    for (const auto& nd : r.nodes)
+        for (int s : nd.inputs) read[at(s)] = 1;
+    r.outputs.clear();
+    for (std::size_t i = 0; i < r.nodes.size(); ++i)
+        if (!read[i]) r.outputs.push_back(static_cast<int>(i));
+}
+
+}  // namespace detail::reduction
+
+}  // namespace memo
+// end #include <memo/reduce/items.hpp>
+
+namespace memo {
+
+namespace detail::reduction {
+
+/// Step 1: what the original covers (its items as dense ids, its configurations, edges, chains
+/// and merges), and what a layer gives on given inputs (cached). Holds the state every later
+/// step shares: placement.hpp edits a cover's state, cover.hpp builds the cover.
+class original_items {
 public:
-    cover_builder(const model& m, const universe& u, const layer_def& input_def) : m_(m), u_(u), input_def_(input_def) {
+    original_items(const model& m, const universe& u, const layer_def& input_def) : m_(m), u_(u), input_def_(input_def) {
         const auto n = m.nodes.size();
         slot_.resize(n);
         config_of_.assign(n, -1);
@@ -4814,203 +4854,7 @@ public:
         return k;
     }
 
-    /// Steps 2 to 4: greedy cover of every item by nodes and their inputs, then pruning.
-    /// `input_cost` is what a new InputLayer shape counts for against a node.
-    void choose(double input_cost, double rarity, std::uint64_t seed) {
-        input_cost_ = input_cost;
-        // Rare items first: an item counts 1 / (how many configurations or kinds of edge give
-        // it)^rarity, so the few ways to cover it are taken before common items use them up.
-        std::vector<int> freq(at(items_), 0);
-        for (const auto& C : configs_)
-            for (int it : C.items) ++freq[at(it)];
-        for (std::size_t p = 0; p < edges_of_pair_.size(); ++p) freq[p] += static_cast<int>(edges_of_pair_[p].size());
-        weight_.resize(at(items_));
-        rng r(seed);
-        for (std::size_t i = 0; i < weight_.size(); ++i) {
-            weight_[i] = std::pow(std::max(1, freq[i]), -rarity);
-            if (seed) weight_[i] *= 1.0 + 0.2 * r.unit();  // other runs break ties otherwise
-        }
-        st_ = state{};
-        st_.cnt.assign(at(items_), 0);
-        greedy();
-        prune();
-        fill(st_);
-    }
-
-    /// Large-neighbourhood search: removes every node of one class (each class in turn), covers
-    /// what that uncovers greedily again, and keeps the result when the model is smaller.
-    bool improve(int rounds) {
-        bool any = false;
-        std::vector<std::size_t> present;
-        auto destroy = [&](std::size_t cls) {
-            const state before = st_;
-            const double size = real_size(st_);
-            for (std::size_t v = 0; v < st_.nodes.size(); ++v) {
-                if (st_.nodes[v].cfg < 0) continue;
-                if (at(configs_[at(st_.nodes[v].cfg)].cls) == cls) remove_node(st_, static_cast<int>(v));
-            }
-            greedy();
-            prune();
-            fill(st_);
-            if (st_.covered == items_ && real_size(st_) < size - 1e-9) return true;
-            st_ = before;
-            return false;
-        };
-        for (int round = 0; round < rounds; ++round) {
-            present.clear();
-            for (const auto& n : st_.nodes) {
-                if (n.cfg < 0) continue;
-                const auto c = at(configs_[at(n.cfg)].cls);
-                if (std::find(present.begin(), present.end(), c) == present.end()) present.push_back(c);
-            }
-            std::sort(present.begin(), present.end());
-            bool better = false;
-            for (std::size_t c : present) better |= destroy(c);
-            any |= better;
-            if (!better) break;
-        }
-        return any;
-    }
-
-private:
-    /// Steps 2 and 3: adds the best candidate step until every item is covered.
-    void greedy() {
-        while (st_.covered < items_) {
-            have_best_ = false;
-            base_cost_ = cost(st_);
-            const std::size_t live = st_.nodes.size();
-            for (std::size_t c = 0; c < configs_.size(); ++c) {
-                const config& C = configs_[c];
-                // A new node of this configuration on an InputLayer, for its own items.
-                bool fresh = false;
-                for (int it : C.items) fresh = fresh || st_.cnt[at(it)] == 0;
-                // (On the input shapes of a few of its exact configurations: the first, the one in
-                // the middle and the last.)
-                const std::size_t n = C.groups.size();
-                const std::size_t picks[3] = {0, n / 2, n - 1};
-                for (std::size_t k = 0; k < 3 && fresh; ++k)
-                    if (k == 0 || (picks[k] != picks[k - 1] && picks[k] != picks[0]))
-                        try_candidate([&](state& s) { return place(s, static_cast<int>(c), C.groups[picks[k]], -1, -1, 0) >= 0; });
-                // A new node read from a node there is, for a pair nothing covers yet (or for its
-                // own items).
-                for (std::size_t x = 0; x < live; ++x) {
-                    if (st_.nodes[x].cfg < 0) continue;
-                    const int p = pair_of(st_.nodes[x].cfg, static_cast<int>(c));
-                    if (p < 0 || (st_.cnt[at(p)] != 0 && !fresh)) continue;
-                    try_candidate([&](state& s) { return place(s, static_cast<int>(c), -1, static_cast<int>(x), -1, 0) >= 0; });
-                    for (int ch : chains_of_pair_[at(p)])
-                        try_candidate([&](state& s) { return place(s, static_cast<int>(c), -1, static_cast<int>(x), ch, 0) >= 0; });
-                }
-            }
-            // An original edge, both ends new, for a pair nothing covers yet.
-            for (std::size_t p = 0; p < edges_of_pair_.size(); ++p) {
-                if (st_.cnt[p] != 0) continue;
-                for (const edge& e : edges_of_pair_[p]) {
-                    try_candidate([&](state& s) {
-                        const int x = place(s, config_of_[at(e.a)], e.a, -1, -1, 0);
-                        return x >= 0 && place(s, config_of_[at(e.b)], e.b, x, e.chain, at(e.j)) >= 0;
-                    });
-                    // Or the producer alone, to feed a node there is (a merge, say, whose other
-                    // inputs have its output's shape).
-                    try_candidate([&](state& s) { return place(s, config_of_[at(e.a)], e.a, -1, -1, 0) >= 0; });
-                }
-            }
-            // An original merge with its producers, for the pairs into it nothing covers yet
-            // (its producers' outputs fit together, as in the original).
-            for (int b : merges_) {
-                bool wanted = false;
-                for (std::size_t j = 0; j < m_.nodes[at(b)].inputs.size(); ++j) {
-                    const auto [a, ch] = producer(b, j);
-                    if (a >= 0) wanted = wanted || st_.cnt[at(pair_of(config_of_[at(a)], config_of_[at(b)]))] == 0;
-                }
-                if (wanted) try_candidate([&](state& s) { return place_merge(s, b) >= 0; });
-            }
-            if (!have_best_) break;
-            st_ = std::move(best_);
-        }
-    }
-
-public:
-    /// Whether every original item is covered.
-    bool complete() const { return st_.covered == items_; }
-
-    /// Step 5: the chosen nodes as a model: InputLayers for the slots that read none (one per shape
-    /// and dtype), then the nodes, producers first.
-    model build() const {
-        model r;
-        r.seed = m_.seed;
-        const auto& N = st_.nodes;
-        auto input_for = [&](const shape& s, dtype t) {
-            for (std::size_t k = 0; k < r.nodes.size(); ++k)
-                if (r.nodes[k].layer == &input_def_ && r.nodes[k].out == s && r.nodes[k].type == t) return static_cast<int>(k);
-            node in = make_node(input_def_, "input_" + std::to_string(r.nodes.size() + 1));
-            ints dims;
-            for (auto d : s.sample()) dims.push(d);
-            in.set("shape", dims);
-            in.set("dtype", std::string(name_of(t)));
-            in.out = s;
-            in.type = t;
-            r.nodes.push_back(std::move(in));
-            return static_cast<int>(r.nodes.size() - 1);
-        };
-        for (const auto& c : N)
-            if (c.cfg >= 0)
-                for (std::size_t j = 0; j < c.from.size(); ++j)
-                    if (c.from[j] < 0) input_for(c.in[j], c.in_type[j]);
-        std::vector<int> where(N.size(), -1);
-        std::vector<std::string> names;
-        for (const auto& nd : r.nodes) names.push_back(nd.name);
-        auto unique_name = [&](std::string base) {
-            std::string s = base;
-            for (int k = 2; std::find(names.begin(), names.end(), s) != names.end(); ++k) s = base + "_" + std::to_string(k);
-            names.push_back(s);
-            return s;
-        };
-        // Kahn's order, the earliest made first among the ready nodes.
-        for (;;) {
-            int next = -1;
-            for (std::size_t k = 0; k < N.size() && next < 0; ++k) {
-                if (N[k].cfg < 0 || where[k] >= 0) continue;
-                bool ready = true;
-                for (int f : N[k].from) ready = ready && (f < 0 || where[at(f)] >= 0);
-                if (ready) next = static_cast<int>(k);
-            }
-            if (next < 0) break;
-            const snode& c = N[at(next)];
-            node nd = m_.nodes[at(c.var)];
-            nd.name = unique_name(nd.name);
-            nd.inputs.resize(c.from.size());
-            for (std::size_t j = 0; j < c.from.size(); ++j) {
-                int src = c.from[j] < 0 ? input_for(c.in[j], c.in_type[j]) : where[at(c.from[j])];
-                if (c.from[j] >= 0 && c.via[j] >= 0)
-                    for (int a : chains_[at(c.via[j])].adapters) {
-                        node ad = m_.nodes[at(a)];
-                        ad.name = unique_name(ad.name);
-                        ad.inputs = {src};
-                        r.nodes.push_back(std::move(ad));
-                        src = static_cast<int>(r.nodes.size() - 1);
-                    }
-                nd.inputs[j] = src;
-            }
-            where[at(next)] = static_cast<int>(r.nodes.size());
-            r.nodes.push_back(std::move(nd));
-        }
-        (void)infer_shapes(r);  // the adapters' copies read new shapes; exactness is checked after
-        set_outputs(r);
-        return r;
-    }
-
-    /// Outputs: the nodes nobody reads.
-    static void set_outputs(model& r) {
-        std::vector<char> read(r.nodes.size(), 0);
-        for (const auto& nd : r.nodes)
-            for (int s : nd.inputs) read[at(s)] = 1;
-        r.outputs.clear();
-        for (std::size_t i = 0; i < r.nodes.size(); ++i)
-            if (!read[i]) r.outputs.push_back(static_cast<int>(i));
-    }
-
-private:
+protected:
     static std::uint64_t tag(criterion c, std::size_t item) { return static_cast<std::uint64_t>(c) << 32 | item; }
     int dense(std::uint64_t tagged) {
         auto [it, added] = dense_.try_emplace(tagged, items_);
@@ -5325,8 +5169,50 @@ private:
         return r;
     }
 
-    // ---- the state ----
+    const model& m_;
+    const universe& u_;
+    const layer_def& input_def_;
+    std::size_t classes_ = 0;
+    std::vector<int> slot_, config_of_;
+    std::unordered_map<std::uint64_t, int> dense_;
+    int items_ = 0;
+    std::vector<config> configs_;
+    std::vector<int> pair_;  // classes x classes: dense id of the pair, -1 when not the original's
+    std::vector<chain> chains_;
+    std::vector<std::vector<int>> chains_of_pair_;               // per dense id
+    std::vector<std::vector<edge>> edges_of_pair_;               // per dense id
+    std::vector<int> merges_;                                    // one original merge per kind
+    std::vector<std::vector<std::pair<int, int>>> producer_of_;  // per node and slot: (universe producer, chain)
+    std::unordered_map<std::uint64_t, int> edge_pair_cache_;
+    std::unordered_map<std::uint64_t, outcome> node_cache_, chain_cache_;
+    model scratch_;
+    mutable std::vector<int> stack_;
+    mutable std::vector<char> seen_;
+    double input_cost_ = 1.0;
+    state st_, best_;
+    bool have_best_ = false;
+    double base_cost_ = 0;
+    double best_gain_ = 0;
+    std::vector<double> weight_;
+    double best_cost_ = 1;
+};
 
+}  // namespace detail::reduction
+
+}  // namespace memo
+// end #include <memo/reduce/original.hpp>
+
+namespace memo {
+
+namespace detail::reduction {
+
+/// A cover's state and its edits: counting items, wiring slots, placing nodes and merges,
+/// settling output shapes, solving for an input shape.
+class placement : public original_items {
+public:
+    using original_items::original_items;
+
+protected:
     void count(state& s, int item, int d) const {
         int& c = s.cnt[at(item)];
         if (d > 0 && c++ == 0) {
@@ -5630,6 +5516,206 @@ private:
             }
         return std::nullopt;
     }
+};
+
+}  // namespace detail::reduction
+
+}  // namespace memo
+// end #include <memo/reduce/placement.hpp>
+
+namespace memo {
+
+namespace detail::reduction {
+
+/// Steps 1 to 5: chooses the nodes and their inputs greedily, then wires them into a model.
+class cover_builder : public placement {
+public:
+    using placement::placement;
+
+    /// Steps 2 to 4: greedy cover of every item by nodes and their inputs, then pruning.
+    /// `input_cost` is what a new InputLayer shape counts for against a node.
+    void choose(double input_cost, double rarity, std::uint64_t seed) {
+        input_cost_ = input_cost;
+        // Rare items first: an item counts 1 / (how many configurations or kinds of edge give
+        // it)^rarity, so the few ways to cover it are taken before common items use them up.
+        std::vector<int> freq(at(items_), 0);
+        for (const auto& C : configs_)
+            for (int it : C.items) ++freq[at(it)];
+        for (std::size_t p = 0; p < edges_of_pair_.size(); ++p) freq[p] += static_cast<int>(edges_of_pair_[p].size());
+        weight_.resize(at(items_));
+        rng r(seed);
+        for (std::size_t i = 0; i < weight_.size(); ++i) {
+            weight_[i] = std::pow(std::max(1, freq[i]), -rarity);
+            if (seed) weight_[i] *= 1.0 + 0.2 * r.unit();  // other runs break ties otherwise
+        }
+        st_ = state{};
+        st_.cnt.assign(at(items_), 0);
+        greedy();
+        prune();
+        fill(st_);
+    }
+
+    /// Large-neighbourhood search: removes every node of one class (each class in turn), covers
+    /// what that uncovers greedily again, and keeps the result when the model is smaller.
+    bool improve(int rounds) {
+        bool any = false;
+        std::vector<std::size_t> present;
+        auto destroy = [&](std::size_t cls) {
+            const state before = st_;
+            const double size = real_size(st_);
+            for (std::size_t v = 0; v < st_.nodes.size(); ++v) {
+                if (st_.nodes[v].cfg < 0) continue;
+                if (at(configs_[at(st_.nodes[v].cfg)].cls) == cls) remove_node(st_, static_cast<int>(v));
+            }
+            greedy();
+            prune();
+            fill(st_);
+            if (st_.covered == items_ && real_size(st_) < size - 1e-9) return true;
+            st_ = before;
+            return false;
+        };
+        for (int round = 0; round < rounds; ++round) {
+            present.clear();
+            for (const auto& n : st_.nodes) {
+                if (n.cfg < 0) continue;
+                const auto c = at(configs_[at(n.cfg)].cls);
+                if (std::find(present.begin(), present.end(), c) == present.end()) present.push_back(c);
+            }
+            std::sort(present.begin(), present.end());
+            bool better = false;
+            for (std::size_t c : present) better |= destroy(c);
+            any |= better;
+            if (!better) break;
+        }
+        return any;
+    }
+
+    /// Whether every original item is covered.
+    bool complete() const { return st_.covered == items_; }
+
+    /// Step 5: the chosen nodes as a model: InputLayers for the slots that read none (one per shape
+    /// and dtype), then the nodes, producers first.
+    model build() const {
+        model r;
+        r.seed = m_.seed;
+        const auto& N = st_.nodes;
+        auto input_for = [&](const shape& s, dtype t) {
+            for (std::size_t k = 0; k < r.nodes.size(); ++k)
+                if (r.nodes[k].layer == &input_def_ && r.nodes[k].out == s && r.nodes[k].type == t) return static_cast<int>(k);
+            node in = make_node(input_def_, "input_" + std::to_string(r.nodes.size() + 1));
+            ints dims;
+            for (auto d : s.sample()) dims.push(d);
+            in.set("shape", dims);
+            in.set("dtype", std::string(name_of(t)));
+            in.out = s;
+            in.type = t;
+            r.nodes.push_back(std::move(in));
+            return static_cast<int>(r.nodes.size() - 1);
+        };
+        for (const auto& c : N)
+            if (c.cfg >= 0)
+                for (std::size_t j = 0; j < c.from.size(); ++j)
+                    if (c.from[j] < 0) input_for(c.in[j], c.in_type[j]);
+        std::vector<int> where(N.size(), -1);
+        std::vector<std::string> names;
+        for (const auto& nd : r.nodes) names.push_back(nd.name);
+        auto unique_name = [&](std::string base) {
+            std::string s = base;
+            for (int k = 2; std::find(names.begin(), names.end(), s) != names.end(); ++k) s = base + "_" + std::to_string(k);
+            names.push_back(s);
+            return s;
+        };
+        // Kahn's order, the earliest made first among the ready nodes.
+        for (;;) {
+            int next = -1;
+            for (std::size_t k = 0; k < N.size() && next < 0; ++k) {
+                if (N[k].cfg < 0 || where[k] >= 0) continue;
+                bool ready = true;
+                for (int f : N[k].from) ready = ready && (f < 0 || where[at(f)] >= 0);
+                if (ready) next = static_cast<int>(k);
+            }
+            if (next < 0) break;
+            const snode& c = N[at(next)];
+            node nd = m_.nodes[at(c.var)];
+            nd.name = unique_name(nd.name);
+            nd.inputs.resize(c.from.size());
+            for (std::size_t j = 0; j < c.from.size(); ++j) {
+                int src = c.from[j] < 0 ? input_for(c.in[j], c.in_type[j]) : where[at(c.from[j])];
+                if (c.from[j] >= 0 && c.via[j] >= 0)
+                    for (int a : chains_[at(c.via[j])].adapters) {
+                        node ad = m_.nodes[at(a)];
+                        ad.name = unique_name(ad.name);
+                        ad.inputs = {src};
+                        r.nodes.push_back(std::move(ad));
+                        src = static_cast<int>(r.nodes.size() - 1);
+                    }
+                nd.inputs[j] = src;
+            }
+            where[at(next)] = static_cast<int>(r.nodes.size());
+            r.nodes.push_back(std::move(nd));
+        }
+        (void)infer_shapes(r);  // the adapters' copies read new shapes; exactness is checked after
+        set_outputs(r);
+        return r;
+    }
+
+private:
+    /// Steps 2 and 3: adds the best candidate step until every item is covered.
+    void greedy() {
+        while (st_.covered < items_) {
+            have_best_ = false;
+            base_cost_ = cost(st_);
+            const std::size_t live = st_.nodes.size();
+            for (std::size_t c = 0; c < configs_.size(); ++c) {
+                const config& C = configs_[c];
+                // A new node of this configuration on an InputLayer, for its own items.
+                bool fresh = false;
+                for (int it : C.items) fresh = fresh || st_.cnt[at(it)] == 0;
+                // (On the input shapes of a few of its exact configurations: the first, the one in
+                // the middle and the last.)
+                const std::size_t n = C.groups.size();
+                const std::size_t picks[3] = {0, n / 2, n - 1};
+                for (std::size_t k = 0; k < 3 && fresh; ++k)
+                    if (k == 0 || (picks[k] != picks[k - 1] && picks[k] != picks[0]))
+                        try_candidate([&](state& s) { return place(s, static_cast<int>(c), C.groups[picks[k]], -1, -1, 0) >= 0; });
+                // A new node read from a node there is, for a pair nothing covers yet (or for its
+                // own items).
+                for (std::size_t x = 0; x < live; ++x) {
+                    if (st_.nodes[x].cfg < 0) continue;
+                    const int p = pair_of(st_.nodes[x].cfg, static_cast<int>(c));
+                    if (p < 0 || (st_.cnt[at(p)] != 0 && !fresh)) continue;
+                    try_candidate([&](state& s) { return place(s, static_cast<int>(c), -1, static_cast<int>(x), -1, 0) >= 0; });
+                    for (int ch : chains_of_pair_[at(p)])
+                        try_candidate([&](state& s) { return place(s, static_cast<int>(c), -1, static_cast<int>(x), ch, 0) >= 0; });
+                }
+            }
+            // An original edge, both ends new, for a pair nothing covers yet.
+            for (std::size_t p = 0; p < edges_of_pair_.size(); ++p) {
+                if (st_.cnt[p] != 0) continue;
+                for (const edge& e : edges_of_pair_[p]) {
+                    try_candidate([&](state& s) {
+                        const int x = place(s, config_of_[at(e.a)], e.a, -1, -1, 0);
+                        return x >= 0 && place(s, config_of_[at(e.b)], e.b, x, e.chain, at(e.j)) >= 0;
+                    });
+                    // Or the producer alone, to feed a node there is (a merge, say, whose other
+                    // inputs have its output's shape).
+                    try_candidate([&](state& s) { return place(s, config_of_[at(e.a)], e.a, -1, -1, 0) >= 0; });
+                }
+            }
+            // An original merge with its producers, for the pairs into it nothing covers yet
+            // (its producers' outputs fit together, as in the original).
+            for (int b : merges_) {
+                bool wanted = false;
+                for (std::size_t j = 0; j < m_.nodes[at(b)].inputs.size(); ++j) {
+                    const auto [a, ch] = producer(b, j);
+                    if (a >= 0) wanted = wanted || st_.cnt[at(pair_of(config_of_[at(a)], config_of_[at(b)]))] == 0;
+                }
+                if (wanted) try_candidate([&](state& s) { return place_merge(s, b) >= 0; });
+            }
+            if (!have_best_) break;
+            st_ = std::move(best_);
+        }
+    }
 
     /// The size of the model a state gives: nodes, copied adapters, and InputLayers (one per
     /// shape and dtype of the slots that read none), these weighted by input_cost_.
@@ -5720,34 +5806,35 @@ private:
             }
         }
     }
-
-    const model& m_;
-    const universe& u_;
-    const layer_def& input_def_;
-    std::size_t classes_ = 0;
-    std::vector<int> slot_, config_of_;
-    std::unordered_map<std::uint64_t, int> dense_;
-    int items_ = 0;
-    std::vector<config> configs_;
-    std::vector<int> pair_;  // classes x classes: dense id of the pair, -1 when not the original's
-    std::vector<chain> chains_;
-    std::vector<std::vector<int>> chains_of_pair_;               // per dense id
-    std::vector<std::vector<edge>> edges_of_pair_;               // per dense id
-    std::vector<int> merges_;                                    // one original merge per kind
-    std::vector<std::vector<std::pair<int, int>>> producer_of_;  // per node and slot: (universe producer, chain)
-    std::unordered_map<std::uint64_t, int> edge_pair_cache_;
-    std::unordered_map<std::uint64_t, outcome> node_cache_, chain_cache_;
-    model scratch_;
-    mutable std::vector<int> stack_;
-    mutable std::vector<char> seen_;
-    double input_cost_ = 1.0;
-    state st_, best_;
-    bool have_best_ = false;
-    double base_cost_ = 0;
-    double best_gain_ = 0;
-    std::vector<double> weight_;
-    double best_cost_ = 1;
 };
+
+}  // namespace detail::reduction
+
+}  // namespace memo
+// end #include <memo/reduce/cover.hpp>
+// begin #include <memo/reduce/shrink.hpp>
+// Seed reduction, step 5: simplifies the cover's model, each change kept only when the model
+// stays valid with exactly the original's items (see reduce.hpp).
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// #include <memo/layers/cost.hpp> (already included)
+// #include <memo/reduce/items.hpp> (already included)
+
+namespace memo {
+
+namespace detail::reduction {
 
 /// Step 6: changes a model only in ways that keep it valid with exactly the items `target`.
 class shrinker {
@@ -5962,7 +6049,7 @@ public:
         for (auto& nd : kept)
             for (auto& s : nd.inputs) s = where[static_cast<std::size_t>(s)];
         c.nodes = std::move(kept);
-        cover_builder::set_outputs(c);
+        set_outputs(c);
     }
 
 private:
@@ -5996,6 +6083,23 @@ private:
 };
 
 }  // namespace detail::reduction
+
+}  // namespace memo
+// end #include <memo/reduce/shrink.hpp>
+
+namespace memo {
+
+/// What reduce() returns: the reduced model and the figures of the paper's Table 5.
+struct reduction {
+    model reduced;
+    std::size_t layers_before = 0, layers_after = 0;  // every node, InputLayer and adapters included
+    std::int64_t weights_before = 0, weights_after = 0;
+    std::int64_t flops_before = 0, flops_after = 0;
+    double ms = 0;                    // the time reduce() took, verification included
+    bool coverage_preserved = false;  // valid, and the same items under the four criteria
+};
+
+/// The criteria a reduction keeps: MEMO's diversity test (type, pair, parameter, input).
 
 /// Reduces m to a small model with exactly its items under layer_type, layer_pair, layer_param
 /// and layer_input (see the top of this file). `reg` is the registry m's layers come from.

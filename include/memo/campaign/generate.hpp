@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,11 +15,12 @@
 
 #include "../cluster/exchange.hpp"
 #include "../coverage/checkpoint.hpp"
+#include "../engine/loop.hpp"
 #include "../io/json.hpp"
-#include "../report/report.hpp"
 #include "../rnn_state/rnn_coverage.hpp"
 #include "../search/search.hpp"
 #include "../store/store.hpp"
+#include "directory.hpp"
 #include "progress.hpp"
 #include "stage.hpp"
 
@@ -101,10 +101,7 @@ inline std::string coverage_line(const memo_coverage& c) {
 inline io::json extra_columns(const memo_coverage& c) { return c.extra() ? criteria_json(c.extra()->criteria()) : io::json::object(); }
 
 /// What a checkpoint holds besides the search's own state: the loop's counters.
-struct loop_counters {
-    std::uint64_t generated = 0, valid = 0, diverse = 0;
-    std::vector<std::uint64_t> op_selected, op_valid, op_diverse;
-};
+using loop_counters = engine::step_counts;
 
 /// The coverage items covered since `recorded`, into the store (and into `recorded`).
 inline void record_coverage(store::campaign_store& st, const memo_coverage& c, memo_coverage& recorded, std::uint64_t iteration) {
@@ -166,28 +163,53 @@ void restore_state(Search& s, loop_counters& n, const io::json& j, store::campai
     s.restore(std::move(state), std::move(cov));
 }
 
+/// stats.json's figures of the search and the store (the execution stage and the other ranks
+/// add theirs).
+template <class Names>
+io::json stats_json(const generation_summary& sum, const generation_options& o, std::size_t seeds, const Names& names, const loop_counters& n,
+                    const memo_coverage& c, store::campaign_store& st) {
+    io::json per_op = io::json::object();
+    for (std::size_t i = 0; i < names.size(); ++i)
+        per_op[std::string(names[i])] = {{"selected", n.op_selected[i]}, {"valid", n.op_valid[i]}, {"diverse", n.op_diverse[i]}};
+    const double secs = std::max(sum.seconds, 1e-9);
+    return {{"seconds", sum.seconds},
+            {"seed", o.seed},
+            {"iterations", sum.generated},
+            {"models_generated", sum.generated},
+            {"models_valid", sum.valid},
+            {"models_diverse", sum.diverse},
+            {"models_per_second", static_cast<double>(sum.generated) / secs},
+            {"valid_per_second", static_cast<double>(sum.valid) / secs},
+            {"selector", o.selector},
+            {"p", o.p},
+            {"operators", o.operators},
+            {"coverage_metrics", o.coverage},
+            {"seeds", seeds},
+            {"backends", io::json::array()},
+            {"coverage", coverage_json(c)},
+            {"per_operator", per_op},
+            {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()}, {"executions", st.execution_count()}}}};
+}
+
 template <class Search>
 generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec, store::campaign_store& st,
                        const std::optional<store::checkpoint>& resumed, const registry& reg) {
-    namespace fs = std::filesystem;
     using clock = std::chrono::steady_clock;
-    const fs::path dir(o.out);
+    campaign_directory dir(o.out);
     const auto names = Search::operator_names();
-    loop_counters n{0, 0, 0, std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size()), std::vector<std::uint64_t>(names.size())};
+    loop_counters n(names.size());
     double t0 = 0;  // seconds of the campaign before this invocation
     cluster::exchange* peers = o.peers;
     memo_coverage recorded(reg);
-    std::ofstream csv;
+    // The execution stage's columns of coverage.csv (after the criteria and the extra metric's).
+    auto more_columns = [&] { return exec ? exec->columns() : io::json::object(); };
     if (resumed) {
         restore_state(s, n, resumed->state, st, reg);
         t0 = resumed->seconds;
         recorded = s.coverage();
         st.rollback_after(n.generated);
         // What came after the checkpoint is made again: its queue files and coverage rows go.
-        for (const auto& f : fs::directory_iterator(dir / "queue"))
-            if (std::strtoull(f.path().stem().string().c_str(), nullptr, 10) > n.generated) fs::remove(f.path());
-        fs::resize_file(dir / "coverage.csv", resumed->state.at("csv_bytes").get<std::uint64_t>());
-        csv.open(dir / "coverage.csv", std::ios::app);
+        dir.resume(n.generated, resumed->state.at("csv_bytes").get<std::uint64_t>());
         if (exec) exec->open(st, &resumed->state.at("stage"));
         if (peers) {
             if (resumed->state.value("cluster", io::json::object()).empty())
@@ -196,23 +218,9 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         }
     } else {
         // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
-        fs::remove_all(dir / "queue");
-        fs::remove_all(dir / "seeds");
-        fs::create_directories(dir / "queue");
-        fs::create_directories(dir / "seeds");
-        for (std::size_t i = 0; i < seeds.size(); ++i) {
-            io::write_file((dir / "seeds" / fmt::format("{:03}.json", i)).string(), io::model_to_json(seeds[i]).dump() + "\n");
-            st.add_model(model_key(seeds[i]), seeds[i]);
-        }
+        for (const auto& m : seeds) st.add_model(model_key(m), m);
         record_coverage(st, s.coverage(), recorded, 0);
-        csv.open(dir / "coverage.csv");
-        csv << "seconds,models,valid,executed";
-        for (auto k : all_criteria) csv << ',' << name_of(k);
-        const auto extra = extra_columns(s.coverage());  // named: items() of a temporary would dangle
-        for (const auto& [name, v] : extra.items()) csv << ',' << name;
-        const auto more = exec ? exec->columns() : io::json::object();
-        for (const auto& [name, v] : more.items()) csv << ',' << name;
-        csv << '\n';
+        dir.start(seeds, extra_columns(s.coverage()), more_columns());
         if (exec) {
             exec->open(st, nullptr);
             // The seeds run first, as AFL dry-runs its corpus: a seed some library fails on is known
@@ -221,7 +229,6 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         }
         if (peers) peers->seeded(s.models());
     }
-    if (!csv) throw error((dir / "coverage.csv").string() + ": cannot write");
     std::vector<std::uint64_t> slot_keys;
     for (const auto& m : s.models()) slot_keys.push_back(model_key(m));
     // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
@@ -252,19 +259,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     auto others = [&] { return peers ? peers->others() : std::array<std::uint64_t, 3>{}; };
     auto row = [&](double t) {
         const auto x = others();
-        csv << fmt::format("{:.3f},{},{},{}", t, n.generated + x[0], n.valid + x[1], (exec ? exec->executed() : 0) + x[2]);
-        for (auto k : all_criteria) csv << ',' << s.coverage().covered(k);
-        const auto extra = extra_columns(s.coverage());
-        for (const auto& [name, v] : extra.items()) csv << ',' << v.at("covered").dump();
-        const auto more = exec ? exec->columns() : io::json::object();
-        for (const auto& [name, v] : more.items()) csv << ',' << v.dump();
-        csv << '\n';
+        dir.row(t, {n.generated + x[0], n.valid + x[1], (exec ? exec->executed() : 0) + x[2]}, s.coverage(), extra_columns(s.coverage()), more_columns());
     };
     // Between two steps: the csv so far, the search, the stage.
-    auto checkpoint = [&](double t) {
-        csv.flush();
-        st.save_checkpoint({n.generated, t, save_state(s, n, t, static_cast<std::uint64_t>(csv.tellp()), exec, peers)});
-    };
+    auto checkpoint = [&](double t) { st.save_checkpoint({n.generated, t, save_state(s, n, t, dir.csv_bytes(), exec, peers)}); };
     auto line = [&](double t) {
         const double rate = t > t0 ? static_cast<double>(n.generated - first) / (t - t0) : 0.0;
         return fmt::format("[{:6.1f}s] {}{} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t,
@@ -274,20 +272,24 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
                (exec ? exec->progress(t) : std::string());
     };
     if (!resumed) row(0);
-    for (;;) {
+    // The engine's loop (engine/loop.hpp): between steps the books (a csv row a second, a
+    // checkpoint, the progress line), the exchange with other ranks and the execution stage's
+    // pace; after each, the store, the stage and the queue.
+    auto now = clock::now();
+    double t = t0;
+    auto stop = [&] {
         // Reading the clock every iteration costs ~20 ns; steps take microseconds.
-        const auto now = clock::now();
-        const double t = t0 + std::chrono::duration<double>(now - start).count();
+        now = clock::now();
+        t = t0 + std::chrono::duration<double>(now - start).count();
         const bool done = (o.iterations && n.generated - first >= o.iterations) || (exec && exec->done()) || t - t0 >= o.seconds;
-        if (peers && (done || peers->due(t))) {
-            // Ranks stop together, at the first exchange after any one's budget is spent.
-            const auto x = peers->sync(s, st, {n.generated, n.valid, exec ? exec->executed() : 0}, done, t);
-            for (std::size_t i = slot_keys.size(); i < s.models().size(); ++i) slot_keys.push_back(model_key(s.models()[i]));
-            record_coverage(st, s.coverage(), recorded, n.generated);
-            if (x.stop) break;
-        } else if (done) {
-            break;
-        }
+        if (!peers || !(done || peers->due(t))) return done;
+        // Ranks stop together, at the first exchange after any one's budget is spent.
+        const auto x = peers->sync(s, st, {n.generated, n.valid, exec ? exec->executed() : 0}, done, t);
+        for (std::size_t i = slot_keys.size(); i < s.models().size(); ++i) slot_keys.push_back(model_key(s.models()[i]));
+        record_coverage(st, s.coverage(), recorded, n.generated);
+        return x.stop;
+    };
+    auto wait = [&] {
         if (now >= next_row) {
             row(t);
             next_row += std::chrono::seconds(1);
@@ -299,19 +301,16 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         if (!o.quiet && bar.due(now)) bar.show(line(t), now);
         if (exec && exec->poll(t)) {
             exec->wait(t);  // enough models wait for the backends: let them catch up
-            continue;
+            return true;
         }
         if (exec && exec->breeding_learnt() != declines_seen) {
             declines_seen = exec->breeding_learnt();
             reseed_declined();
         }
-
-        const auto r = s.step();
-        ++n.generated;
-        ++n.op_selected[r.op];
-        if (!r.valid) continue;
-        ++n.valid;
-        ++n.op_valid[r.op];
+        return false;
+    };
+    auto stepped = [&](const auto& r) {
+        if (!r.valid) return;
         const std::uint64_t key = model_key(*r.mutant);
         st.add_generated(n.generated, key, slot_keys[r.slot], names[r.op], r.gain);
         if (r.gain) {
@@ -321,13 +320,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             if (peers) peers->found(*r.mutant, r.gain);
         }
         if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, n.generated, t);
-        if (!r.gain) continue;
-        ++n.diverse;
-        ++n.op_diverse[r.op];
-        io::json j = io::model_to_json(*r.mutant);
-        j["origin"] = {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}};
-        io::write_file((dir / "queue" / fmt::format("{:09}.json", n.generated)).string(), j.dump() + "\n");
-    }
+        if (r.gain) dir.queue(*r.mutant, n.generated, {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}});
+    };
+    engine::driver d{stop, wait, stepped};
+    engine::drive(s, n, d);
     if (exec) exec->drain(t0 + std::chrono::duration<double>(clock::now() - start).count());
     if (peers) peers->ship_bugs();  // what the last models found
     sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count();
@@ -340,35 +336,13 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     checkpoint(sum.seconds);
     if (!o.quiet) bar.finish(line(sum.seconds));
 
-    io::json per_op = io::json::object();
-    for (std::size_t i = 0; i < names.size(); ++i)
-        per_op[std::string(names[i])] = {{"selected", n.op_selected[i]}, {"valid", n.op_valid[i]}, {"diverse", n.op_diverse[i]}};
-    const double secs = std::max(sum.seconds, 1e-9);
-    io::json stats = {
-        {"seconds", sum.seconds},
-        {"seed", o.seed},
-        {"iterations", sum.generated},
-        {"models_generated", sum.generated},
-        {"models_valid", sum.valid},
-        {"models_diverse", sum.diverse},
-        {"models_per_second", static_cast<double>(sum.generated) / secs},
-        {"valid_per_second", static_cast<double>(sum.valid) / secs},
-        {"selector", o.selector},
-        {"p", o.p},
-        {"operators", o.operators},
-        {"coverage_metrics", o.coverage},
-        {"seeds", seeds.size()},
-        {"backends", io::json::array()},
-        {"coverage", coverage_json(s.coverage())},
-        {"per_operator", per_op},
-        {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()}, {"executions", st.execution_count()}}}};
+    io::json stats = stats_json(sum, o, seeds.size(), names, n, s.coverage(), st);
     if (exec) exec->write_stats(stats);
     if (peers) {
         peers->merge_stats(stats);  // rank 0: the job's figures and each rank's
         if (peers->rank() == 0) sum.generated = stats.at("models_generated"), sum.valid = stats.at("models_valid"), sum.diverse = stats.at("models_diverse");
     }
-    io::write_file((dir / "stats.json").string(), stats.dump(2) + "\n");
-    report::write_report(dir, s.coverage());
+    dir.finish(stats, s.coverage());
     return sum;
 }
 

@@ -13,8 +13,10 @@
 //   checkpoint                the search's state after the last step, to resume from
 //
 // What it asks of a model type, besides what the search asks: a codec (model_codec below) that
-// names a model (identity) and writes and reads it (serialisation). memo's own campaign
-// (campaign/) runs its Keras models with more than this: worker processes, a store, localisation.
+// names a model (identity) and writes and reads it (serialisation). It is the engine's loop
+// (loop.hpp) with a driver that runs every valid mutant on each library in turn; memo's own
+// campaign (campaign/generate.hpp) drives the same loop over its Keras models with more: worker
+// processes, a store, localisation.
 #include <algorithm>
 #include <concepts>
 #include <cstdint>
@@ -32,6 +34,7 @@
 
 #include "error.hpp"
 #include "judge.hpp"
+#include "loop.hpp"
 
 namespace memo::engine {
 
@@ -176,22 +179,23 @@ public:
     }
 
 private:
+    /// The campaign loop (loop.hpp) for `steps` more steps: every valid mutant runs on each
+    /// library and is judged; a checkpoint every checkpoint_every steps and at the end.
     campaign_summary go(Search& s, std::uint64_t steps) {
         const std::uint64_t end = sum_.steps + steps;
-        while (sum_.steps < end) {
-            const auto r = s.step();
-            ++sum_.steps;
-            if (r.valid) {
-                ++sum_.valid;
-                if (r.gain) {
-                    ++sum_.diverse;
-                    detail::write_text(dir_ / "queue" / (detail::iteration_name(sum_.steps) + ".model"), codec_.save(*r.mutant));
-                }
-                ++sum_.tested;
-                if (const auto v = test(*r.mutant, libraries_, o_.tolerance)) record(*r.mutant, v);
-            }
-            if (sum_.steps % o_.checkpoint_every == 0 || sum_.steps == end) checkpoint(s);
-        }
+        step_counts n(Search::operator_names().size());
+        n.generated = sum_.steps, n.valid = sum_.valid, n.diverse = sum_.diverse;
+        driver d{[&] { return n.generated >= end; }, [] { return false; },
+                 [&](const auto& r) {
+                     sum_.steps = n.generated, sum_.valid = n.valid, sum_.diverse = n.diverse;
+                     if (r.valid) {
+                         if (r.gain) detail::write_text(dir_ / "queue" / (detail::iteration_name(sum_.steps) + ".model"), codec_.save(*r.mutant));
+                         ++sum_.tested;
+                         if (const auto v = test(*r.mutant, libraries_, o_.tolerance)) record(*r.mutant, v);
+                     }
+                     if (sum_.steps % o_.checkpoint_every == 0 || sum_.steps == end) checkpoint(s);
+                 }};
+        drive(s, n, d);
         return sum_;
     }
 

@@ -1,0 +1,256 @@
+#pragma once
+// ONNX import: constants, and the shape computations exporters write for x.view(x.size(0), -1).
+#include "state.hpp"
+
+namespace memo::onnx::detail {
+
+/// Reading small constants (shapes, pads, scales), Constant nodes, and folding operators over constants.
+class constant_ops : public import_state {
+public:
+    using import_state::import_state;
+
+protected:
+    // ---- constants --------------------------------------------------------------------------
+
+    dims_t const_dims(const cval& c, const char* what) const {
+        const auto& t = *c.t;
+        if (t.dims_size() > shape::max_rank) fail(std::string(what) + " has rank " + std::to_string(t.dims_size()));
+        dims_t d(t.dims().begin(), t.dims().end());
+        for (auto x : d)
+            if (x < 0 || x > (i64{1} << 40)) fail(std::string(what) + " has shape " + list_str(d));
+        return d;
+    }
+    /// How many values a small constant holds; fails past `cap`.
+    std::size_t const_count(const ::onnx::TensorProto& t, const std::string& what, std::size_t cap) const {
+        if (t.data_location() == ::onnx::TensorProto::EXTERNAL) fail(what + " is stored outside the file");
+        if (t.dims_size() > shape::max_rank) fail(what + " has rank " + std::to_string(t.dims_size()));
+        std::size_t n = 1;
+        for (auto d : t.dims()) {
+            if (d < 0) fail(what + " has a negative dimension");
+            if (d == 0) return 0;
+            if (static_cast<std::size_t>(d) > cap || (n *= static_cast<std::size_t>(d)) > cap) fail(what + " has more than " + std::to_string(cap) + " values");
+        }
+        return n;
+    }
+    template <class T>
+    std::vector<T> raw_values(const ::onnx::TensorProto& t, std::size_t n, const std::string& what) const {
+        const std::string& raw = t.raw_data();
+        if (raw.size() != n * sizeof(T)) fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(n) + " values");
+        std::vector<T> v(n);
+        if (n) std::memcpy(v.data(), raw.data(), n * sizeof(T));  // ONNX stores raw data little-endian, as x86 and ARM do
+        return v;
+    }
+    void check_count(int have, std::size_t n, const std::string& what) const {
+        if (static_cast<std::size_t>(have) != n) fail(what + " holds " + std::to_string(have) + " values, its shape says " + std::to_string(n));
+    }
+    /// The integers of a small integer constant.
+    dims_t read_ints(const cval& c, const std::string& what, std::size_t cap = max_read) const {
+        const auto& t = *c.t;
+        const std::size_t n = const_count(t, what, cap);
+        const bool raw = t.has_raw_data();
+        dims_t out;
+        switch (t.data_type()) {
+            case ::onnx::TensorProto::INT64:
+                if (raw) return raw_values<std::int64_t>(t, n, what);
+                check_count(t.int64_data_size(), n, what);
+                return dims_t(t.int64_data().begin(), t.int64_data().end());
+            case ::onnx::TensorProto::INT32:
+                if (raw) {
+                    for (auto x : raw_values<std::int32_t>(t, n, what)) out.push_back(x);
+                    return out;
+                }
+                break;
+            case ::onnx::TensorProto::UINT64:
+                if (raw) {
+                    for (auto x : raw_values<std::uint64_t>(t, n, what)) out.push_back(static_cast<i64>(std::min<std::uint64_t>(x, INT64_MAX)));
+                    return out;
+                }
+                check_count(t.uint64_data_size(), n, what);
+                for (auto x : t.uint64_data()) out.push_back(static_cast<i64>(std::min<std::uint64_t>(x, INT64_MAX)));
+                return out;
+            case ::onnx::TensorProto::INT8:
+            case ::onnx::TensorProto::BOOL:
+                if (raw) {
+                    for (auto x : raw_values<std::int8_t>(t, n, what)) out.push_back(x);
+                    return out;
+                }
+                break;
+            case ::onnx::TensorProto::UINT8:
+                if (raw) {
+                    for (auto x : raw_values<std::uint8_t>(t, n, what)) out.push_back(x);
+                    return out;
+                }
+                break;
+            case ::onnx::TensorProto::INT16:
+                if (raw) {
+                    for (auto x : raw_values<std::int16_t>(t, n, what)) out.push_back(x);
+                    return out;
+                }
+                break;
+            case ::onnx::TensorProto::UINT16:
+                if (raw) {
+                    for (auto x : raw_values<std::uint16_t>(t, n, what)) out.push_back(x);
+                    return out;
+                }
+                break;
+            case ::onnx::TensorProto::UINT32:
+                if (raw) {
+                    for (auto x : raw_values<std::uint32_t>(t, n, what)) out.push_back(x);
+                    return out;
+                }
+                check_count(t.uint64_data_size(), n, what);
+                return dims_t(t.uint64_data().begin(), t.uint64_data().end());
+            default: fail(what + " holds " + type_str(t.data_type()) + " values, not integers");
+        }
+        check_count(t.int32_data_size(), n, what);
+        return dims_t(t.int32_data().begin(), t.int32_data().end());
+    }
+    /// The values of a small numeric constant, as reals.
+    std::vector<double> read_reals(const cval& c, const std::string& what, std::size_t cap = max_read) const {
+        const auto& t = *c.t;
+        const std::size_t n = const_count(t, what, cap);
+        const bool raw = t.has_raw_data();
+        std::vector<double> out;
+        switch (t.data_type()) {
+            case ::onnx::TensorProto::FLOAT:
+                if (raw) {
+                    for (auto x : raw_values<float>(t, n, what)) out.push_back(x);
+                    return out;
+                }
+                check_count(t.float_data_size(), n, what);
+                return std::vector<double>(t.float_data().begin(), t.float_data().end());
+            case ::onnx::TensorProto::DOUBLE:
+                if (raw) return raw_values<double>(t, n, what);
+                check_count(t.double_data_size(), n, what);
+                return std::vector<double>(t.double_data().begin(), t.double_data().end());
+            case ::onnx::TensorProto::FLOAT16:
+            case ::onnx::TensorProto::BFLOAT16: {
+                const bool half = t.data_type() == ::onnx::TensorProto::FLOAT16;
+                if (raw) {
+                    for (auto x : raw_values<std::uint16_t>(t, n, what)) out.push_back(half ? half_to_double(x) : bfloat16_to_double(x));
+                    return out;
+                }
+                check_count(t.int32_data_size(), n, what);
+                for (auto x : t.int32_data()) {
+                    const auto bits = static_cast<std::uint16_t>(x & 0xffff);
+                    out.push_back(half ? half_to_double(bits) : bfloat16_to_double(bits));
+                }
+                return out;
+            }
+            case ::onnx::TensorProto::INT64:
+            case ::onnx::TensorProto::INT32:
+            case ::onnx::TensorProto::INT16:
+            case ::onnx::TensorProto::INT8:
+            case ::onnx::TensorProto::UINT64:
+            case ::onnx::TensorProto::UINT32:
+            case ::onnx::TensorProto::UINT16:
+            case ::onnx::TensorProto::UINT8:
+            case ::onnx::TensorProto::BOOL:
+                for (auto x : read_ints(c, what, cap)) out.push_back(static_cast<double>(x));
+                return out;
+            default: fail(what + " holds " + type_str(t.data_type()) + " values, not numbers");
+        }
+    }
+    double scalar_real(int k, const char* what) const {
+        const auto v = read_reals(const_in(k, what), input_label(k) + " (" + what + ")");
+        if (v.size() != 1) fail(input_label(k) + " (" + what + ") holds " + std::to_string(v.size()) + " values, expected one");
+        return v[0];
+    }
+    /// An INT64 constant holding `v`, of shape `d` (1-D of v's length when empty and not scalar).
+    cval int_const(const dims_t& v, dims_t d, bool scalar, int batch) {
+        ::onnx::TensorProto t;
+        t.set_data_type(::onnx::TensorProto::INT64);
+        if (!scalar && d.empty()) d.push_back(static_cast<i64>(v.size()));
+        for (auto x : d) t.add_dims(x);
+        for (auto x : v) t.add_int64_data(x);
+        return cval{own(std::move(t)), batch};
+    }
+
+    void constant_op() {
+        for (const auto& a : n_->attribute()) {
+            ::onnx::TensorProto t;
+            if (a.name() == "value") {
+                expect_type(a, ::onnx::AttributeProto::TENSOR, a.has_t());
+                return set_const(0, cval{&a.t(), -1});
+            }
+            if (a.name() == "value_float" || a.name() == "value_floats") {
+                t.set_data_type(::onnx::TensorProto::FLOAT);
+                if (a.name() == "value_float") t.add_float_data(static_cast<float>(attr_real("value_float", 0)));
+                else {
+                    for (auto x : attr_reals("value_floats")) t.add_float_data(static_cast<float>(x));
+                    t.add_dims(t.float_data_size());
+                }
+            } else if (a.name() == "value_int" || a.name() == "value_ints") {
+                t.set_data_type(::onnx::TensorProto::INT64);
+                if (a.name() == "value_int") t.add_int64_data(attr_int("value_int", 0));
+                else {
+                    for (auto x : attr_ints("value_ints")) t.add_int64_data(x);
+                    t.add_dims(t.int64_data_size());
+                }
+            } else {
+                fail("attribute " + a.name() + " is not supported");
+            }
+            return set_const(0, cval{own(std::move(t)), -1});
+        }
+        fail("has no value");
+    }
+
+    /// An operator over constants only: the few that shape computations use are folded.
+    void fold_op(const std::string& op) {
+        if (op == "Identity" || op == "Cast") return set_const(0, const_in(0, "input"));
+        if (op == "Unsqueeze" || op == "Squeeze") {
+            const cval& c = const_in(0, "data");
+            const auto v = read_ints(c, input_label(0));
+            if (const_dims(c, "data").size() > 1) fail("folds only scalars and 1-D constants");
+            // A scalar becomes [x], a [x] stays 1-D or becomes a scalar: the values are unchanged.
+            const bool scalar = op == "Squeeze" && v.size() == 1;
+            return set_const(0, int_const(v, scalar ? dims_t{} : dims_t{static_cast<i64>(v.size())}, scalar, c.batch));
+        }
+        if (op == "Concat") {
+            dims_t v;
+            int batch = -1;
+            for (int k = 0; k < n_->input_size(); ++k) {
+                const cval& c = const_in(k, "input");
+                if (c.batch >= 0) batch = static_cast<int>(v.size()) + c.batch;
+                for (auto x : read_ints(c, input_label(k))) v.push_back(x);
+                if (v.size() > max_read) fail("folds at most " + std::to_string(max_read) + " values");
+            }
+            return set_const(0, int_const(v, {}, false, batch));
+        }
+        if (op == "Gather") {
+            const cval& data = const_in(0, "data");
+            const cval& idx = const_in(1, "indices");
+            if (attr_int("axis", 0) != 0 || const_dims(data, "data").size() != 1 || const_dims(idx, "indices").size() > 1)
+                fail("folds only a Gather from a 1-D constant");
+            const auto v = read_ints(data, input_label(0));
+            dims_t out;
+            int batch = -1;
+            for (auto j : read_ints(idx, input_label(1))) {
+                if (j < -static_cast<i64>(v.size()) || j >= static_cast<i64>(v.size())) fail("index " + std::to_string(j) + " is out of range");
+                if (j < 0) j += static_cast<i64>(v.size());
+                if (j == data.batch) batch = static_cast<int>(out.size());
+                out.push_back(v[static_cast<std::size_t>(j)]);
+            }
+            const bool scalar = const_dims(idx, "indices").empty();
+            return set_const(0, int_const(out, scalar ? dims_t{} : dims_t{static_cast<i64>(out.size())}, scalar, batch));
+        }
+        fail("all inputs are constants, and memo folds no " + op + " (constant folding is not supported)");
+    }
+
+    void shape_op() {
+        const tval x = value_in(0);
+        const dims_t d = onnx_dims(x);
+        const auto r = static_cast<i64>(d.size());
+        auto clamp = [&](i64 a) { return std::clamp<i64>(a < 0 ? a + r : a, 0, r); };
+        const i64 start = clamp(attr_int("start", 0)), end = clamp(attr_int("end", r));
+        dims_t v;
+        int batch = -1;
+        for (i64 a = start; a < end; ++a) {
+            if (a == x.perm[0]) batch = static_cast<int>(v.size());
+            v.push_back(a == x.perm[0] ? std::max<i64>(batch_hint_, 1) : d[static_cast<std::size_t>(a)]);
+        }
+        set_const(0, int_const(v, {}, false, batch));
+    }
+};
+
+}  // namespace memo::onnx::detail

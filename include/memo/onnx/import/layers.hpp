@@ -1,0 +1,263 @@
+#pragma once
+// ONNX import: normalizations, Gemm and MatMul, element-wise and merging operators, activations, Dropout, Cast.
+#include "windows.hpp"
+
+namespace memo::onnx::detail {
+
+/// Operators that map onto one Keras layer each (or a few).
+class layer_ops : public window_ops {
+public:
+    using window_ops::window_ops;
+
+protected:
+    void batch_norm_op() {
+        const tval x = value_in(0);
+        const int r = x.onnx_rank();
+        if (x.merged()) as_layout(input_name(0), x, {}, "BatchNormalization");
+        if (r < 3 || r > 6) fail(input_label(0) + " has rank " + std::to_string(r) + "; memo's BatchNormalization takes ranks 3 to 6");
+        for (int k = 1; k <= 4; ++k) const_in(k, k == 1 ? "scale" : k == 2 ? "B" : k == 3 ? "mean" : "var");
+        if (const i64 t = attr_int("training_mode", 0); t != 0) fail("attribute training_mode=" + std::to_string(t) + " is not supported");
+        if (const i64 s = attr_int("spatial", 1); s != 1) fail("attribute spatial=" + std::to_string(s) + " is not supported");
+        const int c = memo_axis(x, 1);
+        if (c <= 0) fail("the channel axis is the batch axis in memo's layout");
+        const int k =
+            emit("BatchNormalization", {x.node}, {{"axis", i64{c - r}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"momentum", attr_real("momentum", 0.9)}});
+        set_out(0, tval{k, x.perm});
+    }
+
+    void layer_norm_op() {
+        const tval x0 = value_in(0);
+        const int r = x0.onnx_rank();
+        if (const i64 a = attr_int("axis", -1); normal_axis(a, r, "attribute axis") != r - 1)
+            fail("attribute axis=" + std::to_string(a) + " is not supported (only the last axis)");
+        const tval x = last_axis_last(input_name(0), x0, "LayerNormalization");
+        const_in(1, "Scale");
+        if (has_input(2)) const_in(2, "B");
+        tval y = x;
+        y.node = emit("LayerNormalization", {x.node}, {{"axis", i64{-1}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"center", has_input(2)}});
+        set_out(0, y);
+    }
+
+    // Dense.
+
+    void gemm_op() {
+        const tval x0 = value_in(0);
+        if (x0.onnx_rank() != 2) fail(input_label(0) + " has rank " + std::to_string(x0.onnx_rank()) + "; Gemm takes rank 2");
+        const tval x = as_layout(input_name(0), x0, identity_perm(2), "Gemm");
+        if (const i64 t = attr_int("transA", 0); t != 0) fail("attribute transA=" + std::to_string(t) + " is not supported (only 0: A holds the batch)");
+        const bool tb = attr_int("transB", 0) != 0;
+        if (const double a = attr_real("alpha", 1.0); a != 1.0) fail("attribute alpha=" + real_str(a) + " is not supported (only 1)");
+        if (const double b = attr_real("beta", 1.0); b != 1.0 && has_input(2)) fail("attribute beta=" + real_str(b) + " is not supported (only 1)");
+        const dims_t wd = const_dims(const_in(1, "B"), "the weight B");
+        if (wd.size() != 2) fail("the weight B has shape " + list_str(wd) + ", expected rank 2");
+        const i64 K = tb ? wd[1] : wd[0], units = tb ? wd[0] : wd[1];
+        if (K != out_of(x).back()) fail("the weight B has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
+        if (has_input(2)) const_in(2, "C");
+        const int k = emit("Dense", {x.node}, {{"units", units}, {"use_bias", has_input(2)}});
+        bare_dense_[static_cast<std::size_t>(k)] = !has_input(2);
+        set_out(0, tval{k, x.perm});
+    }
+
+    void matmul_op() {
+        const tval x0 = value_in(0);
+        const dims_t wd = const_dims(const_in(1, "B"), "the weight B");
+        if (wd.size() != 2) fail("the weight B has shape " + list_str(wd) + "; memo maps MatMul by a 2-D constant (a Dense)");
+        const tval x = last_axis_last(input_name(0), x0, "MatMul");
+        if (wd[0] != out_of(x).back()) fail("the weight B has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
+        tval y = x;
+        y.node = emit("Dense", {x.node}, {{"units", wd[1]}, {"use_bias", false}});
+        bare_dense_[static_cast<std::size_t>(y.node)] = true;
+        set_out(0, y);
+    }
+
+    // Element-wise merges, bias adds and scalings.
+
+    void elementwise_op(const std::string& op) {
+        std::vector<int> values, consts;
+        for (int k = 0; k < n_->input_size(); ++k) {
+            if (!has_input(k)) continue;
+            (is_const(k) ? consts : values).push_back(k);
+        }
+        if (values.empty()) fail("has no computed input");
+        const tval first = vals_.at(input_name(values[0]));
+        const dims_t d = onnx_dims(first);
+        for (int k : consts) {
+            if (op == "Max" || op == "Min" || op == "Mean") fail(input_label(k) + " is a constant; memo maps " + op + " only over computed tensors");
+            if (op == "Div" && k == 0) fail("dividing a constant by a tensor is not supported");
+            // Broadcasting a constant must not grow the tensor.
+            const dims_t c = const_dims(consts_.at(input_name(k)), input_label(k).c_str());
+            bool fits = c.size() <= d.size();
+            for (std::size_t i = 0; fits && i < c.size(); ++i) {
+                const i64 t = d[d.size() - c.size() + i];
+                fits = c[i] == 1 || c[i] == t || (t == shape::unknown && c[i] == batch_hint_);
+            }
+            if (!fits) fail(input_label(k) + " has shape " + list_str(c) + ", which broadcasting to " + dims_str(d) + " would grow");
+        }
+        if (values.size() == 1) {
+            // A bias add or a scaling by a constant changes values, never the architecture (memo
+            // draws its own weights): the value passes through. A bias add right after a MatMul
+            // is the Dense's bias.
+            if ((op == "Add" || op == "Sum") && !consts.empty() && bare_dense_[static_cast<std::size_t>(first.node)] && uses_[input_name(values[0])] == 1 &&
+                !first.merged()) {
+                const dims_t c = const_dims(consts_.at(input_name(consts.at(0))), "the bias");
+                const i64 units = out_of(first).back();
+                if (!c.empty() && c.back() == units && std::all_of(c.begin(), c.end() - 1, [](i64 v) { return v == 1; })) {
+                    m_.nodes[static_cast<std::size_t>(first.node)].set("use_bias", true);
+                    bare_dense_[static_cast<std::size_t>(first.node)] = false;
+                }
+            }
+            return set_out(0, first);
+        }
+        if (op == "Div") fail("dividing two computed tensors is not supported (memo has no such layer)");
+        const std::string_view cls = op == "Add" || op == "Sum" ? "Add"
+                                     : op == "Sub"              ? "Subtract"
+                                     : op == "Mul"              ? "Multiply"
+                                     : op == "Max"              ? "Maximum"
+                                     : op == "Min"              ? "Minimum"
+                                                                : "Average";
+        if (values.size() > 8) fail("has " + std::to_string(values.size()) + " inputs; memo's merges take at most 8");
+        std::vector<int> srcs;
+        for (int k : values) {
+            const tval v = vals_.at(input_name(k));
+            if (first.merged() || v.merged()) {
+                if (!(v.perm == first.perm && v.dirs_axis == first.dirs_axis)) as_layout(input_name(k), v, {}, op);
+                srcs.push_back(v.node);
+            } else {
+                srcs.push_back(as_layout(input_name(k), v, first.perm, op).node);
+            }
+        }
+        for (std::size_t j = 1; j < values.size(); ++j)
+            if (onnx_dims(vals_.at(input_name(values[j]))) != d)
+                fail("inputs have shapes " + dims_str(d) + " and " + dims_str(onnx_dims(vals_.at(input_name(values[j])))) +
+                     " (broadcasting between computed tensors is not supported)");
+        tval out = first;
+        out.node = emit(cls, srcs, {});
+        set_out(0, out);
+    }
+
+    void concat_op() {
+        std::vector<int> ks;
+        for (int k = 0; k < n_->input_size(); ++k)
+            if (has_input(k)) ks.push_back(k);
+        for (int k : ks)
+            if (is_const(k)) fail(input_label(k) + " is a constant; memo concatenates only computed tensors");
+        if (ks.empty()) fail("has no inputs");
+        const tval first = value_in(ks[0]);
+        const int r = first.onnx_rank();
+        if (!attr("axis")) fail("has no attribute axis");
+        const int a = normal_axis(attr_int("axis", 0), r, "attribute axis");
+        if (ks.size() == 1) return set_out(0, first);
+        if (ks.size() > 8) fail("has " + std::to_string(ks.size()) + " inputs; memo's Concatenate takes at most 8");
+        const tval x = as_layout(input_name(ks[0]), first, first.perm, "Concat");
+        const int m = memo_axis(x, a);
+        if (m <= 0) fail("attribute axis=" + std::to_string(a) + " is the batch axis");
+        std::vector<int> srcs{x.node};
+        for (std::size_t j = 1; j < ks.size(); ++j) {
+            const tval v = value_in(ks[j]);
+            if (v.onnx_rank() != r) fail("inputs have different ranks");
+            srcs.push_back(as_layout(input_name(ks[j]), v, x.perm, "Concat").node);
+        }
+        const int k = emit("Concatenate", srcs, {{"axis", i64{m - r}}});
+        set_out(0, tval{k, x.perm});
+    }
+
+    // Activations.
+
+    void activation_op(const std::string& op) {
+        static const std::pair<std::string_view, std::string_view> plain[] = {
+            {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Softplus", "softplus"}, {"Softsign", "softsign"}, {"Exp", "exponential"}};
+        std::string_view cls;
+        std::vector<kv> ps;
+        for (const auto& [o, a] : plain)
+            if (o == op) cls = "Activation", ps.push_back({"activation", std::string(a)});
+        if (op == "Relu") {
+            cls = "ReLU";
+        } else if (op == "Elu") {
+            cls = "ELU";
+            ps.push_back({"alpha", attr_real("alpha", 1.0)});
+        } else if (op == "LeakyRelu") {
+            cls = "LeakyReLU";
+            ps.push_back({"alpha", attr_real("alpha", 0.01)});
+        } else if (op == "ThresholdedRelu") {
+            cls = "ThresholdedReLU";
+            ps.push_back({"theta", attr_real("alpha", 1.0)});
+        } else if (op == "PRelu") {
+            // Keras shares PReLU's slopes by shared_axes, ONNX by broadcasting the slope tensor;
+            // only the slope values differ, and weights are not imported.
+            cls = "PReLU";
+            const_in(1, "slope");
+        } else if (op == "Selu") {
+            const double a = attr_real("alpha", 1.67326319217681884765625), g = attr_real("gamma", 1.05070102214813232421875);
+            if (std::abs(a - 1.6732632) > 1e-5 || std::abs(g - 1.0507010) > 1e-5)
+                fail("attributes alpha=" + real_str(a) + ", gamma=" + real_str(g) + " are not supported (only SELU's constants)");
+            cls = "Activation", ps.push_back({"activation", std::string("selu")});
+        } else if (op == "HardSigmoid") {
+            const double a = attr_real("alpha", 0.2), b = attr_real("beta", 0.5);
+            if (std::abs(a - 0.2) > 1e-6 || std::abs(b - 0.5) > 1e-6)
+                fail("attributes alpha=" + real_str(a) + ", beta=" + real_str(b) + " are not supported (only Keras' hard_sigmoid: 0.2 and 0.5)");
+            cls = "Activation", ps.push_back({"activation", std::string("hard_sigmoid")});
+        }
+        if (cls.empty()) fail("operator " + op + " is not supported");
+        tval x = value_in(0);
+        x.node = emit(cls, {x.node}, ps);
+        set_out(0, x);
+    }
+
+    void clip_op() {
+        double lo = -HUGE_VAL, hi = HUGE_VAL;
+        bool has_lo = false, has_hi = false;
+        if (opset_ < 11) {
+            has_lo = attr("min") != nullptr, has_hi = attr("max") != nullptr;
+            lo = attr_real("min", lo), hi = attr_real("max", hi);
+        } else {
+            if ((has_lo = has_input(1))) lo = scalar_real(1, "min");
+            if ((has_hi = has_input(2))) hi = scalar_real(2, "max");
+        }
+        if (!has_lo || lo != 0.0) fail("min=" + real_str(lo) + " is not supported (only Clip(0, max), a ReLU)");
+        std::vector<kv> ps;
+        if (has_hi) {
+            if (!(hi > 0 && hi <= 10)) fail("max=" + real_str(hi) + " is not supported (ReLU's max_value is 0 to 10)");
+            ps.push_back({"max_value", hi});
+        }
+        tval x = value_in(0);
+        x.node = emit("ReLU", {x.node}, ps);
+        set_out(0, x);
+    }
+
+    void softmax_op() {
+        const tval x = value_in(0);
+        const int r = x.onnx_rank();
+        if (x.merged()) as_layout(input_name(0), x, {}, "Softmax");
+        const i64 raw = attr_int("axis", opset_ >= 13 ? -1 : 1);
+        const int a = normal_axis(raw, r, "attribute axis");
+        if (opset_ < 13 && a != r - 1)
+            fail("attribute axis=" + std::to_string(raw) + " is not supported before opset 13 (Softmax then spans axes " + std::to_string(a) +
+                 ".., only the last axis maps)");
+        const int m = memo_axis(x, a);
+        if (m <= 0) fail("attribute axis=" + std::to_string(raw) + " is the batch axis");
+        const int k = emit("Softmax", {x.node}, {{"axis", i64{m - r}}});
+        set_out(0, tval{k, x.perm});
+    }
+
+    void dropout_op() {
+        double rate = 0.5;
+        if (opset_ < 12) rate = attr_real("ratio", 0.5);
+        else if (has_input(1)) rate = scalar_real(1, "ratio");
+        if (opset_ >= 12 && has_input(2) && scalar_real(2, "training_mode") != 0) fail("training_mode is not supported");
+        if (!(rate >= 0 && rate <= 0.99)) fail("ratio=" + real_str(rate) + " is not supported (Dropout's rate is 0 to 0.99)");
+        tval x = value_in(0);
+        x.node = emit("Dropout", {x.node}, {{"rate", rate}});
+        set_out(0, x);
+    }
+
+    void cast_op() {
+        const i64 to = attr_int("to", 0);
+        const auto t = dtype_of(to);
+        if (!t) fail("attribute to=" + type_str(static_cast<int>(std::clamp<i64>(to, INT_MIN, INT_MAX))) + " is not supported (only floating-point types)");
+        tval x = value_in(0);
+        if (m_[x.node].type != *t) x.node = emit("CustomCastLayer", {x.node}, {{"target_dtype", std::string(name_of(*t))}});
+        set_out(0, x);
+    }
+};
+
+}  // namespace memo::onnx::detail

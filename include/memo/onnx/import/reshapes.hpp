@@ -1,0 +1,302 @@
+#pragma once
+// ONNX import: Transpose, Flatten, Reshape, Squeeze, Unsqueeze, Pad, Resize.
+#include "layers.hpp"
+
+namespace memo::onnx::detail {
+
+/// Layout and shape operators, mapped onto memo's axes (a Transpose costs nothing: it changes which ONNX axis each memo axis holds).
+class reshape_ops : public layer_ops {
+public:
+    using layer_ops::layer_ops;
+
+protected:
+    void transpose_op() {
+        const tval x = value_in(0);
+        const int r = x.onnx_rank();
+        dims_t p = attr_ints("perm");
+        if (!attr("perm"))
+            for (int i = r - 1; i >= 0; --i) p.push_back(i);
+        std::vector<int> inv(static_cast<std::size_t>(r), -1);
+        bool ok = p.size() == static_cast<std::size_t>(r);
+        for (std::size_t j = 0; ok && j < p.size(); ++j) {
+            ok = p[j] >= 0 && p[j] < r && inv[static_cast<std::size_t>(p[j])] < 0;
+            if (ok) inv[static_cast<std::size_t>(p[j])] = static_cast<int>(j);
+        }
+        if (!ok) fail("attribute perm=" + list_str(p) + " is not a permutation of " + std::to_string(r) + " axes");
+        // memo's tensor stays as it is: only which ONNX axis each of its axes holds changes.
+        tval y = x;
+        for (auto& a : y.perm) a = inv[static_cast<std::size_t>(a)];
+        if (y.merged()) y.dirs_axis = inv[static_cast<std::size_t>(y.dirs_axis)];
+        set_out(0, y);
+    }
+
+    void flatten_op() {
+        const tval x = value_in(0);
+        const int r = x.onnx_rank();
+        const i64 raw = attr_int("axis", 1);
+        const i64 a = raw < 0 ? raw + r : raw;
+        if (a != 1 || x.perm[0] != 0)
+            fail("attribute axis=" + std::to_string(raw) + " is not supported (only 1, with the batch on axis 0: Keras' Flatten keeps the batch alone)");
+        if (!x.merged() && r == 2) return set_out(0, x);
+        // Keras' Flatten orders an NHWC tensor's features H, W, C where ONNX's orders C, H, W: the
+        // shapes agree, and as weights are not imported the order of the features does not matter.
+        const int k = emit("Flatten", {x.node}, {});
+        set_out(0, tval{k, identity_perm(2)});
+    }
+
+    /// ONNX's output shape and batch axis of a Reshape of a tensor of shape `in` (batch on
+    /// axis b) to `t`, whose entry tb (when >= 0) is the batch size.
+    std::pair<dims_t, int> resolve_reshape(const dims_t& in, int b, const dims_t& t, int tb) const {
+        if (t.empty() || t.size() > static_cast<std::size_t>(shape::max_rank)) fail("shape " + list_str(t) + " is not supported (rank 2 to 6)");
+        i64 E = 1;
+        for (std::size_t a = 0; a < in.size(); ++a)
+            if (static_cast<int>(a) != b) E = mul_capped(E, in[a]);
+        dims_t o(t.size(), 1);
+        int batch = -1, minus = -1;
+        i64 P = 1;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            i64 v = t[i];
+            if (static_cast<int>(i) == tb || (v == 0 && static_cast<int>(i) == b)) {
+                batch = static_cast<int>(i);
+                o[i] = shape::unknown;
+                continue;
+            }
+            if (v == 0) {
+                if (i >= in.size()) fail("shape " + list_str(t) + " copies dimension " + std::to_string(i) + ", which the input lacks");
+                v = in[i];
+            }
+            if (v == -1) {
+                if (minus >= 0) fail("shape " + list_str(t) + " has more than one -1");
+                minus = static_cast<int>(i);
+                continue;
+            }
+            if (v < 1 || v > max_elements || __builtin_mul_overflow(P, v, &P) || P > max_elements * 1024) fail("shape " + list_str(t) + " is not supported");
+            o[i] = v;
+        }
+        if (batch < 0 && minus >= 0 && P == E) {
+            batch = minus, minus = -1;
+            o[static_cast<std::size_t>(batch)] = shape::unknown;
+        }
+        if (batch < 0 && batch_hint_ > 0) {
+            // Exported with a fixed batch: the entry equal to it (on the input's batch axis first).
+            std::vector<int> order{b};
+            for (int i = 0; i < static_cast<int>(t.size()); ++i) order.push_back(i);
+            for (int i : order)
+                if (i < static_cast<int>(t.size()) && i != minus && t[static_cast<std::size_t>(i)] == batch_hint_) {
+                    batch = i;
+                    P /= batch_hint_;
+                    o[static_cast<std::size_t>(i)] = shape::unknown;
+                    break;
+                }
+        }
+        if (batch < 0) fail("shape " + list_str(t) + " does not keep the batch dimension");
+        if (minus >= 0) {
+            if (E % P != 0) fail("shape " + list_str(t) + " does not fit " + std::to_string(E) + " elements per sample");
+            o[static_cast<std::size_t>(minus)] = E / P;
+        } else if (P != E) {
+            fail("shape " + list_str(t) + " does not fit " + std::to_string(E) + " elements per sample");
+        }
+        return {o, batch};
+    }
+
+    /// Output 0 as ONNX shape `o` (batch on axis ob) of x's elements: x itself where memo's
+    /// tensor already has that shape, else a Reshape (or a Flatten).
+    void reshape_to(const tval& x, const dims_t& o, int ob) {
+        const dims_t in = onnx_dims(x);
+        if (!x.merged() && o == in) return set_out(0, x);
+        if (x.merged()) {
+            // Squeezing a single direction axis, or joining it to the hidden axis after it, is
+            // what memo's tensor already holds.
+            const int h = x.perm.back();
+            if (x.dirs == 1 || x.dirs_axis + 1 == h) {
+                dims_t c;
+                std::vector<int> to(in.size(), -1);
+                for (int a = 0; a < static_cast<int>(in.size()); ++a) {
+                    if (a == x.dirs_axis) continue;
+                    to[static_cast<std::size_t>(a)] = static_cast<int>(c.size());
+                    c.push_back(a == h ? in[static_cast<std::size_t>(a)] * x.dirs : in[static_cast<std::size_t>(a)]);
+                }
+                if (c == o) {
+                    tval y{x.node, {}};
+                    for (int a : x.perm) y.perm.push_back(to[static_cast<std::size_t>(a)]);
+                    return set_out(0, y);
+                }
+            }
+        }
+        const int r = static_cast<int>(o.size());
+        if (r < 2 || r > 6) fail("gives a tensor of rank " + std::to_string(r) + "; memo's tensors have rank 2 to 6");
+        const auto perm = preferred_perm(n_->output_size() > 0 ? n_->output(0) : std::string(), r, ob);
+        ints target;
+        for (int i = 1; i < r; ++i) target.push(o[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])]);
+        const shape& cur = out_of(x);
+        if (cur.rank() == r && std::equal(target.begin(), target.end(), cur.sample().begin())) return set_out(0, tval{x.node, perm});
+        const int k = r == 2 ? emit("Flatten", {x.node}, {}) : emit("Reshape", {x.node}, {{"target_shape", target}});
+        set_out(0, tval{k, perm});
+    }
+
+    void reshape_op() {
+        const tval x = value_in(0);
+        dims_t t;
+        int tb = -1;
+        if (opset_ < 5) {
+            if (!attr("shape")) fail("has no attribute shape");
+            t = attr_ints("shape");
+        } else {
+            const cval& c = const_in(1, "shape");
+            t = read_ints(c, input_label(1) + " (shape)");
+            tb = c.batch;
+        }
+        if (attr_int("allowzero", 0) != 0 && std::find(t.begin(), t.end(), 0) != t.end()) fail("attribute allowzero=1 with a 0 in the shape is not supported");
+        const auto [o, ob] = resolve_reshape(onnx_dims(x), x.perm[0], t, tb);
+        reshape_to(x, o, ob);
+    }
+
+    dims_t axes_of(const char* what) const {
+        if (opset_ < 13 || attr("axes")) return attr_ints("axes");
+        if (has_input(1)) return read_ints(const_in(1, "axes"), input_label(1) + " (" + what + ")");
+        return {};
+    }
+
+    void squeeze_op() {
+        const tval x = value_in(0);
+        const dims_t in = onnx_dims(x);
+        const int r = static_cast<int>(in.size()), b = x.perm[0];
+        const dims_t axes = axes_of("axes");
+        std::vector<bool> drop(in.size(), false);
+        if (axes.empty()) {
+            for (int a = 0; a < r; ++a) drop[static_cast<std::size_t>(a)] = a != b && in[static_cast<std::size_t>(a)] == 1;
+        }
+        for (auto raw : axes) {
+            const int a = normal_axis(raw, r, "axis");
+            if (a == b) fail("squeezing the batch axis is not supported");
+            if (in[static_cast<std::size_t>(a)] != 1)
+                fail("axis " + std::to_string(a) + " has size " + std::to_string(in[static_cast<std::size_t>(a)]) + ", not 1");
+            drop[static_cast<std::size_t>(a)] = true;
+        }
+        dims_t o;
+        int ob = -1;
+        for (int a = 0; a < r; ++a) {
+            if (drop[static_cast<std::size_t>(a)]) continue;
+            if (a == b) ob = static_cast<int>(o.size());
+            o.push_back(in[static_cast<std::size_t>(a)]);
+        }
+        reshape_to(x, o, ob);
+    }
+
+    void unsqueeze_op() {
+        const tval x = value_in(0);
+        const dims_t in = onnx_dims(x);
+        const dims_t axes = axes_of("axes");
+        if (axes.empty()) fail("has no axes");
+        const int R = static_cast<int>(in.size() + axes.size());
+        if (R > shape::max_rank) fail("gives a tensor of rank " + std::to_string(R));
+        std::vector<bool> added(static_cast<std::size_t>(R), false);
+        for (auto raw : axes) {
+            const int a = normal_axis(raw, R, "axis");
+            if (added[static_cast<std::size_t>(a)]) fail("axis " + std::to_string(a) + " is given twice");
+            added[static_cast<std::size_t>(a)] = true;
+        }
+        dims_t o;
+        int ob = -1;
+        std::size_t next = 0;
+        for (int a = 0; a < R; ++a) {
+            if (added[static_cast<std::size_t>(a)]) {
+                o.push_back(1);
+                continue;
+            }
+            if (static_cast<int>(next) == x.perm[0]) ob = a;
+            o.push_back(in[next++]);
+        }
+        reshape_to(x, o, ob);
+    }
+
+    void pad_op() {
+        const tval x = value_in(0);
+        if (x.merged()) as_layout(input_name(0), x, {}, "Pad");
+        const int r = x.onnx_rank();
+        if (const std::string mode = attr_str("mode", "constant"); mode != "constant") fail("attribute mode='" + mode + "' is not supported (only 'constant')");
+        dims_t pads;
+        double c = 0;
+        if (opset_ < 11) {
+            const char* key = opset_ < 2 ? "paddings" : "pads";
+            if (!attr(key)) fail(std::string("has no attribute ") + key);
+            pads = attr_ints(key);
+            c = attr_real("value", 0);
+        } else {
+            pads = read_ints(const_in(1, "pads"), input_label(1) + " (pads)");
+            if (has_input(2)) c = scalar_real(2, "constant_value");
+            if (has_input(3)) fail("input axes is not supported");
+        }
+        if (pads.size() != static_cast<std::size_t>(2 * r))
+            fail("pads " + list_str(pads) + " has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(r));
+        for (auto p : pads)
+            if (p < 0 || p > 4096) fail("pads " + list_str(pads) + " is not supported (each entry must be 0 to 4096; negative pads crop)");
+        const auto at = [&](int memo, bool end) { return pads[static_cast<std::size_t>(x.perm[static_cast<std::size_t>(memo)] + (end ? r : 0))]; };
+        if (at(0, false) || at(0, true)) fail("padding the batch axis is not supported");
+        if (std::all_of(pads.begin(), pads.end(), [](i64 p) { return p == 0; })) return set_out(0, x);
+        const int N = r - 2;
+        int k;
+        if (c == 0 && N >= 1 && N <= 3 && !at(r - 1, false) && !at(r - 1, true)) {
+            ints amounts;
+            for (int i = 1; i <= N; ++i) amounts.push(at(i, false)), amounts.push(at(i, true));
+            k = emit(zero_padding_names[N], {x.node}, {{"padding", amounts}});
+        } else {
+            ints amounts;
+            for (int i = 1; i < r; ++i) amounts.push(at(i, false)), amounts.push(at(i, true));
+            k = emit("CustomPadLayer", {x.node}, {{"padding", amounts}, {"constant_values", c}});
+        }
+        set_out(0, tval{k, x.perm});
+    }
+
+    void resize_op(bool upsample) {
+        const tval x = value_in(0);
+        if (x.merged()) as_layout(input_name(0), x, {}, n_->op_type());
+        const int r = x.onnx_rank(), N = r - 2;
+        if (r < 3 || r > 5) fail(input_label(0) + " has rank " + std::to_string(r) + "; memo's UpSampling takes ranks 3 to 5");
+        std::vector<double> scales;
+        if (upsample && opset_ < 9) scales = attr_reals("scales");
+        else if (upsample || opset_ < 11) scales = read_reals(const_in(1, "scales"), input_label(1) + " (scales)");
+        else {
+            if (has_input(2)) scales = read_reals(const_in(2, "scales"), input_label(2) + " (scales)");
+            if (scales.empty() && has_input(3)) {
+                const cval& c = const_in(3, "sizes");
+                const dims_t sizes = read_ints(c, input_label(3) + " (sizes)"), in = onnx_dims(x);
+                if (sizes.size() != in.size())
+                    fail("sizes " + list_str(sizes) + " has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
+                for (std::size_t a = 0; a < in.size(); ++a) {
+                    if (static_cast<int>(a) == x.perm[0] || static_cast<int>(a) == c.batch) {
+                        scales.push_back(1);
+                        continue;
+                    }
+                    if (sizes[a] < 1 || sizes[a] % in[a] != 0) fail("sizes " + list_str(sizes) + " are not whole multiples of the input's " + dims_str(in));
+                    scales.push_back(static_cast<double>(sizes[a] / in[a]));
+                }
+            }
+        }
+        if (scales.size() != static_cast<std::size_t>(r)) fail("has " + std::to_string(scales.size()) + " scales for rank " + std::to_string(r));
+        dims_t size;
+        for (int i = 0; i < r; ++i) {
+            const int a = x.perm[static_cast<std::size_t>(i)];
+            const double s = scales[static_cast<std::size_t>(a)];
+            if (!(s >= 1 && s <= 64 && s == std::floor(s)))
+                fail("scale " + real_str(s) + " on axis " + std::to_string(a) + " is not supported (only whole numbers 1 to 64)");
+            if ((i == 0 || i == r - 1) && s != 1) fail("scaling axis " + std::to_string(a) + " is not supported (only the spatial axes)");
+            if (i >= 1 && i <= N) size.push_back(static_cast<i64>(s));
+        }
+        const std::string mode = attr_str("mode", "nearest");
+        std::vector<kv> ps;
+        if (N == 1) ps.push_back({"size", size[0]});
+        else ps.push_back({"size", ints_of(size)});
+        if (mode == "linear" || mode == "bilinear") {
+            if (N != 2)
+                fail("attribute mode='" + mode + "' is not supported in " + std::to_string(N) + "D (memo's UpSampling" + std::to_string(N) + "D only repeats)");
+            ps.push_back({"interpolation", std::string("bilinear")});
+        } else if (mode != "nearest") {
+            fail("attribute mode='" + mode + "' is not supported (only 'nearest' and 'linear')");
+        }
+        const int k = emit(upsampling_names[N], {x.node}, ps);
+        set_out(0, tval{k, x.perm});
+    }
+};
+
+}  // namespace memo::onnx::detail
