@@ -125,31 +125,11 @@ inline double bfloat16_to_double(std::uint16_t b) {
 /// Operators whose output has the input's layout, seen through when looking for what layout a
 /// fresh tensor should take.
 inline bool layout_free(std::string_view op) {
-    static constexpr std::string_view ops[] = {"Relu",
-                                               "Sigmoid",
-                                               "Tanh",
-                                               "Softplus",
-                                               "Softsign",
-                                               "Elu",
-                                               "Selu",
-                                               "HardSigmoid",
-                                               "LeakyRelu",
-                                               "PRelu",
-                                               "ThresholdedRelu",
-                                               "Clip",
-                                               "Exp",
-                                               "Identity",
-                                               "Dropout",
-                                               "Cast",
-                                               "BatchNormalization",
-                                               "Add",
-                                               "Sub",
-                                               "Mul",
-                                               "Div",
-                                               "Sum",
-                                               "Max",
-                                               "Min",
-                                               "Mean"};
+    static constexpr std::string_view ops[] = {"Relu", "Sigmoid",     "Tanh",      "Softplus",  "Softsign", "Elu",
+                                               "Selu", "HardSigmoid", "HardSwish", "LeakyRelu", "PRelu",    "ThresholdedRelu",
+                                               "Clip", "Exp",         "Identity",  "Dropout",   "Cast",     "BatchNormalization",
+                                               "Add",  "Sub",         "Mul",       "Div",       "Sum",      "Max",
+                                               "Min",  "Mean"};
     return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 /// Operators that work on NCHW tensors' spatial axes: memo holds their input channels_last.
@@ -167,6 +147,7 @@ inline constexpr std::string_view avg_pool_names[] = {"", "AveragePooling1D", "A
 inline constexpr std::string_view global_max_names[] = {"", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"};
 inline constexpr std::string_view global_avg_names[] = {"", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"};
 inline constexpr std::string_view zero_padding_names[] = {"", "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D"};
+inline constexpr std::string_view cropping_names[] = {"", "Cropping1D", "Cropping2D", "Cropping3D"};
 inline constexpr std::string_view upsampling_names[] = {"", "UpSampling1D", "UpSampling2D", "UpSampling3D"};
 
 /// Keras' 'same' padding in total along one axis (TensorFlow puts the odd one at the end).

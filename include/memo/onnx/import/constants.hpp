@@ -234,7 +234,80 @@ protected:
             const bool scalar = const_dims(idx, "indices").empty();
             return set_const(0, int_const(out, scalar ? dims_t{} : dims_t{static_cast<i64>(out.size())}, scalar, batch));
         }
-        fail("all inputs are constants, and memo folds no " + op + " (constant folding is not supported)");
+        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic_fold(op);
+        if (op == "Expand") return expand_fold();
+        fail("all inputs are constants, and memo folds no " + op +
+             " (it folds Identity, Cast, Squeeze, Unsqueeze, Concat, Gather, Add, Sub, Mul, Div, Expand)");
+    }
+
+    /// Integer arithmetic of shape computations (a channel count halved for a split, say), over
+    /// scalars and 1-D constants, a scalar broadcast. A value that stands for the batch size is
+    /// unknown here: arithmetic on it is refused.
+    void arithmetic_fold(const std::string& op) {
+        const cval &a = const_in(0, "A"), &b = const_in(1, "B");
+        for (const cval* c : {&a, &b}) {
+            const auto t = c->t->data_type();
+            if (t != ::onnx::TensorProto::INT64 && t != ::onnx::TensorProto::INT32) fail("folds " + op + " only over integer constants, not " + type_str(t));
+            if (const_dims(*c, "input").size() > 1) fail("folds " + op + " only over scalars and 1-D constants");
+        }
+        const dims_t x = read_ints(a, input_label(0)), y = read_ints(b, input_label(1));
+        if (x.size() != y.size() && x.size() != 1 && y.size() != 1)
+            fail("inputs of " + std::to_string(x.size()) + " and " + std::to_string(y.size()) + " values do not broadcast");
+        if (a.batch >= 0 || b.batch >= 0) fail("folds no arithmetic on the batch size (it is not fixed)");
+        dims_t out;
+        for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+            const i64 p = x[x.size() == 1 ? 0 : i], q = y[y.size() == 1 ? 0 : i];
+            i64 r = 0;
+            if (op == "Div") {
+                if (q == 0) fail("divides by zero");
+                r = p / q;  // ONNX's integer Div truncates
+            } else if ((op == "Add" && __builtin_add_overflow(p, q, &r)) || (op == "Sub" && __builtin_sub_overflow(p, q, &r)) ||
+                       (op == "Mul" && __builtin_mul_overflow(p, q, &r))) {
+                fail("overflows");
+            }
+            out.push_back(r);
+        }
+        const bool scalar = const_dims(a, "A").empty() && const_dims(b, "B").empty();
+        set_const(0, int_const(out, scalar ? dims_t{} : dims_t{static_cast<i64>(out.size())}, scalar, -1));
+    }
+
+    /// Expand of a constant to a shape (numpy's broadcasting): how exporters write a recurrent
+    /// layer's initial state (zeros of layers x batch x hidden). The batch entry becomes 1.
+    void expand_fold() {
+        const cval& c = const_in(0, "input");
+        const cval& s = const_in(1, "shape");
+        const dims_t have = const_dims(c, "input");
+        dims_t want = read_ints(s, input_label(1));
+        for (std::size_t i = 0; i < want.size(); ++i)
+            if (static_cast<int>(i) == s.batch) want[i] = 1;
+        // The output's dims: each axis the larger of the two, from the right; 1 broadcasts.
+        const std::size_t r = std::max(have.size(), want.size());
+        dims_t out(r, 1), in(r, 1);
+        std::copy(have.begin(), have.end(), in.begin() + static_cast<std::ptrdiff_t>(r - have.size()));
+        std::copy(want.begin(), want.end(), out.begin() + static_cast<std::ptrdiff_t>(r - want.size()));
+        i64 count = 1;
+        for (std::size_t i = 0; i < r; ++i) {
+            if (in[i] != out[i] && in[i] != 1 && out[i] != 1) fail("input " + list_str(have) + " does not broadcast to " + list_str(want));
+            out[i] = std::max(in[i], out[i]);
+            if (out[i] < 1 || (count = mul_capped(count, out[i])) < 0 || count > (i64{1} << 20))
+                fail("folds Expand only to shapes of at most 2^20 elements, not " + list_str(out));
+        }
+        const auto v = read_reals(c, input_label(0), static_cast<std::size_t>(count));
+        ::onnx::TensorProto t;
+        t.set_data_type(::onnx::TensorProto::FLOAT);
+        for (auto d : out) t.add_dims(d);
+        for (i64 i = 0; i < count; ++i) {
+            // The input's element that output element i reads: its index on each axis, 0 where it broadcasts.
+            i64 at = 0, rest = i, stride = 1;
+            for (std::size_t k = r; k-- > 0;) {
+                const i64 j = rest % out[k];
+                rest /= out[k];
+                if (in[k] != 1) at += j * stride;
+                stride *= in[k];
+            }
+            t.add_float_data(static_cast<float>(v.at(static_cast<std::size_t>(at))));
+        }
+        set_const(0, cval{own(std::move(t)), -1});
     }
 
     void shape_op() {

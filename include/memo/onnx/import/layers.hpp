@@ -79,7 +79,11 @@ protected:
             (is_const(k) ? consts : values).push_back(k);
         }
         if (values.empty()) fail("has no computed input");
-        const tval first = vals_.at(input_name(values[0]));
+        // The computed input of the broadcast shape (a squeeze-and-excitation block multiplies
+        // N,C,H,W by N,C,1,1): the others are repeated up to it (spread()).
+        tval first = vals_.at(input_name(values[0]));
+        for (int k : values)
+            if (const tval v = vals_.at(input_name(k)); v.onnx_rank() == first.onnx_rank() && elements(onnx_dims(v)) > elements(onnx_dims(first))) first = v;
         const dims_t d = onnx_dims(first);
         for (int k : consts) {
             if (op == "Max" || op == "Min" || op == "Mean") fail(input_label(k) + " is a constant; memo maps " + op + " only over computed tensors");
@@ -118,21 +122,51 @@ protected:
         if (values.size() > 8) fail("has " + std::to_string(values.size()) + " inputs; memo's merges take at most 8");
         std::vector<int> srcs;
         for (int k : values) {
-            const tval v = vals_.at(input_name(k));
+            tval v = vals_.at(input_name(k));
             if (first.merged() || v.merged()) {
                 if (!(v.perm == first.perm && v.dirs_axis == first.dirs_axis)) as_layout(input_name(k), v, {}, op);
-                srcs.push_back(v.node);
             } else {
-                srcs.push_back(as_layout(input_name(k), v, first.perm, op).node);
+                v = as_layout(input_name(k), v, first.perm, op);
             }
+            if (onnx_dims(v) != d) v = spread(v, d, input_label(k));
+            srcs.push_back(v.node);
         }
-        for (std::size_t j = 1; j < values.size(); ++j)
-            if (onnx_dims(vals_.at(input_name(values[j]))) != d)
-                fail("inputs have shapes " + dims_str(d) + " and " + dims_str(onnx_dims(vals_.at(input_name(values[j])))) +
-                     " (broadcasting between computed tensors is not supported)");
         tval out = first;
         out.node = emit(cls, srcs, {});
         set_out(0, out);
+    }
+
+    static i64 elements(const dims_t& d) {
+        i64 e = 1;
+        for (auto x : d) e = mul_capped(std::max<i64>(x, 1), e);
+        return e;
+    }
+
+    /// v repeated along its spatial axes of size 1 up to ONNX shape `d`, which it broadcasts to:
+    /// UpSampling (nearest: each value copied, exactly), in steps of at most 64 per axis.
+    tval spread(tval v, const dims_t& d, const std::string& what) {
+        const dims_t have = onnx_dims(v);
+        const int r = static_cast<int>(d.size()), N = r - 2;
+        const auto fails = [&](const std::string& why) { fail(what + " has shape " + dims_str(have) + ", the other inputs " + dims_str(d) + ": " + why); };
+        if (static_cast<int>(have.size()) != r) fails("broadcasting between ranks is not supported");
+        for (int a = 0; a < r; ++a)
+            if (have[static_cast<std::size_t>(a)] != d[static_cast<std::size_t>(a)] && (a < 2 || have[static_cast<std::size_t>(a)] != 1))
+                fails("only spatial axes of size 1 broadcast (memo repeats them by UpSampling)");
+        if (N < 1 || N > 3 || v.merged() || v.perm != channels_last_perm(r)) fails("only spatial axes of a channels-first tensor broadcast");
+        dims_t left(d.begin() + 2, d.end());
+        while (std::any_of(left.begin(), left.end(), [](i64 x) { return x > 1; })) {
+            ints step;
+            for (auto& x : left) {
+                i64 f = std::min<i64>(x, 64);
+                while (x % f) --f;
+                if (f == 1 && x > 1) fails("a size with a prime factor above 64 cannot be reached in steps of UpSampling");
+                step.push(f);
+                x /= f;
+            }
+            const value size = N == 1 ? value{step[0]} : value{step};
+            v.node = emit(upsampling_names[static_cast<std::size_t>(N)], {v.node}, {{"size", size}}, "_spread");
+        }
+        return v;
     }
 
     void concat_op() {
@@ -147,7 +181,6 @@ protected:
         if (!attr("axis")) fail("has no attribute axis");
         const int a = normal_axis(attr_int("axis", 0), r, "attribute axis");
         if (ks.size() == 1) return set_out(0, first);
-        if (ks.size() > 8) fail("has " + std::to_string(ks.size()) + " inputs; memo's Concatenate takes at most 8");
         const tval x = as_layout(input_name(ks[0]), first, first.perm, "Concat");
         const int m = memo_axis(x, a);
         if (m <= 0) fail("attribute axis=" + std::to_string(a) + " is the batch axis");
@@ -157,8 +190,15 @@ protected:
             if (v.onnx_rank() != r) fail("inputs have different ranks");
             srcs.push_back(as_layout(input_name(ks[j]), v, x.perm, "Concat").node);
         }
-        const int k = emit("Concatenate", srcs, {{"axis", i64{m - r}}});
-        set_out(0, tval{k, x.perm});
+        // Concatenate takes at most 8 inputs (a DenseNet block concatenates dozens): more are
+        // concatenated in steps, each step's result the first input of the next, which is exact.
+        const std::vector<kv> axis{{"axis", i64{m - r}}};
+        std::vector<int> step{srcs[0]};
+        for (std::size_t j = 1; j < srcs.size(); ++j) {
+            if (step.size() == 8) step = {emit("Concatenate", step, axis, "_part" + std::to_string(j))};
+            step.push_back(srcs[j]);
+        }
+        set_out(0, tval{emit("Concatenate", step, axis), x.perm});
     }
 
     // Activations.
@@ -191,11 +231,21 @@ protected:
             if (std::abs(a - 1.6732632) > 1e-5 || std::abs(g - 1.0507010) > 1e-5)
                 fail("attributes alpha=" + real_str(a) + ", gamma=" + real_str(g) + " are not supported (only SELU's constants)");
             cls = "Activation", ps.push_back({"activation", std::string("selu")});
-        } else if (op == "HardSigmoid") {
-            const double a = attr_real("alpha", 0.2), b = attr_real("beta", 0.5);
-            if (std::abs(a - 0.2) > 1e-6 || std::abs(b - 0.5) > 1e-6)
-                fail("attributes alpha=" + real_str(a) + ", beta=" + real_str(b) + " are not supported (only Keras' hard_sigmoid: 0.2 and 0.5)");
-            cls = "Activation", ps.push_back({"activation", std::string("hard_sigmoid")});
+        } else if (op == "HardSigmoid" || op == "HardSwish") {
+            // max(0, min(1, alpha * x + beta)): Keras' hard_sigmoid where alpha and beta are its
+            // own (0.2 and 0.5), else a ScaleShift and a ReLU capped at 1 (PyTorch's hardsigmoid
+            // is x / 6 + 1 / 2). HardSwish is x times PyTorch's.
+            const double a = op == "HardSwish" ? 1.0 / 6 : attr_real("alpha", 0.2), b = op == "HardSwish" ? 0.5 : attr_real("beta", 0.5);
+            tval x = value_in(0);
+            const int in = x.node;
+            if (std::abs(a - 0.2) <= 1e-6 && std::abs(b - 0.5) <= 1e-6) {
+                x.node = emit("Activation", {in}, {{"activation", std::string("hard_sigmoid")}});
+            } else {
+                x.node = emit("ScaleShift", {in}, {{"scale", a}, {"shift", b}}, "_scale");
+                x.node = emit("ReLU", {x.node}, {{"max_value", 1.0}});
+            }
+            if (op == "HardSwish") x.node = emit("Multiply", {in, x.node}, {}, "_times");
+            return set_out(0, x);
         }
         if (cls.empty()) fail("operator " + op + " is not supported");
         tval x = value_in(0);

@@ -157,6 +157,40 @@ protected:
         return {};
     }
 
+    /// Gather of one index along an axis of a computed tensor (y[:, -1]: a sequence's last step):
+    /// a Cropping that keeps that one position, then, for a scalar index, a reshape that drops
+    /// the axis.
+    void gather_op() {
+        tval x = value_in(0);
+        const cval& idx = const_in(1, "indices");
+        const bool scalar = const_dims(idx, "indices").empty();
+        const dims_t v = read_ints(idx, input_label(1));
+        if (v.size() != 1 || const_dims(idx, "indices").size() > 1) fail("gathers only one index (a scalar, or a 1-D constant of one value)");
+        const dims_t in = onnx_dims(x);
+        const int r = static_cast<int>(in.size());
+        const int a = normal_axis(attr_int("axis", 0), r, "attribute axis");
+        if (a == x.perm[0]) fail("gathering on the batch axis is not supported");
+        const i64 n = in[static_cast<std::size_t>(a)];
+        i64 i = v[0];
+        if (i < -n || i >= n) fail("index " + std::to_string(i) + " is out of range for an axis of size " + std::to_string(n));
+        if (i < 0) i += n;
+        const int m = x.merged() ? -1 : memo_axis(x, a), N = x.rank() - 2;
+        if (m < 1 || m > N || N < 1 || N > 3)
+            fail("gathers only along an axis memo can crop: one between the batch and the last axis of a tensor of rank 3 to 5, as memo holds it");
+        ints crop;
+        for (int s = 1; s <= N; ++s) crop.push(s == m ? i : 0), crop.push(s == m ? n - 1 - i : 0);
+        if (n > 1) x.node = emit(cropping_names[static_cast<std::size_t>(N)], {x.node}, {{"cropping", crop}}, "_crop");
+        if (!scalar) return set_out(0, x);
+        dims_t o;
+        int ob = -1;
+        for (int k = 0; k < r; ++k) {
+            if (k == a) continue;
+            if (k == x.perm[0]) ob = static_cast<int>(o.size());
+            o.push_back(in[static_cast<std::size_t>(k)]);
+        }
+        reshape_to(x, o, ob);
+    }
+
     void squeeze_op() {
         const tval x = value_in(0);
         const dims_t in = onnx_dims(x);

@@ -185,8 +185,21 @@ protected:
             if (std::any_of(d.begin(), d.end(), [](i64 v) { return v != 1; }))
                 fail("attribute dilations=" + list_str(d) + " is not supported (Keras' pooling has no dilation)");
         }
-        if (const i64 c = attr_int("ceil_mode", 0); c != 0) fail("attribute ceil_mode=" + std::to_string(c) + " is not supported (Keras' pooling rounds down)");
-        const dims_t sizes = spatial_sizes(out_of(x)), pads = explicit_pads(sizes, ks, strides);
+        const dims_t sizes = spatial_sizes(out_of(x));
+        dims_t pads = explicit_pads(sizes, ks, strides);
+        if (attr_int("ceil_mode", 0) != 0) {
+            // ceil_mode rounds the output size up: a last window that starts in the input (or the
+            // padding before it) and passes its end counts. Keras rounds down, so the end is
+            // padded for it, which gives the same sizes (exactly 'same' where those are its pads).
+            for (int i = 0; i < N; ++i) {
+                const std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(N + i);
+                const i64 padded = sizes[a] + pads[a] + pads[b];
+                if (padded < ks[a]) continue;  // window_out names it
+                i64 out = (padded - ks[a] + strides[a] - 1) / strides[a] + 1;
+                if ((out - 1) * strides[a] >= sizes[a] + pads[a]) --out;
+                pads[b] += std::max<i64>(0, (out - 1) * strides[a] + ks[a] - padded);
+            }
+        }
         const dims_t want = window_out(sizes, pads, ks, strides);
         std::string padding;
         int src;
