@@ -83,7 +83,7 @@ protected:
         // N,C,H,W by N,C,1,1): the others are repeated up to it (spread()).
         tval first = vals_.at(input_name(values[0]));
         for (int k : values)
-            if (const tval v = vals_.at(input_name(k)); v.onnx_rank() == first.onnx_rank() && elements(onnx_dims(v)) > elements(onnx_dims(first))) first = v;
+            if (const tval v = vals_.at(input_name(k)); v.onnx_rank() == first.onnx_rank() && out_of(v).elements() > out_of(first).elements()) first = v;
         const dims_t d = onnx_dims(first);
         for (int k : consts) {
             if (op == "Max" || op == "Min" || op == "Mean") fail(input_label(k) + " is a constant; memo maps " + op + " only over computed tensors");
@@ -134,12 +134,6 @@ protected:
         tval out = first;
         out.node = emit(cls, srcs, {});
         set_out(0, out);
-    }
-
-    static i64 elements(const dims_t& d) {
-        i64 e = 1;
-        for (auto x : d) e = mul_capped(std::max<i64>(x, 1), e);
-        return e;
     }
 
     /// v repeated along its spatial axes of size 1 up to ONNX shape `d`, which it broadcasts to:
