@@ -94,3 +94,16 @@ if [[ ! -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]]; then
     exit 1
   fi
 fi
+
+# The TensorFlow.js worker's packages (pinned in tools/tfjs-worker): tfjs-core, tfjs-layers and
+# the cpu and wasm backends, pure JavaScript and WebAssembly (the .wasm files ship inside the
+# package; tfjs-node, whose install downloads a native library, is not used).
+tfjs_dir="$(cd "$(dirname "$0")/../tools/tfjs-worker" && pwd)"
+if [[ ! -f "$tfjs_dir/node_modules/@tensorflow/tfjs-backend-wasm/package.json" ]]; then
+  echo "setup.sh: installing TensorFlow.js in tools/tfjs-worker"
+  if ! (cd "$tfjs_dir" && npm ci --no-audit --no-fund --loglevel=error >>"$log" 2>&1); then
+    echo "setup.sh: npm install in $tfjs_dir failed:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  fi
+fi

@@ -1,8 +1,10 @@
 // memo-fuzz: the command-line tool over the memo library. Its commands are memo::fuzz's
 // (memo/fuzz/main.hpp); memo-fuzz adds libtorch and ONNX Runtime when built with them, and demo.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
+#include <memo/backends/tfjs/backend.hpp>
 #include <memo/fuzz/main.hpp>
 
 #include "memo_fuzz.hpp"
@@ -52,6 +54,32 @@ inline int demo(const cli::args& a) {
     return cli::dispatch({run_command()}, 10, const_cast<char**>(run_argv), "memo-fuzz", "");
 }
 
+/// Where the TensorFlow.js worker is: $MEMO_TFJS_WORKER, or tools/tfjs-worker/worker.js in the source tree.
+inline std::string tfjs_worker() {
+    if (const char* env = std::getenv("MEMO_TFJS_WORKER"); env && *env) return env;
+    return MEMO_SOURCE_DIR "/tools/tfjs-worker/worker.js";
+}
+
+/// TensorFlow.js on its CPU ("tfjs-cpu") or WebAssembly ("tfjs-wasm") kernels, in a Node.js worker.
+inline memo::fuzz::backend_kind tfjs_backend(const std::string& kernels) {
+    memo::fuzz::backend_kind k;
+    k.name = "tfjs-" + kernels;
+    k.make = [kernels, name = k.name](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
+        auto x = std::make_unique<memo::tfjs::runtime>(memo::tfjs::options{.worker = tfjs_worker(), .kernels = kernels, .name = name, .limits = lim});
+        x->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
+        return x;
+    };
+    // Named with --backends: the default campaign stays on reference, torch and ort, whose pace
+    // the speed figures are measured at.
+    k.by_default = false;
+    k.unavailable = [] {
+        return memo::tfjs::installed(tfjs_worker())
+                   ? std::string()
+                   : "the TensorFlow.js worker is not installed at " + tfjs_worker() + " (run scripts/setup.sh, or set MEMO_TFJS_WORKER)";
+    };
+    return k;
+}
+
 }  // namespace memo_fuzz
 
 int main(int argc, char** argv) {
@@ -68,6 +96,7 @@ int main(int argc, char** argv) {
     for (const char* n : {"ort", "ort-opt"})
         t.backends.push_back({n, nullptr, [] { return std::string("memo-fuzz was built without ONNX; install libonnx-dev"); }});
 #endif
+    for (const char* kernels : {"cpu", "wasm"}) t.backends.push_back(memo_fuzz::tfjs_backend(kernels));
     t.commands.push_back({"demo",
                           "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
                           "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"

@@ -461,6 +461,9 @@ private:
         oracle::tester& diff = *l.diff;
         const pending& cur = l.current;
         oracle::verdict v = diff.finish();
+        // Declines are learnt from a skipped model too: when every library but the reference
+        // declines it (two backends of one library), it is skipped for that very reason.
+        declines_.learn(cur.m, diff.observations());
         if (diff.last_skipped()) {
             ++single_backend_;
             record(cur.m, diff.observations(), true, v.what, {});
@@ -472,7 +475,6 @@ private:
         pairs_.add(cur.m);
         const auto obs = diff.observations();
         for (const auto& ob : obs) ranges_.add(cur.m, ob.spans);  // what each layer received, on each library that traced it
-        declines_.learn(cur.m, obs);
         if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); })) failed_.insert(model_key(cur.m));
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];

@@ -545,7 +545,9 @@ private:
             const model p = prefix(current_, mid);
             const auto in = make_inputs(p, in_);
             const run_status got = x.run(p, in, {}).status;
-            if (same_status ? got == s : failed(got)) found = mid, hi = mid - 1;
+            // A prefix whose output the library shapes otherwise than the model (invalid) is where
+            // a failure after it begins: the layer after a misshapen one fails on its input.
+            if (same_status ? got == s : failed(got) || got == run_status::invalid) found = mid, hi = mid - 1;
             else lo = mid + 1;
         }
         return found;

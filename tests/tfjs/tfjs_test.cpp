@@ -1,0 +1,262 @@
+// TensorFlow.js (tfjs-layers 4.22 on its cpu and wasm kernels, the real Node.js worker) as a
+// library under test: every layer class it runs agrees with the reference interpreter within
+// float32 tolerance, or differs where tfjs is known to (its findings, listed below with why);
+// what it lacks is declined with its reason; a layer it shapes otherwise is a shape verdict at
+// that layer; the worker's death and time-out are verdicts.
+#include <memo/backends/reference/interpreter.hpp>
+#include <memo/backends/tfjs/backend.hpp>
+
+#include <signal.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+#include "../unit/support.hpp"
+
+namespace {
+
+using memo::dtype;
+
+std::string worker_script() { return MEMO_SOURCE_DIR "/tools/tfjs-worker/worker.js"; }
+
+memo::tfjs::runtime& tfjs(const std::string& kernels) {
+    static memo::tfjs::runtime cpu({.worker = worker_script()});
+    static memo::tfjs::runtime wasm({.worker = worker_script(), .kernels = "wasm", .name = "tfjs-wasm"});
+    return kernels == "wasm" ? wasm : cpu;
+}
+
+/// max |a - b| over max(|b|, 1), infinite when dims differ or non-finite values disagree.
+double relative_error(const memo::tensor& a, const memo::tensor& b) {
+    if (a.dims != b.dims) return std::numeric_limits<double>::infinity();
+    double diff = 0, scale = 1;
+    for (std::int64_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
+            if (!(std::isnan(a[i]) && std::isnan(b[i])) && a[i] != b[i]) return std::numeric_limits<double>::infinity();
+            continue;
+        }
+        diff = std::max(diff, std::abs(a[i] - b[i]));
+        scale = std::max(scale, std::abs(b[i]));
+    }
+    return diff / scale;
+}
+
+std::string describe(const memo::model& m) {
+    const auto& n = m.nodes.back();
+    std::string s = std::string(n.layer->name) + " on ";
+    for (int i : n.inputs) s += m[i].out.str() + " ";
+    for (std::size_t p = 0; p < n.params.size(); ++p)
+        if (n.layer->params[p].what != memo::role::inert) s += std::string(n.layer->params[p].name) + "=" + memo::to_string(n.params[p]) + " ";
+    return s;
+}
+
+const memo::model& lenet() {
+    static const auto m = memo::io::load_keras(MEMO_TEST_DATA_DIR "/memo/synthesized_models/lenet5-mnist_orig-simplified.json", test::reg());
+    return m;
+}
+
+/// Where tfjs-layers 4.22 differs from Keras' semantics (the reference's), as memo's campaigns and
+/// this test found it: a random model of these classes may differ from the reference for that
+/// reason; a model of any other class must agree.
+const std::map<std::string, std::string, std::less<>> known_findings = {
+    {"ReLU", "ignores negative_slope and threshold"},
+    {"BatchNormalization", "normalises the last axis whatever `axis` says"},
+    {"UpSampling2D", "bilinear interpolation differs from Keras' (half-pixel centres)"},
+    {"Conv2DTranspose", "ignores output_padding; channels_first shapes differ"},
+    {"Conv3DTranspose", "ignores output_padding"},
+    {"GlobalAveragePooling1D", "ignores keepdims and data_format"},
+    {"GlobalAveragePooling2D", "ignores keepdims"},
+    {"GlobalMaxPooling1D", "ignores keepdims and data_format"},
+    {"GlobalMaxPooling2D", "ignores keepdims"},
+    {"MaxPooling1D", "ignores data_format"},
+    {"AveragePooling1D", "ignores data_format"},
+    {"SeparableConv2D", "channels_first adds the bias on the wrong axis"},
+    {"PReLU", "a negative shared_axes is ignored (its alpha has another shape)"},
+    {"Concatenate", "a negative axis other than -1 concatenates along another axis at run time"},
+    {"Conv2D", "wasm: channels_first with 'same' padding and strides above the kernel differ"},
+    {"DepthwiseConv2D", "channels_first with a dilation rate differs"},
+    {"MaxPooling3D", "channels_first with 'same' padding differs"},
+    {"ConvLSTM2D", "strides above 1 with 'same' padding differ"},
+};
+
+}  // namespace
+
+TEST(TfjsBackend, Installed) { ASSERT_TRUE(memo::tfjs::installed(worker_script())) << "run scripts/setup.sh: the tfjs worker is not installed"; }
+
+// Every layer class of the registry that tfjs runs, 4 random single-layer float32 models each, on
+// both kernel sets, against the reference in float32. A model tfjs declines (a class, setting or
+// dtype it lacks) is counted, not failed; a difference is a failure unless the class is one of
+// tfjs' known findings.
+TEST(TfjsBackend, EveryLayerClassAgreesWithTheReferenceOrIsAKnownFinding) {
+    constexpr int models_per_class = 4;
+    memo::reference::interpreter ref;
+    memo::rng r(20261126);
+    struct row {
+        int runs = 0, declined = 0, differ = 0;
+        double worst = 0;
+    };
+    std::map<std::string, row> table;
+    for (const auto& L : test::reg()) {
+        if (L.arity.max == 0) continue;
+        row& t = table[std::string(L.name)];
+        int drawn = 0;
+        for (int k = 0; k < 60 && drawn < models_per_class; ++k) {
+            const auto m = test::random_layer_model(L, r);
+            ASSERT_TRUE(m) << L.name;
+            if (!memo::tfjs::supports(*m)) continue;
+            ++drawn;
+            SCOPED_TRACE(describe(*m));
+            const auto in = memo::make_inputs(*m);
+            const auto want = ref.run(*m, in, {});
+            ASSERT_TRUE(want.ok()) << want.message;
+            for (const char* kernels : {"cpu", "wasm"}) {
+                SCOPED_TRACE(kernels);
+                const auto got = tfjs(kernels).run(*m, in);
+                if (got.status == memo::run_status::unsupported) {
+                    ++t.declined;
+                    continue;
+                }
+                const bool known = known_findings.count(L.name) != 0;
+                const double e = got.ok() ? relative_error(got.outputs.at(0), want.outputs.at(0)) : std::numeric_limits<double>::infinity();
+                ++t.runs;
+                t.worst = std::max(t.worst, e);
+                if (e > 1e-4) {
+                    ++t.differ;
+                    if (!known) ADD_FAILURE() << "differs from the reference: " << memo::name_of(got.status) << " " << got.message << ", error " << e;
+                }
+            }
+        }
+        if (drawn == 0) t.declined = -1;  // tfjs lacks every model drawn (a class it has no layer for)
+    }
+    std::printf("%-26s %5s %5s %6s %10s  %s\n", "layer", "runs", "decl", "differ", "max error", "known finding");
+    int runs = 0, differ = 0, classes = 0;
+    for (const auto& [name, t] : table) {
+        const auto it = known_findings.find(name);
+        if (t.declined < 0) {
+            std::printf("%-26s tfjs lacks it\n", name.c_str());
+            continue;
+        }
+        std::printf("%-26s %5d %5d %6d %10.2e  %s\n", name.c_str(), t.runs, t.declined, t.differ, t.worst,
+                    it != known_findings.end() && t.differ ? it->second.c_str() : "");
+        runs += t.runs;
+        differ += t.differ;
+        classes += t.runs > 0;
+    }
+    std::printf("%d layer classes run on tfjs, %d runs compared, %d differ (each a known finding)\n", classes, runs, differ);
+    EXPECT_GE(classes, 40);
+}
+
+// MEMO's seed models that tfjs takes run like the reference; every node's output and teacher
+// forcing (each layer fed the given tensors) come back one per node.
+TEST(TfjsBackend, EveryNodeAndTeacherForcing) {
+    memo::reference::interpreter ref;
+    const auto& m = lenet();
+    const auto in = memo::make_inputs(m);
+    const auto truth = ref.run(m, in, {true, {}, dtype::float64});
+    ASSERT_TRUE(truth.ok());
+    auto fed = truth.outputs;
+    for (auto& t : fed)
+        for (auto& v : t.data) v = memo::round_to(dtype::float32, v);
+    for (const char* kernels : {"cpu", "wasm"}) {
+        SCOPED_TRACE(kernels);
+        const auto plain = tfjs(kernels).run(m, in);
+        ASSERT_TRUE(plain.ok()) << plain.message;
+        ASSERT_EQ(plain.outputs.size(), m.outputs.size());
+        EXPECT_LE(relative_error(plain.outputs[0], truth.outputs[static_cast<std::size_t>(m.outputs[0])]), 1e-4);
+        const auto every = tfjs(kernels).run(m, in, {true, {}, {}});
+        ASSERT_TRUE(every.ok()) << every.message;
+        ASSERT_EQ(every.outputs.size(), m.size());
+        const auto forced = tfjs(kernels).run(m, in, {true, fed, {}});
+        ASSERT_TRUE(forced.ok()) << forced.message;
+        ASSERT_EQ(forced.outputs.size(), m.size());
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            EXPECT_EQ(every.outputs[i].dims, truth.outputs[i].dims) << i;
+            EXPECT_LE(relative_error(forced.outputs[i], truth.outputs[i]), 1e-5) << "node " << i;
+        }
+        EXPECT_EQ(tfjs(kernels).run(m, in, {false, {}, dtype::float64}).status, memo::run_status::unsupported);
+    }
+}
+
+// What tfjs lacks is declined with the reason, at the node: a dtype, a class, a setting.
+TEST(TfjsBackend, DeclinesWhatItLacks) {
+    memo::builder b(test::reg());
+    const int x = b.add("InputLayer", {}, {{"shape", memo::ints{6, 4}}, {"dtype", "float16"}});
+    b.add("ReLU", {x}, {});
+    b.seed(1);
+    const auto half = b.finish();
+    const auto got = tfjs("cpu").run(half, memo::make_inputs(half));
+    EXPECT_EQ(got.status, memo::run_status::unsupported);
+    EXPECT_NE(got.message.find("float32 only"), std::string::npos) << got.message;
+
+    memo::builder c(test::reg());
+    const int y = c.add("InputLayer", {}, {{"shape", memo::ints{6, 4}}, {"dtype", "float32"}});
+    c.add("ELU", {y}, {{"alpha", 0.5}});
+    c.seed(2);
+    EXPECT_FALSE(memo::tfjs::supports(c.finish()));
+}
+
+// A layer tfjs shapes otherwise than Keras (GlobalAveragePooling2D ignores keepdims) is an invalid
+// run at that layer, and the oracle's shape verdict names it.
+TEST(TfjsBackend, ShapeDisagreementIsAShapeVerdictAtTheLayer) {
+    memo::builder b(test::reg());
+    const int x = b.add("InputLayer", {}, {{"shape", memo::ints{5, 5, 3}}, {"dtype", "float32"}});
+    const int g = b.add("GlobalAveragePooling2D", {x}, {{"keepdims", true}});
+    b.add("Flatten", {g}, {});
+    b.seed(3);
+    const auto m = b.finish();
+    const auto got = tfjs("cpu").run(m, memo::make_inputs(m));
+    EXPECT_EQ(got.status, memo::run_status::invalid) << got.message;
+    EXPECT_EQ(got.node, g) << got.message;
+
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
+    std::vector<memo::executor*> xs{&ref, &tfjs("wasm")};
+    memo::oracle::differential diff(xs, truth, test::reg());
+    const auto v = diff.check(m);
+    EXPECT_EQ(v.what, memo::oracle::kind::shape);
+    EXPECT_EQ(v.culprits, std::vector<std::string>{"tfjs-wasm"});
+    EXPECT_EQ(v.node, g);
+}
+
+// The worker is a worker process like any other: killed while it holds a request it is a crash
+// verdict with its signal, past its time limit a timeout, and the next model starts a fresh one.
+TEST(TfjsWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
+    const auto& m = lenet();
+    const auto in = memo::make_inputs(m);
+    memo::tfjs::runtime r({.worker = worker_script()});
+    ASSERT_TRUE(r.run(m, in).ok());
+    const pid_t first = r.worker_pid();
+    ASSERT_GT(first, 0);
+    ::kill(first, SIGKILL);
+    r.submit(m, in, {});
+    const auto dead = r.collect();
+    EXPECT_EQ(dead.status, memo::run_status::crash) << dead.message;
+    EXPECT_EQ(dead.signal, SIGKILL);
+    EXPECT_EQ(r.restarts(), 1U);
+    const auto again = r.run(m, in);
+    EXPECT_TRUE(again.ok()) << again.message;
+    EXPECT_NE(r.worker_pid(), first);
+
+    memo::tfjs::runtime slow({.worker = worker_script(), .limits = {.timeout_ms = 1, .memory_mb = 4096}});
+    const auto late = slow.run(m, in);
+    EXPECT_EQ(late.status, memo::run_status::timeout) << late.message;
+    EXPECT_EQ(slow.restarts(), 1U);
+}
+
+// tfjs' model.predict disposes a tensor too early when a layer reads it twice and another layer
+// reads it after (a finding): an error of the library, while each layer applied alone runs.
+TEST(TfjsBackend, PredictOfATensorReadTwiceIsAnError) {
+    memo::builder b(test::reg());
+    const int x = b.add("InputLayer", {}, {{"shape", memo::ints{4}}, {"dtype", "float32"}});
+    const int d = b.add("Dense", {x}, {{"units", std::int64_t{4}}});
+    const int a = b.add("Add", {d, d}, {});
+    b.add("Add", {a, d}, {});
+    b.seed(4);
+    const auto m = b.finish();
+    const auto in = memo::make_inputs(m);
+    const auto got = tfjs("cpu").run(m, in);
+    EXPECT_EQ(got.status, memo::run_status::error) << got.message;
+    const auto every = tfjs("cpu").run(m, in, {true, {}, {}});
+    EXPECT_TRUE(every.ok()) << every.message;
+}

@@ -1,0 +1,462 @@
+#!/usr/bin/env node
+// memo's TensorFlow.js worker. It builds Keras models (the JSON of Keras' model.to_json()) with
+// tfjs-layers on one tfjs backend (cpu or wasm), sets the weights memo drew, runs the inputs and
+// answers with the outputs. It reads requests from fd 3 and writes results to fd 4, one at a
+// time, until fd 3 closes. Each frame is a little-endian u64 length and a payload:
+//
+//   request  str model JSON, u8 mode (0: the model's outputs by model.predict, 1: every layer's
+//            output, 2: every layer's output with each layer fed the given tensors),
+//            u32 weights, each: str layer, str weight, tensor
+//            u32 inputs (the model's input layers in order), each: tensor
+//            u32 layers, each: u32 rank, i64 dims (its output shape as Keras infers it; -1: batch)
+//            mode 2: u32 tensors (one per layer, in the JSON's order), each: tensor
+//   result   u8 status (0 ok, 1 error, 2 declined: a layer or setting tfjs lacks, 3 a layer whose
+//            output shape tfjs infers otherwise than Keras), f64 milliseconds
+//            (building, weights and the run), str message, str layer (the failing one, or ""),
+//            u32 outputs, each: tensor
+//
+// (str: u32 length and UTF-8 bytes; tensor: u32 rank, i64 dims, float32 data.) Every tensor a
+// request makes is disposed before the answer. Usage: node worker.js [--backend cpu|wasm]
+'use strict';
+const fs = require('fs');
+const net = require('net');
+const tf = require('@tensorflow/tfjs-core');
+const tfl = require('@tensorflow/tfjs-layers');
+require('@tensorflow/tfjs-backend-cpu');
+
+const backend = (() => {
+  const i = process.argv.indexOf('--backend');
+  return i >= 0 ? process.argv[i + 1] : 'cpu';
+})();
+
+// tfjs-core's CommonJS build leaves out the chained tensor methods (x.flatten(), x.add(y), ...)
+// that its bundles register and tfjs-layers' recurrent layers call: each op becomes a method.
+for (const [name, fn] of Object.entries(tf)) {
+  if (typeof fn === 'function' && /^[a-z]/.test(name) && !(name in tf.Tensor.prototype)) {
+    tf.Tensor.prototype[name] = function (...args) { return fn(this, ...args); };
+  }
+}
+if (!tf.Tensor.prototype.flatten) {
+  tf.Tensor.prototype.flatten = function () { return tf.reshape(this, [this.size]); };
+}
+
+// memo's layers that Keras has no class for (MEMO's custom objects and memo's adapters), as tfjs
+// layers of the same class names and meanings as memo's reference interpreter gives them. (tfjs
+// hands a layer its config with camelCase keys: constant_values is constantValues.)
+class Elementwise extends tfl.layers.Layer {
+  constructor(config) { super(config); this.config = config; }
+  computeOutputShape(shape) { return shape; }
+  getConfig() { return { ...super.getConfig(), ...this.own() }; }
+  own() { return {}; }
+  call(inputs) { return tf.tidy(() => this.f(Array.isArray(inputs) ? inputs[0] : inputs, inputs)); }
+}
+const custom = {
+  Abs: (x) => tf.abs(x),
+  Square: (x) => tf.mul(x, x),
+  StopGradient: (x) => tf.clone(x),
+  // The product is rounded to float32 before the shift is added, as memo's reference does.
+  ScaleShift: (x, _, c) => tf.add(tf.mul(x, tf.scalar(c.scale ?? 1)), tf.scalar(c.shift ?? 0)),
+  CustomCastLayer: (x, _, c) => {
+    if ((c.targetDtype ?? 'float32') !== 'float32') throw new Declined('tfjs layers compute in float32 only, not ' + c.targetDtype);
+    return tf.clone(x);
+  },
+  CustomScaleLayer: (_, inputs, c) => tf.add(inputs[0], tf.mul(inputs[1], tf.scalar(c.scale ?? 1))),
+  CustomInjectLayer: (x, _, c) => {
+    const fill = c.value === 'inf' ? Infinity : c.value === '-inf' ? -Infinity : NaN;
+    const stride = Math.max(1, c.stride ?? 1);
+    const mask = new Uint8Array(x.size);
+    for (let i = 0; i < mask.length; i += stride) mask[i] = 1;
+    return tf.where(tf.tensor(mask, x.shape, 'bool'), tf.fill(x.shape, fill), x);
+  },
+  CustomExpandLayer: (x, _, c) => tf.expandDims(x, c.axis ?? 1),
+  // Index 0 along the axis, which goes.
+  CustomDropDimLayer: (x, _, c) => {
+    const axis = c.axis ?? 1;
+    const begin = x.shape.map(() => 0);
+    const size = x.shape.map((d, i) => (i === axis ? 1 : -1));
+    return tf.squeeze(tf.slice(x, begin, size), [axis]);
+  },
+  // (before, after) for each non-batch dimension.
+  CustomPadLayer: (x, _, c) => {
+    const p = c.padding.flat();
+    const pairs = [[0, 0]];
+    for (let i = 0; i + 1 < p.length; i += 2) pairs.push([p[i], p[i + 1]]);
+    return tf.pad(x, pairs, c.constantValues ?? 0);
+  },
+  CustomCropLayer: (x, _, c) => {
+    const p = c.cropping.flat();
+    const begin = [0], size = [-1];
+    for (let i = 1; i < x.rank; ++i) {
+      begin.push(p[2 * (i - 1)]);
+      size.push(x.shape[i] - p[2 * (i - 1)] - p[2 * (i - 1) + 1]);
+    }
+    return tf.slice(x, begin, size);
+  },
+};
+const shapeOf = {
+  CustomScaleLayer: (s) => s[0],
+  CustomExpandLayer: (s, c) => { const r = s.slice(); r.splice(c.axis ?? 1, 0, 1); return r; },
+  CustomDropDimLayer: (s, c) => s.filter((_, i) => i !== (c.axis ?? 1)),
+  CustomPadLayer: (s, c) => s.map((d, i) => (i === 0 || d == null ? d : d + c.padding.flat()[2 * (i - 1)] + c.padding.flat()[2 * (i - 1) + 1])),
+  CustomCropLayer: (s, c) => s.map((d, i) => (i === 0 || d == null ? d : d - c.cropping.flat()[2 * (i - 1)] - c.cropping.flat()[2 * (i - 1) + 1])),
+};
+for (const [name, f] of Object.entries(custom)) {
+  const cls = class extends Elementwise {
+    f(x, inputs) { return f(x, inputs, this.config); }
+    computeOutputShape(s) { return shapeOf[name] ? shapeOf[name](s, this.config) : Array.isArray(s[0]) ? s[0] : s; }
+    static get className() { return name; }
+  };
+  tf.serialization.registerClass(cls);
+}
+
+// Keras' JSON as tfjs should read it for inference. Initializers become Zeros: memo sets every
+// weight, and drawing them (an Orthogonal one of a large kernel) would only cost time, or fail
+// where Keras' own would (Identity of a kernel). Regularizers and constraints act in training
+// only, and go: tfjs declines a layer with an activity regularizer, and applies a constraint
+// when weights are set (Keras applies it after each training step), which would change the very
+// weights memo set.
+function tfjsDialect(config, cls) {
+  // Keras 2's recurrent_activation default is sigmoid, tfjs' hard_sigmoid: a config that leaves
+  // it out (a Bidirectional's LSTM) means Keras'.
+  if (['LSTM', 'GRU', 'SimpleRNN', 'ConvLSTM2D'].includes(cls) && !('recurrent_activation' in config) && cls !== 'SimpleRNN') config.recurrent_activation = 'sigmoid';
+  for (const [key, v] of Object.entries(config)) {
+    if (key.endsWith('_initializer') && v) config[key] = { class_name: 'Zeros', config: {} };
+    else if (key.endsWith('_regularizer') || key.endsWith('_constraint')) config[key] = null;
+    else if (key === 'layer' && v && v.config) tfjsDialect(v.config, v.class_name);  // a wrapper's layer
+  }
+}
+
+// The model as tfjs should build it: in tfjs' dialect, with every layer no other reads among its
+// outputs (a Functional model holds only the layers its outputs need, and memo's models may
+// have others), and with the batch size fixed where a stateful RNN needs it. Returns which of
+// the outputs are the model's own.
+function graphOf(spec, inputs) {
+  const layers = spec.config.layers;
+  for (const l of layers) tfjsDialect(l.config, l.class_name);
+  const read = new Set();
+  for (const l of layers) for (const e of l.inbound_nodes[0] || []) read.add(e[0]);
+  const outputs = spec.config.output_layers;
+  const own = outputs.length;
+  for (const l of layers) {
+    if (l.class_name !== 'InputLayer' && !read.has(l.name) && !outputs.some((o) => o[0] === l.name)) outputs.push([l.name, 0, 0]);
+  }
+  const stateful = (c) => c.stateful || (c.layer && c.layer.config && c.layer.config.stateful);
+  if (layers.some((l) => stateful(l.config)) && inputs.length) {
+    for (const l of layers) if (l.class_name === 'InputLayer') l.config.batch_input_shape[0] = inputs[0].dims[0];
+  }
+  return [...Array(own).keys()];
+}
+
+class Reader {
+  constructor(buf) { this.buf = buf; this.at = 0; }
+  u8() { const v = this.buf.readUInt8(this.at); this.at += 1; return v; }
+  u32() { const v = this.buf.readUInt32LE(this.at); this.at += 4; return v; }
+  i64() { const v = Number(this.buf.readBigInt64LE(this.at)); this.at += 8; return v; }
+  bytes(n) {
+    if (this.at + n > this.buf.length) throw new Error('truncated request');
+    const v = this.buf.subarray(this.at, this.at + n); this.at += n; return v;
+  }
+  str() { return this.bytes(this.u32()).toString('utf8'); }
+  // A tensor's dims and float32 values (copied: a typed array needs an aligned offset).
+  tensor() {
+    const dims = [];
+    for (let k = this.u32(); k > 0; --k) dims.push(this.i64());
+    const count = dims.reduce((a, b) => a * b, 1);
+    const raw = Buffer.from(this.bytes(count * 4));
+    return { dims, data: new Float32Array(raw.buffer, raw.byteOffset, count) };
+  }
+}
+
+function decode(frame) {
+  const r = new Reader(frame);
+  const json = r.str();
+  const mode = r.u8();
+  const weights = new Map();  // layer -> Map(weight name -> {dims, data})
+  for (let n = r.u32(); n > 0; --n) {
+    const layer = r.str(), name = r.str();
+    if (!weights.has(layer)) weights.set(layer, new Map());
+    weights.get(layer).set(name, r.tensor());
+  }
+  const inputs = [];
+  for (let n = r.u32(); n > 0; --n) inputs.push(r.tensor());
+  const shapes = [];
+  for (let n = r.u32(); n > 0; --n) {
+    const dims = [];
+    for (let k = r.u32(); k > 0; --k) dims.push(r.i64());
+    shapes.push(dims);
+  }
+  const forced = [];
+  if (mode === 2) for (let n = r.u32(); n > 0; --n) forced.push(r.tensor());
+  return { json, mode, weights, inputs, shapes, forced };
+}
+
+function encode(status, ms, message, layer, outputs) {
+  const parts = [];
+  const text = Buffer.from(message, 'utf8'), where = Buffer.from(layer, 'utf8');
+  const head = Buffer.alloc(1 + 8 + 4 + text.length + 4 + where.length + 4);
+  let at = head.writeUInt8(status, 0);
+  at = head.writeDoubleLE(ms, at);
+  at = head.writeUInt32LE(text.length, at); at += text.copy(head, at);
+  at = head.writeUInt32LE(where.length, at); at += where.copy(head, at);
+  head.writeUInt32LE(outputs.length, at);
+  parts.push(head);
+  for (const t of outputs) {
+    const h = Buffer.alloc(4 + 8 * t.dims.length);
+    h.writeUInt32LE(t.dims.length, 0);
+    t.dims.forEach((d, i) => h.writeBigInt64LE(BigInt(d), 4 + 8 * i));
+    parts.push(h);
+    parts.push(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+  }
+  const body = Buffer.concat(parts);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(body.length), 0);
+  return Buffer.concat([len, body]);
+}
+
+function writeAll(buf) {
+  let at = 0;
+  while (at < buf.length) {
+    try {
+      at += fs.writeSync(4, buf, at, buf.length - at);
+    } catch (e) {
+      if (e.code !== 'EAGAIN') throw e;
+    }
+  }
+}
+
+// The weight memo drew under a name, for a tfjs variable: Keras names weights by their last path
+// segment ("conv2d_1/kernel"), and a Bidirectional layer's by its direction too
+// ("bidirectional/forward_lstm/kernel" is memo's "forward_kernel").
+function memoName(variable) {
+  const path = variable.originalName.split('/');
+  const last = path[path.length - 1];
+  for (const side of ['forward', 'backward']) if (path.some((p) => p.startsWith(side + '_'))) return side + '_' + last;
+  return last;
+}
+
+function setWeights(model, weights) {
+  for (const layer of model.layers) {
+    const given = weights.get(layer.name);
+    const vars = layer.weights;
+    if (vars.length === 0) continue;
+    if (!given) throw new Declined(`layer ${layer.name}: tfjs has ${vars.length} weights, memo none`, layer.name);
+    const values = vars.map((v) => {
+      const w = given.get(memoName(v));
+      if (!w) throw new Declined(`layer ${layer.name}: tfjs has a weight ${v.originalName} that memo does not (memo has ${[...given.keys()].join(', ')})`, layer.name);
+      return tf.tensor(w.data, w.dims, 'float32');
+    });
+    if (values.length !== given.size) {
+      values.forEach((v) => v.dispose());
+      throw new Declined(`layer ${layer.name}: tfjs has ${vars.length} weights, memo ${given.size}`, layer.name);
+    }
+    layer.setWeights(values);
+    values.forEach((v) => v.dispose());
+  }
+}
+
+// The first layer whose output shape tfjs infers otherwise than Keras (memo's shapes), as a
+// verdict of its own: a layer that ignores a parameter (say keepdims) shows here, not later as
+// some other layer's error.
+function checkShapes(model, spec, shapes) {
+  spec.config.layers.forEach((l, i) => {
+    if (l.class_name === 'InputLayer' || !shapes[i]) return;
+    let got = model.getLayer(l.name).outputShape;
+    if (Array.isArray(got[0])) got = got[0];
+    const want = shapes[i].map((d) => (d < 0 ? null : d));
+    if (got.length !== want.length || got.some((d, k) => k > 0 && d !== want[k])) {
+      throw new Misshapen(`layer ${l.name} (${l.class_name}): tfjs infers the output shape [${got}], Keras [${want}]`, l.name);
+    }
+  });
+}
+
+class Misshapen extends Error {
+  constructor(message, layer) { super(message); this.layer = layer; }
+}
+class Declined extends Error {
+  constructor(message, layer) { super(message); this.layer = layer || ''; }
+}
+class Failed extends Error {
+  constructor(cause, layer) { super(cause && cause.message ? cause.message : String(cause)); this.cause = cause; this.layer = layer; }
+}
+
+// What tfjs says when it lacks something, rather than when it fails.
+function declines(e) {
+  const m = String(e && e.message ? e.message : e);
+  return e instanceof Declined || (e && e.name === 'NotImplementedError') || /Unknown layer|is not supported|not yet supported|not implemented|does not support|Unsupported input rank|Unknown activation|expected (min_|max_)?ndim=/.test(m);
+}
+
+// The layer tfjs would not build, for a model it would not build, and why: the class it does not
+// know, else the first layer that fails built alone, fed inputs of the shapes memo infers, or
+// whose output shape alone differs from memo's (the layers after it failed on that shape). The
+// campaign learns a decline by its layer, and keeps to models every library runs.
+async function culprit(spec, shapes, error) {
+  const layers = spec.config.layers;
+  const unknown = /Unknown layer: (\w+)/.exec(String(error && error.message));
+  if (unknown) return { layer: (layers.find((l) => l.class_name === unknown[1]) || {}).name || '', error };
+  const index = new Map(layers.map((l, i) => [l.name, i]));
+  for (const l of layers) {
+    if (l.class_name === 'InputLayer') continue;
+    const from = (l.inbound_nodes[0] || []).map((e) => e[0]);
+    const inputs = [...new Set(from)].map((name) => ({
+      class_name: 'InputLayer',
+      name,
+      config: { name, batch_input_shape: shapes[index.get(name)].map((d) => (d < 0 ? null : d)), dtype: 'float32' },
+      inbound_nodes: [],
+    }));
+    const alone = {
+      class_name: 'Functional',
+      config: { name: 'alone', layers: [...inputs, l], input_layers: inputs.map((i) => [i.name, 0, 0]), output_layers: [[l.name, 0, 0]] },
+    };
+    let built = null;
+    try {
+      built = await tfl.models.modelFromJSON(alone);
+    } catch (e) {
+      return { layer: l.name, error: e };
+    }
+    try {
+      checkShapes(built, alone, [...inputs.map((i) => shapes[index.get(i.name)]), shapes[index.get(l.name)]]);
+    } catch (e) {
+      return { layer: l.name, error: e };
+    } finally {
+      built.dispose();
+    }
+  }
+  return { layer: '', error };
+}
+
+function toTensor(t) { return tf.tensor(t.data, t.dims, 'float32'); }
+
+async function fetch(tensors) {
+  const out = [];
+  for (const t of tensors) out.push({ dims: t.shape, data: await t.data() });
+  return out;
+}
+
+// Every layer applied to concrete tensors in the JSON's order (memo's node order), each reading
+// its producers' outputs, or with `forced` the given tensors.
+function eager(model, spec, inputs, forced) {
+  const layers = spec.config.layers;
+  const index = new Map(layers.map((l, i) => [l.name, i]));
+  const inputNames = spec.config.input_layers.map((e) => e[0]);
+  const values = [];
+  for (let i = 0; i < layers.length; ++i) {
+    const l = layers[i];
+    if (l.class_name === 'InputLayer') {
+      values.push(tf.keep(toTensor(inputs[inputNames.indexOf(l.name)])));
+      continue;
+    }
+    const from = (l.inbound_nodes[0] || []).map((e) => index.get(e[0]));
+    const args = from.map((k) => (forced.length ? forced[k] : values[k]));
+    try {
+      const out = model.getLayer(l.name).apply(args.length === 1 ? args[0] : args);
+      values.push(tf.keep(Array.isArray(out) ? out[0] : out));
+    } catch (e) {
+      values.forEach((v) => v.dispose());
+      throw new Failed(e, l.name);
+    }
+  }
+  return values;
+}
+
+async function serve(frame) {
+  const start = process.hrtime.bigint();
+  const ms = () => Number(process.hrtime.bigint() - start) / 1e6;
+  let model = null;
+  let outputs = [];
+  const made = [];
+  try {
+    const q = decode(frame);
+    const spec = JSON.parse(q.json);
+    const wanted = graphOf(spec, q.inputs);
+    try {
+      model = await tfl.models.modelFromJSON(spec);
+    } catch (e) {
+      const { layer, error } = await culprit(spec, q.shapes, e);
+      if (error instanceof Misshapen) throw error;
+      throw declines(error) ? new Declined(error.message, layer) : new Failed(error, layer);
+    }
+    checkShapes(model, spec, q.shapes);
+    setWeights(model, q.weights);
+    if (q.mode === 0) {
+      const feeds = q.inputs.map(toTensor);
+      made.push(...feeds);
+      try {
+        const y = model.predict(feeds.length === 1 ? feeds[0] : feeds);
+        const all = Array.isArray(y) ? y : [y];
+        outputs = wanted.map((k) => all[k]);
+        all.forEach((t, k) => { if (!wanted.includes(k)) t.dispose(); });
+      } catch (e) {
+        // Which layer fails, when it fails alone too (one by one, as for localisation).
+        let layer = '';
+        try {
+          eager(model, spec, q.inputs, []).forEach((t) => t.dispose());
+        } catch (f) {
+          layer = f.layer || '';
+        }
+        throw new Failed(e, layer);
+      }
+    } else {
+      const forced = q.forced.map(toTensor);
+      made.push(...forced);
+      outputs = eager(model, spec, q.inputs, forced);
+    }
+    // The shapes the layers give at run time, held against memo's too: a layer whose symbolic
+    // shape is right can still compute another (and the layer after it fail on that).
+    const names = q.mode === 0 ? spec.config.output_layers.slice(0, outputs.length).map((o) => o[0]) : spec.config.layers.map((l) => l.name);
+    const at = new Map(spec.config.layers.map((l, i) => [l.name, i]));
+    outputs.forEach((t, k) => {
+      const want = q.shapes[at.get(names[k])];
+      if (want && (t.shape.length !== want.length || t.shape.some((d, i) => i > 0 && d !== want[i]))) {
+        throw new Misshapen(`layer ${names[k]}: tfjs computes an output of shape [${t.shape.slice(1)}] per sample, Keras [${want.slice(1)}]`, names[k]);
+      }
+    });
+    const values = await fetch(outputs);
+    writeAll(encode(0, ms(), '', '', values));
+  } catch (e) {
+    // tfjs' first line, without its advice on serialization ("This may be due to ...").
+    const message = String(e && e.message ? e.message : e).split('\n')[0].replace(/ This may be due to .*$/, '');
+    const layer = e && e.layer ? e.layer : '';
+    const status = e instanceof Misshapen ? 3 : e instanceof Declined || declines(e.cause || e) ? 2 : 1;
+    writeAll(encode(status, ms(), message, layer, []));
+  }
+  // Released after the answer is on its way: the campaign need not wait for it.
+  outputs.forEach((t) => t.dispose());
+  made.forEach((t) => t.dispose());
+  if (model) model.dispose();
+}
+
+async function main() {
+  if (backend === 'wasm') require('@tensorflow/tfjs-backend-wasm');
+  if (!(await tf.setBackend(backend))) throw new Error('tfjs backend ' + backend + ' did not start');
+  await tf.ready();
+  // Frames arrive in chunks; they are joined once a whole frame is there. Requests are served one
+  // after the other.
+  let chunks = [];
+  let buffered = 0;
+  let busy = Promise.resolve();
+  const input = new net.Socket({ fd: 3, readable: true, writable: false });
+  input.on('data', (chunk) => {
+    chunks.push(chunk);
+    buffered += chunk.length;
+    for (;;) {
+      if (buffered < 8) return;
+      if (chunks[0].length < 8) chunks = [Buffer.concat(chunks)];
+      const n = Number(chunks[0].readBigUInt64LE(0));
+      if (buffered < 8 + n) return;
+      const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      const frame = Buffer.from(all.subarray(8, 8 + n));
+      const rest = all.subarray(8 + n);
+      chunks = rest.length ? [rest] : [];
+      buffered = rest.length;
+      busy = busy.then(() => serve(frame));
+    }
+  });
+  input.on('end', () => busy.then(() => process.exit(0)));
+  input.on('close', () => busy.then(() => process.exit(0)));
+  input.on('error', () => process.exit(0));
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e && e.stack ? e.stack : e) + '\n');
+  process.exit(1);
+});
