@@ -23,6 +23,7 @@ DEBIAN_PACKAGES=(
   libonnx-dev
   libprotobuf-dev
   python3-onnx
+  python3-torchvision
   chromium
   libopenmpi-dev
   openmpi-bin

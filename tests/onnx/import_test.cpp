@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -505,6 +506,53 @@ TEST(OnnxImport, InitialStateByExpandAndLastStepByGather) {
     EXPECT_TRUE(memo::validate(m));
 }
 
+TEST(OnnxImport, InitialStateByConstantOfShape) {
+    // h0 = torch.zeros(1, x.shape[0], 16): ConstantOfShape of a shape that holds the batch size.
+    graph g;
+    g.input("x", {-1, 10, 8});
+    set_ints(g.node("Transpose", {"x"}, {"xt"}), "perm", {1, 0, 2});
+    g.node("Shape", {"x"}, {"s"});
+    g.ints("zero", {0});
+    g.node("Gather", {"s", "zero"}, {"b"});
+    g.ints("layers", {1});
+    g.ints("hidden", {16});
+    set_int(g.node("Concat", {"layers", "b", "hidden"}, {"shape"}), "axis", 0);
+    g.node("ConstantOfShape", {"shape"}, {"h0"});
+    g.weight("W", {1, 48, 8});
+    g.weight("R", {1, 48, 16});
+    set_int(g.node("GRU", {"xt", "W", "R", "", "", "h0"}, {"Y", "h"}, "gru"), "hidden_size", 16);
+    g.ints("ax0", {0});
+    g.node("Squeeze", {"h", "ax0"}, {"y"});
+    g.output("y");
+    const memo::model m = g.import();
+    EXPECT_EQ(count(m, "GRU"), 1);
+    EXPECT_EQ(output_shape(m), sample({16}));
+}
+
+// A stacked LSTM's zero initial states, (layers, batch, hidden), taken layer by layer: Slice of a
+// constant is folded.
+TEST(OnnxImport, SliceOfAConstantIsFolded) {
+    graph g;
+    g.input("x", {-1, 10, 8});
+    set_ints(g.node("Transpose", {"x"}, {"xt"}), "perm", {1, 0, 2});
+    g.floats("h", std::vector<float>(2 * 1 * 16, 0.0f), false);
+    g.g->mutable_initializer(g.g->initializer_size() - 1)->clear_dims();
+    for (auto d : {2, 1, 16}) g.g->mutable_initializer(g.g->initializer_size() - 1)->add_dims(d);
+    g.ints("s", {1});
+    g.ints("e", {2});
+    g.ints("a", {0});
+    g.node("Slice", {"h", "s", "e", "a"}, {"h1"});
+    g.weight("W", {1, 48, 8});
+    g.weight("R", {1, 48, 16});
+    set_int(g.node("GRU", {"xt", "W", "R", "", "", "h1"}, {"Y", "y1"}, "gru"), "hidden_size", 16);
+    g.ints("ax0", {0});
+    g.node("Squeeze", {"y1", "ax0"}, {"y"});
+    g.output("y");
+    const memo::model m = g.import();
+    EXPECT_EQ(count(m, "GRU"), 1);
+    EXPECT_EQ(output_shape(m), sample({16}));
+}
+
 TEST(OnnxImport, IntegerArithmeticOnShapesIsFolded) {
     // x.view(-1, channels // 2, 2 * 9): shape arithmetic over constants.
     graph g;
@@ -602,6 +650,61 @@ TEST(OnnxImport, DepthwiseConvFromGroups) {
     EXPECT_EQ(memo::as_int(d.param("depth_multiplier")), 2);
     EXPECT_EQ(memo::as_str(d.param("padding")), "same");
     EXPECT_EQ(output_shape(m), sample({12, 12, 16}));
+}
+
+// A convolution of 2 groups (RegNet's): each group's channels cropped, convolved alone, and the
+// results concatenated in group order.
+TEST(OnnxImport, GroupedConvIsOneConvPerGroupConcatenated) {
+    graph g;
+    g.input("x", {-1, 8, 10, 10});
+    g.weight("w", {12, 4, 3, 3});
+    auto& n = g.node("Conv", {"x", "w"}, {"y"});
+    set_int(n, "group", 2);
+    set_ints(n, "pads", {1, 1, 1, 1});
+    g.output("y");
+    const memo::model m = g.import();
+    EXPECT_EQ(output_shape(m), sample({10, 10, 12}));
+    std::vector<std::string> crops;
+    int convs = 0;
+    for (const auto& nd : m.nodes) {
+        if (nd.layer->name == "CustomCropLayer") crops.push_back(memo::to_string(nd.param("cropping")));
+        if (nd.layer->name == "Conv2D") {
+            ++convs;
+            EXPECT_EQ(memo::as_int(nd.param("filters")), 6);
+            EXPECT_EQ(memo::as_str(nd.param("padding")), "same");
+            EXPECT_EQ(m[nd.inputs[0]].out, sample({10, 10, 4}));
+        }
+    }
+    EXPECT_EQ(convs, 2);
+    EXPECT_EQ(crops, (std::vector<std::string>{"(0, 0, 0, 0, 0, 4)", "(0, 0, 0, 0, 4, 0)"}));
+    const auto& cat = only(m, "Concatenate");
+    EXPECT_EQ(memo::as_int(cat.param("axis")), -1);
+    EXPECT_EQ(cat.inputs.size(), 2U);
+}
+
+// ShuffleNet's channel split: Slice of the channel axis (by ends computed from the input's
+// shape) is a CustomCropLayer of memo's last axis; a step other than 1 is named.
+TEST(OnnxImport, SliceOfChannelsIsACustomCrop) {
+    graph g;
+    g.input("x", {-1, 8, 6, 6});
+    g.ints("starts", {4});
+    g.ints("ends", {std::numeric_limits<std::int64_t>::max()});
+    g.ints("axes", {1});
+    g.node("Slice", {"x", "starts", "ends", "axes"}, {"y"});
+    g.output("y");
+    const memo::model m = g.import();
+    EXPECT_EQ(output_shape(m), sample({6, 6, 4}));
+    EXPECT_EQ(memo::to_string(only(m, "CustomCropLayer").param("cropping")), "(0, 0, 0, 0, 4, 0)");
+
+    graph s;
+    s.input("x", {-1, 8, 6, 6});
+    s.ints("starts", {0});
+    s.ints("ends", {4});
+    s.ints("axes", {1});
+    s.ints("steps", {2});
+    s.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "split");
+    s.output("y");
+    EXPECT_EQ(error_of([&] { s.import(); }), "test.onnx: node 0 'split' (Slice): steps (2) is not supported (only 1)");
 }
 
 TEST(OnnxImport, Conv1DAndPooling1D) {
@@ -777,10 +880,12 @@ TEST(OnnxImport, UnsupportedOperatorNamesNodeAndOperator) {
 TEST(OnnxImport, UnsupportedAttributeIsNamed) {
     graph g;
     g.input("x", {-1, 8, 10, 10});
-    g.weight("w", {8, 2, 3, 3});
+    g.weight("w", {8, 3, 3, 3});
     set_int(g.node("Conv", {"x", "w"}, {"y"}, "conv3"), "group", 4);
     g.output("y");
-    EXPECT_EQ(error_of([&] { g.import(); }), "test.onnx: node 0 'conv3' (Conv): attribute group=4 is not supported (only 1 or the number of input channels)");
+    EXPECT_EQ(error_of([&] { g.import(); }),
+              "test.onnx: node 0 'conv3' (Conv): attribute group=4 does not fit the weight W (8, 3, 3, 3) for 8 input channels (each group takes input "
+              "channels / group, and W's output channels must divide among the groups)");
 
     graph a;
     a.input("x", {-1, 8, 10, 10});

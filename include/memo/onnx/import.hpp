@@ -128,6 +128,7 @@ private:
         if (op == "Reshape") return reshape_op();
         if (op == "Squeeze") return squeeze_op();
         if (op == "Gather") return gather_op();
+        if (op == "Slice") return slice_op();
         if (op == "Unsqueeze") return unsqueeze_op();
         if (op == "Pad") return pad_op();
         if (op == "Resize" || op == "Upsample") return resize_op(op == "Upsample");

@@ -236,8 +236,10 @@ protected:
         }
         if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic_fold(op);
         if (op == "Expand") return expand_fold();
+        if (op == "ConstantOfShape") return constant_of_shape_fold();
+        if (op == "Slice") return slice_fold();
         fail("all inputs are constants, and memo folds no " + op +
-             " (it folds Identity, Cast, Squeeze, Unsqueeze, Concat, Gather, Add, Sub, Mul, Div, Expand)");
+             " (it folds Identity, Cast, Squeeze, Unsqueeze, Concat, Gather, Add, Sub, Mul, Div, Expand, ConstantOfShape, Slice)");
     }
 
     /// Integer arithmetic of shape computations (a channel count halved for a split, say), over
@@ -308,6 +310,87 @@ protected:
             t.add_float_data(static_cast<float>(v.at(static_cast<std::size_t>(at))));
         }
         set_const(0, cval{own(std::move(t)), -1});
+    }
+
+    /// ConstantOfShape: one value (attribute value, else float 0) in every element, how exporters
+    /// write a recurrent layer's zero initial states (torch.zeros(layers, batch, hidden)). The
+    /// batch entry becomes 1, as in expand_fold.
+    void constant_of_shape_fold() {
+        const cval& s = const_in(0, "input");
+        dims_t want = read_ints(s, input_label(0));
+        i64 count = 1;
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            if (static_cast<int>(i) == s.batch) want[i] = 1;
+            if (want[i] < 0 || (count = mul_capped(count, want[i])) < 0 || count > (i64{1} << 20))
+                fail("folds ConstantOfShape only to shapes of at most 2^20 elements, not " + list_str(want));
+        }
+        ::onnx::TensorProto t;
+        t.set_data_type(::onnx::TensorProto::FLOAT);
+        double value = 0;
+        for (const auto& a : n_->attribute())
+            if (a.name() == "value") {
+                expect_type(a, ::onnx::AttributeProto::TENSOR, a.has_t());
+                const auto v = read_reals(cval{&a.t(), -1}, "attribute value");
+                if (v.size() != 1) fail("attribute value has " + std::to_string(v.size()) + " elements, not 1");
+                value = v[0];
+                t.set_data_type(a.t().data_type());
+            }
+        const bool integer = t.data_type() == ::onnx::TensorProto::INT64 || t.data_type() == ::onnx::TensorProto::INT32;
+        if (!integer && t.data_type() != ::onnx::TensorProto::FLOAT) t.set_data_type(::onnx::TensorProto::FLOAT);
+        if (integer) t.set_data_type(::onnx::TensorProto::INT64);
+        for (auto d : want) t.add_dims(d);
+        for (i64 i = 0; i < count; ++i) {
+            if (integer) t.add_int64_data(static_cast<i64>(value));
+            else t.add_float_data(static_cast<float>(value));
+        }
+        set_const(0, cval{own(std::move(t)), -1});
+    }
+
+    /// Slice of a constant (opset 10 on: starts, ends, axes and steps as inputs): a stacked
+    /// recurrent layer's initial state taken layer by layer, a shape's entries.
+    void slice_fold() {
+        const cval& c = const_in(0, "data");
+        const dims_t d = const_dims(c, "data");
+        if (opset_ < 10) fail("folds Slice from opset 10 on");
+        const dims_t starts = read_ints(const_in(1, "starts"), input_label(1)), ends = read_ints(const_in(2, "ends"), input_label(2));
+        dims_t axes, steps;
+        if (has_input(3)) axes = read_ints(const_in(3, "axes"), input_label(3));
+        else
+            for (std::size_t a = 0; a < starts.size(); ++a) axes.push_back(static_cast<i64>(a));
+        if (has_input(4)) steps = read_ints(const_in(4, "steps"), input_label(4));
+        if (starts.size() != axes.size() || ends.size() != axes.size() || (!steps.empty() && steps.size() != axes.size()))
+            fail("starts, ends, axes and steps differ in length");
+        const int r = static_cast<int>(d.size());
+        dims_t lo(d.size(), 0), step(d.size(), 1), out = d;
+        for (std::size_t j = 0; j < axes.size(); ++j) {
+            const auto a = static_cast<std::size_t>(normal_axis(axes[j], r, "axis"));
+            const i64 n = d[a], st = steps.empty() ? 1 : steps[j];
+            if (st < 1) fail("folds Slice only with positive steps");
+            const auto clamp = [n](i64 v) { return std::clamp<i64>(v < 0 ? v + n : v, 0, n); };
+            const i64 b = clamp(starts[j]), e = clamp(ends[j]);
+            lo[a] = b, step[a] = st, out[a] = e > b ? (e - b + st - 1) / st : 0;
+        }
+        i64 count = 1;
+        for (auto x : out) count *= x;
+        const auto v = read_reals(c, input_label(0), std::size_t{1} << 20);
+        const bool integer = c.t->data_type() == ::onnx::TensorProto::INT64 || c.t->data_type() == ::onnx::TensorProto::INT32;
+        ::onnx::TensorProto t;
+        t.set_data_type(integer ? ::onnx::TensorProto::INT64 : ::onnx::TensorProto::FLOAT);
+        for (auto x : out) t.add_dims(x);
+        int batch = -1;
+        for (i64 i = 0; i < count; ++i) {
+            i64 at = 0, rest = i, stride = 1;  // the data's element that output element i takes
+            for (std::size_t k = d.size(); k-- > 0;) {
+                const i64 j = rest % out[k];
+                rest /= out[k];
+                at += (lo[k] + j * step[k]) * stride;
+                stride *= d[k];
+            }
+            if (at == c.batch) batch = static_cast<int>(i);
+            if (integer) t.add_int64_data(static_cast<i64>(v.at(static_cast<std::size_t>(at))));
+            else t.add_float_data(static_cast<float>(v.at(static_cast<std::size_t>(at))));
+        }
+        set_const(0, cval{own(std::move(t)), batch});
     }
 
     void shape_op() {

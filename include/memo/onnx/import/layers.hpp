@@ -184,15 +184,7 @@ protected:
             if (v.onnx_rank() != r) fail("inputs have different ranks");
             srcs.push_back(as_layout(input_name(ks[j]), v, x.perm, "Concat").node);
         }
-        // Concatenate takes at most 8 inputs (a DenseNet block concatenates dozens): more are
-        // concatenated in steps, each step's result the first input of the next, which is exact.
-        const std::vector<kv> axis{{"axis", i64{m - r}}};
-        std::vector<int> step{srcs[0]};
-        for (std::size_t j = 1; j < srcs.size(); ++j) {
-            if (step.size() == 8) step = {emit("Concatenate", step, axis, "_part" + std::to_string(j))};
-            step.push_back(srcs[j]);
-        }
-        set_out(0, tval{emit("Concatenate", step, axis), x.perm});
+        set_out(0, tval{concatenate(srcs, m - r), x.perm});
     }
 
     // Activations.

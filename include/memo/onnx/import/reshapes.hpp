@@ -191,6 +191,51 @@ protected:
         reshape_to(x, o, ob);
     }
 
+    /// A Slice with steps of 1 of a computed tensor, along axes other than the batch: a
+    /// CustomCropLayer, which crops any axis (ShuffleNet's channel split).
+    void slice_op() {
+        const tval x = as_layout(input_name(0), value_in(0), value_in(0).perm, "Slice");
+        const dims_t in = onnx_dims(x);
+        const int r = static_cast<int>(in.size());
+        dims_t starts, ends, axes, steps;
+        if (opset_ < 10) {
+            if (!attr("starts") || !attr("ends")) fail("has no attributes starts and ends");
+            starts = attr_ints("starts"), ends = attr_ints("ends");
+            if (attr("axes")) axes = attr_ints("axes");
+        } else {
+            starts = read_ints(const_in(1, "starts"), input_label(1) + " (starts)");
+            ends = read_ints(const_in(2, "ends"), input_label(2) + " (ends)");
+            if (has_input(3)) axes = read_ints(const_in(3, "axes"), input_label(3) + " (axes)");
+            if (has_input(4)) steps = read_ints(const_in(4, "steps"), input_label(4) + " (steps)");
+        }
+        if (axes.empty())
+            for (std::size_t a = 0; a < starts.size(); ++a) axes.push_back(static_cast<i64>(a));
+        if (starts.size() != axes.size() || ends.size() != axes.size())
+            fail("starts " + list_str(starts) + ", ends " + list_str(ends) + " and axes " + list_str(axes) + " differ in length");
+        for (auto st : steps)
+            if (st != 1) fail("steps " + list_str(steps) + " is not supported (only 1)");
+        dims_t lo(in.size(), 0), hi = in;
+        for (std::size_t j = 0; j < axes.size(); ++j) {
+            const int a = normal_axis(axes[j], r, "axis");
+            const auto ua = static_cast<std::size_t>(a);
+            if (a == x.perm[0]) {  // the batch, whose size is not fixed: only all of it
+                if (starts[j] != 0 || ends[j] < (i64{1} << 31)) fail("slicing the batch axis is not supported");
+                continue;
+            }
+            const i64 n = in[ua];
+            const auto clamp = [n](i64 v) { return std::clamp<i64>(v < 0 ? v + n : v, 0, n); };
+            lo[ua] = clamp(starts[j]), hi[ua] = clamp(ends[j]);
+            if (hi[ua] <= lo[ua]) fail("takes nothing of axis " + std::to_string(a) + " (size " + std::to_string(n) + ")");
+        }
+        if (lo == dims_t(in.size(), 0) && hi == in) return set_out(0, x);
+        ints crop;
+        for (int k = 1; k < x.rank(); ++k) {
+            const auto a = static_cast<std::size_t>(x.perm[static_cast<std::size_t>(k)]);
+            crop.push(lo[a]), crop.push(in[a] - hi[a]);
+        }
+        set_out(0, tval{emit("CustomCropLayer", {x.node}, {{"cropping", crop}}), x.perm});
+    }
+
     void squeeze_op() {
         const tval x = value_in(0);
         const dims_t in = onnx_dims(x);

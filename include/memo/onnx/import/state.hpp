@@ -203,6 +203,18 @@ protected:
         check_size(m_.nodes[i].out);
         return static_cast<int>(i);
     }
+    /// Concatenate of `srcs` along memo's `axis`. Keras' Concatenate takes at most 8 inputs (a
+    /// DenseNet block concatenates dozens): more are concatenated in steps, each step's result the
+    /// first input of the next, which is exact.
+    int concatenate(const std::vector<int>& srcs, i64 axis, const std::string& suffix = "") {
+        const std::vector<kv> ps{{"axis", axis}};
+        std::vector<int> step{srcs[0]};
+        for (std::size_t j = 1; j < srcs.size(); ++j) {
+            if (step.size() == 8) step = {emit("Concatenate", step, ps, suffix + "_part" + std::to_string(j))};
+            step.push_back(srcs[j]);
+        }
+        return step.size() == 1 ? step[0] : emit("Concatenate", step, ps, suffix);
+    }
     /// Every tensor stays within max_elements per sample, so that no later product overflows.
     void check_size(const shape& s) const {
         i64 e = 1;

@@ -113,6 +113,7 @@ protected:
         const dims_t want = window_out(sizes, pads, k_eff, strides);
         std::string cls;
         std::vector<kv> ps;
+        i64 groups = 1;  // of a grouped convolution (not depthwise): one Conv per group
         if (group == 1) {
             if (wd[1] != cin) fail("the weight W has shape " + list_str(wd) + " for " + std::to_string(cin) + " input channels");
             cls = conv_names[N];
@@ -120,9 +121,13 @@ protected:
         } else if (group == cin && N <= 2 && wd[1] == 1 && M % cin == 0) {
             cls = depthwise_names[N];
             ps.push_back({"depth_multiplier", M / cin});
+        } else if (group > 1 && cin % group == 0 && M % group == 0 && wd[1] == cin / group) {
+            cls = conv_names[N];
+            groups = group;
+            ps.push_back({"filters", M / group});
         } else {
-            fail("attribute group=" + std::to_string(group) + " is not supported (only 1 or the number of input channels" +
-                 (N == 3 ? ", and only 1 in 3D" : "") + ")");
+            fail("attribute group=" + std::to_string(group) + " does not fit the weight W " + list_str(wd) + " for " + std::to_string(cin) +
+                 " input channels (each group takes input channels / group, and W's output channels must divide among the groups)");
         }
         std::string padding;
         const int src = pad_for(x, pads, sizes, k_eff, strides, padding, true);
@@ -131,7 +136,23 @@ protected:
         ps.push_back({"dilation_rate", ints_of(dil)});
         ps.push_back({"padding", padding});
         ps.push_back({"use_bias", has_input(2)});
-        const int k = emit(cls, {src}, ps);
+        int k = -1;
+        if (groups == 1) {
+            k = emit(cls, {src}, ps);
+        } else {
+            // Exactly what a grouped convolution is: each group's channels (a CustomCropLayer of
+            // the channel axis) convolved on their own, the results concatenated in group order.
+            const i64 per = cin / groups;
+            std::vector<int> parts;
+            for (i64 g = 0; g < groups; ++g) {
+                ints crop;
+                for (int i = 0; i < N; ++i) crop.push(0), crop.push(0);
+                crop.push(g * per), crop.push(cin - (g + 1) * per);
+                const std::string tag = "_group" + std::to_string(g);
+                parts.push_back(emit(cls, {emit("CustomCropLayer", {src}, {{"cropping", crop}}, tag + "_in")}, ps, tag));
+            }
+            k = concatenate(parts, -1);
+        }
         expect_spatial(k, want);
         set_out(0, tval{k, x.perm});
     }
