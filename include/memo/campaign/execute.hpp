@@ -267,6 +267,7 @@ public:
         else r = {kind::crash, kind::nan, kind::inconsistency, kind::shape};
         if (o_.resources.performance) r.push_back(kind::performance);
         if (o_.resources.leak) r.push_back(kind::leak);
+        if (o_.resources.determinism) r.push_back(kind::nondeterminism);
         return r;
     }
     static std::string_view short_name(oracle::kind k) {
@@ -274,6 +275,7 @@ public:
             case oracle::kind::inconsistency: return "incons";
             case oracle::kind::metamorphic: return "meta";
             case oracle::kind::performance: return "perf";
+            case oracle::kind::nondeterminism: return "nondet";
             default: return oracle::name_of(k);
         }
     }
@@ -345,6 +347,7 @@ private:
         if (const auto t = lanes_.front().diff->name(); t != "differential") s = std::string(t) + ":" + s;
         if (o_.resources.performance) s += "+performance";
         if (o_.resources.leak) s += "+leak";
+        if (o_.resources.determinism) s += "+determinism";
         return s;
     }
 
@@ -385,6 +388,7 @@ private:
             j["resources"] = store::resource_options_json(r);
             j["resources"]["performance"] = r.performance;
             j["resources"]["leak"] = r.leak;
+            j["resources"]["determinism"] = r.determinism;
             j["resources"]["models_checked"] = resource_checks_;
         }
         return j;
@@ -537,7 +541,7 @@ private:
         if (!beside) ++found_[std::string(oracle::name_of(v.what))];
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
-        if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak) {
+        if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak || b.v.what == oracle::kind::nondeterminism) {
             b.resources = resources_.last_runs();
             b.resource_options = o_.resources;
         }

@@ -152,7 +152,7 @@ inline int replay(const cli::args& a) {
     const auto& reg = memo::fuzz::setup().layers();
     const auto want_kind = bug.at("kind").get<std::string>();
     const auto want_culprits = bug.at("culprits").get<std::vector<std::string>>();
-    const bool metamorphic = want_kind == "metamorphic", resource = want_kind == "performance" || want_kind == "leak";
+    const bool metamorphic = want_kind == "metamorphic", resource = want_kind == "performance" || want_kind == "leak" || want_kind == "nondeterminism";
     // A metamorphic bug's variant was spliced into the model as found; resource bugs are not minimised.
     const fs::path file = dir / (a.has("original") || metamorphic || resource ? "model.json" : "minimal.json");
     const auto m = memo::io::load_model(file.string(), reg);
@@ -187,7 +187,7 @@ inline int replay(const cli::args& a) {
     bool same = v && std::string(memo::oracle::name_of(v.what)) == want_kind && v.culprits == want_culprits;
     if (resource) {
         auto ro = memo::store::resource_options_from(bug.value("resource_options", memo::io::json::object()));
-        ro.performance = want_kind == "performance", ro.leak = want_kind == "leak";
+        ro.performance = want_kind == "performance", ro.leak = want_kind == "leak", ro.determinism = want_kind == "nondeterminism";
         same = false;
         for (const auto& r : print_resources_of(diff, m, ro))
             same = same || (std::string(memo::oracle::name_of(r.what)) == want_kind && r.culprits == want_culprits);
@@ -206,7 +206,7 @@ inline std::vector<cli::command> execution_commands() {
          "  --backends LIST      comma-separated: reference, reference-float64, torch, ort, ort-opt\n"
          "                       (default: reference and every library installed)\n"
          "  --seed N             the model's weight and input seed (default: the file's)\n"
-         "  --oracle LIST        differential (default) or metamorphic, and performance, leak; with\n"
+         "  --oracle LIST        differential (default) or metamorphic, and performance, leak, determinism; with\n"
          "                       --repeats, --slower, --larger, --min-ms, --leak-kb as memo-fuzz run takes them\n" +
              execution_help,
          {"backends", "seed", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold", "oracle", "repeats", "slower", "larger",

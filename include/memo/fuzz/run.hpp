@@ -92,7 +92,8 @@ inline oracle_choice oracles_from(const cli::args& a) {
         if (n == "differential" || n == "metamorphic") c.tester = n, ++testers;
         else if (n == "performance") c.resources.performance = true;
         else if (n == "leak") c.resources.leak = true;
-        else throw memo::error("--oracle: unknown oracle '" + n + "' (known: differential, metamorphic, performance, leak)");
+        else if (n == "determinism") c.resources.determinism = true;
+        else throw memo::error("--oracle: unknown oracle '" + n + "' (known: differential, metamorphic, performance, leak, determinism)");
     }
     if (testers > 1) throw memo::error("--oracle: differential and metamorphic are two ways to judge a model; choose one");
     auto& r = c.resources;
@@ -320,7 +321,8 @@ inline cli::command run_command() {
             "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
             "the generated models run on the backends under test (each in its own worker process) and judged\n"
             "by the differential oracle (crash, nan, inconsistency; shape when ONNX's checks disagree), or by the\n"
-            "metamorphic one (metamorphic; crash), with the performance and leak oracles beside either. Models\n"
+            "metamorphic one (metamorphic; crash), with the performance, leak and determinism oracles beside\n"
+            "either. Models\n"
             "that raised coverage run first. "
             "Stops at whichever of the time or iteration limit comes first. Writes DIR/stats.json,\n"
             "DIR/coverage.csv (a row per second), DIR/queue/ (each model that raised coverage, named by\n"
@@ -366,9 +368,10 @@ inline cli::command run_command() {
             "  --oracle LIST        comma-separated: differential (default: the backends against each other) or\n"
             "                       metamorphic (each backend alone, on a model and a variant that must give the\n"
             "                       same outputs: one library is enough, e.g. --oracle metamorphic --backends\n"
-            "                       torch); and performance, leak (every model that ran is run --repeats more\n"
-            "                       times on each backend, and the time and memory figures judged)\n"
-            "  --repeats R          runs of each model for performance and leak (default 5)\n"
+            "                       torch); and performance, leak, determinism (every model that ran is run\n"
+            "                       --repeats more times on each backend, and the time and memory figures judged,\n"
+            "                       and whether its outputs stay the same bit for bit: nondeterminism)\n"
+            "  --repeats R          runs of each model for performance, leak and determinism (default 5)\n"
             "  --slower F           performance: a median time F times another backend's, or a run F times the\n"
             "                       median of its own earlier runs (default 3)\n"
             "  --larger F           performance: memory a run takes F times another backend's (default 3)\n"

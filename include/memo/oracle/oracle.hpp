@@ -27,8 +27,8 @@
 
 namespace memo::oracle {
 
-enum class kind : unsigned char { none, crash, nan, inconsistency, shape, metamorphic, performance, leak };
-inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape", "metamorphic", "performance", "leak"};
+enum class kind : unsigned char { none, crash, nan, inconsistency, shape, metamorphic, performance, leak, nondeterminism };
+inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape", "metamorphic", "performance", "leak", "nondeterminism"};
 constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
 /// The kind a name stands for (a stored judgement's); none for a name that is no kind.
 constexpr kind kind_from(std::string_view s) noexcept {

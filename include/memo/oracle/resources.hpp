@@ -12,8 +12,13 @@
 //                `min_ms` / `min_kb` are noise.
 //   leak         the worker's peak memory grows from run to run of the same model: at least
 //                `leak_kb` a run on average from the second run on, and in all but one step.
-// A verdict is localised to the model's costliest node (layers/cost.hpp), the layer a slowdown
-// most likely lives in; its signature then tells slow layers apart.
+//   determinism  the same model on the same inputs gives other outputs from run to run on one
+//                backend (bit for bit: a library's kernel that reads memory it did not write, or
+//                races, shows so); its verdict is nondeterminism.
+// A performance or leak verdict is localised to the model's costliest node (layers/cost.hpp), the
+// layer a slowdown most likely lives in; its signature then tells slow layers apart. A
+// nondeterminism verdict is localised to the first node whose output differs between two runs
+// of every node's output, where the backend gives them.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -26,8 +31,8 @@
 namespace memo::oracle {
 
 struct resource_options {
-    bool performance = false, leak = false;  // which oracles run
-    int repeats = 5;                         // R: runs of each model per backend
+    bool performance = false, leak = false, determinism = false;  // which oracles run
+    int repeats = 5;                                              // R: runs of each model per backend
     double slower = 3.0;
     double spike = 3.0;
     double larger = 3.0;
@@ -35,7 +40,7 @@ struct resource_options {
     std::int64_t min_kb = 16 * 1024;
     std::int64_t leak_kb = 256;
 
-    bool any() const noexcept { return performance || leak; }
+    bool any() const noexcept { return performance || leak || determinism; }
 };
 
 /// One backend's runs of one model, in order.
@@ -43,7 +48,8 @@ struct resource_runs {
     std::string backend;
     std::vector<double> ms;  // wall time
     std::vector<std::int64_t> start_kb, peak_kb;
-    std::vector<double> cpu_ms{};  // CPU time, when the worker measures it
+    std::vector<double> cpu_ms{};   // CPU time, when the worker measures it
+    std::vector<digest> outputs{};  // the outputs' digest, run by run
 
     /// CPU time when every run has it, else wall time; and which.
     std::pair<const std::vector<double>*, std::string_view> times() const {
@@ -123,6 +129,15 @@ inline std::vector<verdict> judge_resources(const std::vector<resource_runs>& ru
                 }
             }
         }
+        if (o.determinism && x.outputs.size() >= 2) {
+            std::vector<digest> seen;
+            for (const auto& d : x.outputs)
+                if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d);
+            if (seen.size() > 1)
+                out.push_back(make(kind::nondeterminism, x.backend, {},
+                                   printf_string("%s gave %zu different outputs over %zu runs of the same model on the same inputs", x.backend.c_str(),
+                                                 seen.size(), x.outputs.size())));
+        }
         if (o.leak && x.peak_kb.size() >= 4) {
             // From the second run on: the first warms caches up.
             const auto& p = x.peak_kb;
@@ -170,7 +185,8 @@ public:
         auto vs = judge_resources(runs_, o_);
         const int at = costliest_node(m);
         for (auto& v : vs) {
-            v.node = at;
+            v.node = v.what == kind::nondeterminism ? first_varying_node(m, inputs, xs, v.culprits.front()) : at;
+            if (v.node < 0) v.node = at;
             if (at >= 0) {
                 v.layer = std::string(m[at].layer->name);
                 if (!m[at].inputs.empty()) v.producer = std::string(m[m[at].inputs[0]].layer->name);
@@ -183,7 +199,22 @@ public:
     const std::vector<resource_runs>& last_runs() const noexcept { return runs_; }
 
 private:
+    /// The first node whose output differs between two runs of every node's output on the
+    /// backend named `name`, or -1 (it does not give them, or both runs agree).
+    static int first_varying_node(const model& m, std::span<const tensor> inputs, std::span<executor* const> xs, const std::string& name) {
+        for (auto* x : xs) {
+            if (x->name() != name) continue;
+            const run_options every{true, {}, {}};
+            const auto a = x->run(m, inputs, every), b = x->run(m, inputs, every);
+            if (!a.ok() || !b.ok() || a.outputs.size() != m.size() || b.outputs.size() != m.size()) return -1;
+            for (std::size_t i = 0; i < m.size(); ++i)
+                if (digest_of(a.outputs[i]) != digest_of(b.outputs[i])) return static_cast<int>(i);
+        }
+        return -1;
+    }
+
     static void add(resource_runs& r, const run_result& x) {
+        r.outputs.push_back(digest_of(x.outputs));
         r.ms.push_back(x.ms);
         r.cpu_ms.push_back(x.cpu_ms);
         r.start_kb.push_back(x.start_kb);

@@ -88,6 +88,58 @@ TEST(Resources, JudgesTheFigures) {
     EXPECT_TRUE(memo::oracle::judge_resources({tiny, tinier}, o).empty());
 }
 
+namespace {
+/// The reference in process, whose outputs from node `from` on move by a little more each run: a
+/// kernel that reads memory it did not write.
+class drifting final : public memo::executor {
+public:
+    explicit drifting(int from) : from_(from) {}
+    std::string_view name() const override { return "drifting"; }
+    memo::expected<void> supports(const memo::model&) const override { return {}; }
+    void submit(const memo::model& m, std::span<const memo::tensor> in, const memo::run_options& o) override {
+        r_ = ref_.run(m, in, o);
+        ++runs_;
+        const bool every = o.every_node || !o.forced.empty();
+        for (std::size_t k = 0; k < r_.outputs.size(); ++k)
+            if (!every || static_cast<int>(k) >= from_)
+                for (auto& v : r_.outputs[k].data) v += 1e-3 * runs_;
+    }
+    memo::run_result collect() override { return std::move(r_); }
+
+private:
+    memo::reference::interpreter ref_;
+    memo::run_result r_;
+    int from_, runs_ = 0;
+};
+}  // namespace
+
+// The same model on the same inputs, run after run: outputs that change bit for bit are a
+// nondeterminism verdict, localised to the first node whose output changes; outputs that stay
+// the same are none.
+TEST(Resources, DeterminismOracleCatchesOutputsThatChangeFromRunToRun) {
+    memo::oracle::resource_options o;
+    o.determinism = true;
+    const memo::digest a = memo::digest_of(memo::tensor({2}, memo::dtype::float32)), b{a.hash ^ 1, a.abs_sum};
+    resource_runs same{"same", {1, 1, 1}, {}, {}};
+    same.outputs = {a, a, a};
+    resource_runs varies{"varies", {1, 1, 1}, {}, {}};
+    varies.outputs = {a, a, b};
+    const auto vs = memo::oracle::judge_resources({same, varies}, o);
+    ASSERT_EQ(vs.size(), 1u);
+    EXPECT_EQ(count_of(vs, kind::nondeterminism, "varies"), 1u);
+    EXPECT_NE(vs[0].message.find("2 different outputs over 3 runs"), std::string::npos) << vs[0].message;
+
+    const auto m = dense_model(16, 3);
+    memo::oracle::resources r(o);
+    drifting drift(2);
+    auto steady = memo::make_in_process(memo::reference::interpreter(std::nullopt, "steady"));
+    const auto got = check(r, m, {&drift, steady.get()});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].what, kind::nondeterminism);
+    EXPECT_EQ(got[0].culprits, std::vector<std::string>{"drifting"});
+    EXPECT_EQ(got[0].node, 2);  // the first node that moves, not the costliest
+}
+
 TEST(Resources, PlantedLeakTripsTheLeakOracleAndCleanWorkersStayQuiet) {
 #ifdef __SANITIZE_ADDRESS__
     GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed memory: every worker's memory grows run after run";
