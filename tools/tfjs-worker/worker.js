@@ -11,7 +11,8 @@
 //            u32 layers, each: u32 rank, i64 dims (its output shape as Keras infers it; -1: batch)
 //            mode 2: u32 tensors (one per layer, in the JSON's order), each: tensor
 //   result   u8 status (0 ok, 1 error, 2 declined: a layer or setting tfjs lacks, 3 a layer whose
-//            output shape tfjs infers otherwise than Keras), f64 milliseconds
+//            output shape tfjs infers otherwise than Keras, 4 an error of model.predict where
+//            every layer applied alone runs), f64 milliseconds
 //            (building, weights and the run), str message, str layer (the failing one, or ""),
 //            u32 outputs, each: tensor
 //
@@ -275,6 +276,9 @@ class Misshapen extends Error {
 class Declined extends Error {
   constructor(message, layer) { super(message); this.layer = layer || ''; }
 }
+class GraphFailed extends Error {
+  constructor(cause) { super(cause && cause.message ? cause.message : String(cause)); this.cause = cause; }
+}
 class Failed extends Error {
   constructor(cause, layer) { super(cause && cause.message ? cause.message : String(cause)); this.cause = cause; this.layer = layer; }
 }
@@ -386,14 +390,14 @@ async function serve(frame) {
         outputs = wanted.map((k) => all[k]);
         all.forEach((t, k) => { if (!wanted.includes(k)) t.dispose(); });
       } catch (e) {
-        // Which layer fails, when it fails alone too (one by one, as for localisation).
-        let layer = '';
+        // Which layer fails, when it fails alone too (one by one, as for localisation); when
+        // none does, the failure is predict's running of the graph.
         try {
           eager(model, spec, q.inputs, []).forEach((t) => t.dispose());
         } catch (f) {
-          layer = f.layer || '';
+          throw new Failed(e, f.layer || '');
         }
-        throw new Failed(e, layer);
+        throw new GraphFailed(e);
       }
     } else {
       const forced = q.forced.map(toTensor);
@@ -416,7 +420,7 @@ async function serve(frame) {
     // tfjs' first line, without its advice on serialization ("This may be due to ...").
     const message = String(e && e.message ? e.message : e).split('\n')[0].replace(/ This may be due to .*$/, '');
     const layer = e && e.layer ? e.layer : '';
-    const status = e instanceof Misshapen ? 3 : e instanceof Declined || declines(e.cause || e) ? 2 : 1;
+    const status = e instanceof Misshapen ? 3 : e instanceof Declined || declines(e.cause || e) ? 2 : e instanceof GraphFailed ? 4 : 1;
     writeAll(encode(status, ms(), message, layer, []));
   }
   // Released after the answer is on its way: the campaign need not wait for it.

@@ -79,6 +79,7 @@ struct run_result {
     std::string message;                 // the error text, or how the worker died
     int signal = 0;                      // the signal that killed the worker, for crash
     int node = -1;                       // the node that failed, when the backend knows
+    bool whole_graph = false;            // the failure is the library's running of the whole graph: every node ran alone
     double ms = 0.0;                     // wall time of the run
     double cpu_ms = 0.0;                 // CPU time the worker spent on it, every thread's (0: not measured)
     std::int64_t peak_kb = 0;            // peak resident memory of the worker during the run (0: not measured)

@@ -235,17 +235,26 @@ public:
 
     /// The smallest model found (within `budget` re-runs) that gives the same kind of verdict on
     /// the same culprits, localised to the same layer class: the node alone, the node with its
-    /// producer, the prefix up to it; then smaller inputs and parameters.
+    /// producer, the prefix up to it; then smaller inputs and parameters. A failure of the whole
+    /// graph (no layer to blame) keeps to the shortest prefix that still fails so.
     minimised minimise(const model& m, const verdict& v, int budget = 40) override {
         minimised best{m, v, 0};
-        if (v.node < 0 || v.status == run_status::timeout || v.status == run_status::memory) return best;
+        if ((v.node < 0 && !v.whole_graph) || v.status == run_status::timeout || v.status == run_status::memory) return best;
         auto holds = [&](const model& cand, verdict& out) {
             if (best.checks >= budget || past_deadline()) return false;
             ++best.checks;
             out = check(cand);
-            return out.what == v.what && out.culprits == v.culprits && out.layer == v.layer;
+            return out.what == v.what && out.culprits == v.culprits && out.layer == v.layer && out.whole_graph == v.whole_graph;
         };
         verdict got;
+        if (v.node < 0) {
+            for (int lo = 0, hi = static_cast<int>(m.size()) - 2; lo <= hi;) {
+                const int mid = (lo + hi) / 2;
+                if (model p = prefix(m, mid); holds(p, got)) best.m = std::move(p), best.v = got, hi = mid - 1;
+                else lo = mid + 1;
+            }
+            return best;
+        }
         bool structural = false;
         if (auto single = isolate_node(m, v.node, *reg_); single && holds(*single, got)) {
             best.m = *single, best.v = got, structural = true;
@@ -378,7 +387,10 @@ private:
         executor* culprit = by_name(v.culprits.front());
         executor* peer = v.peers.empty() ? nullptr : by_name(v.peers.front());
         if (v.what == kind::crash) {
-            if (v.node < 0) v.node = failing_prefix(*culprit, v.status);
+            // A failure of the graph whose every node runs alone has no layer to blame: by prefixes
+            // it would be pinned on whichever layer each model happens to end with, one bug under
+            // many signatures.
+            if (v.node < 0 && !v.whole_graph) v.node = failing_prefix(*culprit, v.status);
         } else if (v.what == kind::nan && peer) {
             // Fed identical inputs too, so that a NaN carried in from a wrong layer before it (whose
             // values overflow a later recurrence) is not blamed on the layer where it shows.

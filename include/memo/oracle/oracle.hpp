@@ -141,9 +141,10 @@ struct verdict {
     std::string message;                 // a culprit's error text or how it died
     run_status status = run_status::ok;  // the culprit's status (crash verdicts)
     double dmad = 0, max_abs = 0, max_rel = 0;
-    int node = -1;         // the localised node, -1 when not localised
-    std::string layer;     // its class
-    std::string producer;  // the class of its first input's producer (the pair)
+    int node = -1;             // the localised node, -1 when not localised
+    bool whole_graph = false;  // crash: the culprit ran every node alone; its running of the graph fails (no layer to blame)
+    std::string layer;         // its class
+    std::string producer;      // the class of its first input's producer (the pair)
     /// At the localised node, on identical inputs (inconsistency, metamorphic): the largest
     /// difference, the magnitude of the float64 output, and the most rounding explains there
     /// (oracle/rounding.hpp). All 0 when not measured.
@@ -191,6 +192,7 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
         v.message = bad.front()->result.message;
         v.status = bad.front()->result.status;
         v.node = bad.front()->result.node;
+        v.whole_graph = bad.front()->result.whole_graph;
         return v;
     }
     std::vector<const observation*> nan, finite;

@@ -135,7 +135,8 @@ inline std::string get_str(wire::reader& r) {
 
 /// The result frame: status, the worker's own time, message, the failing layer, float32 outputs.
 /// A layer whose output shape tfjs infers otherwise is an invalid run (a shape verdict), as a
-/// model ONNX's shape inference disagrees with is.
+/// model ONNX's shape inference disagrees with is; a model.predict that fails where every layer
+/// applied alone runs is an error of the whole graph.
 inline run_result decode(std::string_view frame, const std::vector<std::string>& layer_names) {
     wire::reader r(frame);
     run_result x;
@@ -155,6 +156,7 @@ inline run_result decode(std::string_view frame, const std::vector<std::string>&
     }
     if (status != 0) {
         x = run_result::failed(status == 2 ? run_status::unsupported : status == 3 ? run_status::invalid : run_status::error, message);
+        x.whole_graph = status == 4;
         for (std::size_t i = 0; i < layer_names.size() && !layer.empty(); ++i)
             if (layer_names[i] == layer) x.node = static_cast<int>(i);
     }
