@@ -67,6 +67,7 @@ inline std::string lacks(const model& m, const node& n) {
         if (ps[p].name.ends_with("activation") && std::holds_alternative<std::string>(n.params[p]) && as_str(n.params[p]) == "exponential")
             return "tfjs has no exponential activation";
     if (cls == "ELU" && as_real(n.param("alpha")) != 1.0) return "tfjs' ELU takes alpha 1 only";
+    if (cls == "Softmax" && as_int(n.param("axis")) != -1 && as_int(n.param("axis")) != n.out.rank() - 1) return "tfjs' Softmax takes the last axis only";
     if (cls == "GRU" && as_bool(n.param("reset_after"))) return "tfjs' GRU lacks reset_after";
     if (cls == "Conv1D" && as_str(n.param("padding")) == "causal") return "tfjs' Conv1D lacks causal padding";
     if (cls == "BatchNormalization" && (n.out.rank() < 2 || n.out.rank() > 4)) return "tfjs' batch normalization takes ranks 2 to 4";
