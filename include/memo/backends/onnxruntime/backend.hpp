@@ -18,9 +18,8 @@
 #include <vector>
 
 #include "../../onnx/export.hpp"
-#include "../executor.hpp"
-#include "../process.hpp"
 #include "../wire.hpp"
+#include "../worker_executor.hpp"
 
 namespace memo::ort {
 
@@ -108,41 +107,17 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
 }  // namespace detail
 
 /// ONNX Runtime behind a Node.js worker process, as a campaign executor.
-class runtime final : public executor {
+class runtime final : public worker_executor {
 public:
-    explicit runtime(options o)
-        : o_(std::move(o)),
-          worker_(
-              [script = o_.worker, node = o_.node, level = o_.optimize] {
-                  const char* argv[] = {node.c_str(), script.c_str(), "--optimize", level.c_str(), nullptr};
-                  ::execvp(node.c_str(), const_cast<char* const*>(argv));
-                  std::fprintf(stderr, "cannot start %s: %s\n", node.c_str(), std::strerror(errno));
-                  ::_exit(127);
-              },
-              o_.limits) {}
+    explicit runtime(options o) : worker_executor({o.node, o.worker, "--optimize", o.optimize}, o.limits), o_(std::move(o)) {}
 
     std::string_view name() const override { return o_.name; }
     expected<void> supports(const model& m) const override { return exporter_.supports(m); }
-    std::uint64_t restarts() const override { return worker_.restarts(); }
-    bool ready() const override { return result_.has_value() || worker_.ready(); }
-    double time_limit() const override { return worker_.limits().timeout_ms; }
-    void set_time_limit(double ms) override { worker_.set_timeout_ms(ms); }
-    std::int64_t memory_limit_mb() const override { return worker_.limits().memory_mb; }
-    void set_memory_limit_mb(std::int64_t mb) override { worker_.set_memory_mb(mb); }
-    void abandon() override {
-        if (result_) result_.reset();
-        else worker_.abandon();
-    }
     onnx::exporter& exporter() noexcept { return exporter_; }
-    /// The worker's process id, or -1 when none runs (it starts with the first model).
-    pid_t worker_pid() const noexcept { return worker_.pid(); }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
-        result_.reset();
+        begin();
         types_.clear();
-        start_ = std::chrono::steady_clock::now();
-        start_kb_ = worker_.pid() > 0 ? memo::detail::isolate::resident_kb(worker_.pid()) : 0;
-        start_cpu_ms_ = worker_.pid() > 0 ? memo::detail::isolate::cpu_ms_of(worker_.pid()) : 0;
         if (o.precision) return settle(run_result::failed(run_status::unsupported, "ONNX Runtime runs a model in its own dtypes"));
         onnx::export_options eo;
         eo.batch = inputs.empty() || inputs[0].dims.empty() ? 1 : inputs[0].dims[0];
@@ -181,47 +156,15 @@ public:
             for (const auto& n : m.nodes) types_.push_back(n.type);
         else
             for (int k : m.outputs) types_.push_back(m[k].type);
-        worker_.send(detail::encode(x.bytes(), feeds, names));
-    }
-
-    run_result collect() override {
-        if (result_) {
-            auto r = std::move(*result_);
-            result_.reset();
-            return r;
-        }
-        std::string frame;
-        run_result r;
-        if (auto failed = worker_.receive(frame)) {
-            r = std::move(*failed);
-        } else {
-            try {
-                r = detail::decode(frame, types_);
-                worker_.judge_late(r);
-            } catch (const std::exception& e) {
-                r = worker_.kill_worker(run_status::crash, std::string("unreadable worker result: ") + e.what());
-            }
-        }
-        if (r.peak_kb == 0 && worker_.pid() > 0) r.peak_kb = memo::detail::isolate::resident_kb(worker_.pid());
-        if (r.start_kb == 0) r.start_kb = start_kb_;
-        if (r.cpu_ms == 0 && worker_.pid() > 0 && start_cpu_ms_ > 0) r.cpu_ms = memo::detail::isolate::cpu_ms_of(worker_.pid()) - start_cpu_ms_;
-        return r;
+        worker().send(detail::encode(x.bytes(), feeds, names));
     }
 
 private:
-    void settle(run_result r) {
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-        result_ = std::move(r);
-    }
+    run_result decode(std::string_view frame) override { return detail::decode(frame, types_); }
 
     options o_;
     onnx::exporter exporter_;
-    worker_process worker_;
-    std::optional<run_result> result_;
     std::vector<dtype> types_;
-    std::chrono::steady_clock::time_point start_{};
-    std::int64_t start_kb_ = 0;  // the worker's resident memory when the run was sent
-    double start_cpu_ms_ = 0;    // and its CPU time
 };
 
 }  // namespace memo::ort
