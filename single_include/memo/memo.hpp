@@ -38,6 +38,7 @@
 // weight seed, from which weights and inputs are drawn, so a model is a few hundred bytes.
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -1200,13 +1201,37 @@ const registry& registry_of() {
 
 namespace memo {
 
+/// Weights a node brings with it instead of drawing them from the model's seed (an imported
+/// file's): one per weight of its layer, in the order and Keras layouts of its weight specs
+/// (layers/weights.hpp). A weight whose spec no longer has these dims (a mutation changed the
+/// layer or its input) is drawn as usual. `digest` identifies the values for model_key.
+struct given_weights {
+    struct one {
+        std::vector<std::int64_t> dims;
+        std::vector<double> values;
+    };
+    std::vector<one> weights;
+    std::uint64_t digest = 0;
+};
+
+/// given_weights with its digest computed, shared between a model and its mutants.
+inline std::shared_ptr<const given_weights> give_weights(std::vector<given_weights::one> ws) {
+    hasher h;
+    for (const auto& w : ws) {
+        for (auto d : w.dims) h.mix(static_cast<std::uint64_t>(d));
+        for (double v : w.values) h.mix(std::bit_cast<std::uint64_t>(v));
+    }
+    return std::make_shared<const given_weights>(given_weights{std::move(ws), h.value()});
+}
+
 struct node {
     const layer_def* layer = nullptr;
     std::vector<value> params;  // in the order of layer->params
     std::vector<int> inputs;    // indices of earlier nodes
     shape out;
     dtype type = dtype::float32;
-    std::string name;  // for people and Keras files; ignored by the structural hash
+    std::string name;                              // for people and Keras files; ignored by the structural hash
+    std::shared_ptr<const given_weights> weights;  // null: drawn from the model's seed
 
     const value& param(std::string_view n) const {
         const int i = layer->param_index(n);
@@ -1346,12 +1371,14 @@ inline std::uint64_t structural_hash(const model& m) {
 }
 
 /// A model's identity for memoisation: its structure (structural_hash) and what structural_hash
-/// leaves out but a run depends on, its weight seed and weight edits.
+/// leaves out but a run depends on, its weight seed, weight edits and given weights.
 inline std::uint64_t model_key(const model& m) {
     hasher h;
     h.mix(structural_hash(m)).mix(m.seed).mix(m.weight_edits.size());
     for (const auto& e : m.weight_edits)
         h.mix(static_cast<std::uint64_t>(e.what)).mix(static_cast<std::uint64_t>(e.node)).mix(std::bit_cast<std::uint64_t>(e.amount)).mix(e.seed);
+    for (std::size_t i = 0; i < m.nodes.size(); ++i)
+        if (m.nodes[i].weights) h.mix(i).mix(m.nodes[i].weights->digest);
     return h.value();
 }
 

@@ -16,6 +16,7 @@
 #include "memo/io/json.hpp"
 #include "memo/layers/all.hpp"
 #include "memo/onnx/import.hpp"
+#include "memo/tensors/weights.hpp"
 
 namespace {
 
@@ -59,6 +60,15 @@ struct graph {
         i64 n = 1;
         for (auto d : dims) t->add_dims(d), n *= d;
         for (i64 i = 0; i < n; ++i) t->add_float_data(0.0f);
+    }
+    /// A float weight holding 0, 1, 2, ... in ONNX's order, so a test can tell where each went.
+    void counting(const std::string& name, std::vector<i64> dims) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(::onnx::TensorProto::FLOAT);
+        i64 n = 1;
+        for (auto d : dims) t->add_dims(d), n *= d;
+        for (i64 i = 0; i < n; ++i) t->add_float_data(static_cast<float>(i));
     }
     void ints(const std::string& name, std::vector<i64> values) {
         auto* t = g->add_initializer();
@@ -804,7 +814,10 @@ TEST(OnnxImport, ReshapeWithFixedBatchAndToRank3) {
     g.node("MatMul", {"r", "w"}, {"y"});
     g.output("y");
     const memo::model m = g.import();
-    EXPECT_EQ(only(m, "Reshape").out, sample({8, 16}));  // MatMul wants ONNX's last axis last
+    // memo holds x as (N, 4, 4, 8): merging H and W keeps ONNX's order as (N, 16, 8), and the
+    // MatMul, which wants ONNX's last axis last, gets it by a Permute.
+    EXPECT_EQ(only(m, "Reshape").out, sample({16, 8}));
+    EXPECT_EQ(only(m, "Permute").out, sample({8, 16}));
     EXPECT_EQ(output_shape(m), sample({8, 5}));
 }
 
@@ -1126,6 +1139,160 @@ TEST(OnnxImport, MetadataMustAgreeWithTheGraph) {
     j["nodes"][0]["shape"] = {nullptr, 1e300, 8, 3};
     wrong.m.mutable_metadata_props(0)->set_value(j.dump());
     EXPECT_NE(error_of([&] { wrong.import(); }).find("test.onnx: metadata memo.model: shape"), std::string::npos);
+}
+
+// ---- weights ---------------------------------------------------------------------------------
+
+memo::onnx::imported import_all(const graph& g) { return memo::onnx::import_onnx(g.m, reg(), "test.onnx"); }
+
+/// Node `k`'s weights as every backend gets them (memo::weights_of).
+std::vector<memo::weight> weights(const memo::model& m, const memo::node& n) { return memo::weights_of(m, static_cast<int>(&n - m.nodes.data())); }
+
+TEST(OnnxImport, ConvWeightsBecomeKerasLayouts) {
+    // W (M=4, C=3, 2, 2) becomes Keras' kernel (2, 2, 3, 4): kernel[kh][kw][c][m] = W[m][c][kh][kw].
+    graph g;
+    g.input("x", {1, 3, 5, 5});
+    g.counting("w", {4, 3, 2, 2});
+    g.counting("b", {4});
+    g.node("Conv", {"x", "w", "b"}, {"y"});
+    g.output("y");
+    const auto x = import_all(g);
+    EXPECT_TRUE(x.inexact.empty());
+    const auto ws = weights(x.m, only(x.m, "Conv2D"));
+    ASSERT_EQ(ws.size(), 2u);
+    EXPECT_EQ(ws[0].value.dims, (std::vector<i64>{2, 2, 3, 4}));
+    for (i64 kh = 0; kh < 2; ++kh)
+        for (i64 kw = 0; kw < 2; ++kw)
+            for (i64 c = 0; c < 3; ++c)
+                for (i64 m = 0; m < 4; ++m) EXPECT_EQ(ws[0].value[((kh * 2 + kw) * 3 + c) * 4 + m], ((m * 3 + c) * 2 + kh) * 2 + kw);
+    EXPECT_EQ(ws[1].value.data, (std::vector<double>{0, 1, 2, 3}));
+}
+
+TEST(OnnxImport, GroupedAndDepthwiseWeightsSplitByGroup) {
+    graph g;
+    g.input("x", {1, 4, 5, 5});
+    g.counting("w", {6, 2, 1, 1});  // 2 groups of 2 input channels, 3 outputs each
+    set_int(g.node("Conv", {"x", "w"}, {"y"}), "group", 2);
+    g.counting("d", {12, 1, 1, 1});  // depthwise, multiplier 2 on 6 channels
+    set_int(g.node("Conv", {"y", "d"}, {"z"}), "group", 6);
+    g.output("z");
+    const auto x = import_all(g);
+    EXPECT_TRUE(x.inexact.empty());
+    // Group 1's Conv holds W's rows 3..5: kernel (1, 1, 2, 3)[c][m] = W[3 + m][c].
+    const auto w1 = weights(x.m, only(x.m, "Conv2D", 1));
+    ASSERT_EQ(w1.at(0).value.dims, (std::vector<i64>{1, 1, 2, 3}));
+    for (i64 c = 0; c < 2; ++c)
+        for (i64 m = 0; m < 3; ++m) EXPECT_EQ(w1[0].value[c * 3 + m], (3 + m) * 2 + c);
+    // Depthwise: Keras' (1, 1, C=6, 2)[c][j] is ONNX's output channel c * 2 + j.
+    const auto d = weights(x.m, only(x.m, "DepthwiseConv2D"));
+    ASSERT_EQ(d.at(0).value.dims, (std::vector<i64>{1, 1, 6, 2}));
+    for (i64 i = 0; i < 12; ++i) EXPECT_EQ(d[0].value[i], i);
+}
+
+TEST(OnnxImport, LstmGatesReorderedAndBiasesAdded) {
+    // ONNX orders an LSTM's gates i, o, f, c; Keras i, f, c, o. Keras' bias is W's plus R's.
+    graph g;
+    g.input("x", {-1, 10, 8});
+    set_ints(g.node("Transpose", {"x"}, {"xt"}), "perm", {1, 0, 2});
+    g.counting("W", {1, 8, 8});  // 2 units
+    g.counting("R", {1, 8, 2});
+    g.counting("B", {1, 16});
+    set_int(g.node("LSTM", {"xt", "W", "R", "B"}, {"Y", "Y_h"}, "lstm"), "hidden_size", 2);
+    g.ints("ax0", {0});
+    g.node("Squeeze", {"Y_h", "ax0"}, {"y"});
+    g.output("y");
+    const auto x = import_all(g);
+    EXPECT_TRUE(x.inexact.empty());
+    const auto ws = weights(x.m, only(x.m, "LSTM"));
+    ASSERT_EQ(ws.size(), 3u);
+    const int onnx_gate[] = {0, 2, 3, 1};
+    for (i64 gate = 0; gate < 4; ++gate)
+        for (i64 u = 0; u < 2; ++u) {
+            const i64 row = onnx_gate[gate] * 2 + u;                    // W's row for Keras' column gate * 2 + u
+            EXPECT_EQ(ws[0].value[3 * 8 + gate * 2 + u], row * 8 + 3);  // kernel (8, 8): input feature 3
+            EXPECT_EQ(ws[1].value[1 * 8 + gate * 2 + u], row * 2 + 1);  // recurrent kernel (2, 8): unit 1
+            EXPECT_EQ(ws[2].value[gate * 2 + u], row + (8 + row));      // Wb + Rb, no forget-bias ones
+        }
+}
+
+TEST(OnnxImport, FlattenOfChannelsLastReordersTheDenseKernel) {
+    // memo flattens (2, 2, C=3) as H, W, C; ONNX (3, 2, 2) as C, H, W: the Dense's rows follow.
+    graph g;
+    g.input("x", {1, 3, 2, 2});
+    g.node("Relu", {"x"}, {"r"});
+    g.node("Flatten", {"r"}, {"f"});
+    g.counting("w", {12, 1});
+    g.node("MatMul", {"f", "w"}, {"y"});
+    g.output("y");
+    const auto x = import_all(g);
+    EXPECT_TRUE(x.inexact.empty());
+    const auto ws = weights(x.m, only(x.m, "Dense"));
+    for (i64 h = 0; h < 2; ++h)
+        for (i64 w = 0; w < 2; ++w)
+            for (i64 c = 0; c < 3; ++c) EXPECT_EQ(ws.at(0).value[(h * 2 + w) * 3 + c], c * 4 + h * 2 + w);
+}
+
+TEST(OnnxImport, ChannelShuffleKeepsOnnxsChannelOrder) {
+    // ShuffleNet's shuffle, (N, C, H, W) -> (N, 2, C/2, H, W) -> swap -> (N, C, H, W): memo's last
+    // axis comes out as (2, C/2) where ONNX's is (C/2, 2), so a permutation Dense puts it back.
+    graph g;
+    g.input("x", {1, 6, 3, 3});
+    g.ints("s5", {1, 2, 3, 3, 3});
+    g.node("Reshape", {"x", "s5"}, {"a"});
+    set_ints(g.node("Transpose", {"a"}, {"b"}), "perm", {0, 2, 1, 3, 4});
+    g.ints("s4", {1, 6, 3, 3});
+    g.node("Reshape", {"b", "s4"}, {"y"});
+    g.output("y");
+    const auto x = import_all(g);
+    EXPECT_TRUE(x.inexact.empty());
+    const auto ws = weights(x.m, only(x.m, "Dense"));
+    // ONNX's channel c = i * 2 + j of the output is memo's j * 3 + i before the Dense.
+    for (i64 i = 0; i < 3; ++i)
+        for (i64 j = 0; j < 2; ++j)
+            for (i64 src = 0; src < 6; ++src) EXPECT_EQ(ws.at(0).value[src * 6 + i * 2 + j], src == j * 3 + i ? 1.0 : 0.0);
+}
+
+TEST(OnnxImport, ScalarConstantsAreScaleShiftsAndOthersInexact) {
+    graph g;
+    g.input("x", {1, 3, 4, 4});
+    g.floats("two", {2.0f}, true);
+    g.node("Mul", {"x", "two"}, {"a"});
+    g.floats("one", {1.0f}, true);
+    g.node("Sub", {"one", "a"}, {"b"});  // 1 - 2x
+    g.counting("per_channel", {3, 1, 1});
+    g.node("Add", {"b", "per_channel"}, {"y"});
+    g.output("y");
+    const auto x = import_all(g);
+    ASSERT_EQ(count(x.m, "ScaleShift"), 2);
+    EXPECT_EQ(memo::as_real(only(x.m, "ScaleShift", 0).param("scale")), 2.0);
+    EXPECT_EQ(memo::as_real(only(x.m, "ScaleShift", 1).param("scale")), -1.0);
+    EXPECT_EQ(memo::as_real(only(x.m, "ScaleShift", 1).param("shift")), 1.0);
+    ASSERT_EQ(x.inexact.size(), 1u);
+    EXPECT_NE(x.inexact[0].find("node 2 'y' (Add): a constant operand of shape (3, 1, 1) is not modelled"), std::string::npos) << x.inexact[0];
+}
+
+TEST(OnnxImport, GivenWeightsSurviveJsonAndGiveWayWhenTheLayerChanges) {
+    graph g;
+    g.input("x", {1, 3, 5, 5});
+    g.counting("w", {4, 3, 3, 3});
+    g.node("Conv", {"x", "w"}, {"y"});
+    g.output("y");
+    const memo::model m = g.import();
+    const memo::model back = memo::io::model_from_json(memo::io::model_to_json(m), reg());
+    ASSERT_TRUE(back[1].weights);
+    EXPECT_EQ(back[1].weights->digest, m[1].weights->digest);
+    EXPECT_EQ(memo::weights_of(back, 1)[0].value.data, memo::weights_of(m, 1)[0].value.data);
+    EXPECT_EQ(memo::model_key(back), memo::model_key(m));
+    memo::model drawn = m;
+    drawn.nodes[1].weights.reset();
+    EXPECT_NE(memo::model_key(drawn), memo::model_key(m));  // the same structure, other weights
+    // A mutant with other filters cannot use the file's kernel: it draws its own.
+    memo::model mutant = m;
+    mutant.nodes[1].set("filters", memo::value{std::int64_t{5}});
+    ASSERT_TRUE(memo::infer_shapes(mutant));
+    const auto w = memo::weights_of(mutant, 1);
+    EXPECT_EQ(w[0].value.dims, (std::vector<i64>{3, 3, 3, 5}));
+    EXPECT_NE(w[0].value.data, memo::weights_of(drawn, 1)[0].value.data);  // drawn for 5 filters, by the seed
 }
 
 // ---- the fuzzing corpus -------------------------------------------------------------------

@@ -19,8 +19,7 @@
 // (str: u32 length and UTF-8 bytes; tensor: u32 rank, i64 dims, float32 data.) Every tensor a
 // request makes is disposed before the answer. Usage: node worker.js [--backend cpu|wasm]
 'use strict';
-const fs = require('fs');
-const net = require('net');
+const { Reader, dimsHeader, answer, serveFrames } = require('../frames.js');
 const tf = require('@tensorflow/tfjs-core');
 const tfl = require('@tensorflow/tfjs-layers');
 require('@tensorflow/tfjs-backend-cpu');
@@ -148,26 +147,6 @@ function graphOf(spec, inputs) {
   return [...Array(own).keys()];
 }
 
-class Reader {
-  constructor(buf) { this.buf = buf; this.at = 0; }
-  u8() { const v = this.buf.readUInt8(this.at); this.at += 1; return v; }
-  u32() { const v = this.buf.readUInt32LE(this.at); this.at += 4; return v; }
-  i64() { const v = Number(this.buf.readBigInt64LE(this.at)); this.at += 8; return v; }
-  bytes(n) {
-    if (this.at + n > this.buf.length) throw new Error('truncated request');
-    const v = this.buf.subarray(this.at, this.at + n); this.at += n; return v;
-  }
-  str() { return this.bytes(this.u32()).toString('utf8'); }
-  // A tensor's dims and float32 values (copied: a typed array needs an aligned offset).
-  tensor() {
-    const dims = [];
-    for (let k = this.u32(); k > 0; --k) dims.push(this.i64());
-    const count = dims.reduce((a, b) => a * b, 1);
-    const raw = Buffer.from(this.bytes(count * 4));
-    return { dims, data: new Float32Array(raw.buffer, raw.byteOffset, count) };
-  }
-}
-
 function decode(frame) {
   const r = new Reader(frame);
   const json = r.str();
@@ -192,7 +171,6 @@ function decode(frame) {
 }
 
 function encode(status, ms, message, layer, outputs) {
-  const parts = [];
   const text = Buffer.from(message, 'utf8'), where = Buffer.from(layer, 'utf8');
   const head = Buffer.alloc(1 + 8 + 4 + text.length + 4 + where.length + 4);
   let at = head.writeUInt8(status, 0);
@@ -200,29 +178,12 @@ function encode(status, ms, message, layer, outputs) {
   at = head.writeUInt32LE(text.length, at); at += text.copy(head, at);
   at = head.writeUInt32LE(where.length, at); at += where.copy(head, at);
   head.writeUInt32LE(outputs.length, at);
-  parts.push(head);
+  const parts = [head];
   for (const t of outputs) {
-    const h = Buffer.alloc(4 + 8 * t.dims.length);
-    h.writeUInt32LE(t.dims.length, 0);
-    t.dims.forEach((d, i) => h.writeBigInt64LE(BigInt(d), 4 + 8 * i));
-    parts.push(h);
+    parts.push(dimsHeader(t.dims));
     parts.push(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
   }
-  const body = Buffer.concat(parts);
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(body.length), 0);
-  return Buffer.concat([len, body]);
-}
-
-function writeAll(buf) {
-  let at = 0;
-  while (at < buf.length) {
-    try {
-      at += fs.writeSync(4, buf, at, buf.length - at);
-    } catch (e) {
-      if (e.code !== 'EAGAIN') throw e;
-    }
-  }
+  return parts;
 }
 
 // The weight memo drew under a name, for a tfjs variable: Keras names weights by their last path
@@ -415,13 +376,13 @@ async function serve(frame) {
       }
     });
     const values = await fetch(outputs);
-    writeAll(encode(0, ms(), '', '', values));
+    answer(encode(0, ms(), '', '', values));
   } catch (e) {
     // tfjs' first line, without its advice on serialization ("This may be due to ...").
     const message = String(e && e.message ? e.message : e).split('\n')[0].replace(/ This may be due to .*$/, '');
     const layer = e && e.layer ? e.layer : '';
     const status = e instanceof Misshapen ? 3 : e instanceof Declined || declines(e.cause || e) ? 2 : e instanceof GraphFailed ? 4 : 1;
-    writeAll(encode(status, ms(), message, layer, []));
+    answer(encode(status, ms(), message, layer, []));
   }
   // Released after the answer is on its way: the campaign need not wait for it.
   outputs.forEach((t) => t.dispose());
@@ -433,31 +394,7 @@ async function main() {
   if (backend === 'wasm') require('@tensorflow/tfjs-backend-wasm');
   if (!(await tf.setBackend(backend))) throw new Error('tfjs backend ' + backend + ' did not start');
   await tf.ready();
-  // Frames arrive in chunks; they are joined once a whole frame is there. Requests are served one
-  // after the other.
-  let chunks = [];
-  let buffered = 0;
-  let busy = Promise.resolve();
-  const input = new net.Socket({ fd: 3, readable: true, writable: false });
-  input.on('data', (chunk) => {
-    chunks.push(chunk);
-    buffered += chunk.length;
-    for (;;) {
-      if (buffered < 8) return;
-      if (chunks[0].length < 8) chunks = [Buffer.concat(chunks)];
-      const n = Number(chunks[0].readBigUInt64LE(0));
-      if (buffered < 8 + n) return;
-      const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      const frame = Buffer.from(all.subarray(8, 8 + n));
-      const rest = all.subarray(8 + n);
-      chunks = rest.length ? [rest] : [];
-      buffered = rest.length;
-      busy = busy.then(() => serve(frame));
-    }
-  });
-  input.on('end', () => busy.then(() => process.exit(0)));
-  input.on('close', () => busy.then(() => process.exit(0)));
-  input.on('error', () => process.exit(0));
+  serveFrames(serve);
 }
 
 main().catch((e) => {

@@ -5,6 +5,8 @@
 #include <memo/fuzz/run.hpp>
 #include <memo/onnx/import.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/core.h>
@@ -82,11 +84,90 @@ int export_onnx(const cli::args& a) {
     return 0;
 }
 
+/// How far apart two runs' outputs are: the largest difference, relative to the largest output.
+struct distance {
+    double diff = 0, scale = 0;
+    double relative() const { return diff / std::max(scale, 1e-30); }
+};
+
+/// Runs the imported model on the reference interpreter and the file itself on ONNX Runtime, on
+/// the same inputs (held in each one's layout), and prints how far apart each output is. True
+/// when every output is within `tolerance` of ONNX Runtime's, relative to its largest value.
+bool check_against_file(const std::string& path, const memo::onnx::imported& x, double tolerance) {
+    namespace od = memo::onnx::detail;
+    memo::input_options io;
+    io.samples = 1;
+    const auto inputs = memo::make_inputs(x.m, io);
+    const auto order = x.m.input_nodes();
+    std::vector<memo::tensor> onnx_inputs;
+    onnx_inputs.reserve(x.inputs.size());
+    std::vector<memo::ort::detail::feed> feeds;
+    for (const auto& v : x.inputs) {
+        const auto at = static_cast<std::size_t>(std::find(order.begin(), order.end(), v.node) - order.begin());
+        const memo::tensor& t = inputs.at(at);
+        std::vector<int> back(v.perm.size());  // ONNX axis j is memo's back[j]
+        for (std::size_t i = 0; i < v.perm.size(); ++i) back[static_cast<std::size_t>(v.perm[i])] = static_cast<int>(i);
+        memo::tensor o;
+        o.type = t.type;
+        for (int i : back) o.dims.push_back(t.dims[static_cast<std::size_t>(i)]);
+        o.data = od::reorder(t.data, t.dims, back);
+        onnx_inputs.push_back(std::move(o));
+        feeds.push_back({v.name, &onnx_inputs.back(), x.m[v.node].type});
+    }
+    std::vector<std::string> names;
+    for (const auto& v : x.outputs) names.push_back(v.name);
+
+    memo::reference::interpreter ref;
+    const auto mine = ref.run(x.m, inputs);
+    if (!mine.ok()) throw memo::error(path + ": the imported model fails on the reference: " + mine.message);
+    memo::ort::options oo;
+    oo.worker = ort_worker();
+    oo.limits.timeout_ms = 300000;  // a whole vision model, session creation included
+    oo.limits.memory_mb = 16384;
+    if (!memo::ort::installed(oo.worker)) throw memo::error("--check needs the ONNX Runtime worker at " + oo.worker + " (run scripts/setup.sh)");
+    memo::ort::runtime ort(oo);
+    const auto theirs = ort.run_file(memo::io::read_file(path), feeds, names);
+    if (!theirs.ok()) throw memo::error(path + ": ONNX Runtime fails on the file: " + theirs.message);
+
+    bool within = true;
+    for (std::size_t k = 0; k < x.outputs.size(); ++k) {
+        const auto& v = x.outputs[k];
+        const memo::tensor& a = mine.outputs.at(k);
+        const memo::tensor& b = theirs.outputs.at(k);
+        if (v.merged) {
+            fmt::print("  output {} '{}': not compared (a recurrent output with its direction axis)\n", k, v.name);
+            continue;
+        }
+        std::vector<double> held = od::reorder(b.data, b.dims, v.perm);  // in memo's layout
+        if (!v.features.empty()) {
+            const std::size_t f = v.features.size();
+            std::vector<double> by(held.size());
+            for (std::size_t i = 0; i < held.size(); ++i) by[i] = held[i / f * f + static_cast<std::size_t>(v.features[i % f])];
+            held = std::move(by);
+        }
+        if (held.size() != a.data.size())
+            throw memo::error(path + ": output '" + v.name + "' has " + std::to_string(b.data.size()) + " values on ONNX Runtime, " +
+                              std::to_string(a.data.size()) + " on the reference");
+        distance d;
+        for (std::size_t i = 0; i < held.size(); ++i) {
+            d.scale = std::max(d.scale, std::abs(held[i]));
+            const double e = std::abs(a.data[i] - held[i]);
+            d.diff = std::isnan(e) && std::isnan(a.data[i]) != std::isnan(held[i]) ? INFINITY : std::max(d.diff, std::isnan(e) ? 0.0 : e);
+        }
+        const bool ok = d.relative() <= tolerance;
+        within = within && ok;
+        fmt::print("  output {} '{}': {} values, largest difference {:.3g} against ONNX Runtime's largest value {:.3g} ({:.2g} relative): {}\n", k, v.name,
+                   held.size(), d.diff, d.scale, d.relative(), ok ? "within tolerance" : "OUTSIDE tolerance");
+    }
+    return within;
+}
+
 int import_onnx(const cli::args& a) {
-    a.only({"json", "out"});
+    a.only({"json", "out", "check", "tolerance"});
     if (a.positional().size() != 1) throw memo::error("import-onnx needs one FILE.onnx (see --help)");
     const auto& path = a.positional()[0];
-    const auto m = memo::onnx::load_onnx(path, memo::default_registry());
+    const auto x = memo::onnx::import_onnx_file(path, memo::default_registry());
+    const auto& m = x.m;
     if (const auto out = a.get("out")) memo::io::write_file(*out, memo::io::model_to_json(m).dump(1) + "\n");
     if (!a.has("json")) {
         for (std::size_t i = 0; i < m.size(); ++i) {
@@ -97,7 +178,23 @@ int import_onnx(const cli::args& a) {
         }
     }
     print_import_summary(path, m, a.has("json"));
+    std::size_t given = 0;
+    for (const auto& n : m.nodes) given += n.weights != nullptr;
+    if (!a.has("json")) {
+        fmt::print("weights: the file's on {} of {} weighted nodes\n", given, std::count_if(m.nodes.begin(), m.nodes.end(), [&](const memo::node& n) {
+                       return !memo::weight_specs(m, static_cast<int>(&n - m.nodes.data())).empty();
+                   }));
+        if (x.inexact.empty()) fmt::print("exact: every operation as the file computes it\n");
+    }
+    for (const auto& why : x.inexact) fmt::print(a.has("json") ? stderr : stdout, "inexact: {}\n", why);
     if (const auto out = a.get("out"); out && !a.has("json")) fmt::print("written to {}\n", *out);
+    if (a.has("check")) {
+        const double tol = to_double(a.get_or("tolerance", "1e-3"), "tolerance");
+        if (!check_against_file(path, x, tol)) {
+            fmt::print(stderr, "{}: the imported model's outputs differ from ONNX Runtime's on the file (tolerance {})\n", path, tol);
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -114,15 +211,19 @@ std::vector<cli::command> onnx_commands() {
          {"batch"},
          export_onnx},
         {"import-onnx",
-         "import-onnx FILE.onnx [--json | --out MODEL.json]",
+         "import-onnx FILE.onnx [--json | --out MODEL.json] [--check [--tolerance T]]",
          "Reads an ONNX model as a memo model: NCHW graphs become channels_last layers (Conv, ConvTranspose,\n"
          "Gemm/MatMul, BatchNormalization, activations, pooling, Concat, element-wise merges, Reshape/Flatten,\n"
-         "Transpose, Pad, Resize, Dropout, Softmax, LSTM, GRU, RNN). Weights are not imported: a memo model's\n"
-         "weights come from its seed. An operator or attribute that cannot be mapped is an error naming the\n"
-         "node. Prints the nodes and the coverage the model reaches (as import-keras does).\n\n"
-         "  --json        print the summary as JSON: layers, inputs, outputs, hash, coverage\n"
-         "  --out FILE    write the model itself as memo JSON to FILE",
-         {"out"},
+         "Transpose, Pad, Resize, Dropout, Softmax, LSTM, GRU, RNN), with the file's weights in Keras' layouts\n"
+         "(mutants keep them where they still fit). An operator or attribute that cannot be mapped is an error\n"
+         "naming the node; one memo maps but not exactly (a per-channel constant operand, say) is imported and\n"
+         "listed as 'inexact'. Prints the nodes and the coverage the model reaches (as import-keras does).\n\n"
+         "  --json          print the summary as JSON: layers, inputs, outputs, hash, coverage\n"
+         "  --out FILE      write the model itself as memo JSON to FILE (with its weights)\n"
+         "  --check         run the imported model on the reference and the file on ONNX Runtime, on the\n"
+         "                  same inputs; exit 1 when an output differs by more than the tolerance\n"
+         "  --tolerance T   the largest difference allowed, relative to ONNX Runtime's largest output (1e-3)",
+         {"out", "tolerance"},
          import_onnx},
     };
 }

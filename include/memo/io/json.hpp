@@ -4,9 +4,16 @@
 //   {"format": "memo.model", "version": 1, "seed": 7, "outputs": [3],
 //    "nodes": [{"name": "input", "layer": "InputLayer", "inputs": [], "dtype": "float32",
 //               "shape": [null, 28, 28, 1], "params": {"shape": [28, 28, 1], "dtype": "float32"}}, ...]}
+//
+// A node with given weights (an imported file's) holds them as
+// "weights": [{"dims": [3, 3, 16, 32], "float32": "<base64 of little-endian values>"}, ...],
+// float32 where every value is one, else "float64".
 #include <algorithm>
+#include <bit>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -66,6 +73,102 @@ inline json shape_json(const shape& s) {
     return a;
 }
 
+namespace detail {
+
+inline constexpr char base64_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+inline std::string base64(std::string_view bytes) {
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        std::uint32_t v = 0;
+        const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+        for (std::size_t k = 0; k < 3; ++k) v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+        for (std::size_t k = 0; k < 4; ++k) out.push_back(k <= n ? base64_digits[v >> (18 - 6 * k) & 63] : '=');
+    }
+    return out;
+}
+
+/// The bytes of base64 text, or nothing when it is not base64.
+inline std::optional<std::string> unbase64(std::string_view text) {
+    if (text.size() % 4) return std::nullopt;
+    std::string out;
+    out.reserve(text.size() / 4 * 3);
+    for (std::size_t i = 0; i < text.size(); i += 4) {
+        std::uint32_t v = 0;
+        int pad = 0;
+        for (std::size_t k = 0; k < 4; ++k) {
+            const char c = text[i + k];
+            const char* at = c == '=' ? nullptr : std::strchr(base64_digits, c);
+            if (c == '=' && i + 4 == text.size() && k >= 2) ++pad;
+            else if (!at || !c || pad) return std::nullopt;
+            v = v << 6 | (at ? static_cast<std::uint32_t>(at - base64_digits) : 0u);
+        }
+        for (int k = 0; k < 3 - pad; ++k) out.push_back(static_cast<char>(v >> (16 - 8 * k) & 255));
+    }
+    return out;
+}
+
+template <class T>
+std::string little_endian(const std::vector<double>& xs) {
+    static_assert(std::endian::native == std::endian::little, "memo's model files store little-endian values");
+    std::string bytes(xs.size() * sizeof(T), '\0');
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const T v = static_cast<T>(xs[i]);
+        std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+    }
+    return bytes;
+}
+
+inline json given_weights_json(const given_weights& g) {
+    json a = json::array();
+    for (const auto& w : g.weights) {
+        const bool f32 = std::all_of(w.values.begin(), w.values.end(), [](double x) { return static_cast<double>(static_cast<float>(x)) == x || x != x; });
+        a.push_back({{"dims", w.dims}, {f32 ? "float32" : "float64", base64(f32 ? little_endian<float>(w.values) : little_endian<double>(w.values))}});
+    }
+    return a;
+}
+
+inline std::shared_ptr<const given_weights> given_weights_from_json(const json& j, const std::string& where) {
+    if (!j.is_array()) throw error(where + ": key \"weights\" should hold an array of {\"dims\", \"float32\" or \"float64\"} objects");
+    std::vector<given_weights::one> ws;
+    for (const auto& e : j) {
+        given_weights::one w;
+        if (!e.is_object() || !e.contains("dims") || !e["dims"].is_array()) throw error(where + ": a weight has no \"dims\" array");
+        std::int64_t count = 1;
+        for (const auto& d : e["dims"]) {
+            if (!d.is_number_integer() || d.get<std::int64_t>() < 0 || d.get<std::int64_t>() > (std::int64_t{1} << 31))
+                throw error(where + ": a weight's dims should be integers 0 to 2^31, not " + e["dims"].dump());
+            w.dims.push_back(d.get<std::int64_t>());
+            count *= w.dims.back();
+            if (count > (std::int64_t{1} << 31)) throw error(where + ": a weight has more than 2^31 values");
+        }
+        const bool f32 = e.contains("float32");
+        const auto* text = f32 ? &e["float32"] : e.contains("float64") ? &e["float64"] : nullptr;
+        if (!text || !text->is_string()) throw error(where + ": a weight has no \"float32\" or \"float64\" base64 string");
+        const auto bytes = unbase64(text->get_ref<const std::string&>());
+        const std::size_t size = f32 ? sizeof(float) : sizeof(double);
+        if (!bytes) throw error(where + ": a weight's values are not base64");
+        if (bytes->size() != static_cast<std::size_t>(count) * size)
+            throw error(where + ": a weight of dims " + e["dims"].dump() + " holds " + std::to_string(bytes->size() / size) + " values, not " +
+                        std::to_string(count));
+        w.values.resize(static_cast<std::size_t>(count));
+        for (std::size_t i = 0; i < w.values.size(); ++i) {
+            if (f32) {
+                float v;
+                std::memcpy(&v, bytes->data() + i * size, size);
+                w.values[i] = v;
+            } else {
+                std::memcpy(&w.values[i], bytes->data() + i * size, size);
+            }
+        }
+        ws.push_back(std::move(w));
+    }
+    return give_weights(std::move(ws));
+}
+
+}  // namespace detail
+
 inline json model_to_json(const model& m) {
     json nodes = json::array();
     for (const auto& n : m.nodes) {
@@ -77,6 +180,7 @@ inline json model_to_json(const model& m) {
                          {"dtype", name_of(n.type)},
                          {"shape", shape_json(n.out)},
                          {"params", std::move(params)}});
+        if (n.weights) nodes.back()["weights"] = detail::given_weights_json(*n.weights);
     }
     json out = {{"format", "memo.model"}, {"version", 1}, {"seed", m.seed}, {"outputs", m.outputs}, {"nodes", std::move(nodes)}};
     if (!m.weight_edits.empty()) {
@@ -131,6 +235,7 @@ inline model model_from_json(const json& j, const registry& reg, const std::stri
             if (!d.is_null() && !d.is_number_integer()) throw error(where + ": key \"shape\" should hold integers and null, not " + d.dump());
             n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
         }
+        if (const auto w = jn.find("weights"); w != jn.end()) n.weights = detail::given_weights_from_json(*w, where);
         m.nodes.push_back(std::move(n));
     }
     m.outputs = required<std::vector<int>>(j, "outputs", origin, "the indices of the model's output nodes, an array of integers");

@@ -7,8 +7,10 @@
 // format) and comes back unchanged. Any other graph is mapped operator by operator onto memo's
 // layers, which are Keras' and hold tensors channels_last: ONNX's NCHW tensors become NHWC, and
 // each ONNX value remembers which ONNX axis each axis of memo's tensor holds, so Transposes cost
-// nothing and Conv->Relu->Conv chains need no Permute. Weights are not imported (a memo model
-// draws its weights from its seed): initializers only tell shapes (filters, kernel sizes, units).
+// nothing and Conv->Relu->Conv chains need no Permute. Weights are imported: each weighted node
+// carries the file's, in Keras' layouts (given_weights), and mutants keep them where they fit.
+// What memo does not model exactly (a per-channel constant operand, say) is imported anyway and
+// listed by import_onnx as inexact.
 //
 // Needs ONNX's protobuf classes (Debian's libonnx-dev): compile with -DONNX_NAMESPACE=onnx
 // -DONNX_ML=1 and link onnx_proto and protobuf (the memo::onnx CMake target does).
@@ -22,6 +24,22 @@
 #include "import/recurrent.hpp"
 
 namespace memo::onnx {
+
+/// An imported model with what a user needs to hold it against the file: where it computes
+/// otherwise (an operation memo does not model exactly; empty when it computes as the file does,
+/// weights included), and for each graph input and output its memo node and layout.
+struct imported {
+    struct value {
+        std::string name;                    // the graph's
+        int node = -1;                       // memo's node holding it
+        std::vector<int> perm;               // memo axis i holds ONNX axis perm[i]
+        std::vector<std::int64_t> features;  // a flattened value: memo's feature i is ONNX's features[i]
+        bool merged = false;                 // a recurrent output with its direction axis folded into the last
+    };
+    memo::model m;
+    std::vector<std::string> inexact;
+    std::vector<value> inputs, outputs;
+};
 
 namespace detail {
 
@@ -82,6 +100,22 @@ public:
         return std::move(m_);
     }
 
+    /// run(), with where the model computes otherwise than the file and how it holds the file's
+    /// inputs and outputs.
+    imported run_all() {
+        imported r;
+        r.m = run();
+        r.inexact = std::move(inexact_);
+        auto io = [&](const std::string& name) {
+            const tval& v = vals_.at(name);
+            return imported::value{name, v.node, v.perm, v.features, v.merged()};
+        };
+        for (const auto& vi : g_.input())
+            if (!consts_.count(vi.name())) r.inputs.push_back(io(vi.name()));
+        for (const auto& o : g_.output()) r.outputs.push_back(io(o.name()));
+        return r;
+    }
+
 private:
     void map_node(int i) {
         n_ = &g_.node(i);
@@ -100,6 +134,15 @@ private:
                      ", which does not come before it (nodes are not in topological order, or form a cycle)");
             fail(input_label(k) + " is an output of node " + std::to_string(p->second) + " that memo does not model");
         }
+        // A flattened value whose features memo orders otherwise than ONNX: only these read it
+        // feature by feature as ONNX does (Gemm and MatMul reorder their weights for it).
+        static constexpr std::string_view any_order[] = {"Gemm",     "MatMul",  "Relu",           "LeakyRelu", "Elu",      "Selu", "Sigmoid",     "Tanh",
+                                                         "Softmax",  "Dropout", "Cast",           "Identity",  "Softplus", "Clip", "HardSigmoid", "HardSwish",
+                                                         "Softsign", "Exp",     "ThresholdedRelu"};
+        if (std::find(std::begin(any_order), std::end(any_order), op) == std::end(any_order))
+            for (const auto& in : n.input())
+                if (auto it = vals_.find(in); it != vals_.end() && !it->second.features.empty())
+                    inexact("reads '" + in + "', whose features memo's Flatten orders otherwise than ONNX's: not followed here");
         const bool all_const = std::all_of(n.input().begin(), n.input().end(), [&](const std::string& s) { return s.empty() || consts_.count(s); });
         if (op == "Constant") return constant_op();
         if (all_const && n.input_size() > 0) return fold_op(op);
@@ -153,6 +196,28 @@ inline memo::model from_onnx(const ::onnx::ModelProto& m, const registry& reg, c
     return detail::importer(m, reg, source).run();
 }
 
+/// from_onnx with the inexact parts and the layouts of the graph's inputs and outputs. A file memo
+/// wrote holds the exact model, in memo's own layouts.
+inline imported import_onnx(const ::onnx::ModelProto& m, const registry& reg, const std::string& source = "onnx model") {
+    for (const auto& p : m.metadata_props())
+        if (p.key() == "memo.model") {
+            imported r;
+            r.m = from_onnx(m, reg, source);
+            const auto& g = m.graph();
+            std::size_t next = 0;
+            const auto ins = r.m.input_nodes();
+            for (const auto& vi : g.input())
+                if (vi.name().rfind("in", 0) == 0 && next < ins.size())
+                    r.inputs.push_back({vi.name(), ins[next], detail::identity_perm(r.m[ins[next]].out.rank()), {}, false}), ++next;
+            for (int k = 0; k < g.output_size() && static_cast<std::size_t>(k) < r.m.outputs.size(); ++k) {
+                const int o = r.m.outputs[static_cast<std::size_t>(k)];
+                r.outputs.push_back({g.output(k).name(), o, detail::identity_perm(r.m[o].out.rank()), {}, false});
+            }
+            return r;
+        }
+    return detail::importer(m, reg, source).run_all();
+}
+
 /// Parses ONNX bytes (a serialized ModelProto); throws memo::error("<source>: ...") for
 /// malformed or truncated input.
 inline memo::model from_onnx_bytes(std::string_view bytes, const registry& reg, const std::string& source = "onnx model") {
@@ -164,5 +229,14 @@ inline memo::model from_onnx_bytes(std::string_view bytes, const registry& reg, 
 
 /// Reads an ONNX file; errors name the file.
 inline memo::model load_onnx(const std::string& path, const registry& reg) { return from_onnx_bytes(io::read_file(path), reg, path); }
+
+/// Reads an ONNX file as import_onnx does; errors name the file.
+inline imported import_onnx_file(const std::string& path, const registry& reg) {
+    const std::string bytes = io::read_file(path);
+    if (bytes.size() > static_cast<std::size_t>(INT_MAX)) throw error(path + ": larger than protobuf's 2 GiB limit");
+    ::onnx::ModelProto m;
+    if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) throw error(path + ": not an ONNX model (malformed or truncated protobuf)");
+    return import_onnx(m, reg, path);
+}
 
 }  // namespace memo::onnx

@@ -224,14 +224,21 @@ private:
     std::size_t max_, elements_ = 0;
 };
 
-/// The weights of node `index` of `m` (see weight_specs), each drawn by its initializer from the
-/// stream of (model seed, node, slot), then edited by the model's weight edits. With a cache, a
-/// weight drawn before is copied from it.
+/// The weights of node `index` of `m` (see weight_specs): the node's given weights where their
+/// dims still fit, else each drawn by its initializer from the stream of (model seed, node, slot);
+/// then edited by the model's weight edits. With a cache, a weight drawn before is copied from it.
 inline std::vector<weight> weights_of(const model& m, int index, weight_cache* cache = nullptr) {
     std::vector<weight> ws;
+    const auto* given = m[index].weights.get();
     for (auto& s : weight_specs(m, index)) {
         const auto stream = detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size());
         weight w{std::move(s.name), {}};
+        if (given && ws.size() < given->weights.size() && given->weights[ws.size()].dims == s.dims) {
+            w.value = tensor(std::move(s.dims), dtype::float64);
+            w.value.data = given->weights[ws.size()].values;
+            ws.push_back(std::move(w));
+            continue;
+        }
         if (cache) {
             w.value = cache->draw(stream, s.initializer, s.dims);
         } else {

@@ -159,6 +159,15 @@ public:
         worker().send(detail::encode(x.bytes(), feeds, names));
     }
 
+    /// Runs ONNX bytes as they are (a user's own file, not memo's export of a model) on the named
+    /// feeds and answers with the named outputs, float32 each; waits for the answer.
+    run_result run_file(const std::string& onnx_bytes, const std::vector<detail::feed>& feeds, const std::vector<std::string>& outputs) {
+        begin();
+        types_.assign(outputs.size(), dtype::float32);
+        worker().send(detail::encode(onnx_bytes, feeds, outputs));
+        return collect();
+    }
+
 private:
     run_result decode(std::string_view frame) override { return detail::decode(frame, types_); }
 

@@ -76,12 +76,32 @@ inline std::vector<int> channels_last_perm(int r) {
     return p;
 }
 
+/// `v` (row-major, of dims `d`) with its axes reordered: axis i of the result is axis order[i] of v.
+inline std::vector<double> reorder(const std::vector<double>& v, const dims_t& d, const std::vector<int>& order) {
+    const std::size_t r = d.size();
+    dims_t stride(r, 1), od(r), idx(r, 0);
+    for (std::size_t a = r; a-- > 1;) stride[a - 1] = stride[a] * d[a];
+    for (std::size_t i = 0; i < r; ++i) od[i] = d[static_cast<std::size_t>(order[i])];
+    std::vector<double> out(v.size());
+    for (std::size_t o = 0; o < out.size(); ++o) {
+        i64 at = 0;
+        for (std::size_t i = 0; i < r; ++i) at += idx[i] * stride[static_cast<std::size_t>(order[i])];
+        out[o] = v[static_cast<std::size_t>(at)];
+        for (std::size_t a = r; a-- > 0;) {
+            if (++idx[a] < od[a]) break;
+            idx[a] = 0;
+        }
+    }
+    return out;
+}
+
 /// A value memo computes: the node producing it, and how memo's tensor holds ONNX's.
 struct tval {
     int node = -1;
     std::vector<int> perm;  // memo axis i holds ONNX axis perm[i]; perm[0] is ONNX's batch axis
     int dirs_axis = -1;     // an RNN's direction axis, folded into memo's last axis (dirs * hidden)
     i64 dirs = 1;
+    std::vector<i64> features{};  // a flattened value: memo's feature i is ONNX's features[i] (empty: the same)
     int rank() const { return static_cast<int>(perm.size()); }
     int onnx_rank() const { return rank() + (dirs_axis >= 0 ? 1 : 0); }
     bool merged() const { return dirs_axis >= 0; }

@@ -1,5 +1,6 @@
 #pragma once
 // ONNX import: constants, and the shape computations exporters write for x.view(x.size(0), -1).
+#include "../../layers/weights.hpp"
 #include "state.hpp"
 
 namespace memo::onnx::detail {
@@ -156,6 +157,34 @@ protected:
         if (v.size() != 1) fail(input_label(k) + " (" + what + ") holds " + std::to_string(v.size()) + " values, expected one");
         return v[0];
     }
+
+    // ---- weights ----------------------------------------------------------------------------
+
+    /// Every value of weight input k (an initializer, as large as it is).
+    std::vector<double> weight_in(int k, const char* what) const {
+        return read_reals(const_in(k, what), input_label(k) + " (" + what + ")", static_cast<std::size_t>(max_elements));
+    }
+    /// Gives node k the file's weights, in Keras' order and layouts. Weights that do not fit the
+    /// layer's own (another count or shape) are left to be drawn, and the model noted as inexact.
+    void give(int k, std::vector<given_weights::one> ws) {
+        const auto specs = weight_specs(m_, k);
+        bool fits = specs.size() == ws.size();
+        for (std::size_t i = 0; fits && i < ws.size(); ++i)
+            fits = specs[i].dims == ws[i].dims && static_cast<i64>(ws[i].values.size()) == tensor_count(ws[i].dims);
+        if (!fits) {
+            std::string want, have;
+            for (const auto& w : specs) want += (want.empty() ? "" : ", ") + w.name + " " + list_str(w.dims);
+            for (const auto& w : ws) have += (have.empty() ? "" : ", ") + list_str(w.dims);
+            return inexact(std::string(m_[k].layer->name) + " takes weights " + want + "; the file's are " + have + ", so memo draws its own");
+        }
+        m_.nodes[static_cast<std::size_t>(k)].weights = give_weights(std::move(ws));
+    }
+    static i64 tensor_count(const dims_t& d) {
+        i64 n = 1;
+        for (auto x : d) n *= x;
+        return n;
+    }
+
     /// An INT64 constant holding `v`, of shape `d` (1-D of v's length when empty and not scalar).
     cval int_const(const dims_t& v, dims_t d, bool scalar, int batch) {
         ::onnx::TensorProto t;

@@ -22,6 +22,14 @@ protected:
         if (c <= 0) fail("the channel axis is the batch axis in memo's layout");
         const int k =
             emit("BatchNormalization", {x.node}, {{"axis", i64{c - r}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"momentum", attr_real("momentum", 0.9)}});
+        // scale, B, mean, var: Keras' gamma, beta, moving_mean, moving_variance.
+        std::vector<given_weights::one> ws;
+        for (int j = 1; j <= 4; ++j) {
+            auto v = weight_in(j, "a statistic");
+            const i64 n = static_cast<i64>(v.size());
+            ws.push_back({{n}, std::move(v)});
+        }
+        give(k, std::move(ws));
         set_out(0, tval{k, x.perm});
     }
 
@@ -35,6 +43,14 @@ protected:
         if (has_input(2)) const_in(2, "B");
         tval y = x;
         y.node = emit("LayerNormalization", {x.node}, {{"axis", i64{-1}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"center", has_input(2)}});
+        std::vector<given_weights::one> ws;
+        for (int j = 1; j <= 2; ++j)
+            if (has_input(j)) {
+                auto v = weight_in(j, j == 1 ? "Scale" : "B");
+                const i64 n = static_cast<i64>(v.size());
+                ws.push_back({{n}, std::move(v)});
+            }
+        give(y.node, std::move(ws));
         set_out(0, y);
     }
 
@@ -55,7 +71,27 @@ protected:
         if (has_input(2)) const_in(2, "C");
         const int k = emit("Dense", {x.node}, {{"units", units}, {"use_bias", has_input(2)}});
         bare_dense_[static_cast<std::size_t>(k)] = !has_input(2);
+        std::vector<double> kernel = weight_in(1, "B");
+        if (tb) kernel = reorder(kernel, wd, {1, 0});
+        std::vector<given_weights::one> ws{{{K, units}, in_feature_order(x, std::move(kernel), units)}};
+        if (has_input(2)) {
+            auto c = weight_in(2, "C");
+            if (c.size() == 1) c.assign(static_cast<std::size_t>(units), c[0]);  // a scalar C broadcasts
+            ws.push_back({{static_cast<i64>(c.size())}, std::move(c)});
+        }
+        give(k, std::move(ws));
         set_out(0, tval{k, x.perm});
+    }
+
+    /// A Dense kernel (features x units) with its rows in the order memo's input holds its
+    /// features (a Flatten of NHWC orders them otherwise than ONNX's of NCHW).
+    static std::vector<double> in_feature_order(const tval& x, std::vector<double> kernel, i64 units) {
+        if (x.features.empty()) return kernel;
+        std::vector<double> out(kernel.size());
+        for (std::size_t i = 0; i < x.features.size(); ++i)
+            std::copy_n(kernel.begin() + static_cast<std::ptrdiff_t>(x.features[i] * units), units,
+                        out.begin() + static_cast<std::ptrdiff_t>(i * static_cast<std::size_t>(units)));
+        return out;
     }
 
     void matmul_op() {
@@ -66,7 +102,9 @@ protected:
         if (wd[0] != out_of(x).back()) fail("the weight B has shape " + list_str(wd) + " for " + std::to_string(out_of(x).back()) + " input features");
         tval y = x;
         y.node = emit("Dense", {x.node}, {{"units", wd[1]}, {"use_bias", false}});
+        y.features.clear();
         bare_dense_[static_cast<std::size_t>(y.node)] = true;
+        give(y.node, {{wd, in_feature_order(x, weight_in(1, "B"), wd[1])}});
         set_out(0, y);
     }
 
@@ -97,21 +135,7 @@ protected:
             }
             if (!fits) fail(input_label(k) + " has shape " + list_str(c) + ", which broadcasting to " + dims_str(d) + " would grow");
         }
-        if (values.size() == 1) {
-            // A bias add or a scaling by a constant changes values, never the architecture (memo
-            // draws its own weights): the value passes through. A bias add right after a MatMul
-            // is the Dense's bias.
-            if ((op == "Add" || op == "Sum") && !consts.empty() && bare_dense_[static_cast<std::size_t>(first.node)] && uses_[input_name(values[0])] == 1 &&
-                !first.merged()) {
-                const dims_t c = const_dims(consts_.at(input_name(consts.at(0))), "the bias");
-                const i64 units = out_of(first).back();
-                if (!c.empty() && c.back() == units && std::all_of(c.begin(), c.end() - 1, [](i64 v) { return v == 1; })) {
-                    m_.nodes[static_cast<std::size_t>(first.node)].set("use_bias", true);
-                    bare_dense_[static_cast<std::size_t>(first.node)] = false;
-                }
-            }
-            return set_out(0, first);
-        }
+        if (values.size() == 1) return constant_operand_op(op, first, values[0], consts);
         if (op == "Div") fail("dividing two computed tensors is not supported (memo has no such layer)");
         const std::string_view cls = op == "Add" || op == "Sum" ? "Add"
                                      : op == "Sub"              ? "Subtract"
@@ -134,6 +158,52 @@ protected:
         tval out = first;
         out.node = emit(cls, srcs, {});
         set_out(0, out);
+    }
+
+    /// One computed tensor and constants: a bias add right after a MatMul is the Dense's bias; a
+    /// scalar is a ScaleShift; any other constant operand (per channel, say) passes the value
+    /// through unchanged, noted as inexact.
+    void constant_operand_op(const std::string& op, tval x, int computed, const std::vector<int>& consts) {
+        if (consts.empty()) return set_out(0, x);
+        const std::string& cname = input_name(consts[0]);
+        const dims_t c = const_dims(consts_.at(cname), "the constant");
+        if ((op == "Add" || op == "Sum") && consts.size() == 1 && bare_dense_[static_cast<std::size_t>(x.node)] && uses_[input_name(computed)] == 1 &&
+            !x.merged()) {
+            const i64 units = out_of(x).back();
+            if (!c.empty() && c.back() == units && std::all_of(c.begin(), c.end() - 1, [](i64 v) { return v == 1; })) {
+                node& d = m_.nodes[static_cast<std::size_t>(x.node)];
+                d.set("use_bias", true);
+                bare_dense_[static_cast<std::size_t>(x.node)] = false;
+                std::vector<given_weights::one> ws;
+                if (d.weights) ws.push_back(d.weights->weights.at(0));
+                d.weights.reset();
+                ws.push_back({{units}, weight_in(consts[0], "the bias")});
+                give(x.node, std::move(ws));
+                return set_out(0, x);
+            }
+        }
+        std::vector<double> v;
+        if (consts.size() == 1 && tensor_count(c) <= i64{1} << 20) v = weight_in(consts[0], "the constant");
+        const bool scalar = !v.empty() && std::all_of(v.begin(), v.end(), [&](double e) { return e == v[0]; });
+        if (!scalar) {
+            inexact("a constant operand of shape " + list_str(c) + " is not modelled: the value passes through unchanged");
+            return set_out(0, x);
+        }
+        // op(x, c) = scale * x + shift, c first for Sub (c - x).
+        const double k = v[0];
+        const bool c_first = consts[0] < computed;
+        double scale = 1, shift = 0;
+        if (op == "Add" || op == "Sum") shift = k;
+        else if (op == "Sub") scale = c_first ? -1 : 1, shift = c_first ? k : -k;
+        else if (op == "Mul") scale = k;
+        else scale = 1 / k;  // Div by c (c / x failed above)
+        if (scale == 1 && shift == 0) return set_out(0, x);
+        if (!(std::abs(scale) <= 1e6 && std::abs(shift) <= 1e6)) {
+            inexact(op + " by " + real_str(k) + " is not modelled (ScaleShift takes -1e6 to 1e6): the value passes through unchanged");
+            return set_out(0, x);
+        }
+        x.node = emit("ScaleShift", {x.node}, {{"scale", scale}, {"shift", shift}});
+        set_out(0, x);
     }
 
     /// v repeated along its spatial axes of size 1 up to ONNX shape `d`, which it broadcasts to:
@@ -208,10 +278,12 @@ protected:
             cls = "ThresholdedReLU";
             ps.push_back({"theta", attr_real("alpha", 1.0)});
         } else if (op == "PRelu") {
-            // Keras shares PReLU's slopes by shared_axes, ONNX by broadcasting the slope tensor;
-            // only the slope values differ, and weights are not imported.
-            cls = "PReLU";
-            const_in(1, "slope");
+            // Keras shares PReLU's slopes by shared_axes, ONNX by broadcasting the slope tensor:
+            // memo's PReLU holds a slope per element, each the one ONNX broadcasts to it.
+            const tval x = value_in(0);
+            const int k = emit("PReLU", {x.node}, {});
+            give(k, {{sample_dims(x), broadcast_to(x, weight_in(1, "slope"), const_dims(const_in(1, "slope"), "the slope"))}});
+            return set_out(0, tval{k, x.perm, x.dirs_axis, x.dirs, x.features});
         } else if (op == "Selu") {
             const double a = attr_real("alpha", 1.67326319217681884765625), g = attr_real("gamma", 1.05070102214813232421875);
             if (std::abs(a - 1.6732632) > 1e-5 || std::abs(g - 1.0507010) > 1e-5)
@@ -237,6 +309,39 @@ protected:
         tval x = value_in(0);
         x.node = emit(cls, {x.node}, ps);
         set_out(0, x);
+    }
+
+    /// The dims of one sample of x as memo holds it.
+    dims_t sample_dims(const tval& x) const {
+        const shape& s = out_of(x);
+        return dims_t(s.view().begin() + 1, s.view().end());
+    }
+    /// A constant of ONNX shape `c`, broadcast (numpy's rules) to one sample of x, in memo's layout.
+    std::vector<double> broadcast_to(const tval& x, const std::vector<double>& v, const dims_t& c) const {
+        if (x.merged()) fail("a constant on a recurrent layer's output with its direction axis is not supported");
+        const dims_t od = onnx_dims(x), md = sample_dims(x);
+        const std::size_t r = od.size();
+        if (c.size() > r) fail("the constant of shape " + list_str(c) + " has a higher rank than the tensor " + dims_str(od));
+        dims_t cstride(r, 0);  // stride in v of each ONNX axis (0 where it broadcasts)
+        i64 st = 1;
+        for (std::size_t j = c.size(); j-- > 0;) {
+            const std::size_t a = r - c.size() + j;
+            if (c[j] != 1 && c[j] != od[a]) fail("the constant of shape " + list_str(c) + " does not broadcast to " + dims_str(od));
+            cstride[a] = c[j] == 1 ? 0 : st;
+            st *= c[j];
+        }
+        std::vector<double> out(static_cast<std::size_t>(tensor_count(md)));
+        dims_t idx(md.size(), 0);
+        for (auto& e : out) {
+            i64 at = 0;
+            for (std::size_t i = 0; i < md.size(); ++i) at += idx[i] * cstride[static_cast<std::size_t>(x.perm[i + 1])];
+            e = v[static_cast<std::size_t>(at)];
+            for (std::size_t a = md.size(); a-- > 0;) {
+                if (++idx[a] < md[a]) break;
+                idx[a] = 0;
+            }
+        }
+        return out;
     }
 
     void clip_op() {

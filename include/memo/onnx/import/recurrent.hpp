@@ -19,6 +19,42 @@ protected:
         return {};
     }
 
+    /// Keras' kernel (in, gates * units), recurrent kernel (units, gates * units) and bias per
+    /// direction from ONNX's W (dirs, gates * units, in), R (dirs, gates * units, units) and B
+    /// (dirs, 2 * gates * units: W's bias, then R's). ONNX orders an LSTM's gates i, o, f, c and
+    /// Keras i, f, c, o; GRU's are z, r, h in both. Keras adds the two biases, except a GRU with
+    /// reset_after, whose bias is (2, gates * units).
+    std::vector<given_weights::one> cell_weights(i64 gates, i64 units, i64 in, i64 dirs, bool lstm, bool reset_after, bool bias) {
+        static constexpr int lstm_gate[] = {0, 2, 3, 1};  // Keras' gate g is ONNX's lstm_gate[g]
+        const auto W = weight_in(1, "W"), R = weight_in(2, "R");
+        const auto B = has_input(3) ? weight_in(3, "B") : std::vector<double>(static_cast<std::size_t>(dirs * 2 * gates * units), 0.0);
+        const auto gu = static_cast<std::size_t>(gates * units), u = static_cast<std::size_t>(units);
+        auto onnx_row = [&](std::size_t col) {  // the ONNX row of Keras' column col
+            const std::size_t g = col / u;
+            return (lstm ? static_cast<std::size_t>(lstm_gate[g]) : g) * u + col % u;
+        };
+        std::vector<given_weights::one> ws;
+        for (i64 d = 0; d < dirs; ++d) {
+            const auto D = static_cast<std::size_t>(d);
+            for (const auto* M : {&W, &R}) {
+                const auto cols = static_cast<std::size_t>(M == &W ? in : units);
+                std::vector<double> k(cols * gu);
+                for (std::size_t i = 0; i < cols; ++i)
+                    for (std::size_t c = 0; c < gu; ++c) k[i * gu + c] = (*M)[(D * gu + onnx_row(c)) * cols + i];
+                ws.push_back({{static_cast<i64>(cols), gates * units}, std::move(k)});
+            }
+            if (!bias) continue;
+            std::vector<double> b(reset_after ? 2 * gu : gu);
+            for (std::size_t c = 0; c < gu; ++c) {
+                const double wb = B[D * 2 * gu + onnx_row(c)], rb = B[D * 2 * gu + gu + onnx_row(c)];
+                if (reset_after) b[c] = wb, b[gu + c] = rb;
+                else b[c] = wb + rb;
+            }
+            ws.push_back({reset_after ? dims_t{2, gates * units} : dims_t{gates * units}, std::move(b)});
+        }
+        return ws;
+    }
+
     void recurrent_op(const std::string& op) {
         const bool lstm = op == "LSTM", gru = op == "GRU";
         const i64 gates = lstm ? 4 : gru ? 3 : 1;
@@ -45,7 +81,10 @@ protected:
         for (int k = 5; k < n_->input_size(); ++k)
             if (has_input(k)) {
                 if (k == 7) fail("input P (peepholes) is not supported");
-                const_in(k, k == 5 ? "initial_h" : "initial_c");  // initial states are weights: not imported
+                // memo's recurrent layers start from zeros, as exporters write initial states.
+                const auto v = weight_in(k, k == 5 ? "initial_h" : "initial_c");
+                if (std::any_of(v.begin(), v.end(), [](double e) { return e != 0; }))
+                    inexact(input_label(k) + " is an initial state other than zeros: memo's starts from zeros");
             }
         if (attr("clip")) fail("attribute clip is not supported");
         if (attr("activation_alpha") || attr("activation_beta")) fail("attributes activation_alpha and activation_beta are not supported");
@@ -74,14 +113,16 @@ protected:
         if (lstm && uses(2) > 0) fail("output Y_c is used; memo's LSTM gives only Y or Y_h");
         if (y && yh) fail("outputs Y and Y_h are both used; memo's recurrent layers give one of them");
         int k;
+        const bool reset_after = gru && attr_int("linear_before_reset", 0) != 0;
         if (dirs == 2) {
             k = emit("Bidirectional", {x.node}, {{"merge_mode", std::string("concat")}, {"units", units}, {"return_sequences", y}});
         } else {
             std::vector<kv> ps{{"units", units}, {"activation", act}, {"use_bias", has_input(3)}, {"return_sequences", y}};
             if (gates > 1) ps.push_back({"recurrent_activation", rec});
-            if (gru) ps.push_back({"reset_after", attr_int("linear_before_reset", 0) != 0});
+            if (gru) ps.push_back({"reset_after", reset_after});
             k = emit(lstm ? "LSTM" : gru ? "GRU" : "SimpleRNN", {x.node}, ps);
         }
+        give(k, cell_weights(gates, units, wd[2], dirs, lstm, reset_after, dirs == 2 || has_input(3)));
         // Y is [seq, dirs, batch, hidden] (layout 1: [batch, seq, dirs, hidden]), Y_h
         // [dirs, batch, hidden] ([batch, dirs, hidden]); memo's are (batch, seq, dirs * hidden)
         // and (batch, dirs * hidden).

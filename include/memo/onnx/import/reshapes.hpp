@@ -39,9 +39,38 @@ protected:
             fail("attribute axis=" + std::to_string(raw) + " is not supported (only 1, with the batch on axis 0: Keras' Flatten keeps the batch alone)");
         if (!x.merged() && r == 2) return set_out(0, x);
         // Keras' Flatten orders an NHWC tensor's features H, W, C where ONNX's orders C, H, W: the
-        // shapes agree, and as weights are not imported the order of the features does not matter.
+        // shapes agree, and the value remembers the order for the Dense that reads it.
         const int k = emit("Flatten", {x.node}, {});
-        set_out(0, tval{k, identity_perm(2)});
+        tval y{k, identity_perm(2)};
+        if (x.merged()) inexact("flattens a recurrent layer's output with its direction axis: its features' order is not followed");
+        else y.features = flat_order(x);
+        set_out(0, y);
+    }
+
+    /// For each element of one sample of memo's tensor x (row-major over memo's axes), its index
+    /// in ONNX's (row-major over ONNX's axes, the batch axis left out); empty when they agree.
+    std::vector<i64> flat_order(const tval& x) const { return flat_order(onnx_dims(x), x.perm); }
+    static std::vector<i64> flat_order(const dims_t& od, const std::vector<int>& perm) {
+        const std::size_t r = perm.size();
+        dims_t ostride(od.size(), 0), idx(r, 0), md(r, 1);
+        i64 st = 1;
+        for (std::size_t a = od.size(); a-- > 0;)
+            if (static_cast<int>(a) != perm[0]) ostride[a] = st, st *= od[a];
+        for (std::size_t i = 1; i < r; ++i) md[i] = od[static_cast<std::size_t>(perm[i])];
+        std::vector<i64> order(static_cast<std::size_t>(st));
+        bool same = true;
+        for (i64 f = 0; f < st; ++f) {
+            i64 at = 0;
+            for (std::size_t i = 1; i < r; ++i) at += idx[i] * ostride[static_cast<std::size_t>(perm[i])];
+            order[static_cast<std::size_t>(f)] = at;
+            same = same && at == f;
+            for (std::size_t i = r; i-- > 1;) {
+                if (++idx[i] < md[i]) break;
+                idx[i] = 0;
+            }
+        }
+        if (same) order.clear();
+        return order;
     }
 
     /// ONNX's output shape and batch axis of a Reshape of a tensor of shape `in` (batch on
@@ -125,13 +154,75 @@ protected:
         }
         const int r = static_cast<int>(o.size());
         if (r < 2 || r > 6) fail("gives a tensor of rank " + std::to_string(r) + "; memo's tensors have rank 2 to 6");
-        const auto perm = preferred_perm(n_->output_size() > 0 ? n_->output(0) : std::string(), r, ob);
+        // memo's Reshape keeps the order of memo's elements, ONNX's that of ONNX's: the layout
+        // consumers prefer where the two orders agree, else one where they do (a split or merge
+        // of axes memo holds side by side), else a permutation of the last axis after it.
+        auto perm = preferred_perm(n_->output_size() > 0 ? n_->output(0) : std::string(), r, ob);
+        const auto from = x.merged() ? std::vector<i64>{-1} : flat_order(x);
+        if (!x.merged() && flat_order(o, perm) != from)
+            if (auto p = grouped_perm(in, x.perm, o, ob); !p.empty() && flat_order(o, p) == from) perm = std::move(p);
         ints target;
         for (int i = 1; i < r; ++i) target.push(o[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])]);
         const shape& cur = out_of(x);
-        if (cur.rank() == r && std::equal(target.begin(), target.end(), cur.sample().begin())) return set_out(0, tval{x.node, perm});
-        const int k = r == 2 ? emit("Flatten", {x.node}, {}) : emit("Reshape", {x.node}, {{"target_shape", target}});
+        int k = x.node;
+        if (!(cur.rank() == r && std::equal(target.begin(), target.end(), cur.sample().begin())))
+            k = r == 2 ? emit("Flatten", {x.node}, {}) : emit("Reshape", {x.node}, {{"target_shape", target}});
+        if (x.merged()) inexact("reshapes a recurrent layer's output with its direction axis: the order of its elements is not checked");
+        else if (const auto to = flat_order(o, perm); to != from) k = reorder_last_axis(k, from, to, o, perm);
         set_out(0, tval{k, perm});
+    }
+
+    /// A layout for ONNX shape `o` (batch on ob) in which memo's Reshape of x (ONNX shape `in`,
+    /// layout `perm`) keeps ONNX's order: where the reshape only splits or merges groups of
+    /// ONNX axes that memo holds side by side in ONNX's order. Empty when there is none.
+    static std::vector<int> grouped_perm(const dims_t& in, const std::vector<int>& perm, const dims_t& o, int ob) {
+        if (perm[0] != 0 || ob != 0) return {};
+        // Groups of ONNX axes with equal products: in[a0..a1) becomes o[b0..b1).
+        std::vector<std::pair<std::vector<int>, std::vector<int>>> groups;
+        std::size_t a = 1, b = 1;
+        while (a < in.size() || b < o.size()) {
+            std::vector<int> ga, gb;
+            i64 pa = 1, pb = 1;
+            do {
+                if (pa <= pb && a < in.size()) ga.push_back(static_cast<int>(a)), pa *= in[a++];
+                else if (b < o.size()) gb.push_back(static_cast<int>(b)), pb *= o[b++];
+                else return {};
+            } while (pa != pb || ga.empty() || gb.empty());
+            groups.emplace_back(std::move(ga), std::move(gb));
+        }
+        std::vector<int> out{0};
+        for (std::size_t i = 1; i < perm.size();) {
+            const auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& gr) { return gr.first.front() == perm[i]; });
+            if (g == groups.end()) return {};
+            for (int ax : g->first)
+                if (i >= perm.size() || perm[i++] != ax) return {};
+            out.insert(out.end(), g->second.begin(), g->second.end());
+        }
+        return out;
+    }
+
+    /// Node k (memo's elements in the order `from` gives ONNX's) with its elements put in the order
+    /// `to` gives, where that moves elements only within the last axis, alike at every position:
+    /// a Dense with a permutation matrix (exact for finite values: one product by 1, the rest 0).
+    int reorder_last_axis(int k, const std::vector<i64>& from, const std::vector<i64>& to, const dims_t& o, const std::vector<int>& perm) {
+        const i64 L = o[static_cast<std::size_t>(perm.back())];
+        const auto n = static_cast<i64>(std::max(from.size(), to.size()));
+        std::vector<i64> where(static_cast<std::size_t>(n));  // memo's index of ONNX's element e, before
+        for (i64 f = 0; f < n; ++f) where[static_cast<std::size_t>(from.empty() ? f : from[static_cast<std::size_t>(f)])] = f;
+        std::vector<i64> src(static_cast<std::size_t>(L), -1);
+        for (i64 f = 0; f < n; ++f) {
+            const i64 s = where[static_cast<std::size_t>(to.empty() ? f : to[static_cast<std::size_t>(f)])];
+            if (s / L != f / L || (src[static_cast<std::size_t>(f % L)] >= 0 && src[static_cast<std::size_t>(f % L)] != s % L)) {
+                inexact("memo's Reshape orders the elements otherwise than ONNX's, and no layer of memo's puts them back");
+                return k;
+            }
+            src[static_cast<std::size_t>(f % L)] = s % L;
+        }
+        std::vector<double> P(static_cast<std::size_t>(L * L), 0.0);  // kernel (in, out)
+        for (i64 c = 0; c < L; ++c) P[static_cast<std::size_t>(src[static_cast<std::size_t>(c)] * L + c)] = 1.0;
+        const int d = emit("Dense", {k}, {{"units", L}, {"use_bias", false}}, "_order");
+        give(d, {{{L, L}, std::move(P)}});
+        return d;
     }
 
     void reshape_op() {

@@ -53,6 +53,10 @@ protected:
     std::vector<bool> bare_dense_;                    // memo nodes: a Dense from MatMul, no bias yet
     const ::onnx::NodeProto* n_ = nullptr;
     std::string where_, name_;
+    std::vector<std::string> inexact_;  // where the model computes otherwise than the file, and why
+
+    /// Notes that the current node's memo model computes otherwise than the file (import goes on).
+    void inexact(const std::string& why) { inexact_.push_back(where_ + ": " + why); }
 
     [[noreturn]] void fail(const std::string& why) const { throw error(where_ + ": " + why); }
 

@@ -136,9 +136,42 @@ protected:
         ps.push_back({"dilation_rate", ints_of(dil)});
         ps.push_back({"padding", padding});
         ps.push_back({"use_bias", has_input(2)});
+        // The file's weights in Keras' layouts: W (M, C / group, k...) becomes (k..., C / group, M);
+        // a depthwise W (C * dm, 1, k...) is (C, dm, k...) in memory and becomes (k..., C, dm).
+        const std::vector<double> W = weight_in(1, "W");
+        const std::vector<double> B = has_input(2) ? weight_in(2, "B") : std::vector<double>{};
+        std::vector<int> spatial_first;
+        for (int a = 2; a < r; ++a) spatial_first.push_back(a);
+        auto conv_weights = [&](std::size_t from, std::size_t to, i64 outs) {
+            dims_t d{outs, wd[1]};
+            d.insert(d.end(), wd.begin() + 2, wd.end());
+            auto order = spatial_first;
+            order.push_back(1), order.push_back(0);
+            dims_t kd;
+            for (int a : order) kd.push_back(d[static_cast<std::size_t>(a)]);
+            std::vector<given_weights::one> ws{{kd, reorder(std::vector<double>(W.begin() + static_cast<std::ptrdiff_t>(from * W.size() / wd[0]),
+                                                                                W.begin() + static_cast<std::ptrdiff_t>(to * W.size() / wd[0])),
+                                                            d, order)}};
+            if (!B.empty())
+                ws.push_back({{outs}, std::vector<double>(B.begin() + static_cast<std::ptrdiff_t>(from), B.begin() + static_cast<std::ptrdiff_t>(to))});
+            return ws;
+        };
         int k = -1;
-        if (groups == 1) {
+        if (groups == 1 && cls.starts_with("Depthwise")) {
+            const i64 dm = M / cin;
+            dims_t d{cin, dm};
+            d.insert(d.end(), wd.begin() + 2, wd.end());
+            auto order = spatial_first;
+            order.push_back(0), order.push_back(1);
+            dims_t kd;
+            for (int a : order) kd.push_back(d[static_cast<std::size_t>(a)]);
+            std::vector<given_weights::one> ws{{kd, reorder(W, d, order)}};
+            if (!B.empty()) ws.push_back({{M}, B});
             k = emit(cls, {src}, ps);
+            give(k, std::move(ws));
+        } else if (groups == 1) {
+            k = emit(cls, {src}, ps);
+            give(k, conv_weights(0, static_cast<std::size_t>(M), M));
         } else {
             // Exactly what a grouped convolution is: each group's channels (a CustomCropLayer of
             // the channel axis) convolved on their own, the results concatenated in group order.
@@ -150,6 +183,8 @@ protected:
                 crop.push(g * per), crop.push(cin - (g + 1) * per);
                 const std::string tag = "_group" + std::to_string(g);
                 parts.push_back(emit(cls, {emit("CustomCropLayer", {src}, {{"cropping", crop}}, tag + "_in")}, ps, tag));
+                const i64 outs = M / groups;
+                give(parts.back(), conv_weights(static_cast<std::size_t>(g * outs), static_cast<std::size_t>((g + 1) * outs), outs));
             }
             k = concatenate(parts, -1);
         }
@@ -190,6 +225,18 @@ protected:
             auto s = try_infer(transpose_names[N], in, trial);
             if (!s || spatial_sizes(*s) != want) continue;
             const int k = emit(transpose_names[N], {x.node}, trial);
+            // W (C, M, k...) becomes Keras' (k..., M, C): the same sums, no flip.
+            std::vector<int> order;
+            for (int a = 2; a < r; ++a) order.push_back(a);
+            order.push_back(1), order.push_back(0);
+            dims_t kd;
+            for (int a : order) kd.push_back(wd[static_cast<std::size_t>(a)]);
+            std::vector<given_weights::one> ws{{kd, reorder(weight_in(1, "W"), wd, order)}};
+            if (has_input(2)) ws.push_back({{wd[1]}, weight_in(2, "B")});
+            give(k, std::move(ws));
+            if (std::any_of(pads.begin(), pads.end(), [](i64 p) { return p != 0; }) || std::string(padding) != "valid")
+                inexact("pads=" + list_str(pads) + " crop the output where Keras' '" + padding +
+                        "' may crop elsewhere: the sizes agree, the alignment is not checked");
             return set_out(0, tval{k, x.perm});
         }
         fail("attributes pads=" + list_str(pads) + ", output_padding=" + list_str(op) +
@@ -228,6 +275,9 @@ protected:
             // Zeros pad where ONNX's max ignores the border: the same shapes, and the same values
             // after a ReLU, the common case.
             src = pad_for(x, pads, sizes, ks, strides, padding, true);
+            const auto& from = m_[x.node];
+            const bool non_negative = from.layer->name == "ReLU" || (from.layer->name == "Activation" && as_str(from.param("activation")) == "relu");
+            if (src != x.node && !non_negative) inexact("pads with zeros where ONNX's max ignores the border: the same only for non-negative inputs");
         } else {
             const i64 cip = attr_int("count_include_pad", 0);
             const bool padded = std::any_of(pads.begin(), pads.end(), [](i64 p) { return p != 0; });
