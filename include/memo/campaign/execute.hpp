@@ -58,6 +58,31 @@ struct execution_options {
     oracle::resource_options resources{};  // the performance and leak oracles, off by default
 };
 
+/// Milliseconds the campaign's own thread spends in each part of the execution stage (stats.json's
+/// "time_ms"): what the libraries' workers do meanwhile is theirs, counted in their CPU time.
+struct stage_clock {
+    double offer = 0;      // deciding what to queue
+    double start = 0;      // a model's inputs, its export and checks, sending it to every worker
+    double judge = 0;      // reading the results and judging them (truth and localisation included)
+    double minimise = 0;   // shrinking a new bug's model
+    double store = 0;      // the campaign store and the bug directories
+    double wait = 0;       // blocked on the workers (the queue full)
+    double resources = 0;  // the resource oracles' extra runs
+
+    /// Adds the time until it goes out of scope to `into`.
+    class timer {
+    public:
+        explicit timer(double& into) : into_(into), t0_(std::chrono::steady_clock::now()) {}
+        ~timer() { into_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count(); }
+        timer(const timer&) = delete;
+        timer& operator=(const timer&) = delete;
+
+    private:
+        double& into_;
+        std::chrono::steady_clock::time_point t0_;
+    };
+};
+
 class execution final : public stage {
 public:
     /// `lanes`: differential testers over the same backends (their own workers each).
@@ -79,6 +104,7 @@ public:
     }
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
+        const stage_clock::timer timed(clock_.offer);
         if (!diverse && !wants_any()) return;
         const bool to_fill = !diverse && queue_.empty() && idle() != nullptr;
         const bool new_pairs = !diverse && pairs_.raises(m);
@@ -135,6 +161,7 @@ public:
     /// does not hold the campaign past its budget.
     void wait(double t) override {
         lane* oldest = nullptr;
+        std::optional<stage_clock::timer> waiting(clock_.wait);
         for (auto& l : lanes_)
             if (l.running && (!oldest || l.ticket < oldest->ticket)) oldest = &l;
         if (oldest && o_.fill) {
@@ -142,6 +169,7 @@ public:
             while (!oldest->diff->ready() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             if (!oldest->diff->ready()) return;
         }
+        waiting.reset();
         if (oldest) complete(*oldest, t);
         start_idle();
     }
@@ -206,7 +234,8 @@ public:
                 if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
             per[name] = {{"runs", c.runs},           {"status", st},
                          {"ms_total", c.ms},         {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
-                         {"peak_kb_max", c.peak_kb}, {"restarts", c.restarts}};
+                         {"cpu_ms_total", c.cpu_ms}, {"peak_kb_max", c.peak_kb},
+                         {"restarts", c.restarts}};
             // How many executed models it declined, and why (layer and dtype).
             const auto declined = c.status[static_cast<std::size_t>(run_status::unsupported)];
             per[name]["declined"] = declines_.stats(name);
@@ -220,6 +249,14 @@ public:
         cov[std::string(layer_param_pairs_name)] = {{"covered", pairs_.covered()}, {"total", pairs_.total()}};
         s["coverage_executed"] = cov;
         s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
+        // Where this run's own thread spent its time in the stage; the rest of the campaign's
+        // seconds went to the search and its books.
+        double truth = 0, localise = 0;
+        for (const auto& l : lanes_)
+            if (const auto* d = dynamic_cast<const oracle::differential*>(l.diff)) truth += d->truth_ms(), localise += d->localise_ms();
+        s["time_ms"] = {{"offer", clock_.offer}, {"start", clock_.start}, {"judge", clock_.judge - truth - localise},
+                        {"truth", truth},        {"localise", localise},  {"minimise", clock_.minimise},
+                        {"store", clock_.store}, {"wait", clock_.wait},   {"resources", clock_.resources}};
     }
 
     void open(store::campaign_store& st, const io::json* resumed) override {
@@ -237,7 +274,8 @@ public:
         for (const auto* l : running) pending.push_back({model_key(l->current.m), l->current.iteration});
         for (const auto& p : queue_) pending.push_back({model_key(p.m), p.iteration});
         io::json per = io::json::object();
-        for (const auto& [name, c] : per_backend_) per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"peak_kb", c.peak_kb}};
+        for (const auto& [name, c] : per_backend_)
+            per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"cpu_ms", c.cpu_ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_},
                 {"suppressed", suppressed_},
                 {"all_failed", all_failed_},
@@ -298,7 +336,7 @@ private:
     struct counters {
         std::uint64_t runs = 0, restarts = 0;
         std::array<std::uint64_t, run_status_count> status{};
-        double ms = 0;
+        double ms = 0, cpu_ms = 0;
         std::int64_t peak_kb = 0;
     };
 
@@ -332,7 +370,10 @@ private:
                 l.current = std::move(queue_.front());
                 queue_.pop_front();
             }
-            l.diff->begin(l.current.m);
+            {
+                const stage_clock::timer timed(clock_.start);
+                l.diff->begin(l.current.m);
+            }
             l.running = true;
             l.ticket = ++tickets_;
         }
@@ -418,6 +459,7 @@ private:
     /// Every run of the model, and the oracle's judgement of it, into the store.
     void record(const model& m, const std::vector<oracle::observation>& obs, bool skipped, oracle::kind what, const std::string& signature) {
         if (!store_) return;
+        const stage_clock::timer timed(clock_.store);
         const auto key = model_key(m);
         const auto inputs = inputs_key();
         store_->add_model(key, m);
@@ -447,6 +489,7 @@ private:
         for (auto it = per.begin(); it != per.end(); ++it) {
             auto& c = per_backend_[it.key()];
             c.runs = it.value().at("runs"), c.ms = it.value().at("ms"), c.peak_kb = it.value().at("peak_kb");
+            c.cpu_ms = it.value().value("cpu_ms", 0.0);
             it.value().at("status").get_to(c.status);
         }
         restore_coverage(cov_, j.at("coverage"));
@@ -464,7 +507,11 @@ private:
         l.running = false;
         oracle::tester& diff = *l.diff;
         const pending& cur = l.current;
-        oracle::verdict v = diff.finish();
+        oracle::verdict v;
+        {
+            const stage_clock::timer timed(clock_.judge);
+            v = diff.finish();
+        }
         // Declines are learnt from a skipped model too: when every library but the reference
         // declines it (two backends of one library), it is skipped for that very reason.
         declines_.learn(cur.m, diff.observations());
@@ -485,6 +532,7 @@ private:
             ++c.runs;
             ++c.status[static_cast<std::size_t>(obs[i].result.status)];
             c.ms += obs[i].result.ms;
+            c.cpu_ms += obs[i].result.cpu_ms;
             c.peak_kb = std::max(c.peak_kb, obs[i].result.peak_kb);
         }
         if (v.all_failed) ++all_failed_;
@@ -501,6 +549,7 @@ private:
     void check_resources(oracle::tester& diff, const pending& cur, const std::vector<oracle::observation>& obs, double t) {
         const auto xs = oracle::ran_ok(diff.participants(), obs);  // obs: minimising a bug ran other models since
         if (xs.empty()) return;
+        const stage_clock::timer timed(clock_.resources);
         ++resource_checks_;
         for (const auto& v : resources_.check(cur.m, diff.last_inputs(), xs)) report(diff, cur, v, obs, t, false);
     }
@@ -529,6 +578,7 @@ private:
         b.v = v;
         b.minimal = cur.m;
         if (minimise && o_.minimise) {
+            const stage_clock::timer timed(clock_.minimise);
             auto small = diff.minimise(cur.m, v);
             b.minimal = std::move(small.m);
             b.v = small.v;
@@ -546,11 +596,13 @@ private:
             b.resource_options = o_.resources;
         }
         known_.emplace(first, b.signature);
+        const stage_clock::timer timed(clock_.store);
         bugs_.record(b, names_);
         return b.signature;
     }
 
     std::vector<lane> lanes_;
+    stage_clock clock_;
     std::uint64_t tickets_ = 0;
     store::bug_store bugs_;
     store::campaign_store* store_ = nullptr;  // the campaign's, once open()

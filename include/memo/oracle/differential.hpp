@@ -190,6 +190,16 @@ public:
         truth_cache_.clear();
         verdict v = judge(
             obs_, [&] { return truth_outputs(); }, o_);
+        // What follows is localisation, the truth's runs for it included.
+        struct localising {
+            double &into, &truth;
+            const double truth_before;
+            const std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+            ~localising() {
+                into += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                truth = truth_before;
+            }
+        } timed{localise_ms_, truth_ms_, truth_ms_};
         if (!v && trace_) v = masked_difference();
         suppressed_ = false;
         if (v && named_by_class(v) && v.node < 0) v.node = known_trigger(v);
@@ -214,6 +224,10 @@ public:
     /// Runs given short limits because their model carries the trigger (layer class and dtype) of
     /// a time-out or memory blow-up their backend showed before.
     std::uint64_t short_limit_runs() const noexcept { return short_limit_runs_; }
+    /// Milliseconds spent on the float64 truth while judging, and on localising verdicts (the
+    /// truth's runs for it included), in the caller's thread.
+    double truth_ms() const noexcept { return truth_ms_; }
+    double localise_ms() const noexcept { return localise_ms_; }
 
     /// Models whose outputs agreed but whose traces differed at some node beyond what rounding
     /// explains at a glance, so were localised; and those of them localised to a node (reported).
@@ -342,7 +356,11 @@ private:
     }
 
     std::vector<tensor> truth_outputs() {
-        if (truth_cache_.empty()) truth_cache_ = truth_->run(current_, inputs_, {true, {}, dtype::float64}).outputs;
+        if (truth_cache_.empty()) {
+            const auto t0 = std::chrono::steady_clock::now();
+            truth_cache_ = truth_->run(current_, inputs_, {true, {}, dtype::float64}).outputs;
+            truth_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        }
         std::vector<tensor> outs;
         for (int o : current_.outputs)
             if (static_cast<std::size_t>(o) < truth_cache_.size()) outs.push_back(truth_cache_[static_cast<std::size_t>(o)]);
@@ -650,6 +668,7 @@ private:
     std::uint64_t short_limit_runs_ = 0;
     std::uint64_t unconfirmed_timeouts_ = 0;
     std::uint64_t masked_checks_ = 0, masked_found_ = 0;
+    double truth_ms_ = 0, localise_ms_ = 0;
     std::vector<tensor> fed_truth_;  // the last localisation's float64 node outputs on the fed inputs
 };
 

@@ -282,7 +282,8 @@ protected:
             // memo's PReLU holds a slope per element, each the one ONNX broadcasts to it.
             const tval x = value_in(0);
             const int k = emit("PReLU", {x.node}, {});
-            give(k, {{sample_dims(x), broadcast_to(x, weight_in(1, "slope"), const_dims(const_in(1, "slope"), "the slope"))}});
+            if (out_of(x).elements() > i64{1} << 24) inexact("a slope per element of more than 2^24 is not built: memo draws its own");
+            else give(k, {{sample_dims(x), broadcast_to(x, weight_in(1, "slope"), const_dims(const_in(1, "slope"), "the slope"))}});
             return set_out(0, tval{k, x.perm, x.dirs_axis, x.dirs, x.features});
         } else if (op == "Selu") {
             const double a = attr_real("alpha", 1.67326319217681884765625), g = attr_real("gamma", 1.05070102214813232421875);

@@ -43,12 +43,16 @@ protected:
         const int k = emit("Flatten", {x.node}, {});
         tval y{k, identity_perm(2)};
         if (x.merged()) inexact("flattens a recurrent layer's output with its direction axis: its features' order is not followed");
+        else if (out_of(y).elements() > max_ordered) inexact("flattens more than " + std::to_string(max_ordered) + " features: their order is not followed");
         else y.features = flat_order(x);
         set_out(0, y);
     }
 
     /// For each element of one sample of memo's tensor x (row-major over memo's axes), its index
     /// in ONNX's (row-major over ONNX's axes, the batch axis left out); empty when they agree.
+    /// The most elements per sample whose order reshapes and flattens follow (the orders are
+    /// tables of that size, and a hostile file must not make them huge).
+    static constexpr i64 max_ordered = i64{1} << 22;
     std::vector<i64> flat_order(const tval& x) const { return flat_order(onnx_dims(x), x.perm); }
     static std::vector<i64> flat_order(const dims_t& od, const std::vector<int>& perm) {
         const std::size_t r = perm.size();
@@ -158,8 +162,9 @@ protected:
         // consumers prefer where the two orders agree, else one where they do (a split or merge
         // of axes memo holds side by side), else a permutation of the last axis after it.
         auto perm = preferred_perm(n_->output_size() > 0 ? n_->output(0) : std::string(), r, ob);
-        const auto from = x.merged() ? std::vector<i64>{-1} : flat_order(x);
-        if (!x.merged() && flat_order(o, perm) != from)
+        const bool ordered = !x.merged() && out_of(x).elements() <= max_ordered;
+        const auto from = ordered ? flat_order(x) : std::vector<i64>{};
+        if (ordered && flat_order(o, perm) != from)
             if (auto p = grouped_perm(in, x.perm, o, ob); !p.empty() && flat_order(o, p) == from) perm = std::move(p);
         ints target;
         for (int i = 1; i < r; ++i) target.push(o[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])]);
@@ -168,6 +173,7 @@ protected:
         if (!(cur.rank() == r && std::equal(target.begin(), target.end(), cur.sample().begin())))
             k = r == 2 ? emit("Flatten", {x.node}, {}) : emit("Reshape", {x.node}, {{"target_shape", target}});
         if (x.merged()) inexact("reshapes a recurrent layer's output with its direction axis: the order of its elements is not checked");
+        else if (!ordered) inexact("reshapes more than " + std::to_string(max_ordered) + " elements per sample: their order is not checked");
         else if (const auto to = flat_order(o, perm); to != from) k = reorder_last_axis(k, from, to, o, perm);
         set_out(0, tval{k, perm});
     }
@@ -206,6 +212,10 @@ protected:
     /// a Dense with a permutation matrix (exact for finite values: one product by 1, the rest 0).
     int reorder_last_axis(int k, const std::vector<i64>& from, const std::vector<i64>& to, const dims_t& o, const std::vector<int>& perm) {
         const i64 L = o[static_cast<std::size_t>(perm.back())];
+        if (L > 4096) {  // the permutation matrix would be too large
+            inexact("memo's Reshape orders the elements otherwise than ONNX's, and a last axis of " + std::to_string(L) + " is too long to put back");
+            return k;
+        }
         const auto n = static_cast<i64>(std::max(from.size(), to.size()));
         std::vector<i64> where(static_cast<std::size_t>(n));  // memo's index of ONNX's element e, before
         for (i64 f = 0; f < n; ++f) where[static_cast<std::size_t>(from.empty() ? f : from[static_cast<std::size_t>(f)])] = f;
