@@ -404,13 +404,13 @@ private:
                 discarded += m->discarded(), without += m->without_variant();
                 for (std::size_t k = 0; k < used.size(); ++k) used[k] += m->used()[k];
             }
-        std::uint64_t short_runs = 0, unconfirmed = 0, masked_checks = 0, masked_found = 0;
+        std::uint64_t short_runs = 0, unconfirmed = 0, masked_checks = 0, masked_found = 0, masked_skipped = 0;
         bool differential = false;
         for (const auto& l : lanes_)
             if (const auto* d = dynamic_cast<const oracle::differential*>(l.diff)) {
                 differential = true;
                 short_runs += d->short_limit_runs(), unconfirmed += d->unconfirmed_timeouts();
-                masked_checks += d->masked_checks(), masked_found += d->masked_found();
+                masked_checks += d->masked_checks(), masked_found += d->masked_found(), masked_skipped += d->masked_skipped();
             }
         if (differential) {
             // Runs under short limits (a known hang's or blow-up's trigger), time-outs that did not
@@ -418,7 +418,7 @@ private:
             // node's traced values did not (localised; found: a node beyond rounding).
             j["short_limit_runs"] = short_runs;
             j["unconfirmed_timeouts"] = unconfirmed;
-            j["masked"] = {{"checked", masked_checks}, {"found", masked_found}};
+            j["masked"] = {{"checked", masked_checks}, {"found", masked_found}, {"skipped", masked_skipped}};
         }
         if (meta) {
             io::json rel = io::json::object();
