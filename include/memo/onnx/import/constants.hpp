@@ -1,6 +1,7 @@
 #pragma once
 // ONNX import: constants, and the shape computations exporters write for x.view(x.size(0), -1).
 #include "../../layers/weights.hpp"
+#include "../../tensors/tensor.hpp"
 #include "state.hpp"
 
 namespace memo::onnx::detail {
@@ -164,13 +165,19 @@ protected:
     std::vector<double> weight_in(int k, const char* what) const {
         return read_reals(const_in(k, what), input_label(k) + " (" + what + ")", static_cast<std::size_t>(max_elements));
     }
+    /// A 1-D weight input k as it is (a bias, a normalisation's statistic).
+    given_weights::one vector_in(int k, const char* what) const {
+        auto v = weight_in(k, what);
+        const auto n = static_cast<i64>(v.size());
+        return {{n}, std::move(v)};
+    }
     /// Gives node k the file's weights, in Keras' order and layouts. Weights that do not fit the
     /// layer's own (another count or shape) are left to be drawn, and the model noted as inexact.
     void give(int k, std::vector<given_weights::one> ws) {
         const auto specs = weight_specs(m_, k);
         bool fits = specs.size() == ws.size();
         for (std::size_t i = 0; fits && i < ws.size(); ++i)
-            fits = specs[i].dims == ws[i].dims && static_cast<i64>(ws[i].values.size()) == tensor_count(ws[i].dims);
+            fits = specs[i].dims == ws[i].dims && static_cast<i64>(ws[i].values.size()) == tensor::count(ws[i].dims);
         if (!fits) {
             std::string want, have;
             for (const auto& w : specs) want += (want.empty() ? "" : ", ") + w.name + " " + list_str(w.dims);
@@ -178,11 +185,6 @@ protected:
             return inexact(std::string(m_[k].layer->name) + " takes weights " + want + "; the file's are " + have + ", so memo draws its own");
         }
         m_.nodes[static_cast<std::size_t>(k)].weights = give_weights(std::move(ws));
-    }
-    static i64 tensor_count(const dims_t& d) {
-        i64 n = 1;
-        for (auto x : d) n *= x;
-        return n;
     }
 
     /// An INT64 constant holding `v`, of shape `d` (1-D of v's length when empty and not scalar).

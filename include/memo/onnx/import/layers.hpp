@@ -23,13 +23,7 @@ protected:
         const int k =
             emit("BatchNormalization", {x.node}, {{"axis", i64{c - r}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"momentum", attr_real("momentum", 0.9)}});
         // scale, B, mean, var: Keras' gamma, beta, moving_mean, moving_variance.
-        std::vector<given_weights::one> ws;
-        for (int j = 1; j <= 4; ++j) {
-            auto v = weight_in(j, "a statistic");
-            const i64 n = static_cast<i64>(v.size());
-            ws.push_back({{n}, std::move(v)});
-        }
-        give(k, std::move(ws));
+        give(k, {vector_in(1, "scale"), vector_in(2, "B"), vector_in(3, "mean"), vector_in(4, "var")});
         set_out(0, tval{k, x.perm});
     }
 
@@ -43,13 +37,8 @@ protected:
         if (has_input(2)) const_in(2, "B");
         tval y = x;
         y.node = emit("LayerNormalization", {x.node}, {{"axis", i64{-1}}, {"epsilon", attr_real("epsilon", 1e-5)}, {"center", has_input(2)}});
-        std::vector<given_weights::one> ws;
-        for (int j = 1; j <= 2; ++j)
-            if (has_input(j)) {
-                auto v = weight_in(j, j == 1 ? "Scale" : "B");
-                const i64 n = static_cast<i64>(v.size());
-                ws.push_back({{n}, std::move(v)});
-            }
+        std::vector<given_weights::one> ws{vector_in(1, "Scale")};
+        if (has_input(2)) ws.push_back(vector_in(2, "B"));
         give(y.node, std::move(ws));
         set_out(0, y);
     }
@@ -177,13 +166,13 @@ protected:
                 std::vector<given_weights::one> ws;
                 if (d.weights) ws.push_back(d.weights->weights.at(0));
                 d.weights.reset();
-                ws.push_back({{units}, weight_in(consts[0], "the bias")});
+                ws.push_back(vector_in(consts[0], "the bias"));
                 give(x.node, std::move(ws));
                 return set_out(0, x);
             }
         }
         std::vector<double> v;
-        if (consts.size() == 1 && tensor_count(c) <= i64{1} << 20) v = weight_in(consts[0], "the constant");
+        if (consts.size() == 1 && tensor::count(c) <= i64{1} << 20) v = weight_in(consts[0], "the constant");
         const bool scalar = !v.empty() && std::all_of(v.begin(), v.end(), [&](double e) { return e == v[0]; });
         if (!scalar) {
             inexact("a constant operand of shape " + list_str(c) + " is not modelled: the value passes through unchanged");
@@ -331,7 +320,7 @@ protected:
             cstride[a] = c[j] == 1 ? 0 : st;
             st *= c[j];
         }
-        std::vector<double> out(static_cast<std::size_t>(tensor_count(md)));
+        std::vector<double> out(static_cast<std::size_t>(tensor::count(md)));
         dims_t idx(md.size(), 0);
         for (auto& e : out) {
             i64 at = 0;

@@ -78,6 +78,16 @@ protected:
         for (std::size_t i = 0; i < N; ++i) amounts.push(pads[i]), amounts.push(pads[i + N]);
         return emit(zero_padding_names[N], {x.node}, {{"padding", amounts}}, "_pad");
     }
+    /// A kernel `w` of dims `d` (two axes, then the spatial ones: ONNX's order) in Keras' layout:
+    /// the spatial axes first, then axis a, then axis b.
+    static given_weights::one spatial_first(const std::vector<double>& w, const dims_t& d, int a, int b) {
+        std::vector<int> order;
+        for (int s = 2; s < static_cast<int>(d.size()); ++s) order.push_back(s);
+        order.push_back(a), order.push_back(b);
+        dims_t kd;
+        for (int x : order) kd.push_back(d[static_cast<std::size_t>(x)]);
+        return {kd, reorder(w, d, order)};
+    }
     void expect_spatial(int k, const dims_t& want) const {
         const shape& s = m_[k].out;
         for (std::size_t i = 0; i < want.size(); ++i)
@@ -140,18 +150,12 @@ protected:
         // a depthwise W (C * dm, 1, k...) is (C, dm, k...) in memory and becomes (k..., C, dm).
         const std::vector<double> W = weight_in(1, "W");
         const std::vector<double> B = has_input(2) ? weight_in(2, "B") : std::vector<double>{};
-        std::vector<int> spatial_first;
-        for (int a = 2; a < r; ++a) spatial_first.push_back(a);
         auto conv_weights = [&](std::size_t from, std::size_t to, i64 outs) {
             dims_t d{outs, wd[1]};
             d.insert(d.end(), wd.begin() + 2, wd.end());
-            auto order = spatial_first;
-            order.push_back(1), order.push_back(0);
-            dims_t kd;
-            for (int a : order) kd.push_back(d[static_cast<std::size_t>(a)]);
-            std::vector<given_weights::one> ws{{kd, reorder(std::vector<double>(W.begin() + static_cast<std::ptrdiff_t>(from * W.size() / wd[0]),
-                                                                                W.begin() + static_cast<std::ptrdiff_t>(to * W.size() / wd[0])),
-                                                            d, order)}};
+            std::vector<given_weights::one> ws{spatial_first(std::vector<double>(W.begin() + static_cast<std::ptrdiff_t>(from * W.size() / wd[0]),
+                                                                                 W.begin() + static_cast<std::ptrdiff_t>(to * W.size() / wd[0])),
+                                                             d, 1, 0)};
             if (!B.empty())
                 ws.push_back({{outs}, std::vector<double>(B.begin() + static_cast<std::ptrdiff_t>(from), B.begin() + static_cast<std::ptrdiff_t>(to))});
             return ws;
@@ -161,11 +165,7 @@ protected:
             const i64 dm = M / cin;
             dims_t d{cin, dm};
             d.insert(d.end(), wd.begin() + 2, wd.end());
-            auto order = spatial_first;
-            order.push_back(0), order.push_back(1);
-            dims_t kd;
-            for (int a : order) kd.push_back(d[static_cast<std::size_t>(a)]);
-            std::vector<given_weights::one> ws{{kd, reorder(W, d, order)}};
+            std::vector<given_weights::one> ws{spatial_first(W, d, 0, 1)};
             if (!B.empty()) ws.push_back({{M}, B});
             k = emit(cls, {src}, ps);
             give(k, std::move(ws));
@@ -226,13 +226,8 @@ protected:
             if (!s || spatial_sizes(*s) != want) continue;
             const int k = emit(transpose_names[N], {x.node}, trial);
             // W (C, M, k...) becomes Keras' (k..., M, C): the same sums, no flip.
-            std::vector<int> order;
-            for (int a = 2; a < r; ++a) order.push_back(a);
-            order.push_back(1), order.push_back(0);
-            dims_t kd;
-            for (int a : order) kd.push_back(wd[static_cast<std::size_t>(a)]);
-            std::vector<given_weights::one> ws{{kd, reorder(weight_in(1, "W"), wd, order)}};
-            if (has_input(2)) ws.push_back({{wd[1]}, weight_in(2, "B")});
+            std::vector<given_weights::one> ws{spatial_first(weight_in(1, "W"), wd, 1, 0)};
+            if (has_input(2)) ws.push_back(vector_in(2, "B"));
             give(k, std::move(ws));
             if (std::any_of(pads.begin(), pads.end(), [](i64 p) { return p != 0; }) || std::string(padding) != "valid")
                 inexact("pads=" + list_str(pads) + " crop the output where Keras' '" + padding +
