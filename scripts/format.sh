@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CLANG_FORMAT=${CLANG_FORMAT:-clang-format}
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files 'include/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'examples/*.cpp' 'examples/*.hpp' 'bench/*.cpp')
+  mapfile -t files < <(git ls-files 'include/*.hpp' 'include/*.cuh' 'tests/*.cpp' 'tests/*.hpp' 'tests/*.cu' 'examples/*.cpp' 'examples/*.hpp' 'examples/*.cu' 'bench/*.cpp')
 else
-  mapfile -t files < <(find include tests examples bench -name '*.hpp' -o -name '*.cpp' | sort)
+  mapfile -t files < <(find include tests examples bench -name '*.hpp' -o -name '*.cpp' -o -name '*.cuh' -o -name '*.cu' | sort)
 fi
 if [[ "${1:-}" == "--check" ]]; then
   bad=0

@@ -14,9 +14,13 @@
 #include <map>
 #include <tuple>
 
+#include "../unit/compare.hpp"
 #include "../unit/support.hpp"
 
 namespace {
+
+using test::describe;
+using test::relative_error;
 
 using memo::dtype;
 
@@ -25,30 +29,6 @@ std::string worker_script() { return MEMO_SOURCE_DIR "/tools/ort-worker/worker.j
 memo::ort::runtime& ort() {
     static memo::ort::runtime r({.worker = worker_script()});
     return r;
-}
-
-/// max |a - b| over max(|b|, 1), infinite when dims differ or non-finite values disagree.
-double relative_error(const memo::tensor& a, const memo::tensor& b) {
-    if (a.dims != b.dims) return std::numeric_limits<double>::infinity();
-    double diff = 0, scale = 1;
-    for (std::int64_t i = 0; i < a.size(); ++i) {
-        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
-            if (!(std::isnan(a[i]) && std::isnan(b[i])) && a[i] != b[i]) return std::numeric_limits<double>::infinity();
-            continue;
-        }
-        diff = std::max(diff, std::abs(a[i] - b[i]));
-        scale = std::max(scale, std::abs(b[i]));
-    }
-    return diff / scale;
-}
-
-std::string describe(const memo::model& m) {
-    const auto& n = m.nodes.back();
-    std::string s = std::string(n.layer->name) + " " + std::string(name_of(n.type)) + " on ";
-    for (int i : n.inputs) s += m[i].out.str() + " ";
-    for (std::size_t p = 0; p < n.params.size(); ++p)
-        if (n.layer->params[p].what != memo::role::inert) s += std::string(n.layer->params[p].name) + "=" + memo::to_string(n.params[p]) + " ";
-    return s;
 }
 
 std::vector<std::filesystem::path> seed_files() {

@@ -14,9 +14,13 @@
 #include <limits>
 #include <map>
 
+#include "../unit/compare.hpp"
 #include "../unit/support.hpp"
 
 namespace {
+
+using test::describe;
+using test::relative_error;
 
 using memo::dtype;
 
@@ -26,30 +30,6 @@ memo::tfjs::runtime& tfjs(const std::string& kernels) {
     static memo::tfjs::runtime cpu({.worker = worker_script()});
     static memo::tfjs::runtime wasm({.worker = worker_script(), .kernels = "wasm", .name = "tfjs-wasm"});
     return kernels == "wasm" ? wasm : cpu;
-}
-
-/// max |a - b| over max(|b|, 1), infinite when dims differ or non-finite values disagree.
-double relative_error(const memo::tensor& a, const memo::tensor& b) {
-    if (a.dims != b.dims) return std::numeric_limits<double>::infinity();
-    double diff = 0, scale = 1;
-    for (std::int64_t i = 0; i < a.size(); ++i) {
-        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
-            if (!(std::isnan(a[i]) && std::isnan(b[i])) && a[i] != b[i]) return std::numeric_limits<double>::infinity();
-            continue;
-        }
-        diff = std::max(diff, std::abs(a[i] - b[i]));
-        scale = std::max(scale, std::abs(b[i]));
-    }
-    return diff / scale;
-}
-
-std::string describe(const memo::model& m) {
-    const auto& n = m.nodes.back();
-    std::string s = std::string(n.layer->name) + " on ";
-    for (int i : n.inputs) s += m[i].out.str() + " ";
-    for (std::size_t p = 0; p < n.params.size(); ++p)
-        if (n.layer->params[p].what != memo::role::inert) s += std::string(n.layer->params[p].name) + "=" + memo::to_string(n.params[p]) + " ";
-    return s;
 }
 
 const memo::model& lenet() {

@@ -11,9 +11,13 @@
 #include <map>
 #include <stdexcept>
 
+#include "../unit/compare.hpp"
 #include "../unit/support.hpp"
 
 namespace {
+
+using test::describe;
+using test::relative_error;
 
 using memo::dtype;
 
@@ -34,37 +38,6 @@ memo::tensor run_one(const memo::model& m, const memo::tensor& x, memo::run_opti
     auto r = torch_backend().run(m, in, o);
     EXPECT_TRUE(r.ok()) << r.message;
     return r.ok() ? r.outputs.at(0) : memo::tensor{};
-}
-
-/// max |a - b| over max |b|: 0 for identical tensors, infinite when dims differ or NaN/infinities
-/// sit in different places. Below magnitude 1 the bound is absolute: an output that cancels to
-/// zero (LayerNormalization over an axis of size 1) keeps the rounding noise of its terms, which
-/// are of the inputs' magnitude.
-double relative_error(const memo::tensor& a, const memo::tensor& b) {
-    if (a.dims != b.dims) return std::numeric_limits<double>::infinity();
-    double diff = 0, scale = 1;
-    for (std::int64_t i = 0; i < a.size(); ++i) {
-        if (std::isnan(a[i]) || std::isnan(b[i])) {
-            if (std::isnan(a[i]) != std::isnan(b[i])) return std::numeric_limits<double>::infinity();
-            continue;
-        }
-        if (std::isinf(a[i]) || std::isinf(b[i])) {
-            if (a[i] != b[i]) return std::numeric_limits<double>::infinity();
-            continue;
-        }
-        diff = std::max(diff, std::abs(a[i] - b[i]));
-        scale = std::max(scale, std::abs(b[i]));
-    }
-    return diff / scale;
-}
-
-std::string describe(const memo::model& m) {
-    const auto& n = m.nodes.back();
-    std::string s = std::string(n.layer->name) + " on ";
-    for (int i : n.inputs) s += m[i].out.str() + " ";
-    for (std::size_t p = 0; p < n.params.size(); ++p)
-        if (n.layer->params[p].what != memo::role::inert) s += std::string(n.layer->params[p].name) + "=" + memo::to_string(n.params[p]) + " ";
-    return s;
 }
 
 }  // namespace

@@ -1,0 +1,710 @@
+#pragma once
+// A memo model lowered to the CUDA backend's steps (steps.hpp), on the host. Keras' tensors are
+// channels_last and its kernels have Keras' layouts; cuDNN is given channels-first tensors and
+// (out, in, k...) kernels, so a spatial layer is a layout change, cuDNN's operation and the way
+// back. The layouts (layers/layouts.hpp) and TF's padding rule (layers/common.hpp's
+// window_padding) are memo's shared descriptions, the ones libtorch's and ONNX's backends use.
+//
+// A layer the backend has no lowering for, or a case of one it does not cover (bilinear
+// upsampling, say), is declined with the reason: the model is then `unsupported`, never a verdict.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../../core/model.hpp"
+#include "../../engine/error.hpp"
+#include "../../layers/common.hpp"
+#include "../../layers/layouts.hpp"
+#include "../../tensors/tensor.hpp"
+#include "../../tensors/weights.hpp"
+#include "steps.hpp"
+
+namespace memo::cuda {
+
+using dims_t = std::vector<index_t>;
+
+namespace detail {
+
+inline kernels::shape shape_of(const dims_t& d) {
+    kernels::shape s;
+    s.rank = static_cast<int>(d.size());
+    for (std::size_t i = 0; i < d.size(); ++i) s.dims[i] = d[i];
+    return s;
+}
+
+/// The identity map from `in` to `out` of the same rank, to be edited.
+inline kernels::gather_map identity_map(const dims_t& in, const dims_t& out) {
+    kernels::gather_map g;
+    g.in = shape_of(in);
+    g.out = shape_of(out);
+    for (int j = 0; j < g.out.rank; ++j) g.from[j] = j < g.in.rank ? j : -1, g.repeat[j] = 1;
+    return g;
+}
+
+/// Values laid out by a permutation (a layout_change's), on the host: a weight in cuDNN's layout.
+inline std::vector<double> permuted(const tensor& w, const std::vector<std::int64_t>& perm) {
+    dims_t out;
+    for (auto a : perm) out.push_back(w.dims[static_cast<std::size_t>(a)]);
+    auto g = identity_map(w.dims, out);
+    for (std::size_t j = 0; j < perm.size(); ++j) g.from[j] = static_cast<int>(perm[j]);
+    std::vector<double> r(static_cast<std::size_t>(tensor::count(out)));
+    kernels::gather<double> f{w.data.data(), r.data(), g, 0.0};
+    for (index_t i = 0; i < static_cast<index_t>(r.size()); ++i) f(i);
+    return r;
+}
+
+inline std::optional<kernels::unary_fn> activation_fn(std::string_view name) {
+    using kernels::unary_fn;
+    static const std::map<std::string_view, unary_fn> fns{{"linear", unary_fn::identity},
+                                                          {"relu", unary_fn::relu},
+                                                          {"tanh", unary_fn::tanh},
+                                                          {"sigmoid", unary_fn::sigmoid},
+                                                          {"hard_sigmoid", unary_fn::hard_sigmoid},
+                                                          {"elu", unary_fn::elu},
+                                                          {"selu", unary_fn::selu},
+                                                          {"softplus", unary_fn::softplus},
+                                                          {"softsign", unary_fn::softsign},
+                                                          {"exponential", unary_fn::exponential}};
+    if (name.empty()) return unary_fn::identity;
+    const auto f = fns.find(name);
+    if (f == fns.end()) return std::nullopt;
+    return f->second;
+}
+
+}  // namespace detail
+
+/// A slot while planning: its number and dims.
+struct tval {
+    int slot = -1;
+    dims_t dims;
+};
+
+/// What a lowering sees: the node, its inputs, its weights and the plan it appends to.
+class lowering_context {
+public:
+    lowering_context(plan& p, std::vector<dims_t>& slot_dims, const node& n, std::vector<tval> in, std::vector<memo::weight> weights, dims_t out)
+        : p_(p), slot_dims_(slot_dims), n_(n), in_(std::move(in)), weights_(std::move(weights)), out_(std::move(out)) {}
+
+    const node& n() const { return n_; }
+    const tval& in(std::size_t k) const { return in_[k]; }
+    std::size_t inputs() const { return in_.size(); }
+    const dims_t& out() const { return out_; }
+
+    const value& param(std::string_view name) const { return n_.param(name); }
+    index_t integer(std::string_view name) const { return as_int(param(name)); }
+    double real(std::string_view name) const { return as_real(param(name)); }
+    bool flag(std::string_view name) const { return as_bool(param(name)); }
+    std::string_view str(std::string_view name) const { return as_str(param(name)); }
+    bool none(std::string_view name) const { return is_none(param(name)); }
+    dims_t ints(std::string_view name, int count) const {
+        const auto v = as_ints(param(name), count);
+        return dims_t(v.begin(), v.end());
+    }
+    bool channels_first() const { return n_.layer->param_index("data_format") >= 0 && str("data_format") == "channels_first"; }
+
+    /// The weight called `name`, or null (use_bias=False).
+    const tensor* weight(std::string_view name) const {
+        for (const auto& w : weights_)
+            if (w.name == name) return &w.value;
+        return nullptr;
+    }
+
+    tval add(dims_t dims) {
+        p_.slots.push_back(slot{tensor::count(dims), {}, false});
+        slot_dims_.push_back(dims);
+        return {static_cast<int>(p_.slots.size()) - 1, std::move(dims)};
+    }
+    tval constant(dims_t dims, std::vector<double> values) {
+        auto t = add(std::move(dims));
+        p_.slots.back().constant = std::move(values);
+        p_.slots.back().is_constant = true;
+        return t;
+    }
+    /// A weight as a constant slot, as it is (-1 when absent).
+    int constant_weight(std::string_view name) {
+        const tensor* w = weight(name);
+        return w ? constant(w->dims, w->data).slot : -1;
+    }
+    /// A weight as a constant slot in a layout (layers/layouts.hpp).
+    tval constant_weight(const tensor& w, const layers::layout_change& c) {
+        auto values = detail::permuted(w, c.perm);
+        dims_t d = c.dims;
+        if (d.empty())
+            for (auto a : c.perm) d.push_back(w.dims[static_cast<std::size_t>(a)]);
+        return constant(std::move(d), std::move(values));
+    }
+    void push(step s) { p_.steps.push_back(std::move(s)); }
+
+    /// x with its axes permuted: output axis j is x's axis perm[j].
+    tval permute(const tval& x, const std::vector<std::int64_t>& perm) {
+        dims_t out;
+        for (auto a : perm) out.push_back(x.dims[static_cast<std::size_t>(a)]);
+        auto g = detail::identity_map(x.dims, out);
+        for (std::size_t j = 0; j < perm.size(); ++j) g.from[j] = static_cast<int>(perm[j]);
+        const auto y = add(out);
+        push(gather_step{x.slot, y.slot, g, 0.0});
+        return y;
+    }
+    tval to_cf(const tval& x, bool first) { return first ? x : permute(x, layers::to_channels_first(static_cast<std::int64_t>(x.dims.size()))); }
+    tval from_cf(const tval& x, bool first) { return first ? x : permute(x, layers::from_channels_first(static_cast<std::int64_t>(x.dims.size()))); }
+
+    /// x padded (or cropped, for negative amounts) on the axes from `first_axis` on, with `fill`.
+    tval border(const tval& x, int first_axis, const dims_t& before, const dims_t& after, double fill) {
+        dims_t out = x.dims;
+        for (std::size_t i = 0; i < before.size(); ++i) out[static_cast<std::size_t>(first_axis) + i] += before[i] + after[i];
+        auto g = detail::identity_map(x.dims, out);
+        for (std::size_t i = 0; i < before.size(); ++i) g.offset[static_cast<std::size_t>(first_axis) + i] = before[i];
+        const auto y = add(out);
+        push(gather_step{x.slot, y.slot, g, fill});
+        return y;
+    }
+
+    /// Keras' activation `name` on x, after adding `bias` along an axis (bias_inner elements
+    /// apart); softmax over the last axis is applied by `finish` once x is back in Keras' layout.
+    expected<tval> activate(const tval& x, std::string_view name, int bias = -1, index_t bias_len = 1, index_t bias_inner = 1) {
+        const bool softmax = name == "softmax";
+        const auto f = softmax ? std::optional(kernels::unary_fn::identity) : detail::activation_fn(name);
+        if (!f) return fail("no kernel for the activation " + std::string(name));
+        if (*f == kernels::unary_fn::identity && bias < 0) return x;
+        const auto y = add(x.dims);
+        push(unary_step{x.slot, y.slot, *f, *f == kernels::unary_fn::elu ? 1.0 : 0.0, 0, 0, bias, bias_len, bias_inner});
+        return y;
+    }
+    /// The softmax of an activation, over the last axis.
+    tval finish(const tval& x, std::string_view activation) {
+        if (activation != "softmax") return x;
+        return softmax(x, static_cast<int>(x.dims.size()) - 1);
+    }
+    tval softmax(const tval& x, int axis) {
+        const auto y = add(x.dims);
+        const index_t len = x.dims[static_cast<std::size_t>(axis)], total = tensor::count(x.dims);
+        index_t inner = 1;
+        for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
+        push(softmax_step{x.slot, y.slot, {len, inner}, len ? total / len : 0});
+        return y;
+    }
+
+private:
+    plan& p_;
+    std::vector<dims_t>& slot_dims_;
+    const node& n_;
+    std::vector<tval> in_;
+    std::vector<memo::weight> weights_;
+    dims_t out_;
+};
+
+/// A lowering appends a node's steps and returns the slot of its output (dims: the node's).
+using lowering = std::function<expected<tval>(lowering_context&)>;
+
+namespace detail {
+
+inline index_t product(const dims_t& d, std::size_t from = 0, std::size_t to = std::string::npos) {
+    index_t r = 1;
+    for (std::size_t i = from; i < std::min(to, d.size()); ++i) r *= d[i];
+    return r;
+}
+
+/// The output as the node's dims (a reshape keeps the slot).
+inline tval as_out(tval x, const lowering_context& c) {
+    x.dims = c.out();
+    return x;
+}
+
+inline expected<tval> unary_of(lowering_context& c, kernels::unary_fn f, double p0 = 0, double p1 = 0, double p2 = 0) {
+    const auto y = c.add(c.out());
+    c.push(unary_step{c.in(0).slot, y.slot, f, p0, p1, p2});
+    return y;
+}
+
+/// Convolutions: plain (groups 1), depthwise (groups = channels) and separable (depthwise then
+/// a 1x1 convolution), N spatial axes.
+inline expected<tval> conv(lowering_context& c, int N, std::string_view kind) {
+    const bool first = c.channels_first();
+    tval x = c.to_cf(c.in(0), first);
+    const index_t batch = x.dims[0], channels = x.dims[1];
+    const dims_t s = c.ints("strides", N), d = c.ints("dilation_rate", N);
+    const auto mode = c.str("padding");
+    const bool depthwise = kind != "conv";
+    const tensor* kw = c.weight(depthwise ? "depthwise_kernel" : "kernel");
+    if (!kw) return fail("no kernel weight");
+    const tval kernel = c.constant_weight(*kw, depthwise ? layers::channels_first_depthwise(kw->dims) : layers::channels_first_kernel(kw->dims));
+    const index_t filters = kernel.dims[0];
+    kernels::window w;
+    w.n = N;
+    dims_t before(static_cast<std::size_t>(N)), after(static_cast<std::size_t>(N));
+    bool symmetric = true;
+    for (int i = 0; i < N; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        w.k[i] = kernel.dims[2 + u];
+        w.stride[i] = s[u];
+        w.dilation[i] = d[u];
+        const auto p = layers::window_padding(mode, x.dims[2 + u], (w.k[i] - 1) * d[u] + 1, s[u]);
+        before[u] = p.before, after[u] = p.after;
+        symmetric = symmetric && p.before == p.after;
+    }
+    if (!symmetric) x = c.border(x, 2, before, after, 0.0);
+    const dims_t out_cf = [&] {
+        dims_t o = c.out();
+        if (!first) o = {o[0], o.back()}, o.insert(o.end(), c.out().begin() + 1, c.out().end() - 1);
+        return o;
+    }();
+    for (int i = 0; i < N; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        w.in[i] = x.dims[2 + u];
+        w.pad[i] = symmetric ? before[u] : 0;
+        w.out[i] = (w.in[i] + 2 * w.pad[i] - ((w.k[i] - 1) * w.dilation[i] + 1)) / w.stride[i] + 1;
+        if (w.out[i] != out_cf[2 + u]) return fail("the convolution's output length " + std::to_string(w.out[i]) + " differs from the model's");
+    }
+    dims_t y_dims{batch, filters};
+    for (int i = 0; i < N; ++i) y_dims.push_back(w.out[i]);
+    tval y = c.add(y_dims);
+    c.push(conv_step{x.slot, kernel.slot, y.slot, w, batch, channels, filters, depthwise ? channels : 1});
+    if (kind == "separable") {
+        const tensor* pw = c.weight("pointwise_kernel");
+        if (!pw) return fail("no pointwise kernel");
+        const tval pk = c.constant_weight(*pw, layers::channels_first_kernel(pw->dims));
+        kernels::window one;
+        one.n = N;
+        for (int i = 0; i < N; ++i) one.in[i] = one.out[i] = w.out[i];
+        dims_t z_dims = y_dims;
+        z_dims[1] = pk.dims[0];
+        const tval z = c.add(z_dims);
+        c.push(conv_step{y.slot, pk.slot, z.slot, one, batch, filters, pk.dims[0], 1});
+        y = z;
+    }
+    const int bias = c.constant_weight("bias");
+    const auto act = c.str("activation");
+    auto a = c.activate(y, act, bias, y.dims[1], product(y.dims, 2));
+    if (!a) return a;
+    return c.finish(c.from_cf(*a, first), act);
+}
+
+/// cuDNN's cell for a Keras LSTM, GRU or SimpleRNN node, or why it has none.
+inline expected<rnn_cell> cudnn_cell(const node& n) {
+    const std::string_view cls = n.layer->name;
+    const int gates = cls == "LSTM" ? 4 : cls == "GRU" ? 3 : 1;
+    const auto act = as_str(n.param("activation"));
+    const auto rec = gates > 1 && !is_none(n.param("recurrent_activation")) ? as_str(n.param("recurrent_activation")) : std::string_view();
+    if (gates == 4 && act == "tanh" && rec == "sigmoid") return rnn_cell::lstm;
+    if (gates == 3 && act == "tanh" && rec == "sigmoid" && as_bool(n.param("reset_after"))) return rnn_cell::gru;
+    if (gates == 1 && (act == "tanh" || act == "relu")) return act == "tanh" ? rnn_cell::rnn_tanh : rnn_cell::rnn_relu;
+    return fail("cuDNN has no " + std::string(cls) + " cell with activation " + std::string(act) +
+                (gates > 1 ? ", recurrent_activation " + std::string(rec.empty() ? "None" : rec) : std::string()) +
+                (gates == 3 && !as_bool(n.param("reset_after")) ? ", reset_after=False" : ""));
+}
+
+/// Why a node's parameters take it out of what the backend runs, known before any run (so that
+/// a campaign does not learn its whole class as declined from one such node), or nothing.
+inline expected<void> runs_node(const node& n) {
+    const std::string_view cls = n.layer->name;
+    if (cls == "LSTM" || cls == "GRU" || cls == "SimpleRNN") {
+        if (auto c = cudnn_cell(n); !c) return fail(c.reason());
+    }
+    if (cls == "UpSampling2D" && as_str(n.param("interpolation")) != "nearest") return fail("cuda has no kernel for bilinear upsampling");
+    return {};
+}
+
+/// Conv{2,3}DTranspose: cuDNN's full transposed convolution, then Keras' output cut out of it.
+/// TF places input i, tap j at output i * s + j * d - pad, pad being what a forward "same"
+/// convolution from the output size to the input size pads before (the rule libtorch's backend
+/// follows too); the rest of the output (output_padding) is zeros plus the bias.
+inline expected<tval> conv_transpose(lowering_context& c, int N) {
+    const bool first = c.channels_first();
+    const tval x = c.to_cf(c.in(0), first);
+    const dims_t s = c.ints("strides", N), d = c.ints("dilation_rate", N);
+    const tensor* kw = c.weight("kernel");
+    if (!kw) return fail("no kernel weight");
+    const tval kernel = c.constant_weight(*kw, layers::channels_first_kernel(kw->dims));  // (in, out, k...)
+    if (kernel.dims[0] != x.dims[1]) return fail("the kernel's input channels differ from the input's");
+    const index_t batch = x.dims[0], filters = kernel.dims[1];
+    const bool same = c.str("padding") == "same";
+    dims_t out_cf = c.out();
+    if (!first) out_cf = {out_cf[0], out_cf.back()}, out_cf.insert(out_cf.end(), c.out().begin() + 1, c.out().end() - 1);
+    kernels::window w;
+    w.n = N;
+    dims_t full{batch, filters}, before, after;
+    bool cut = false;
+    for (int i = 0; i < N; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        w.in[i] = x.dims[2 + u];
+        w.k[i] = kernel.dims[2 + u];
+        w.stride[i] = s[u];
+        w.dilation[i] = d[u];
+        w.out[i] = (w.in[i] - 1) * s[u] + (w.k[i] - 1) * d[u] + 1;
+        full.push_back(w.out[i]);
+        const index_t pad = same ? std::max<index_t>(0, w.out[i] - out_cf[2 + u]) / 2 : 0;
+        before.push_back(-pad);
+        after.push_back(out_cf[2 + u] - w.out[i] + pad);
+        cut = cut || before.back() != 0 || after.back() != 0;
+    }
+    tval y = c.add(full);
+    c.push(conv_transpose_step{x.slot, kernel.slot, y.slot, w, batch, x.dims[1], filters});
+    if (cut) y = c.border(y, 2, before, after, 0.0);
+    const auto act = c.str("activation");
+    auto a = c.activate(y, act, c.constant_weight("bias"), filters, product(y.dims, 2));
+    if (!a) return a;
+    return c.finish(c.from_cf(*a, first), act);
+}
+
+/// LSTM, GRU and SimpleRNN through cuDNN's cells: Keras' weights regrouped per gate in cuDNN's
+/// order (steps.hpp). Only Keras' activations that are cuDNN's: LSTM and GRU with tanh and
+/// sigmoid (GRU with reset_after), SimpleRNN with tanh or relu. go_backwards reverses the input
+/// and leaves the output sequence in processing order, as Keras does.
+inline expected<tval> recurrent(lowering_context& c, int gates) {
+    const auto found = cudnn_cell(c.n());
+    if (!found) return fail(found.reason());
+    const rnn_cell cell = *found;
+    tval x = c.in(0);
+    if (x.dims.size() != 3) return fail("a recurrent input of rank " + std::to_string(x.dims.size()));
+    if (c.flag("go_backwards")) {
+        auto g = identity_map(x.dims, x.dims);
+        g.reverse[1] = true;
+        const tval r = c.add(x.dims);
+        c.push(gather_step{x.slot, r.slot, g, 0.0});
+        x = r;
+    }
+    const tensor* k = c.weight("kernel");
+    const tensor* rk = c.weight("recurrent_kernel");
+    const tensor* bias = c.weight("bias");
+    if (!k || !rk) return fail("no kernel or recurrent kernel");
+    const index_t B = x.dims[0], T = x.dims[1], F = x.dims[2], u = c.integer("units"), G = gates;
+    auto keras_gate = [&](index_t id) { return cell == rnn_cell::gru ? index_t{id == 0 ? 1 : id == 1 ? 0 : 2} : id; };  // Keras' GRU: z, r, h
+    std::vector<double> w(static_cast<std::size_t>(G * u * (F + u))), b(static_cast<std::size_t>(2 * G * u));
+    for (index_t id = 0; id < G; ++id) {
+        const index_t kg = keras_gate(id);
+        for (index_t r = 0; r < u; ++r) {
+            for (index_t col = 0; col < F; ++col)
+                w[static_cast<std::size_t>((id * u + r) * F + col)] = k->data[static_cast<std::size_t>(col * G * u + kg * u + r)];
+            for (index_t col = 0; col < u; ++col)
+                w[static_cast<std::size_t>(G * u * F + (id * u + r) * u + col)] = rk->data[static_cast<std::size_t>(col * G * u + kg * u + r)];
+            if (!bias) continue;
+            const bool two = bias->dims.size() == 2;  // GRU's reset_after: (input bias, recurrent bias)
+            b[static_cast<std::size_t>(id * u + r)] = bias->data[static_cast<std::size_t>(kg * u + r)];
+            if (two) b[static_cast<std::size_t>((G + id) * u + r)] = bias->data[static_cast<std::size_t>(G * u + kg * u + r)];
+        }
+    }
+    const tval wt = c.constant({G * u * (F + u)}, std::move(w)), bt = c.constant({2 * G * u}, std::move(b));
+    const tval y = c.add(c.out());
+    c.push(rnn_step{x.slot, wt.slot, bt.slot, y.slot, cell, B, T, F, u, c.out().size() == 3});
+    return y;
+}
+
+/// Max and average pooling through the pooling kernel (TF's padding, its average over the
+/// elements inside the input).
+inline expected<tval> pool(lowering_context& c, int N, bool max) {
+    const bool first = c.channels_first();
+    const tval x = c.to_cf(c.in(0), first);
+    const dims_t k = c.ints("pool_size", N), s = c.none("strides") ? k : c.ints("strides", N);
+    const dims_t out = c.out();
+    kernels::window w;
+    w.n = N;
+    dims_t y_dims{x.dims[0], x.dims[1]};
+    for (int i = 0; i < N; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        w.in[i] = x.dims[2 + u];
+        w.k[i] = k[u];
+        w.stride[i] = s[u];
+        w.pad[i] = layers::window_padding(c.str("padding"), w.in[i], k[u], s[u]).before;
+        w.out[i] = out[first ? 2 + u : 1 + u];
+        y_dims.push_back(w.out[i]);
+    }
+    const tval y = c.add(y_dims);
+    c.push(pool_step{x.slot, y.slot, w, x.dims[0] * x.dims[1], max});
+    return c.from_cf(y, first);
+}
+
+inline expected<tval> global_pool(lowering_context& c, bool max) {
+    const bool first = c.channels_first();
+    const tval x = c.to_cf(c.in(0), first);
+    const tval y = c.add(c.out());
+    c.push(reduce_step{x.slot, y.slot, x.dims[0] * x.dims[1], product(x.dims, 2), max});
+    return y;
+}
+
+/// ZeroPadding and Cropping (N spatial axes), and the adapters' pad and crop (every axis but the
+/// batch's, amounts as a flat (before, after) list).
+inline expected<tval> border(lowering_context& c, int N, int sign) {
+    const bool first = N > 1 && c.channels_first();
+    const bool adapter = N == 0;
+    const tval& x = c.in(0);
+    const int axes = adapter ? static_cast<int>(x.dims.size()) - 1 : N;
+    const dims_t amounts = adapter ? [&] {
+        const auto& v = std::get<ints>(c.param(sign > 0 ? "padding" : "cropping"));
+        return dims_t(v.begin(), v.end());
+    }()
+                                   : c.ints(sign > 0 ? "padding" : "cropping", 2 * N);
+    dims_t before, after;
+    for (int i = 0; i < axes; ++i)
+        before.push_back(sign * amounts[2 * static_cast<std::size_t>(i)]), after.push_back(sign * amounts[2 * static_cast<std::size_t>(i) + 1]);
+    const double fill = adapter && sign > 0 ? c.real("constant_values") : 0.0;
+    return c.border(x, adapter ? 1 : (first ? 2 : 1), before, after, fill);
+}
+
+inline expected<tval> upsampling(lowering_context& c, int N) {
+    if (auto ok = runs_node(c.n()); !ok) return ok.error();
+    const bool first = N > 1 && c.channels_first();
+    const tval& x = c.in(0);
+    const dims_t size = N == 1 ? dims_t{c.integer("size")} : c.ints("size", N);
+    auto g = identity_map(x.dims, c.out());
+    for (int i = 0; i < N; ++i) g.repeat[(first ? 2 : 1) + i] = size[static_cast<std::size_t>(i)];
+    const tval y = c.add(c.out());
+    c.push(gather_step{x.slot, y.slot, g, 0.0});
+    return y;
+}
+
+inline expected<tval> fold(lowering_context& c, kernels::binary_fn f) {
+    for (std::size_t k = 1; k < c.inputs(); ++k)
+        if (c.in(k).dims != c.in(0).dims) return fail("merged inputs have different shapes");
+    tval y = c.in(0);
+    for (std::size_t k = 1; k < c.inputs(); ++k) {
+        const tval z = c.add(c.out());
+        c.push(binary_step{y.slot, c.in(k).slot, z.slot, f});
+        y = z;
+    }
+    return y;
+}
+
+inline expected<tval> norm(lowering_context& c, bool batch) {
+    const tval& x = c.in(0);
+    const int axis = layers::normal_axis(c.integer("axis"), static_cast<int>(x.dims.size()));
+    const index_t len = x.dims[static_cast<std::size_t>(axis)], inner = product(x.dims, static_cast<std::size_t>(axis) + 1);
+    const tval y = c.add(x.dims);
+    const int gamma = c.constant_weight("gamma"), beta = c.constant_weight("beta");
+    if (batch)
+        c.push(batch_norm_step{x.slot, y.slot, gamma, beta, c.constant_weight("moving_mean"), c.constant_weight("moving_variance"), len, inner,
+                               c.real("epsilon")});
+    else c.push(layer_norm_step{x.slot, y.slot, gamma, beta, {len, inner}, len ? tensor::count(x.dims) / len : 0, c.real("epsilon")});
+    return y;
+}
+
+}  // namespace detail
+
+/// The lowerings of the default registry's layers, by class name.
+inline const std::map<std::string, lowering, std::less<>>& lowerings() {
+    static const auto table = [] {
+        using namespace detail;
+        using kernels::binary_fn;
+        using kernels::unary_fn;
+        std::map<std::string, lowering, std::less<>> t;
+        auto alias = [](lowering_context& c) -> expected<tval> { return as_out(c.in(0), c); };
+        for (auto name : {"Reshape", "CustomExpandLayer", "Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout",
+                          "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "StopGradient"})
+            t[name] = alias;
+        t["Flatten"] = [](lowering_context& c) -> expected<tval> {
+            const bool first = c.channels_first() && c.in(0).dims.size() > 2;
+            return as_out(c.from_cf(c.in(0), !first), c);
+        };
+        t["CustomDropDimLayer"] = [](lowering_context& c) -> expected<tval> {
+            const auto axis = static_cast<int>(c.integer("axis"));
+            auto g = identity_map(c.in(0).dims, c.out());
+            for (int j = 0; j < g.out.rank; ++j) g.from[j] = j < axis ? j : j + 1;
+            const tval y = c.add(c.out());
+            c.push(gather_step{c.in(0).slot, y.slot, g, 0.0});
+            return y;
+        };
+        t["CustomInjectLayer"] = [](lowering_context& c) -> expected<tval> {
+            const auto v = c.str("value");
+            const double x = v == "nan" ? std::numeric_limits<double>::quiet_NaN() : (v == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
+            const tval y = c.add(c.out());
+            c.push(copy_step{c.in(0).slot, y.slot});
+            c.push(inject_step{y.slot, std::max<index_t>(1, c.integer("stride")), x});
+            return y;
+        };
+        t["CustomPadLayer"] = [](lowering_context& c) { return border(c, 0, +1); };
+        t["CustomCropLayer"] = [](lowering_context& c) { return border(c, 0, -1); };
+        t["Dense"] = [](lowering_context& c) -> expected<tval> {
+            const tval& x = c.in(0);
+            const tensor* k = c.weight("kernel");
+            if (!k) return fail("no kernel weight");
+            const index_t kk = x.dims.back(), n = k->dims[1], m = kk ? tensor::count(x.dims) / kk : 0;
+            const tval y = c.add(c.out());
+            c.push(matmul_step{x.slot, c.constant(k->dims, k->data).slot, y.slot, m, kk, n});
+            const auto act = c.str("activation");
+            auto a = c.activate(y, act, c.constant_weight("bias"), n, 1);
+            if (!a) return a;
+            return c.finish(*a, act);
+        };
+        t["Activation"] = [](lowering_context& c) -> expected<tval> {
+            const auto act = c.str("activation");
+            auto a = c.activate(c.in(0), act);
+            if (!a) return a;
+            const tval y = c.finish(*a, act);
+            if (y.slot != c.in(0).slot) return y;
+            const tval z = c.add(c.out());  // linear: a copy, so that the node has a slot of its own
+            c.push(copy_step{y.slot, z.slot});
+            return z;
+        };
+        t["TimeDistributed"] = [](lowering_context& c) { return unary_of(c, unary_fn::relu); };
+        t["Abs"] = [](lowering_context& c) { return unary_of(c, unary_fn::abs); };
+        t["Square"] = [](lowering_context& c) { return unary_of(c, unary_fn::square); };
+        t["ScaleShift"] = [](lowering_context& c) { return unary_of(c, unary_fn::scale_shift, c.real("scale"), c.real("shift")); };
+        t["ReLU"] = [](lowering_context& c) {
+            return unary_of(c, unary_fn::keras_relu, c.real("negative_slope"), c.real("threshold"),
+                            c.none("max_value") ? std::numeric_limits<double>::quiet_NaN() : c.real("max_value"));
+        };
+        t["LeakyReLU"] = [](lowering_context& c) { return unary_of(c, unary_fn::leaky_relu, c.real("alpha")); };
+        t["ELU"] = [](lowering_context& c) { return unary_of(c, unary_fn::elu, c.real("alpha")); };
+        t["ThresholdedReLU"] = [](lowering_context& c) { return unary_of(c, unary_fn::thresholded_relu, c.real("theta")); };
+        t["Softmax"] = [](lowering_context& c) -> expected<tval> {
+            return c.softmax(c.in(0), layers::normal_axis(c.integer("axis"), static_cast<int>(c.in(0).dims.size())));
+        };
+        t["PReLU"] = [](lowering_context& c) -> expected<tval> {
+            const tensor* alpha = c.weight("alpha");
+            if (!alpha) return fail("no alpha weight");
+            auto g = identity_map(alpha->dims, c.out());
+            g.from[0] = -1;
+            for (int j = 1; j < g.out.rank; ++j) g.from[j] = alpha->dims[static_cast<std::size_t>(j - 1)] == 1 ? -1 : j - 1;
+            const tval y = c.add(c.out());
+            c.push(prelu_step{c.in(0).slot, c.constant(alpha->dims, alpha->data).slot, y.slot, g});
+            return y;
+        };
+        t["CustomScaleLayer"] = [](lowering_context& c) -> expected<tval> {
+            const tval y = c.add(c.out());
+            c.push(binary_step{c.in(0).slot, c.in(1).slot, y.slot, binary_fn::add_scaled, c.real("scale")});
+            return y;
+        };
+        t["Add"] = [](lowering_context& c) { return fold(c, binary_fn::add); };
+        t["Subtract"] = [](lowering_context& c) { return fold(c, binary_fn::subtract); };
+        t["Multiply"] = [](lowering_context& c) { return fold(c, binary_fn::multiply); };
+        t["Maximum"] = [](lowering_context& c) { return fold(c, binary_fn::maximum); };
+        t["Minimum"] = [](lowering_context& c) { return fold(c, binary_fn::minimum); };
+        t["Average"] = [](lowering_context& c) -> expected<tval> {
+            auto sum = fold(c, binary_fn::add);
+            if (!sum) return sum;
+            const tval y = c.add(c.out());
+            c.push(unary_step{sum->slot, y.slot, unary_fn::scale, 1.0 / static_cast<double>(c.inputs())});
+            return y;
+        };
+        t["Concatenate"] = [](lowering_context& c) -> expected<tval> {
+            const int axis = layers::normal_axis(c.integer("axis"), static_cast<int>(c.out().size()));
+            const tval y = c.add(c.out());
+            index_t at = 0;
+            for (std::size_t k = 0; k < c.inputs(); ++k) {
+                const tval& x = c.in(k);
+                if (x.dims.size() != c.out().size()) return fail("Concatenate inputs differ in rank");
+                c.push(place_step{x.slot, y.slot, shape_of(x.dims), shape_of(c.out()), axis, at});
+                at += x.dims[static_cast<std::size_t>(axis)];
+            }
+            if (at != c.out()[static_cast<std::size_t>(axis)]) return fail("Concatenate inputs do not add up to the inferred shape");
+            return y;
+        };
+        t["RepeatVector"] = [](lowering_context& c) -> expected<tval> {
+            auto g = identity_map(c.in(0).dims, c.out());
+            g.from[1] = -1, g.from[2] = 1;
+            const tval y = c.add(c.out());
+            c.push(gather_step{c.in(0).slot, y.slot, g, 0.0});
+            return y;
+        };
+        t["Permute"] = [](lowering_context& c) -> expected<tval> {
+            const auto& d = std::get<ints>(c.param("dims"));
+            return c.permute(c.in(0), {0, d[0], d[1]});
+        };
+        t["LSTM"] = [](lowering_context& c) { return recurrent(c, 4); };
+        t["GRU"] = [](lowering_context& c) { return recurrent(c, 3); };
+        t["SimpleRNN"] = [](lowering_context& c) { return recurrent(c, 1); };
+        t["BatchNormalization"] = [](lowering_context& c) { return norm(c, true); };
+        t["LayerNormalization"] = [](lowering_context& c) { return norm(c, false); };
+        for (int N = 1; N <= 3; ++N) {
+            const std::string n = std::to_string(N) + "D";
+            t["Conv" + n] = [N](lowering_context& c) { return conv(c, N, "conv"); };
+            if (N < 3) {
+                t["DepthwiseConv" + n] = [N](lowering_context& c) { return conv(c, N, "depthwise"); };
+                t["SeparableConv" + n] = [N](lowering_context& c) { return conv(c, N, "separable"); };
+            }
+            if (N > 1) t["Conv" + n + "Transpose"] = [N](lowering_context& c) { return conv_transpose(c, N); };
+            t["MaxPooling" + n] = [N](lowering_context& c) { return pool(c, N, true); };
+            t["AveragePooling" + n] = [N](lowering_context& c) { return pool(c, N, false); };
+            t["GlobalMaxPooling" + n] = [](lowering_context& c) { return global_pool(c, true); };
+            t["GlobalAveragePooling" + n] = [](lowering_context& c) { return global_pool(c, false); };
+            t["ZeroPadding" + n] = [N](lowering_context& c) { return border(c, N, +1); };
+            t["Cropping" + n] = [N](lowering_context& c) { return border(c, N, -1); };
+            t["UpSampling" + n] = [N](lowering_context& c) { return upsampling(c, N); };
+        }
+        return t;
+    }();
+    return table;
+}
+
+/// Why the backend cannot run `m` at all (a layer class it has no lowering for, a dtype), or
+/// nothing.
+inline expected<void> plannable(const model& m) {
+    for (const auto& n : m.nodes) {
+        if (n.layer->arity.max != 0 && !lowerings().contains(n.layer->name)) return fail("cuda has no kernel for " + std::string(n.layer->name));
+        if (n.type != m.nodes.front().type)
+            return fail("cuda runs a model in one dtype (this one mixes " + std::string(name_of(m.nodes.front().type)) + " and " +
+                        std::string(name_of(n.type)) + ")");
+        if (n.layer->arity.max != 0)
+            if (auto ok = detail::runs_node(n); !ok) return ok;
+    }
+    return {};
+}
+
+/// What planning ends in: the plan, or the node it could not lower and why.
+struct planned {
+    plan p;
+    int failed_node = -1;
+    std::string why;
+};
+
+/// Lowers `m` for a run on tensors of batch `batch`. `forced`: every node reads its inputs from
+/// a tensor of its own per producer (teacher forcing), handed in node order.
+inline planned make_plan(const model& m, index_t batch, bool forced, std::optional<dtype> precision, weight_cache* cache = nullptr) {
+    planned r;
+    plan& p = r.p;
+    std::vector<dims_t> slot_dims;
+    switch (precision.value_or(m.nodes.empty() ? dtype::float32 : m.nodes.front().type)) {
+        case dtype::float16: p.type = element::float16; break;
+        case dtype::bfloat16: p.type = element::bfloat16; break;
+        case dtype::float32: p.type = element::float32; break;
+        case dtype::float64: p.type = element::float64; break;
+    }
+    auto add = [&](dims_t d) {
+        p.slots.push_back(slot{tensor::count(d), {}, false});
+        slot_dims.push_back(std::move(d));
+        return static_cast<int>(p.slots.size()) - 1;
+    };
+    std::vector<int> forced_slot(m.size(), -1);
+    if (forced)
+        for (std::size_t i = 0; i < m.size(); ++i) p.input_slots.push_back(forced_slot[i] = add(concrete(m.nodes[i].out, batch)));
+    p.node_slots.assign(m.size(), -1);
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        const node& n = m.nodes[i];
+        p.node_names.push_back("node " + std::to_string(i) + " (" + std::string(n.layer->name) + ")");
+        const dims_t out = concrete(n.out, batch);
+        if (n.layer->arity.max == 0) {
+            if (forced) p.node_slots[i] = forced_slot[i];
+            else p.input_slots.push_back(p.node_slots[i] = add(out));
+            p.node_end.push_back(p.steps.size());
+            continue;
+        }
+        std::vector<tval> in;
+        for (int src : n.inputs) {
+            const auto s = static_cast<std::size_t>(src);
+            const int at = forced ? forced_slot[s] : p.node_slots[s];
+            in.push_back({at, concrete(m.nodes[s].out, batch)});  // a slot may hold its producer's output under other dims (a reshape)
+        }
+        lowering_context c(p, slot_dims, n, std::move(in), weights_of(m, static_cast<int>(i), cache), out);
+        const auto found = lowerings().find(n.layer->name);
+        auto y = found == lowerings().end() ? expected<tval>(fail("cuda has no kernel for it")) : found->second(c);
+        if (y && tensor::count(y->dims) != tensor::count(out))
+            y = fail("its steps make " + std::to_string(tensor::count(y->dims)) + " elements, the model says " + std::to_string(tensor::count(out)));
+        if (!y) {
+            r.failed_node = static_cast<int>(i);
+            r.why = y.reason();
+            return r;
+        }
+        p.node_slots[i] = y->slot;
+        p.node_end.push_back(p.steps.size());
+    }
+    return r;
+}
+
+}  // namespace memo::cuda

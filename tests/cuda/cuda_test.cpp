@@ -1,0 +1,340 @@
+// The CUDA backend. On every machine: its plan and its own kernels, run on the host (host.hpp),
+// against the reference interpreter for every layer class it claims, and its contract (declines
+// with reasons, every-node and forced runs). With a GPU: the same models on the device (cuDNN,
+// cuBLAS and the kernels launched), and a worker that survives a planted illegal address.
+#include <memo/backends/cuda/backend.hpp>
+#include <memo/backends/isolate.hpp>
+#include <memo/backends/reference/interpreter.hpp>
+#include <memo/reduce/reduce.hpp>
+#include <memo/tensors/inputs.hpp>
+#include <memo/zoo/zoo.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "../unit/compare.hpp"
+#include "../unit/support.hpp"
+
+namespace {
+
+using test::describe;
+using test::relative_error;
+
+using memo::dtype;
+
+/// The classes of the registry the backend has a lowering for.
+std::vector<const memo::layer_def*> claimed() {
+    std::vector<const memo::layer_def*> r;
+    for (const auto& L : test::reg())
+        if (L.arity.max != 0 && memo::cuda::lowerings().contains(L.name)) r.push_back(&L);
+    return r;
+}
+
+/// Keras' activations that cuDNN's recurrent cells compute (half of the recurrent models drawn
+/// get them: a random draw rarely does).
+void cudnn_activations(memo::model& m) {
+    for (auto& n : m.nodes) {
+        auto set = [&](std::string_view name, memo::value v) {
+            if (const int i = n.layer->param_index(name); i >= 0) n.params[static_cast<std::size_t>(i)] = std::move(v);
+        };
+        if (n.layer->name != "LSTM" && n.layer->name != "GRU" && n.layer->name != "SimpleRNN") continue;
+        set("activation", std::string("tanh"));
+        set("recurrent_activation", std::string("sigmoid"));
+        set("reset_after", true);
+    }
+}
+
+/// Every claimed class on random single-layer models, in float64 and float32, against the
+/// reference: float64 within 1e-9 (the host) or 1e-7 (cuDNN's and cuBLAS's other summation
+/// orders), float32 within what float32 rounding of the inputs moves the result (at least 1e-4).
+void every_class_agrees(memo::cuda::backend& b, int models_per_class, double f64_bound) {
+    memo::reference::interpreter ref;
+    memo::rng r(20261126);
+    struct row {
+        int compared = 0, declined = 0, half_declined = 0;
+        double f64 = 0, f32 = 0, f16 = 0, bf16 = 0;
+    };
+    std::map<std::string, row> table;
+    for (const auto* L : claimed()) {
+        row& t = table[std::string(L->name)];
+        for (int k = 0; k < models_per_class; ++k) {
+            auto m = test::random_layer_model(*L, r);
+            ASSERT_TRUE(m) << L->name;
+            for (auto& n : m->nodes) n.type = dtype::float32;  // the dtypes it claims: run by precision below
+            if (k % 2 == 0) cudnn_activations(*m);
+            SCOPED_TRACE(describe(*m));
+            if (!ref.supports(*m)) continue;
+            const auto inputs = memo::make_inputs(*m);
+            memo::tensor truth;
+            for (dtype p : {dtype::float64, dtype::float32}) {
+                memo::run_options o;
+                o.precision = p;
+                const auto got = b.run(*m, inputs, o);
+                if (got.status == memo::run_status::unsupported) {
+                    ++t.declined;
+                    std::printf("declined: %s: %s\n", describe(*m).c_str(), got.message.c_str());
+                    break;
+                }
+                ASSERT_TRUE(got.ok()) << name_of(p) << ": " << got.message;
+                const auto want = ref.run(*m, inputs, o);
+                ASSERT_TRUE(want.ok()) << want.message;
+                const double e = relative_error(got.outputs.at(0), want.outputs.at(0));
+                if (p == dtype::float64) {
+                    truth = want.outputs[0];
+                    t.f64 = std::max(t.f64, e);
+                    EXPECT_LE(e, f64_bound) << "float64";
+                    ++t.compared;
+                } else {
+                    auto shaken = inputs;
+                    memo::rng sr(7);
+                    for (auto& x : shaken)
+                        for (auto& v : x.data) v *= 1.0 + 0x1p-24 * (sr.chance(0.5) ? 1.0 : -1.0);
+                    const auto moved = ref.run(*m, shaken, {false, {}, dtype::float64});
+                    ASSERT_TRUE(moved.ok()) << moved.message;
+                    const double drift = relative_error(moved.outputs.at(0), truth);
+                    t.f32 = std::max(t.f32, e);
+                    EXPECT_LE(e, std::max(1e-4, 100 * drift)) << "float32; float32 rounding of the inputs moves the float64 result by " << drift;
+                }
+            }
+            if (truth.dims.empty()) continue;
+            // The 16-bit types: against the reference in the same type, within fifty times the
+            // type's rounding (both accumulate in float and round each layer's output), or what
+            // rounding the inputs to the type moves the float64 result; overflows are left out.
+            for (dtype p : {dtype::float16, dtype::bfloat16}) {
+                memo::run_options o;
+                o.precision = p;
+                const auto got = b.run(*m, inputs, o);
+                if (got.status == memo::run_status::unsupported) {
+                    ++t.half_declined;
+                    continue;
+                }
+                ASSERT_TRUE(got.ok()) << name_of(p) << ": " << got.message;
+                const auto want = ref.run(*m, inputs, o);
+                ASSERT_TRUE(want.ok()) << want.message;
+                if (got.outputs.at(0).has_non_finite() || want.outputs.at(0).has_non_finite()) continue;
+                auto shaken = inputs;
+                memo::rng sr(11);
+                for (auto& x : shaken)
+                    for (auto& v : x.data) v *= 1.0 + memo::unit_roundoff(p) * (sr.chance(0.5) ? 1.0 : -1.0);
+                const auto moved = ref.run(*m, shaken, {false, {}, dtype::float64});
+                ASSERT_TRUE(moved.ok()) << moved.message;
+                const double drift = relative_error(moved.outputs.at(0), truth), e = relative_error(got.outputs[0], want.outputs[0]);
+                (p == dtype::float16 ? t.f16 : t.bf16) = std::max(p == dtype::float16 ? t.f16 : t.bf16, e);
+                EXPECT_LE(e, std::max(50 * memo::unit_roundoff(p), 100 * drift))
+                    << name_of(p) << "; rounding the inputs to it moves the float64 result by " << drift;
+            }
+        }
+    }
+    std::cout << "class                      compared  declined  max-rel-f64  max-rel-f32  max-rel-f16  max-rel-bf16  16-bit declined\n";
+    int classes = 0;
+    for (const auto& [name, t] : table) {
+        classes += t.compared > 0;
+        std::printf("%-26s %8d  %8d  %11.3g  %11.3g  %11.3g  %12.3g  %15d\n", name.c_str(), t.compared, t.declined, t.f64, t.f32, t.f16, t.bf16,
+                    t.half_declined);
+        EXPECT_GT(t.compared, 0) << name << ": no model of it was compared";
+    }
+    std::cout << classes << " of " << table.size() << " claimed classes compared with the reference\n";
+}
+
+/// One layer of class `cls` with its defaults on an input of per-sample dims `in`.
+/// MEMO's ten seed models, reduced, where the backend runs them: every node's output in float64
+/// and the model's outputs in float32 against the reference (many layers in a row, layouts
+/// changing between them).
+void zoo_agrees(memo::cuda::backend& b, double f64_bound) {
+    memo::reference::interpreter ref;
+    int ran = 0;
+    for (auto name : memo::zoo::names()) {
+        const auto m = memo::reduce(memo::zoo::build(name)).reduced;
+        if (!b.supports(m)) {
+            std::printf("%-30s not run: %s\n", std::string(name).c_str(), b.supports(m).reason().c_str());
+            continue;
+        }
+        SCOPED_TRACE(std::string(name));
+        const auto inputs = memo::make_inputs(m);
+        memo::run_options every;
+        every.every_node = true;
+        every.precision = dtype::float64;
+        const auto want = ref.run(m, inputs, every);
+        const auto got = b.run(m, inputs, every);
+        ASSERT_TRUE(want.ok()) << want.message;
+        ASSERT_TRUE(got.ok()) << got.message;
+        double worst = 0;
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            const double e = relative_error(got.outputs.at(i), want.outputs.at(i));
+            worst = std::max(worst, e);
+            EXPECT_LE(e, f64_bound) << "node " << i << " " << m.nodes[i].layer->name;
+        }
+        const auto want32 = ref.run(m, inputs, {});
+        const auto got32 = b.run(m, inputs, {});
+        ASSERT_TRUE(want32.ok() && got32.ok()) << got32.message;
+        const double e32 = relative_error(got32.outputs.at(0), want32.outputs.at(0));
+        EXPECT_LE(e32, 1e-3) << "float32";
+        std::printf("%-30s %3zu nodes  max-rel-f64 %9.3g  max-rel-f32 %9.3g\n", std::string(name).c_str(), m.size(), worst, e32);
+        ++ran;
+    }
+    EXPECT_GE(ran, 6);
+}
+
+memo::model single(std::string_view cls, std::initializer_list<std::int64_t> in) {
+    memo::builder b(test::reg());
+    b.add(cls, {b.input(in)});
+    return b.finish();
+}
+
+/// Runs one request through an executor.
+memo::run_result run(memo::executor& e, const memo::model& m, const std::vector<memo::tensor>& in) {
+    e.submit(m, in, {});
+    return e.collect();
+}
+
+memo::cuda::backend host_backend() {
+    memo::cuda::options o;
+    o.name = "cuda-host";
+    o.on_host = true;
+    return memo::cuda::backend(o);
+}
+
+}  // namespace
+
+static_assert(memo::backend<memo::cuda::backend>);
+
+// First: a worker must be forked before this process starts CUDA itself (as memo-fuzz's campaign
+// process never does), and gtest runs the tests of a program in the order they are defined.
+TEST(CudaWorker, SurvivesAPlantedIllegalAddress) {
+    if (!memo::cuda::device_present()) GTEST_SKIP() << "no NVIDIA GPU on this machine";
+    auto make = [] {
+        memo::cuda::options o;
+        o.exit_on_fatal = true;
+        o.plant_illegal_address = "Softmax";
+        return memo::cuda::backend(o);
+    };
+    memo::isolated<memo::cuda::backend> w(make, test::reg());
+    const auto bad = single("Softmax", {5});
+    const auto good = single("ReLU", {5});
+    auto r = run(w, bad, memo::make_inputs(bad));
+    EXPECT_EQ(r.status, memo::run_status::crash) << r.message;
+    EXPECT_NE(r.message.find("illegal memory access"), std::string::npos) << r.message;
+    EXPECT_EQ(r.node, 1) << r.message;
+    std::printf("planted: %s: %s\n", std::string(memo::name_of(r.status)).c_str(), r.message.c_str());
+    r = run(w, good, memo::make_inputs(good));
+    EXPECT_TRUE(r.ok()) << r.message;
+    EXPECT_GE(w.restarts(), 1u);
+}
+
+TEST(CudaHost, EveryClaimedClassAgreesWithTheReference) {
+    auto b = host_backend();
+    every_class_agrees(b, 8, 1e-9);
+}
+
+TEST(CudaHost, ReducedZooModelsAgreeWithTheReference) {
+    auto b = host_backend();
+    zoo_agrees(b, 1e-9);
+}
+
+TEST(CudaHost, ClaimsMostOfTheRegistryAndDeclinesTheRestWithTheReason) {
+    std::vector<std::string_view> lacking;
+    for (const auto& L : test::reg())
+        if (L.arity.max != 0 && !memo::cuda::lowerings().contains(L.name)) lacking.push_back(L.name);
+    std::printf("cuda claims %zu classes; lacks: %s\n", claimed().size(), test::listed(lacking).c_str());
+    EXPECT_GE(claimed().size(), 55u);
+    ASSERT_FALSE(lacking.empty());
+    memo::rng r(3);
+    const auto m = test::random_layer_model(test::reg().at(lacking.front()), r);
+    ASSERT_TRUE(m);
+    auto b = host_backend();
+    const auto ok = b.supports(*m);
+    ASSERT_FALSE(ok);
+    EXPECT_NE(ok.reason().find(std::string(lacking.front())), std::string::npos) << ok.reason();
+    EXPECT_EQ(b.run(*m, memo::make_inputs(*m), {}).status, memo::run_status::unsupported);
+}
+
+TEST(CudaHost, DeclinesMixedTypesAndBilinearUpsamplingWithTheReason) {
+    auto b = host_backend();
+    auto m = single("ReLU", {4});
+    m.nodes.back().type = dtype::float16;
+    const auto ok = b.supports(m);
+    ASSERT_FALSE(ok);
+    EXPECT_NE(ok.reason().find("mixes"), std::string::npos) << ok.reason();
+    memo::builder ub(test::reg());
+    ub.add("UpSampling2D", {ub.input({3, 3, 2})}, {{"interpolation", "bilinear"}});
+    const auto up = ub.finish();
+    const auto r = b.run(up, memo::make_inputs(up), {});
+    // Known from the parameters before any run: supports() says so, and a run names no node (a
+    // campaign would otherwise learn every UpSampling2D as declined).
+    EXPECT_FALSE(b.supports(up));
+    EXPECT_EQ(r.status, memo::run_status::unsupported);
+    EXPECT_NE(r.message.find("bilinear"), std::string::npos) << r.message;
+    EXPECT_EQ(r.node, -1);
+}
+
+TEST(CudaHost, SamePaddingPutsTheExtraPadAfter) {
+    // A 2x2 kernel of ones, stride 1, "same" on 3x3: TF pads 0 before and 1 after on each axis, so
+    // the bottom-right output sees only the bottom-right input.
+    memo::builder cb(test::reg());
+    cb.add("Conv2D", {cb.input({3, 3, 1})},
+           {{"filters", 1},
+            {"kernel_size", memo::ints{2, 2}},
+            {"padding", "same"},
+            {"kernel_initializer", "Ones"},
+            {"use_bias", false},
+            {"activation", "linear"}});
+    const auto m = cb.finish();
+    memo::tensor x({1, 3, 3, 1});
+    for (int i = 0; i < 9; ++i) x[i] = i + 1;
+    auto b = host_backend();
+    const memo::tensor in[1] = {x};
+    const auto r = b.run(m, in, {});
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(r.outputs.at(0).data, (std::vector<double>{12, 16, 9, 24, 28, 15, 15, 17, 9}));
+}
+
+TEST(CudaHost, EveryNodeAndForcedRunsMatchTheReference) {
+    memo::builder bb(test::reg());
+    const int x = bb.input({6, 6, 3});
+    const int c = bb.add("Conv2D", {x}, {{"filters", 4}, {"kernel_size", memo::ints{3, 3}}, {"padding", "same"}});
+    const int p = bb.add("MaxPooling2D", {c});
+    const int f = bb.add("Flatten", {p});
+    bb.add("Dense", {f}, {{"units", 5}, {"activation", "softmax"}});
+    const memo::model m = bb.finish();
+    const auto inputs = memo::make_inputs(m);
+    memo::reference::interpreter ref;
+    auto b = host_backend();
+    memo::run_options every;
+    every.every_node = true;
+    const auto want = ref.run(m, inputs, every);
+    const auto got = b.run(m, inputs, every);
+    ASSERT_TRUE(want.ok() && got.ok()) << got.message;
+    ASSERT_EQ(got.outputs.size(), m.size());
+    for (std::size_t i = 0; i < m.size(); ++i) EXPECT_LE(relative_error(got.outputs[i], want.outputs[i]), 1e-5) << "node " << i;
+    memo::run_options forced;
+    forced.forced = want.outputs;
+    const auto fwant = ref.run(m, inputs, forced);
+    const auto fgot = b.run(m, inputs, forced);
+    ASSERT_TRUE(fwant.ok() && fgot.ok()) << fgot.message;
+    for (std::size_t i = 0; i < m.size(); ++i) EXPECT_LE(relative_error(fgot.outputs[i], fwant.outputs[i]), 1e-5) << "node " << i;
+}
+
+TEST(CudaHost, WithoutAGpuARunIsAnErrorWithCudasText) {
+    if (memo::cuda::device_present()) GTEST_SKIP() << "this machine has a GPU";
+    const auto m = single("ReLU", {4});
+    memo::cuda::backend b;
+    const auto r = b.run(m, memo::make_inputs(m), {});
+    // Without a GPU the device code fails to start CUDA: an error with CUDA's text, not a crash.
+    EXPECT_EQ(r.status, memo::run_status::error);
+    EXPECT_FALSE(r.message.empty());
+    std::printf("without a GPU: %s\n", r.message.c_str());
+}
+
+TEST(CudaDevice, EveryClaimedClassAgreesWithTheReference) {
+    if (!memo::cuda::device_present()) GTEST_SKIP() << "no NVIDIA GPU on this machine";
+    memo::cuda::backend b;
+    every_class_agrees(b, 20, 1e-7);
+}
+
+TEST(CudaDevice, ReducedZooModelsAgreeWithTheReference) {
+    if (!memo::cuda::device_present()) GTEST_SKIP() << "no NVIDIA GPU on this machine";
+    memo::cuda::backend b;
+    zoo_agrees(b, 1e-7);
+}
