@@ -49,13 +49,20 @@ inline kernels::gather_map identity_map(const dims_t& in, const dims_t& out) {
     return g;
 }
 
+/// The map that lays a tensor of dims `in` out by a permutation: output axis j is axis perm[j].
+inline kernels::gather_map permutation_map(const dims_t& in, const std::vector<std::int64_t>& perm) {
+    dims_t out;
+    for (auto a : perm) out.push_back(in[static_cast<std::size_t>(a)]);
+    auto g = identity_map(in, out);
+    for (std::size_t j = 0; j < perm.size(); ++j) g.from[j] = static_cast<int>(perm[j]);
+    return g;
+}
+inline dims_t dims_of(const kernels::shape& s) { return dims_t(s.dims, s.dims + s.rank); }
+
 /// Values laid out by a permutation (a layout_change's), on the host: a weight in cuDNN's layout.
 inline std::vector<double> permuted(const tensor& w, const std::vector<std::int64_t>& perm) {
-    dims_t out;
-    for (auto a : perm) out.push_back(w.dims[static_cast<std::size_t>(a)]);
-    auto g = identity_map(w.dims, out);
-    for (std::size_t j = 0; j < perm.size(); ++j) g.from[j] = static_cast<int>(perm[j]);
-    std::vector<double> r(static_cast<std::size_t>(tensor::count(out)));
+    const auto g = permutation_map(w.dims, perm);
+    std::vector<double> r(static_cast<std::size_t>(g.out.count()));
     kernels::gather<double> f{w.data.data(), r.data(), g, 0.0};
     for (index_t i = 0; i < static_cast<index_t>(r.size()); ++i) f(i);
     return r;
@@ -135,21 +142,14 @@ public:
     }
     /// A weight as a constant slot in a layout (layers/layouts.hpp).
     tval constant_weight(const tensor& w, const layers::layout_change& c) {
-        auto values = detail::permuted(w, c.perm);
-        dims_t d = c.dims;
-        if (d.empty())
-            for (auto a : c.perm) d.push_back(w.dims[static_cast<std::size_t>(a)]);
-        return constant(std::move(d), std::move(values));
+        return constant(c.dims.empty() ? detail::dims_of(detail::permutation_map(w.dims, c.perm).out) : c.dims, detail::permuted(w, c.perm));
     }
     void push(step s) { p_.steps.push_back(std::move(s)); }
 
     /// x with its axes permuted: output axis j is x's axis perm[j].
     tval permute(const tval& x, const std::vector<std::int64_t>& perm) {
-        dims_t out;
-        for (auto a : perm) out.push_back(x.dims[static_cast<std::size_t>(a)]);
-        auto g = detail::identity_map(x.dims, out);
-        for (std::size_t j = 0; j < perm.size(); ++j) g.from[j] = static_cast<int>(perm[j]);
-        const auto y = add(out);
+        const auto g = detail::permutation_map(x.dims, perm);
+        const auto y = add(detail::dims_of(g.out));
         push(gather_step{x.slot, y.slot, g, 0.0});
         return y;
     }
