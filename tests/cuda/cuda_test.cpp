@@ -87,13 +87,7 @@ void every_class_agrees(memo::cuda::backend& b, int models_per_class, double f64
                     EXPECT_LE(e, f64_bound) << "float64";
                     ++t.compared;
                 } else {
-                    auto shaken = inputs;
-                    memo::rng sr(7);
-                    for (auto& x : shaken)
-                        for (auto& v : x.data) v *= 1.0 + 0x1p-24 * (sr.chance(0.5) ? 1.0 : -1.0);
-                    const auto moved = ref.run(*m, shaken, {false, {}, dtype::float64});
-                    ASSERT_TRUE(moved.ok()) << moved.message;
-                    const double drift = relative_error(moved.outputs.at(0), truth);
+                    const double drift = test::input_rounding_drift(ref, *m, inputs, truth, memo::unit_roundoff(dtype::float32), 7);
                     t.f32 = std::max(t.f32, e);
                     EXPECT_LE(e, std::max(1e-4, 100 * drift)) << "float32; float32 rounding of the inputs moves the float64 result by " << drift;
                 }
@@ -114,13 +108,8 @@ void every_class_agrees(memo::cuda::backend& b, int models_per_class, double f64
                 const auto want = ref.run(*m, inputs, o);
                 ASSERT_TRUE(want.ok()) << want.message;
                 if (got.outputs.at(0).has_non_finite() || want.outputs.at(0).has_non_finite()) continue;
-                auto shaken = inputs;
-                memo::rng sr(11);
-                for (auto& x : shaken)
-                    for (auto& v : x.data) v *= 1.0 + memo::unit_roundoff(p) * (sr.chance(0.5) ? 1.0 : -1.0);
-                const auto moved = ref.run(*m, shaken, {false, {}, dtype::float64});
-                ASSERT_TRUE(moved.ok()) << moved.message;
-                const double drift = relative_error(moved.outputs.at(0), truth), e = relative_error(got.outputs[0], want.outputs[0]);
+                const double drift = test::input_rounding_drift(ref, *m, inputs, truth, memo::unit_roundoff(p), 11);
+                const double e = relative_error(got.outputs[0], want.outputs[0]);
                 (p == dtype::float16 ? t.f16 : t.bf16) = std::max(p == dtype::float16 ? t.f16 : t.bf16, e);
                 EXPECT_LE(e, std::max(50 * memo::unit_roundoff(p), 100 * drift))
                     << name_of(p) << "; rounding the inputs to it moves the float64 result by " << drift;

@@ -343,13 +343,7 @@ TEST(TorchBackend, EveryLayerClassAgreesWithTheReference) {
                     // A float32 run of an ill-conditioned model (an exponential recurrence) drifts
                     // from float64 by more than 1e-4 in any implementation: allow a hundred times
                     // what float32 rounding of the inputs alone moves the float64 result.
-                    auto shaken = inputs;
-                    memo::rng sr(7);
-                    for (auto& x : shaken)
-                        for (auto& v : x.data) v *= 1.0 + 0x1p-24 * (sr.chance(0.5) ? 1.0 : -1.0);
-                    const auto moved = ref.run(*m, shaken, {false, {}, dtype::float64});
-                    ASSERT_TRUE(moved.ok()) << moved.message;
-                    const double drift = relative_error(moved.outputs.at(0), truth);
+                    const double drift = test::input_rounding_drift(ref, *m, inputs, truth, memo::unit_roundoff(dtype::float32), 7);
                     t.f32 = std::max(t.f32, e);
                     EXPECT_LE(e, std::max(1e-4, 100 * drift)) << "float32; float32 rounding of the inputs moves the float64 result by " << drift;
                 }

@@ -5,7 +5,10 @@
 #include <limits>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include <memo/all.hpp>
+#include <memo/backends/reference/interpreter.hpp>
 
 namespace test {
 
@@ -25,6 +28,22 @@ inline double relative_error(const memo::tensor& a, const memo::tensor& b) {
         scale = std::max(scale, std::abs(b[i]));
     }
     return diff / scale;
+}
+
+/// How far the reference's float64 output moves from `truth` when every input is nudged by the
+/// unit roundoff `u`, up or down at random: what rounding the inputs to a dtype alone does to the
+/// result, the yardstick for an ill-conditioned model (an exponential recurrence) in that dtype.
+inline double input_rounding_drift(memo::reference::interpreter& ref, const memo::model& m, std::vector<memo::tensor> inputs, const memo::tensor& truth,
+                                   double u, std::uint64_t seed) {
+    memo::rng r(seed);
+    for (auto& x : inputs)
+        for (auto& v : x.data) v *= 1.0 + u * (r.chance(0.5) ? 1.0 : -1.0);
+    const auto moved = ref.run(m, inputs, {false, {}, memo::dtype::float64});
+    if (!moved.ok()) {
+        ADD_FAILURE() << "the reference failed on nudged inputs: " << moved.message;
+        return 0;
+    }
+    return relative_error(moved.outputs.at(0), truth);
 }
 
 /// A model's last layer for a failure message: class, dtype, input shapes and the parameters
