@@ -65,8 +65,9 @@ struct run_result {
         node_digests.clear();
         node_spans.clear();
         for (const auto& t : outputs) {
-            node_digests.push_back(digest_of(t));
-            node_spans.push_back(span_of(t));
+            const auto [d, s] = digest_and_span(t);
+            node_digests.push_back(d);
+            node_spans.push_back(s);
         }
         std::vector<tensor> model_outputs;
         for (int o : m.outputs)

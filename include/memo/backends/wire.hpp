@@ -1,14 +1,19 @@
 #pragma once
 // The pipe protocol between a campaign and its worker processes: length-prefixed frames holding a
-// run request (the model as JSON, the inputs, the options) or a run result. Little-endian, native
-// doubles: both ends are the same binary on the same machine.
+// run request (the model, the inputs, the options) or a run result. Little-endian, native doubles:
+// both ends are the same binary on the same machine, with the same registry, so a model travels as
+// its layer classes' names and its parameters in each class's order, not as JSON text to print and
+// parse again for every run.
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
-#include "../io/json.hpp"
+#include "../core/model.hpp"
 #include "backend.hpp"
 
 namespace memo::wire {
@@ -58,6 +63,13 @@ public:
         at_ += n;
         return s;
     }
+    std::vector<double> doubles(std::uint64_t n) {
+        need(n * sizeof(double));
+        std::vector<double> xs(n);
+        if (n) std::memcpy(xs.data(), b_.data() + at_, n * sizeof(double));
+        at_ += n * sizeof(double);
+        return xs;
+    }
     std::vector<tensor> tensors() {
         std::vector<tensor> ts(pod<std::uint32_t>());
         for (auto& t : ts) {
@@ -81,6 +93,117 @@ private:
     std::size_t at_ = 0;
 };
 
+/// A model as put_model writes it: what io::model_to_json holds (names, classes, edges, dtypes,
+/// shapes, parameters, given weights, outputs, weight edits), in binary.
+inline void put_value(writer& w, const value& v) {
+    w.pod<std::uint8_t>(static_cast<std::uint8_t>(v.index()));
+    std::visit(
+        [&](const auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, bool>) w.pod<std::uint8_t>(x);
+            else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>) w.pod<T>(x);
+            else if constexpr (std::is_same_v<T, std::string>) w.str(x);
+            else if constexpr (std::is_same_v<T, ints>) {
+                w.pod<std::uint8_t>(static_cast<std::uint8_t>(x.size()));
+                for (auto e : x) w.pod<std::int64_t>(e);
+            }
+        },
+        v);
+}
+
+inline value get_value(reader& r) {
+    switch (r.pod<std::uint8_t>()) {
+        case 0: return none;
+        case 1: return r.pod<std::uint8_t>() != 0;
+        case 2: return r.pod<std::int64_t>();
+        case 3: return r.pod<double>();
+        case 4: return r.str();
+        case 5: {
+            ints x;
+            for (int n = r.pod<std::uint8_t>(); n > 0; --n) x.push(r.pod<std::int64_t>());
+            return x;
+        }
+        default: throw error("worker frame: unknown parameter value kind");
+    }
+}
+
+inline void put_model(writer& w, const model& m) {
+    w.pod<std::uint64_t>(m.seed);
+    w.pod<std::uint32_t>(static_cast<std::uint32_t>(m.nodes.size()));
+    for (const auto& n : m.nodes) {
+        w.str(n.layer->name);
+        w.str(n.name);
+        w.pod<std::uint32_t>(static_cast<std::uint32_t>(n.inputs.size()));
+        for (int e : n.inputs) w.pod<std::int32_t>(e);
+        w.pod<std::uint8_t>(static_cast<std::uint8_t>(n.type));
+        w.pod<std::uint8_t>(static_cast<std::uint8_t>(n.out.view().size()));
+        for (auto d : n.out.view()) w.pod<std::int64_t>(d);
+        w.pod<std::uint32_t>(static_cast<std::uint32_t>(n.params.size()));
+        for (const auto& v : n.params) put_value(w, v);
+        w.pod<std::uint8_t>(n.weights != nullptr);
+        if (n.weights) {
+            w.pod<std::uint32_t>(static_cast<std::uint32_t>(n.weights->weights.size()));
+            for (const auto& g : n.weights->weights) {
+                w.pod<std::uint32_t>(static_cast<std::uint32_t>(g.dims.size()));
+                for (auto d : g.dims) w.pod<std::int64_t>(d);
+                w.pod<std::uint64_t>(g.values.size());
+                w.bytes().append(reinterpret_cast<const char*>(g.values.data()), g.values.size() * sizeof(double));
+            }
+        }
+    }
+    w.pod<std::uint32_t>(static_cast<std::uint32_t>(m.outputs.size()));
+    for (int o : m.outputs) w.pod<std::int32_t>(o);
+    w.pod<std::uint32_t>(static_cast<std::uint32_t>(m.weight_edits.size()));
+    for (const auto& e : m.weight_edits) {
+        w.pod<std::uint8_t>(static_cast<std::uint8_t>(e.what));
+        w.pod<std::int32_t>(e.node);
+        w.pod<double>(e.amount);
+        w.pod<std::uint64_t>(e.seed);
+    }
+}
+
+/// The model put_model wrote. Its sender validated it; what could crash the worker (an unknown
+/// class, a parameter count or an edge that does not fit) is checked again.
+inline model get_model(reader& r, const registry& reg) {
+    model m;
+    m.seed = r.pod<std::uint64_t>();
+    m.nodes.resize(r.pod<std::uint32_t>());
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const auto cls = r.str();
+        const layer_def* L = reg.find(cls);
+        if (!L) throw error("worker frame: unknown layer class '" + cls + "'");
+        node& n = m.nodes[i];
+        n = make_node(*L, r.str());
+        n.inputs.resize(r.pod<std::uint32_t>());
+        for (int& e : n.inputs)
+            if (e = r.pod<std::int32_t>(); e < 0 || static_cast<std::size_t>(e) >= i) throw error("worker frame: an edge from a later node");
+        n.type = static_cast<dtype>(r.pod<std::uint8_t>());
+        for (int k = r.pod<std::uint8_t>(); k > 0; --k) n.out.push(r.pod<std::int64_t>());
+        if (r.pod<std::uint32_t>() != n.params.size()) throw error("worker frame: " + cls + " with another parameter count");
+        for (auto& v : n.params) v = get_value(r);
+        if (r.pod<std::uint8_t>()) {
+            std::vector<given_weights::one> ws(r.pod<std::uint32_t>());
+            for (auto& g : ws) {
+                g.dims.resize(r.pod<std::uint32_t>());
+                for (auto& d : g.dims) d = r.pod<std::int64_t>();
+                g.values = r.doubles(r.pod<std::uint64_t>());
+            }
+            n.weights = give_weights(std::move(ws));
+        }
+    }
+    m.outputs.resize(r.pod<std::uint32_t>());
+    for (int& o : m.outputs)
+        if (o = r.pod<std::int32_t>(); o < 0 || static_cast<std::size_t>(o) >= m.nodes.size()) throw error("worker frame: an output that is not a node");
+    m.weight_edits.resize(r.pod<std::uint32_t>());
+    for (auto& e : m.weight_edits) {
+        e.what = static_cast<weight_edit::kind>(r.pod<std::uint8_t>());
+        e.node = r.pod<std::int32_t>();
+        e.amount = r.pod<double>();
+        e.seed = r.pod<std::uint64_t>();
+    }
+    return m;
+}
+
 /// A run request, as the worker decodes it.
 struct request {
     model m;
@@ -93,7 +216,7 @@ inline std::string encode_request(const model& m, std::span<const tensor> inputs
     w.pod<std::uint8_t>(o.every_node);
     w.pod<std::uint8_t>(o.digest_nodes);
     w.pod<std::int8_t>(o.precision ? static_cast<std::int8_t>(*o.precision) : std::int8_t{-1});
-    w.str(io::model_to_json(m).dump());
+    put_model(w, m);
     w.tensors(inputs);
     w.tensors(o.forced);
     return std::move(w.bytes());
@@ -105,7 +228,7 @@ inline request decode_request(std::string_view bytes, const registry& reg) {
     q.options.every_node = r.pod<std::uint8_t>() != 0;
     q.options.digest_nodes = r.pod<std::uint8_t>() != 0;
     if (const auto p = r.pod<std::int8_t>(); p >= 0) q.options.precision = static_cast<dtype>(p);
-    q.m = io::model_from_json(io::json::parse(r.str()), reg, "worker request");
+    q.m = get_model(r, reg);
     q.inputs = r.tensors();
     q.forced = r.tensors();
     q.options.forced = q.forced;

@@ -63,19 +63,28 @@ struct attr {
 /// `t` with its axes permuted: result axis i is t's axis perm[i].
 inline tensor permuted(const tensor& t, const dims_t& perm) {
     const std::size_t r = t.dims.size();
-    dims_t out(r), stride(r, 1), ostride(r, 1);
+    if (r == 0) return t;
+    dims_t out(r), stride(r, 1);
     for (std::size_t i = 0; i < r; ++i) out[i] = t.dims[static_cast<std::size_t>(perm[i])];
-    for (std::size_t i = r; i-- > 1;) stride[i - 1] = stride[i] * t.dims[i], ostride[i - 1] = ostride[i] * out[i];
+    for (std::size_t i = r; i-- > 1;) stride[i - 1] = stride[i] * t.dims[i];
     tensor y(out, t.type);
-    dims_t idx(r, 0);
-    for (std::int64_t k = 0; k < y.size(); ++k) {
-        std::int64_t rem = k, src = 0;
-        for (std::size_t i = 0; i < r; ++i) {
-            const std::int64_t c = rem / ostride[i];
-            rem %= ostride[i];
-            src += c * stride[static_cast<std::size_t>(perm[i])];
+    if (y.size() == 0) return y;
+    // The output in order, its source offset kept by an odometer over the output's axes (no
+    // division per element): step[i] is how far the source moves when output axis i does.
+    dims_t step(r), idx(r, 0);
+    for (std::size_t i = 0; i < r; ++i) step[i] = stride[static_cast<std::size_t>(perm[i])];
+    const std::int64_t inner = out[r - 1], inner_step = step[r - 1];
+    std::int64_t src = 0;
+    for (std::int64_t k = 0; k < y.size(); k += inner) {
+        double* to = y.data.data() + k;
+        const double* from = t.data.data() + src;
+        for (std::int64_t j = 0; j < inner; ++j) to[j] = from[j * inner_step];
+        for (std::size_t i = r - 1; i-- > 0;) {
+            src += step[i];
+            if (++idx[i] < out[i]) break;
+            src -= step[i] * out[i];
+            idx[i] = 0;
         }
-        y.data[static_cast<std::size_t>(k)] = t.data[static_cast<std::size_t>(src)];
     }
     return y;
 }

@@ -78,6 +78,30 @@ TEST(Isolation, WorkerDigestsEveryNode) {
     EXPECT_NE(a.node_digests[1], a.node_digests[2]);
 }
 
+// A request carries the model in binary (classes by name, parameters in each class's order): it
+// comes back the same model, given weights, weight edits and every kind of parameter value
+// included, and a truncated frame is an error, not a crash.
+TEST(Isolation, RequestCarriesTheWholeModel) {
+    auto models = memo::campaign::load_seeds("zoo:lstm0-sinewave,lstm2-price", test::reg());
+    auto m = small_model(42);
+    m.weight_edits.push_back({memo::weight_edit::kind::invert_activation, 1, 0.25, 7});
+    m.nodes[3].weights = memo::give_weights({{{2, 2}, {0.5, -1.0, 1e-300, std::numeric_limits<double>::quiet_NaN()}}, {{2}, {3.0, 4.0}}});
+    models.push_back(m);
+    for (const auto& x : models) {
+        const auto in = memo::make_inputs(x);
+        memo::run_options o;
+        o.every_node = true;
+        const auto frame = memo::wire::encode_request(x, in, o);
+        const auto q = memo::wire::decode_request(frame, test::reg());
+        EXPECT_EQ(memo::io::model_to_json(q.m).dump(), memo::io::model_to_json(x).dump());
+        EXPECT_EQ(memo::model_key(q.m), memo::model_key(x));
+        EXPECT_EQ(q.inputs, in);
+        EXPECT_TRUE(q.options.every_node);
+        EXPECT_THROW(memo::wire::decode_request(std::string_view(frame).substr(0, frame.size() / 2), test::reg()), memo::error);
+    }
+    EXPECT_GT(models.size(), 2u);
+}
+
 struct death_case {
     test::fault f;
     run_status status;

@@ -156,6 +156,42 @@ TEST(ValueSpan, ClassesAndRange) {
     EXPECT_FALSE(f.straddles(1.0));
 }
 
+// A traced run's one pass per node (digest_and_span) finds the span value_span::add finds one value
+// at a time, and the digest digest_of finds; the digest tells values, their order and dims apart.
+TEST(ValueSpan, OnePassWithTheDigest) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    memo::rng r(7);
+    const std::vector<double> specials{0.0, -0.0, 1e-5, -1e-5, 2048.0, -4096.0, inf, -inf, nan, 0.5, -0.5};
+    for (int round = 0; round < 200; ++round) {
+        memo::tensor t({r.uniform(0, 13)}, memo::dtype::float32);
+        for (auto& x : t.data)
+            x = r.chance(0.3) ? specials[static_cast<std::size_t>(r.uniform(0, static_cast<std::int64_t>(specials.size()) - 1))] : r.uniform_real(-3, 3);
+        memo::value_span one;
+        for (double x : t.data) one.add(x);
+        const auto [d, s] = memo::digest_and_span(t);
+        ASSERT_EQ(s, one) << round;
+        ASSERT_EQ(s, memo::span_of(t));
+        ASSERT_EQ(d, memo::digest_of(t));
+        double sum = 0;
+        for (double x : t.data)
+            if (std::isfinite(x)) sum += std::abs(x);
+        EXPECT_NEAR(d.abs_sum, sum, 1e-12 * std::max(1.0, sum));
+        if (t.size() >= 2 && t.data[0] != t.data[1] && !std::isnan(t.data[0]) && !std::isnan(t.data[1])) {
+            auto swapped = t;
+            std::swap(swapped.data[0], swapped.data[1]);
+            EXPECT_NE(memo::digest_of(swapped).hash, d.hash) << "order counts";
+        }
+        if (t.size() >= 1 && std::isfinite(t.data.back())) {
+            auto moved = t;
+            moved.data.back() = std::nextafter(moved.data.back(), inf);
+            EXPECT_NE(memo::digest_of(moved).hash, d.hash) << "one unit in the last place counts";
+            auto reshaped = t;
+            reshaped.dims = {1, t.size()};
+            EXPECT_NE(memo::digest_of(reshaped).hash, d.hash) << "dims count";
+        }
+    }
+}
+
 // layer_input_range counts what each layer received: its producers' spans, and for a class with
 // thresholds, values on both sides of one.
 TEST(InputRangeCoverage, CountsWhatEachLayerReceived) {

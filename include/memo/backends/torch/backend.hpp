@@ -89,9 +89,9 @@ inline Tensor to_aten(const tensor& x, dtype t) {
 }
 
 inline tensor from_aten(const Tensor& y, dtype t) {
-    const Tensor d = y.to(::at::kDouble).contiguous();
-    tensor out(dims_t(d.sizes().begin(), d.sizes().end()), t);
-    if (out.size() > 0) std::memcpy(out.data.data(), d.data_ptr<double>(), sizeof(double) * static_cast<std::size_t>(out.size()));
+    // One pass: ATen converts and lays out straight into memo's float64 values.
+    tensor out(dims_t(y.sizes().begin(), y.sizes().end()), t);
+    if (out.size() > 0) ::at::from_blob(out.data.data(), y.sizes(), ::at::TensorOptions().dtype(::at::kDouble)).copy_(y);
     return out;
 }
 
