@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "../backends/executor.hpp"
@@ -433,7 +434,7 @@ private:
             // values overflow a later recurrence) is not blamed on the layer where it shows.
             const auto fed = fed_inputs();
             const run_options opts{true, fed, {}};
-            const auto a = culprit->run(m, inputs_, opts), b = peer->run(m, inputs_, opts);
+            const auto [a, b] = run_both(*culprit, *peer, m, opts);
             if (a.ok() && b.ok())
                 for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
                     if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) {
@@ -455,7 +456,7 @@ private:
             const auto fed = fed_inputs();
             if (fed.empty()) return false;
             const run_options forced{true, fed, {}};
-            const auto a = culprit->run(m, inputs_, forced), b = peer->run(m, inputs_, forced);
+            const auto [a, b] = run_both(*culprit, *peer, m, forced);
             if (!a.ok() || !b.ok()) return false;
             const auto bounds = measure_rounding(m, fed, a, b);
             if (bounds.empty()) return false;
@@ -497,6 +498,15 @@ private:
         }
         name_node(v);
         return true;
+    }
+
+    /// m on two backends with the same options, both started before either is waited for: each
+    /// runs in its own worker, so a localisation waits for the slower run, not for both in turn.
+    std::pair<run_result, run_result> run_both(executor& a, executor& b, const model& m, const run_options& o) {
+        a.submit(m, inputs_, o);
+        b.submit(m, inputs_, o);
+        auto first = a.collect();
+        return {std::move(first), b.collect()};
     }
 
     /// Every node's inputs as O computed them, rounded to the model's dtypes: fed to each backend,

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "../backends/backend.hpp"
@@ -89,7 +90,12 @@ public:
     }
 
     // ---- models ----------------------------------------------------------------------------
-    void add_model(std::uint64_t key, const model& m) { add_model_.bind(1, key).bind(2, io::model_to_json(m).dump()).run(); }
+    /// A model under its key (model_key), once: a campaign meets the same model when it raises
+    /// coverage, when it runs and when a checkpoint names it, and only the first writes its JSON.
+    void add_model(std::uint64_t key, const model& m) {
+        if (!added_.insert(key).second) return;
+        add_model_.bind(1, key).bind(2, io::model_to_json(m).dump()).run();
+    }
     std::optional<model> find_model(std::uint64_t key, const registry& reg) {
         auto q = db_.prepare("SELECT json FROM models WHERE key = ?");
         q.bind(1, key);
@@ -242,6 +248,7 @@ private:
     sqlite::statement find_judgement_ = db_.prepare("SELECT kind, signature, ms FROM judgements WHERE model = ? AND inputs = ? AND backends = ?");
     std::vector<generated_row> generated_;
     std::vector<covered_row> covered_;
+    std::unordered_set<std::uint64_t> added_;  // keys add_model wrote (or found) in this process
 };
 
 }  // namespace memo::store

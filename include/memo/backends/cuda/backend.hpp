@@ -17,6 +17,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,7 +76,7 @@ public:
 
 private:
     run_result evaluate(const model& m, std::span<const tensor> inputs, const run_options& o) {
-        if (lost_) return run_result::failed(run_status::error, "the CUDA context was lost earlier: " + lost_why_);
+        if (lost_) return run_result::failed(run_status::error, "the CUDA context was lost earlier: " + *lost_);
         const bool forced = !o.forced.empty();
         const auto handed = forced ? o.forced : inputs;
         if (forced && o.forced.size() != m.size()) return run_result::failed(run_status::error, "forced run needs one tensor per node");
@@ -89,12 +91,12 @@ private:
         pl.p.tf32 = o_.tf32;
         std::vector<const std::vector<double>*> in;
         for (const auto& t : handed) in.push_back(&t.data);
-        const bool all = forced || o.every_node;
-        std::vector<int> wanted, nodes;
-        for (std::size_t i = 0; i < m.size(); ++i)
-            if (all) nodes.push_back(static_cast<int>(i));
-        if (!all)
-            for (int k : m.outputs) nodes.push_back(k);
+        std::vector<int> nodes = m.outputs;  // the nodes whose values come back, and their slots
+        if (forced || o.every_node) {
+            nodes.resize(m.size());
+            std::iota(nodes.begin(), nodes.end(), 0);
+        }
+        std::vector<int> wanted;
         for (int k : nodes) wanted.push_back(pl.p.node_slots[static_cast<std::size_t>(k)]);
         device_options d;
         if (!o_.plant_illegal_address.empty())
@@ -121,8 +123,7 @@ private:
                 std::fflush(stderr);
                 ::_exit(70);
             }
-            lost_ = true;
-            lost_why_ = where + oc.message;
+            lost_ = where + oc.message;
         }
         const auto status = oc.status == outcome::kind::memory        ? run_status::memory
                             : oc.status == outcome::kind::unsupported ? run_status::unsupported
@@ -133,9 +134,8 @@ private:
     }
 
     options o_;
-    weight_cache weights_;  // mutants share most of their parent's weights
-    bool lost_ = false;
-    std::string lost_why_;
+    weight_cache weights_;             // mutants share most of their parent's weights
+    std::optional<std::string> lost_;  // why the CUDA context is gone (a sticky error), once it is
 };
 
 static_assert(memo::backend<backend>);
