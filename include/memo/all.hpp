@@ -18,6 +18,7 @@
 #include "cluster/exchange.hpp"
 #include "coverage/checkpoint.hpp"
 #include "coverage/input_range.hpp"
+#include "io/background_writer.hpp"
 #include "io/json.hpp"
 #include "io/keras.hpp"
 #include "metamorphic/relations.hpp"

@@ -6,7 +6,7 @@
 //            u32 inputs,  each: str name, u8 type (0 float32, 1 float64), u32 rank, i64 dims, data
 //            u32 outputs, each: str name
 //   result   u8 status (0 ok, 1 error), f64 milliseconds (session creation and run), str message,
-//            u32 outputs, each: u32 rank, i64 dims, float64 data
+//            u32 outputs, each: u8 type (0 float32, 1 float64), u32 rank, i64 dims, data
 //
 // (str: u32 length and UTF-8 bytes.) Usage: node worker.js [--optimize disabled|basic|extended|all]
 'use strict';
@@ -55,8 +55,9 @@ function encode(status, ms, message, tensors) {
   head.writeUInt32LE(tensors.length, 13 + text.length);
   const parts = [head];
   for (const t of tensors) {
-    parts.push(dimsHeader(t.dims));
-    const values = t.data instanceof Float64Array ? t.data : new Float64Array(t.data);  // a typed copy: fast
+    // float32 and float64 go as they are (the campaign widens float32); any other type as float64.
+    const values = t.data instanceof Float64Array || t.data instanceof Float32Array ? t.data : new Float64Array(t.data);
+    parts.push(Buffer.from([values instanceof Float32Array ? 0 : 1]), dimsHeader(t.dims));
     parts.push(Buffer.from(values.buffer, values.byteOffset, values.byteLength));
   }
   return parts;

@@ -29,14 +29,22 @@ public:
         pod<std::uint64_t>(s.size());
         buf_.append(s);
     }
+    /// A u32 count and the dims: a tensor's, a given weight's and a node's shape alike.
+    void dims(std::span<const std::int64_t> ds) {
+        pod<std::uint32_t>(static_cast<std::uint32_t>(ds.size()));
+        for (auto d : ds) pod<std::int64_t>(d);
+    }
+    /// A u64 count and the values, as they lie in memory.
+    void doubles(std::span<const double> xs) {
+        pod<std::uint64_t>(xs.size());
+        buf_.append(reinterpret_cast<const char*>(xs.data()), xs.size() * sizeof(double));
+    }
     void tensors(std::span<const tensor> ts) {
         pod<std::uint32_t>(static_cast<std::uint32_t>(ts.size()));
         for (const auto& t : ts) {
             pod<std::uint8_t>(static_cast<std::uint8_t>(t.type));
-            pod<std::uint32_t>(static_cast<std::uint32_t>(t.dims.size()));
-            for (auto d : t.dims) pod<std::int64_t>(d);
-            pod<std::uint64_t>(t.data.size());
-            buf_.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(double));
+            dims(t.dims);
+            doubles(t.data);
         }
     }
     std::string& bytes() noexcept { return buf_; }
@@ -56,38 +64,44 @@ public:
         at_ += sizeof x;
         return x;
     }
-    std::string str() {
-        const auto n = pod<std::uint64_t>();
+    std::string str() { return std::string(raw(pod<std::uint64_t>())); }
+    /// The next n bytes as they are.
+    std::string_view raw(std::size_t n) {
         need(n);
-        std::string s(b_.substr(at_, n));
+        const auto v = b_.substr(at_, n);
         at_ += n;
-        return s;
+        return v;
     }
-    std::vector<double> doubles(std::uint64_t n) {
-        need(n * sizeof(double));
+    std::vector<std::int64_t> dims() {
+        const auto n = pod<std::uint32_t>();
+        need(std::size_t{n} * sizeof(std::int64_t));  // a u32 count cannot overflow it
+        std::vector<std::int64_t> ds(n);
+        for (auto& d : ds) d = pod<std::int64_t>();
+        return ds;
+    }
+    std::vector<double> doubles() {
+        const auto n = pod<std::uint64_t>();
+        // Before allocating: a corrupt count is an error, not a huge vector.
+        if (n > left() / sizeof(double)) throw error("truncated worker frame");
+        const auto bytes = raw(n * sizeof(double));
         std::vector<double> xs(n);
-        if (n) std::memcpy(xs.data(), b_.data() + at_, n * sizeof(double));
-        at_ += n * sizeof(double);
+        if (n) std::memcpy(xs.data(), bytes.data(), bytes.size());
         return xs;
     }
     std::vector<tensor> tensors() {
         std::vector<tensor> ts(pod<std::uint32_t>());
         for (auto& t : ts) {
             t.type = static_cast<dtype>(pod<std::uint8_t>());
-            t.dims.resize(pod<std::uint32_t>());
-            for (auto& d : t.dims) d = pod<std::int64_t>();
-            const auto n = pod<std::uint64_t>();
-            need(n * sizeof(double));
-            t.data.resize(n);
-            std::memcpy(t.data.data(), b_.data() + at_, n * sizeof(double));
-            at_ += n * sizeof(double);
+            t.dims = dims();
+            t.data = doubles();
         }
         return ts;
     }
 
 private:
+    std::size_t left() const noexcept { return b_.size() - at_; }
     void need(std::size_t n) const {
-        if (at_ + n > b_.size()) throw error("truncated worker frame");
+        if (n > left()) throw error("truncated worker frame");
     }
     std::string_view b_;
     std::size_t at_ = 0;
@@ -136,18 +150,15 @@ inline void put_model(writer& w, const model& m) {
         w.pod<std::uint32_t>(static_cast<std::uint32_t>(n.inputs.size()));
         for (int e : n.inputs) w.pod<std::int32_t>(e);
         w.pod<std::uint8_t>(static_cast<std::uint8_t>(n.type));
-        w.pod<std::uint8_t>(static_cast<std::uint8_t>(n.out.view().size()));
-        for (auto d : n.out.view()) w.pod<std::int64_t>(d);
+        w.dims(n.out.view());
         w.pod<std::uint32_t>(static_cast<std::uint32_t>(n.params.size()));
         for (const auto& v : n.params) put_value(w, v);
         w.pod<std::uint8_t>(n.weights != nullptr);
         if (n.weights) {
             w.pod<std::uint32_t>(static_cast<std::uint32_t>(n.weights->weights.size()));
             for (const auto& g : n.weights->weights) {
-                w.pod<std::uint32_t>(static_cast<std::uint32_t>(g.dims.size()));
-                for (auto d : g.dims) w.pod<std::int64_t>(d);
-                w.pod<std::uint64_t>(g.values.size());
-                w.bytes().append(reinterpret_cast<const char*>(g.values.data()), g.values.size() * sizeof(double));
+                w.dims(g.dims);
+                w.doubles(g.values);
             }
         }
     }
@@ -178,15 +189,14 @@ inline model get_model(reader& r, const registry& reg) {
         for (int& e : n.inputs)
             if (e = r.pod<std::int32_t>(); e < 0 || static_cast<std::size_t>(e) >= i) throw error("worker frame: an edge from a later node");
         n.type = static_cast<dtype>(r.pod<std::uint8_t>());
-        for (int k = r.pod<std::uint8_t>(); k > 0; --k) n.out.push(r.pod<std::int64_t>());
+        for (auto d : r.dims()) n.out.push(d);
         if (r.pod<std::uint32_t>() != n.params.size()) throw error("worker frame: " + cls + " with another parameter count");
         for (auto& v : n.params) v = get_value(r);
         if (r.pod<std::uint8_t>()) {
             std::vector<given_weights::one> ws(r.pod<std::uint32_t>());
             for (auto& g : ws) {
-                g.dims.resize(r.pod<std::uint32_t>());
-                for (auto& d : g.dims) d = r.pod<std::int64_t>();
-                g.values = r.doubles(r.pod<std::uint64_t>());
+                g.dims = r.dims();
+                g.values = r.doubles();
             }
             n.weights = give_weights(std::move(ws));
         }

@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 
 #include "../coverage/checkpoint.hpp"
+#include "../io/background_writer.hpp"
 #include "../io/json.hpp"
 #include "../report/report.hpp"
 
@@ -75,15 +76,22 @@ public:
         return static_cast<std::uint64_t>(csv_.tellp());
     }
 
-    /// A model that raised coverage at `iteration`, with where it came from.
-    void queue(const model& m, std::uint64_t iteration, io::json origin) {
-        io::json j = io::model_to_json(m);
-        j["origin"] = std::move(origin);
-        io::write_file((dir_ / "queue" / fmt::format("{:09}.json", iteration)).string(), j.dump() + "\n");
+    /// A model that raised coverage at `iteration`, given as its JSON (io::model_to_json(m).dump(),
+    /// which the store keeps too), with where it came from: written on the writer's thread.
+    void queue(const std::string& model_json, std::uint64_t iteration, const io::json& origin) {
+        std::string text = model_json;
+        if (text.size() < 2 || text.back() != '}') throw error("queue: a model's JSON is not an object");
+        text.pop_back();
+        text += (text.size() > 1 ? ",\"origin\":" : "\"origin\":") + origin.dump() + "}\n";
+        files_.write((dir_ / "queue" / fmt::format("{:09}.json", iteration)).string(), std::move(text));
     }
+
+    /// Returns once the queue's files are written (a checkpoint names what is in queue/).
+    void flush() { files_.flush(); }
 
     /// The campaign's end: stats.json, then report.html.
     void finish(const io::json& stats, const memo_coverage& c) {
+        flush();
         io::write_file((dir_ / "stats.json").string(), stats.dump(2) + "\n");
         report::write_report(dir_, c);
     }
@@ -95,6 +103,7 @@ private:
 
     std::filesystem::path dir_;
     std::ofstream csv_;
+    io::background_writer files_;
 };
 
 }  // namespace memo::campaign

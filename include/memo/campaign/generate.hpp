@@ -262,7 +262,10 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         dir.row(t, {n.generated + x[0], n.valid + x[1], (exec ? exec->executed() : 0) + x[2]}, s.coverage(), extra_columns(s.coverage()), more_columns());
     };
     // Between two steps: the csv so far, the search, the stage.
-    auto checkpoint = [&](double t) { st.save_checkpoint({n.generated, t, save_state(s, n, t, dir.csv_bytes(), exec, peers)}); };
+    auto checkpoint = [&](double t) {
+        dir.flush();
+        st.save_checkpoint({n.generated, t, save_state(s, n, t, dir.csv_bytes(), exec, peers)});
+    };
     auto line = [&](double t) {
         const double rate = t > t0 ? static_cast<double>(n.generated - first) / (t - t0) : 0.0;
         return fmt::format("[{:6.1f}s] {}{} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t,
@@ -313,14 +316,16 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         if (!r.valid) return;
         const std::uint64_t key = model_key(*r.mutant);
         st.add_generated(n.generated, key, slot_keys[r.slot], names[r.op], r.gain);
+        std::string json;  // a model that raised coverage, printed once for the store and queue/
         if (r.gain) {
-            st.add_model(key, *r.mutant);
+            json = io::model_to_json(*r.mutant).dump();
+            st.add_model_json(key, json);
             record_coverage(st, s.coverage(), recorded, n.generated);
             if (r.mutant == &s.models()[r.slot]) slot_keys[r.slot] = key;
             if (peers) peers->found(*r.mutant, r.gain);
         }
         if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, n.generated, t);
-        if (r.gain) dir.queue(*r.mutant, n.generated, {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}});
+        if (r.gain) dir.queue(json, n.generated, {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}});
     };
     engine::driver d{stop, wait, stepped};
     engine::drive(s, n, d);

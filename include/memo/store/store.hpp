@@ -93,8 +93,12 @@ public:
     /// A model under its key (model_key), once: a campaign meets the same model when it raises
     /// coverage, when it runs and when a checkpoint names it, and only the first writes its JSON.
     void add_model(std::uint64_t key, const model& m) {
+        if (!added_.contains(key)) add_model_json(key, io::model_to_json(m).dump());
+    }
+    /// The same, with the model's JSON printed already (io::model_to_json(m).dump()).
+    void add_model_json(std::uint64_t key, const std::string& json) {
         if (!added_.insert(key).second) return;
-        add_model_.bind(1, key).bind(2, io::model_to_json(m).dump()).run();
+        add_model_.bind(1, key).bind(2, json).run();
     }
     std::optional<model> find_model(std::uint64_t key, const registry& reg) {
         auto q = db_.prepare("SELECT json FROM models WHERE key = ?");

@@ -171,3 +171,40 @@ TEST(Weights, CacheGivesTheWeightsDrawnAfresh) {
     }
     EXPECT_GE(compared, 20);  // the layer classes that have weights
 }
+
+// The normal initializers keep Keras' distributions: RandomNormal N(0, 0.05) (68.3 % within one
+// standard deviation), he_normal truncated at two standard deviations yet of standard deviation
+// sqrt(2 / fan_in), and Orthogonal's columns orthonormal.
+TEST(Weights, NormalInitializersKeepKerasDistributions) {
+    auto moments = [](const memo::tensor& t) {
+        double sum = 0, sq = 0, most = 0;
+        for (double x : t.data) sum += x, sq += x * x, most = std::max(most, std::abs(x));
+        const double n = static_cast<double>(t.size()), mean = sum / n;
+        return std::array<double, 3>{mean, std::sqrt(sq / n - mean * mean), most};
+    };
+    memo::rng r(7);
+    memo::tensor normal({200, 500}, memo::dtype::float64);
+    memo::initialize("RandomNormal", normal, r);
+    const auto [mean, sd, most] = moments(normal);
+    EXPECT_NEAR(mean, 0.0, 1e-3);
+    EXPECT_NEAR(sd, 0.05, 0.05 * 0.02);
+    EXPECT_GT(most, 0.05 * 3.5);  // tails, not a bounded distribution
+    const auto within = std::count_if(normal.data.begin(), normal.data.end(), [](double x) { return std::abs(x) <= 0.05; });
+    EXPECT_NEAR(static_cast<double>(within) / static_cast<double>(normal.size()), 0.6827, 0.01);
+
+    memo::tensor he({200, 500}, memo::dtype::float64);  // fan_in 200
+    memo::initialize("he_normal", he, r);
+    const auto [he_mean, he_sd, he_most] = moments(he);
+    EXPECT_NEAR(he_mean, 0.0, 2e-3);
+    EXPECT_NEAR(he_sd, 0.1, 0.1 * 0.02);
+    EXPECT_LE(he_most, 2.0 * 0.1 / 0.87962566103423978 + 1e-12);
+
+    memo::tensor q({64, 32}, memo::dtype::float64);
+    memo::initialize("Orthogonal", q, r);
+    for (int a = 0; a < 32; ++a)
+        for (int b = 0; b < 32; ++b) {
+            double dot = 0;
+            for (int i = 0; i < 64; ++i) dot += q[i * 32 + a] * q[i * 32 + b];
+            ASSERT_NEAR(dot, a == b ? 1.0 : 0.0, 1e-12) << a << " " << b;
+        }
+}

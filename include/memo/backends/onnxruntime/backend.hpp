@@ -12,6 +12,7 @@
 // Needs memo::onnx (libonnx) for the export and Node.js with onnxruntime-node for the worker.
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -73,8 +74,8 @@ inline std::string encode(const std::string& onnx_bytes, const std::vector<feed>
     return std::move(w.bytes());
 }
 
-/// The result frame: status, the worker's own time, message, float64 outputs (given the dtypes
-/// they stand for).
+/// The result frame: status, the worker's own time, message, outputs as float32 or float64 (given
+/// the dtypes they stand for).
 inline run_result decode(std::string_view frame, const std::vector<dtype>& types) {
     wire::reader r(frame);
     run_result x;
@@ -86,10 +87,18 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
     const auto n = r.pod<std::uint32_t>();
     for (std::uint32_t k = 0; k < n; ++k) {
         tensor t;
+        const bool f64 = r.pod<std::uint8_t>() != 0;
         t.dims.resize(r.pod<std::uint32_t>());
         for (auto& d : t.dims) d = r.pod<std::int64_t>();
+        const auto values = r.raw(static_cast<std::size_t>(tensor::count(t.dims)) * (f64 ? sizeof(double) : sizeof(float)));
         t.data.resize(static_cast<std::size_t>(tensor::count(t.dims)));
-        for (auto& v : t.data) v = r.pod<double>();
+        if (f64) std::memcpy(t.data.data(), values.data(), values.size());
+        else
+            for (std::size_t i = 0; i < t.data.size(); ++i) {
+                float v;
+                std::memcpy(&v, values.data() + i * sizeof v, sizeof v);
+                t.data[i] = v;
+            }
         t.type = k < types.size() ? types[k] : dtype::float32;
         x.outputs.push_back(std::move(t));
     }
