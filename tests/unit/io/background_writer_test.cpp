@@ -25,7 +25,8 @@ fs::path fresh_dir(const std::string& name) {
 TEST(BackgroundWriter, FlushReturnsOnceEveryFileIsWritten) {
     const auto dir = fresh_dir("flush");
     memo::io::background_writer w;
-    for (int i = 0; i < 300; ++i) w.write((dir / (std::to_string(i) + ".json")).string(), std::string(static_cast<std::size_t>(i) * 37, 'x') + std::to_string(i));
+    for (int i = 0; i < 300; ++i)
+        w.write((dir / (std::to_string(i) + ".json")).string(), std::string(static_cast<std::size_t>(i) * 37, 'x') + std::to_string(i));
     w.flush();
     for (int i = 0; i < 300; ++i)
         ASSERT_EQ(memo::io::read_file((dir / (std::to_string(i) + ".json")).string()), std::string(static_cast<std::size_t>(i) * 37, 'x') + std::to_string(i));
