@@ -57,8 +57,8 @@ struct scan {
         const double* p = xs.data();
         const std::size_t n = xs.size();
         std::size_t i = 0;
-        // The four lanes written out, not a loop over k: a compiler that unrolls the loop keeps
-        // each lane in a register (-O2 alone does not, and the scan takes 2.3 times as long).
+        // The loop over the lanes unrolled: then each lane stays in a register (-O2 alone does not
+        // unroll it, and the scan takes 1.7 times as long: 1.63 ns a value against 0.98).
         for (; i + lanes <= n; i += lanes)
 #pragma GCC unroll 4
             for (std::size_t k = 0; k < lanes; ++k) step(k, p[i + k]);

@@ -62,8 +62,7 @@ inline std::string encode(const std::string& onnx_bytes, const std::vector<feed>
         str(name);
         const bool f64 = onnx::io_type(type) == dtype::float64;
         w.pod<std::uint8_t>(f64 ? 1 : 0);
-        w.pod<std::uint32_t>(static_cast<std::uint32_t>(t->dims.size()));
-        for (auto d : t->dims) w.pod<std::int64_t>(d);
+        w.dims(t->dims);
         for (double x : t->data) {
             if (f64) w.pod<double>(x);
             else w.pod<float>(static_cast<float>(x));
@@ -88,8 +87,7 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
     for (std::uint32_t k = 0; k < n; ++k) {
         tensor t;
         const bool f64 = r.pod<std::uint8_t>() != 0;
-        t.dims.resize(r.pod<std::uint32_t>());
-        for (auto& d : t.dims) d = r.pod<std::int64_t>();
+        t.dims = r.dims();
         const auto values = r.raw(static_cast<std::size_t>(tensor::count(t.dims)) * (f64 ? sizeof(double) : sizeof(float)));
         t.data.resize(static_cast<std::size_t>(tensor::count(t.dims)));
         if (f64) std::memcpy(t.data.data(), values.data(), values.size());
