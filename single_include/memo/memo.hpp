@@ -2145,6 +2145,18 @@ inline choice activations(bool with_none = false) {
     if (with_none) c.options.emplace_back(std::in_place_type<none_t>);
     return c;
 }
+/// The magnitude a Keras activation's usual formulas round against: elu and selu (exp(x) - 1),
+/// softplus (log(1 + exp(x))), sigmoid and hard_sigmoid (1 + ..., or 0.5 * tanh + 0.5 in
+/// approximating kernels), tanh (polynomial kernels are accurate to a few u absolute) and softmax
+/// (exp(x - max): the largest term is 1) round at 1 (selu at its scale * alpha). relu, linear,
+/// softsign and exponential are accurate to a few u of their result: 0. The oracle's rounding rule
+/// (oracle/rounding.hpp) and the reference's shaken runs (run_options::shake_activations) use it.
+constexpr double activation_rounds_at(std::string_view a) noexcept {
+    if (a == "selu") return 1.0507009873554805 * 1.6732632423543772;
+    if (a == "elu" || a == "softplus" || a == "sigmoid" || a == "hard_sigmoid" || a == "tanh" || a == "softmax") return 1.0;
+    return 0.0;
+}
+
 /// Keras initializers (MEMO's pool, the union of its kernel and bias lists).
 inline choice initializers() {
     return element_of({"Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling", "Orthogonal", "glorot_normal",

@@ -56,6 +56,13 @@ struct run_options {
     /// output (run_result::node_digests) rather than every node's tensor: what a campaign's store
     /// keeps, for a fraction of the bytes over the pipe. Backends themselves ignore it.
     bool digest_nodes = false;
+    /// Moves the result of every activation function (Keras' activations, gates included) by this
+    /// many units of roundoff of its node's dtype times the magnitude the activation's usual
+    /// formula rounds against (layers::activation_rounds_at), with random signs: a float64 run that
+    /// shows how far a library's rounding of exp(x) - 1 or 1 / (1 + exp(-x)) can move a node, as a
+    /// recurrence amplifies it step by step. 0: none. Only the reference interpreter reads it, in
+    /// process (the oracle's rounding measure); workers are not sent it.
+    double shake_activations = 0;
 };
 
 struct run_result {

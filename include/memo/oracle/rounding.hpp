@@ -28,20 +28,10 @@
 #include <vector>
 
 #include "../core/model.hpp"
+#include "../layers/common.hpp"
 #include "oracle.hpp"
 
 namespace memo::oracle {
-
-/// The magnitude a Keras activation's usual formulas round against: elu and selu (exp(x) - 1),
-/// softplus (log(1 + exp(x))), sigmoid and hard_sigmoid (1 + ..., or 0.5 * tanh + 0.5 in
-/// approximating kernels), tanh (polynomial kernels are accurate to a few u absolute) and softmax
-/// (exp(x - max): the largest term is 1) round at 1 (selu at its scale * alpha). relu, linear,
-/// softsign and exponential are accurate to a few u of their result: 0.
-constexpr double activation_rounds_at(std::string_view a) noexcept {
-    if (a == "selu") return 1.0507009873554805 * 1.6732632423543772;
-    if (a == "elu" || a == "softplus" || a == "sigmoid" || a == "hard_sigmoid" || a == "tanh" || a == "softmax") return 1.0;
-    return 0.0;
-}
 
 /// A(n): the magnitude node i of m rounds against besides its output, given the magnitudes of
 /// its inputs and of its float64 output.
@@ -56,7 +46,7 @@ inline double rounds_at(const model& m, std::size_t i, double input_scale, doubl
     }
     for (std::string_view p : {"activation", "recurrent_activation"})
         if (const int k = n.layer->param_index(p); k >= 0)
-            if (const auto* s = std::get_if<std::string>(&n.params[static_cast<std::size_t>(k)])) a = std::max(a, activation_rounds_at(*s));
+            if (const auto* s = std::get_if<std::string>(&n.params[static_cast<std::size_t>(k)])) a = std::max(a, layers::activation_rounds_at(*s));
     return a;
 }
 

@@ -456,7 +456,7 @@ namespace {
 /// A library that runs the whole graph at once and hangs on any model with an Activation, without
 /// saying where it was: the reference interpreter otherwise.
 struct graph_hanger {
-    memo::reference::interpreter inner;
+    memo::reference::interpreter inner{};
     std::string_view name() const { return "hanger"; }
     memo::expected<void> supports(const memo::model&) const { return {}; }
     memo::run_result run(const memo::model& m, std::span<const memo::tensor> in, const memo::run_options& o) {

@@ -22,6 +22,8 @@
 
 #include "../../core/model.hpp"
 #include "../../engine/error.hpp"
+#include "../../engine/rng.hpp"
+#include "../../layers/common.hpp"
 #include "../../tensors/tensor.hpp"
 #include "../../tensors/weights.hpp"
 
@@ -99,6 +101,17 @@ struct params {
     bool channels_first() const { return has("data_format") && str("data_format") == "channels_first"; }
 };
 
+namespace detail {
+/// What activate() adds to each result while a run asks for it (run_options::shake_activations):
+/// `amount` times the magnitude the activation's formula rounds against, with a random sign. The
+/// interpreter points `shaking` at one around each node, so kernels need no extra argument.
+struct activation_shake {
+    rng draws;
+    double amount = 0;
+};
+inline thread_local activation_shake* shaking = nullptr;
+}  // namespace detail
+
 /// Keras' activation `name` applied to x, element-wise (softmax is done by apply_activation).
 template <class T>
 T activate(std::string_view name, T x) {
@@ -115,6 +128,7 @@ T activate(std::string_view name, T x) {
     else if (name == "softplus") r = v > A(0) ? v + log1p(exp(-v)) : log1p(exp(v));
     else if (name == "softsign") r = v / (abs(v) + A(1));
     else if (name == "exponential") r = exp(v);
+    if (auto* s = detail::shaking) r += static_cast<A>(s->amount * layers::activation_rounds_at(name) * (s->draws.chance(0.5) ? 1.0 : -1.0));
     return static_cast<T>(r);  // linear and unknown names: identity
 }
 

@@ -5,6 +5,7 @@
 // on given inputs) so that a disagreement can be pinned on one node.
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -144,6 +145,14 @@ private:
                 in.push_back(x);
             }
             progress::at_node(static_cast<int>(i));
+            // Each node's shake draws from a stream of its own: the same run shakes alike.
+            std::optional<detail::activation_shake> shake;
+            if (o.shake_activations > 0)
+                shake.emplace(detail::activation_shake{rng(m.seed ^ (0x9e3779b97f4a7c15ULL * (i + 1))), o.shake_activations * unit_roundoff(n.type)});
+            const struct restore {
+                detail::activation_shake* before;
+                ~restore() { detail::shaking = before; }
+            } restore{std::exchange(detail::shaking, shake ? &*shake : nullptr)};
             auto out = node_in(t, m, static_cast<int>(i), in);
             if (!out) {
                 auto r = run_result::failed(run_status::error, std::string(n.layer->name) + ": " + out.reason());
