@@ -1,5 +1,6 @@
-// Reference kernels of the activation layers against values worked out by hand, and a sweep of
-// random single-layer models of every activation class.
+// Reference kernels of the activation layers against values worked out by hand, a sweep of
+// random single-layer models of every activation class, and the shaken activation functions of
+// the oracle's rounding measure.
 #include <array>
 #include <cmath>
 
@@ -110,3 +111,27 @@ TEST(ReferenceAct, Float64KeepsTinyNegativesExact) {
 }
 
 TEST(ReferenceAct, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::act, 20240611, 15, 100, 6); }
+
+// The oracle's rounding measure (run_options::shake_activations) moves each activation's result by
+// the given units of roundoff of the node's dtype times what its formula rounds against: selu by
+// u * scale * alpha, tanh by u, relu not at all; the same run shakes alike, and no shake leaves the
+// plain result.
+TEST(ReferenceAct, ShakenActivationsMoveByUnitsOfTheirFormulasConstant) {
+    const auto x = make({1, 4}, {-0.75, -0.25, 0.5, 1.5});
+    const double u = memo::unit_roundoff(dtype::float32);
+    for (auto [act, at] : {std::pair{"selu", 1.0507009873554805 * 1.6732632423543772}, {"tanh", 1.0}, {"relu", 0.0}}) {
+        const auto m = one_layer("Dense", {4}, {{"units", 5}, {"activation", act}}, dtype::float32);
+        memo::reference::interpreter truth(dtype::float64);
+        const std::vector<tensor> in{x};
+        memo::run_options shaking;
+        shaking.shake_activations = 2;
+        const auto plain = truth.run(m, in), shaken = truth.run(m, in, shaking), again = truth.run(m, in, shaking);
+        ASSERT_TRUE(plain.ok() && shaken.ok() && again.ok()) << act;
+        ASSERT_EQ(shaken.outputs[0].data.size(), 5u);
+        for (std::size_t i = 0; i < 5; ++i) {
+            EXPECT_NEAR(std::abs(shaken.outputs[0].data[i] - plain.outputs[0].data[i]), 2 * u * at, 1e-15) << act << " element " << i;
+            EXPECT_EQ(shaken.outputs[0].data[i], again.outputs[0].data[i]) << act << " element " << i;
+        }
+        EXPECT_EQ(truth.run(m, in).outputs[0].data, plain.outputs[0].data) << act;
+    }
+}
