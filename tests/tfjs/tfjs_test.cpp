@@ -175,6 +175,19 @@ TEST(TfjsBackend, DeclinesWhatItLacks) {
     c.add("ELU", {y}, {{"alpha", 0.5}});
     c.seed(2);
     EXPECT_FALSE(memo::tfjs::supports(c.finish()));
+
+    // Flatten of a (batch, n) input: tfjs asks for rank 3 and up, so the model is declined before
+    // it is sent, not learnt as "Flatten in float32" (which would decline every Flatten after it).
+    for (const auto& shape : {memo::ints{6}, memo::ints{6, 4}}) {
+        memo::builder d(test::reg());
+        const int z = d.add("InputLayer", {}, {{"shape", shape}, {"dtype", "float32"}});
+        d.add("Flatten", {z}, {});
+        d.seed(3);
+        const auto flat = d.finish();
+        const auto ok = memo::tfjs::supports(flat);
+        EXPECT_EQ(bool(ok), shape.size() > 1) << describe(flat);
+        if (shape.size() > 1) EXPECT_EQ(tfjs("cpu").run(flat, memo::make_inputs(flat)).status, memo::run_status::ok);
+    }
 }
 
 // A layer tfjs shapes otherwise than Keras (GlobalAveragePooling2D ignores keepdims) is an invalid

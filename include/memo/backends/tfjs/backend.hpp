@@ -65,6 +65,8 @@ inline std::string lacks(const model& m, const node& n) {
     if (cls == "GRU" && as_bool(n.param("reset_after"))) return "tfjs' GRU lacks reset_after";
     if (cls == "Conv1D" && as_str(n.param("padding")) == "causal") return "tfjs' Conv1D lacks causal padding";
     if (cls == "BatchNormalization" && (n.out.rank() < 2 || n.out.rank() > 4)) return "tfjs' batch normalization takes ranks 2 to 4";
+    // Keras flattens a (batch, n) input to itself; tfjs' Flatten asks for min_ndim 3.
+    if (cls == "Flatten" && !n.inputs.empty() && m[n.inputs[0]].out.rank() < 3) return "tfjs' Flatten takes ranks 3 and up";
     if (cls == "Dot")
         for (int i : n.inputs)
             if (m[i].out.rank() >= 4) return "tfjs' Dot takes ranks up to 3";
