@@ -186,7 +186,9 @@ TEST(TfjsBackend, DeclinesWhatItLacks) {
         const auto flat = d.finish();
         const auto ok = memo::tfjs::supports(flat);
         EXPECT_EQ(bool(ok), shape.size() > 1) << describe(flat);
-        if (shape.size() > 1) EXPECT_EQ(tfjs("cpu").run(flat, memo::make_inputs(flat)).status, memo::run_status::ok);
+        if (shape.size() > 1) {
+            EXPECT_EQ(tfjs("cpu").run(flat, memo::make_inputs(flat)).status, memo::run_status::ok);
+        }
     }
 }
 

@@ -94,6 +94,11 @@ struct run_result {
     std::int64_t start_kb = 0;           // resident memory of the worker when the run began (0: not measured)
     std::vector<digest> node_digests;    // every node's, from a worker asked for digest_nodes
     std::vector<value_span> node_spans;  // with node_digests: the classes and range of every node's values
+    /// With every_node, from the reference interpreter in process: per node, the largest magnitude
+    /// of what it held inside (a recurrence's hidden and cell states over its steps; 0 for a layer
+    /// without). A state past its dtype's range leaves no trace in the outputs (tanh(inf) is 1),
+    /// yet each library's answer from there is its own. Empty where the backend does not say.
+    std::vector<double> node_inner;
 
     bool ok() const noexcept { return status == run_status::ok; }
     static run_result failed(run_status s, std::string why) {

@@ -58,6 +58,7 @@ private:
                 run_result r;
                 try {
                     auto q = wire::decode_request(frame, *reg_);
+                    q.keep_drawn();
                     reset_peak();
                     const auto start = resident_kb(::getpid());
                     const double cpu = own_cpu_ms();

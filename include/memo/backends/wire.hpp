@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../core/model.hpp"
+#include "../tensors/weights.hpp"
 #include "backend.hpp"
 
 namespace memo::wire {
@@ -214,12 +215,58 @@ inline model get_model(reader& r, const registry& reg) {
     return m;
 }
 
+/// A weight the sender drew, for the worker's cache (drawn_weights): what weights_of would draw.
+struct drawn_weight {
+    std::uint64_t stream = 0;
+    std::string initializer;
+    tensor value;
+};
+
 /// A run request, as the worker decodes it.
 struct request {
     model m;
     std::vector<tensor> inputs, forced;
     run_options options;
+    std::vector<drawn_weight> drawn;
+
+    /// Puts the sender's draws in this thread's cache, where the backend's weights_of finds them.
+    void keep_drawn() {
+        for (auto& d : drawn) drawn_weights().keep(d.stream, d.initializer, std::move(d.value));
+        drawn.clear();
+    }
 };
+
+/// The weights of m costly to draw (costly_to_draw), from this thread's cache: drawn once in the
+/// campaign's process (whose ONNX export and float64 truth find them there too) rather than again
+/// in every worker. The rest each worker draws faster than it could read them.
+inline void put_drawn(writer& w, const model& m) {
+    std::uint32_t count = 0;
+    const auto at = w.bytes().size();
+    w.pod<std::uint32_t>(0);
+    for (std::size_t i = 0; i < m.size(); ++i)
+        for (const auto& d : draws_of(m, static_cast<int>(i))) {
+            if (!costly_to_draw(d.initializer)) continue;
+            const tensor& t = drawn_weights().draw(d.stream, d.initializer, d.dims);
+            w.pod<std::uint64_t>(d.stream);
+            w.str(d.initializer);
+            w.dims(t.dims);
+            w.doubles(t.data);
+            ++count;
+        }
+    std::memcpy(w.bytes().data() + at, &count, sizeof count);
+}
+
+inline std::vector<drawn_weight> get_drawn(reader& r) {
+    std::vector<drawn_weight> out(r.pod<std::uint32_t>());
+    for (auto& d : out) {
+        d.stream = r.pod<std::uint64_t>();
+        d.initializer = r.str();
+        d.value = tensor(r.dims(), dtype::float64);
+        d.value.data = r.doubles();
+        if (static_cast<std::int64_t>(d.value.data.size()) != tensor::count(d.value.dims)) throw error("worker frame: a drawn weight of another size");
+    }
+    return out;
+}
 
 inline std::string encode_request(const model& m, std::span<const tensor> inputs, const run_options& o) {
     writer w;
@@ -227,6 +274,7 @@ inline std::string encode_request(const model& m, std::span<const tensor> inputs
     w.pod<std::uint8_t>(o.digest_nodes);
     w.pod<std::int8_t>(o.precision ? static_cast<std::int8_t>(*o.precision) : std::int8_t{-1});
     put_model(w, m);
+    put_drawn(w, m);
     w.tensors(inputs);
     w.tensors(o.forced);
     return std::move(w.bytes());
@@ -239,6 +287,7 @@ inline request decode_request(std::string_view bytes, const registry& reg) {
     q.options.digest_nodes = r.pod<std::uint8_t>() != 0;
     if (const auto p = r.pod<std::int8_t>(); p >= 0) q.options.precision = static_cast<dtype>(p);
     q.m = get_model(r, reg);
+    q.drawn = get_drawn(r);
     q.inputs = r.tensors();
     q.forced = r.tensors();
     q.options.forced = q.forced;

@@ -36,10 +36,10 @@ struct generation_options {
     /// What counts as new: MEMO's criteria ("memo"), or also DeepStellar's RNN states
     /// ("memo,rnn-state": rnn_state/rnn_coverage.hpp).
     std::string coverage = "memo";
-    double p = 0.05;                   // Metropolis-Hastings parameter
-    std::size_t max_seed_nodes = 160;  // larger diverse mutants are kept as results, not as seeds
-    bool quiet = false;                // no progress line
-    std::int64_t max_cost = 0;         // mutants costlier to run (layers/cost.hpp) are rejected; 0: no limit
+    double p = 0.05;                  // Metropolis-Hastings parameter
+    std::size_t max_seed_nodes = 32;  // diverse mutants grown past it are kept as results, not as seeds
+    bool quiet = false;               // no progress line
+    std::int64_t max_cost = 0;        // mutants costlier to run (layers/cost.hpp) are rejected; 0: no limit
     /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
     /// that a campaign on one library keeps to the models it runs.
     std::function<expected<void>(const model&)> accept;

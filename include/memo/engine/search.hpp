@@ -75,10 +75,10 @@ public:
         model_score_[s.slot] += 1;
         op_score_[s.op] += 1;
         // UpdateSeeds: every seed of this slot now holds the mutant, unless it cannot breed: it
-        // has outgrown the size limit (models would grow without end), or a library under test
+        // has grown past the size limit (models would grow without end), or a library under test
         // declines it (every descendant would be declined too). Then it is kept as a result, and
         // its parent goes on as the seed.
-        if (!breeds(*mutant)) {
+        if (!breeds(*mutant, models_[s.slot])) {
             last_ = std::move(*mutant);
             return {i, s.slot, s.op, true, gain, &last_};
         }
@@ -149,13 +149,14 @@ public:
     /// Puts m in slot i in place of its model (a slot whose model turned out to be declined goes
     /// back to its seed); the slot's score stays.
     void reset_slot(std::size_t i, Model m) { models_.at(i) = std::move(m); }
-    /// Diverse mutants larger than this do not replace their parent (models would grow without end).
+    /// Diverse mutants that grow past this size do not replace their parent (models would grow
+    /// without end); a seed larger than it still breeds mutants no larger than itself.
     void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
 
 private:
-    bool breeds(const Model& m) const {
+    bool breeds(const Model& m, const Model& parent) const {
         if constexpr (requires { m.size(); })
-            if (m.size() > max_seed_size_) return false;
+            if (m.size() > max_seed_size_ && m.size() > parent.size()) return false;
         return !seedable_ || seedable_(m);
     }
     struct seed_entry {

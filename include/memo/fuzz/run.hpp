@@ -212,7 +212,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         o.coverage = a.get_or("coverage", "memo");
         memo::campaign::wants_rnn_state(o.coverage);  // an unknown one fails before anything starts
         o.p = to_double(a.get_or("p", "0.05"), "p");
-        o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "160"), "max-seed-nodes");
+        o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "32"), "max-seed-nodes");
         memo::io::json stored = memo::io::json::object();
         for (const auto& [k, v] : a.options())
             if (stored_option(k)) stored[k] = v;
@@ -352,7 +352,7 @@ inline cli::command run_command() {
             "                       on the reference interpreter (see docs/rnn-state.md)\n"
             "  --seeds zoo|zoo:NAME,...|DIR   the ten reduced architectures (default), some of them by name\n"
             "                       (zoo:lstm0-sinewave,lstm2-price), or a directory of .json and .onnx models\n"
-            "  --max-seed-nodes N   larger diverse mutants stay results, not seeds (default 160)\n"
+            "  --max-seed-nodes N   diverse mutants grown past N nodes stay results, not seeds (default 32)\n"
             "  --quiet              no progress line\n"
             "  --no-minimise        store bugs without shrinking their models\n"
             "  --max-cost C         generate and run only models costing at most C multiply-add equivalents\n"

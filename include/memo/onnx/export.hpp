@@ -145,7 +145,7 @@ public:
                 in.push_back(input_of(p, t));
                 in_dims.push_back(dims[static_cast<std::size_t>(p)]);
             }
-            auto ws = weights_of(m, static_cast<int>(i), &weights_);
+            auto ws = weights_of(m, static_cast<int>(i), &drawn_weights());
             if (t != nd.type)
                 for (auto& w : ws)
                     for (auto& x : w.value.data) x = round_to(nd.type, x);
@@ -187,9 +187,6 @@ public:
 
 private:
     std::map<std::string, lowering, std::less<>> table_ = builtin_lowerings();
-    // Drawn weights kept across exports: mutants share most of their parent's weights, and an
-    // Orthogonal one costs a QR. A cache, so to_onnx() stays const.
-    mutable weight_cache weights_;
 };
 
 /// What ONNX's checker and shape inference say about an exported model.

@@ -190,6 +190,7 @@ public:
         }
         if (skipped_) return {};
         truth_cache_.clear();
+        truth_inner_.clear();
         verdict v = judge(
             obs_, [&] { return truth_outputs(); }, o_);
         // What follows is localisation, the truth's runs for it included.
@@ -368,7 +369,9 @@ private:
     std::vector<tensor> truth_outputs() {
         if (truth_cache_.empty()) {
             const auto t0 = std::chrono::steady_clock::now();
-            truth_cache_ = truth_->run(current_, inputs_, {true, {}, dtype::float64}).outputs;
+            auto r = truth_->run(current_, inputs_, {true, {}, dtype::float64});
+            truth_cache_ = std::move(r.outputs);
+            truth_inner_ = std::move(r.node_inner);
             truth_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         }
         std::vector<tensor> outs;
@@ -465,7 +468,10 @@ private:
                 // A node that rounding alone (8 units in its inputs, or its own dtype) moves beyond
                 // the tolerance (a chaotic recurrence) amplifies any two libraries' rounding apart:
                 // nothing to judge.
-                if (bounds[i].by_rounding > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
+                // Nor does a node whose state, in float64, nears its dtype's largest value: past it each
+                // library's state is infinite or saturated in a way of its own, and the outputs (an
+                // LSTM's o * tanh(c)) need not show it.
+                if (bounds[i].past_range || bounds[i].by_rounding > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
                 const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
                 if (!beyond(d, bound)) continue;
@@ -535,8 +541,9 @@ private:
         if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
     }
 
-    /// Whether node i's values come near its dtype's largest finite value (in float64, its output or
-    /// its inputs within a factor of 32, the margin a sum's partial terms may exceed its result by):
+    /// Whether node i's values come near its dtype's largest finite value (in float64, its output,
+    /// its inputs or its recurrent state within a factor of 32, the margin a sum's partial terms may
+    /// exceed its result by: near_range):
     /// then one library overflowing to infinity where another stays finite is the dtype's range
     /// (a sum accumulated in float16 or in float32 ends apart), not a fault. So does a node whose
     /// float64 values are themselves non-finite while its inputs are finite: it grows past even
@@ -551,9 +558,13 @@ private:
         if (static_cast<std::size_t>(i) >= truth_cache_.size()) return false;
         const auto non_finite = [&](int e) { return truth_cache_[static_cast<std::size_t>(e)].has_non_finite(); };
         if (non_finite(i) && std::ranges::none_of(m.nodes[static_cast<std::size_t>(i)].inputs, non_finite)) return true;
-        const double s = std::max(magnitude(truth_cache_[static_cast<std::size_t>(i)]), input_magnitude(m, static_cast<std::size_t>(i), truth_cache_));
-        return 32 * s >= max_finite(t);
+        const double inner = static_cast<std::size_t>(i) < truth_inner_.size() ? truth_inner_[static_cast<std::size_t>(i)] : 0.0;
+        return near_range(
+            t, std::max({magnitude(truth_cache_[static_cast<std::size_t>(i)]), input_magnitude(m, static_cast<std::size_t>(i), truth_cache_), inner}));
     }
+
+    /// Whether a float64 magnitude s comes within a factor of 32 of dtype t's largest finite value.
+    static bool near_range(dtype t, double s) { return t != dtype::float64 && 32 * s >= max_finite(t); }
 
     /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
     /// move from rounding alone (the slack of oracle/rounding.hpp), from two measures:
@@ -575,7 +586,8 @@ private:
     /// Empty when the reference fails.
     struct node_rounding {
         double scale = 0, slack = 0;
-        double by_rounding = 0;  // the larger of moved and drift: beyond the tolerance, a chaotic node
+        double by_rounding = 0;   // the larger of moved and drift: beyond the tolerance, a chaotic node
+        bool past_range = false;  // its float64 state nears its dtype's largest value (near_range)
     };
     std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed, const run_result& a, const run_result& b) {
         auto shaken = fed;
@@ -599,7 +611,8 @@ private:
             const double by_dtype = std::min(compare({base.outputs[i]}, {a.outputs[i]}).max_abs, compare({base.outputs[i]}, {b.outputs[i]}).max_abs);
             const double scale = magnitude(base.outputs[i]);
             const double most = std::max(by_inputs, by_dtype);
-            out[i] = {scale, 16.0 * most + unit_roundoff(m.nodes[i].type) * scale, most};
+            const double inner = i < base.node_inner.size() ? base.node_inner[i] : 0.0;
+            out[i] = {scale, 16.0 * most + unit_roundoff(m.nodes[i].type) * scale, most, near_range(m.nodes[i].type, inner)};
         }
         fed_truth_ = std::move(base.outputs);
         return out;
@@ -696,6 +709,7 @@ private:
     input_options in_;
     model current_;
     std::vector<tensor> inputs_, truth_cache_;
+    std::vector<double> truth_inner_;  // with truth_cache_: each node's largest state (run_result::node_inner)
     std::vector<observation> obs_;
     std::vector<std::size_t> running_;
     bool suppressed_ = false, skipped_ = false, trace_ = false;

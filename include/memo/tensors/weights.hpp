@@ -184,10 +184,20 @@ inline void apply_edits(const model& m, int index, std::vector<weight>& ws) {
 
 }  // namespace detail::weights
 
-/// Drawn weights kept for reuse: a backend runs mutant after mutant that share most of their
-/// parent's weights, and drawing one can cost milliseconds (an Orthogonal initializer's QR). Holds
-/// what an initializer drew from one stream into one shape, up to `max_elements` values in all
-/// (then it starts over).
+/// Whether drawing by this initializer costs more than carrying its values from another process:
+/// the normal family's Box-Muller (a log and a cos a value) and Orthogonal's QR. A uniform draw
+/// costs less than copying its values through a pipe.
+inline bool costly_to_draw(std::string_view initializer) {
+    for (std::string_view n : {"RandomNormal", "TruncatedNormal", "VarianceScaling", "glorot_normal", "he_normal", "lecun_normal", "Orthogonal"})
+        if (initializer == n) return true;
+    return false;
+}
+
+/// Drawn weights kept for reuse: a model is drawn by several parts of one process (the ONNX export,
+/// the float64 truth, a request to a worker), the same model runs again to localise a bug, and
+/// drawing one weight can cost milliseconds (an Orthogonal initializer's QR). Holds what an
+/// initializer drew from one stream into one shape, up to `max_elements` values in all (then it
+/// starts over).
 class weight_cache {
 public:
     explicit weight_cache(std::size_t max_elements = std::size_t{1} << 22) : max_(max_elements) {}
@@ -198,6 +208,17 @@ public:
         tensor t(dims, dtype::float64);
         rng r(stream);
         initialize(initializer, t, r);
+        return keep(std::move(k), std::move(t));
+    }
+    /// Keeps values another process drew for (stream, initializer, dims): what draw would make.
+    void keep(std::uint64_t stream, std::string_view initializer, tensor drawn) {
+        key k{stream, std::string(initializer), drawn.dims};
+        if (!kept_.count(k)) keep(std::move(k), std::move(drawn));
+    }
+
+private:
+    struct key;
+    const tensor& keep(key k, tensor t) {
         if (elements_ + t.data.size() > max_) {
             kept_.clear();
             elements_ = 0;
@@ -205,8 +226,6 @@ public:
         elements_ += t.data.size();
         return kept_.emplace(std::move(k), std::move(t)).first->second;
     }
-
-private:
     struct key {
         std::uint64_t stream;
         std::string initializer;
@@ -224,18 +243,49 @@ private:
     std::size_t max_, elements_ = 0;
 };
 
+/// The cache of this thread's drawn weights, which every backend in it and the ONNX export share.
+inline weight_cache& drawn_weights() {
+    thread_local weight_cache kept;
+    return kept;
+}
+
+namespace detail::weights {
+/// Node index's given weight for slot k, when its dims still fit `dims`.
+inline const given_weights::one* given_for(const model& m, int index, std::size_t k, const std::vector<std::int64_t>& dims) {
+    const auto* given = m[index].weights.get();
+    return given && k < given->weights.size() && given->weights[k].dims == dims ? &given->weights[k] : nullptr;
+}
+}  // namespace detail::weights
+
+/// What weights_of(m, index) draws rather than takes as given: each weight's stream, initializer
+/// and dims, in slot order.
+struct weight_draw {
+    std::uint64_t stream;
+    std::string initializer;
+    std::vector<std::int64_t> dims;
+};
+inline std::vector<weight_draw> draws_of(const model& m, int index) {
+    std::vector<weight_draw> out;
+    std::size_t k = 0;
+    for (auto& s : weight_specs(m, index)) {
+        if (!detail::weights::given_for(m, index, k, s.dims))
+            out.push_back({detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), k), std::string(s.initializer), std::move(s.dims)});
+        ++k;
+    }
+    return out;
+}
+
 /// The weights of node `index` of `m` (see weight_specs): the node's given weights where their
 /// dims still fit, else each drawn by its initializer from the stream of (model seed, node, slot);
 /// then edited by the model's weight edits. With a cache, a weight drawn before is copied from it.
 inline std::vector<weight> weights_of(const model& m, int index, weight_cache* cache = nullptr) {
     std::vector<weight> ws;
-    const auto* given = m[index].weights.get();
     for (auto& s : weight_specs(m, index)) {
         const auto stream = detail::weights::stream(m.seed, static_cast<std::uint64_t>(index), ws.size());
         weight w{std::move(s.name), {}};
-        if (given && ws.size() < given->weights.size() && given->weights[ws.size()].dims == s.dims) {
+        if (const auto* given = detail::weights::given_for(m, index, ws.size(), s.dims)) {
             w.value = tensor(std::move(s.dims), dtype::float64);
-            w.value.data = given->weights[ws.size()].values;
+            w.value.data = given->values;
             ws.push_back(std::move(w));
             continue;
         }

@@ -102,6 +102,37 @@ TEST(Isolation, RequestCarriesTheWholeModel) {
     EXPECT_GT(models.size(), 2u);
 }
 
+// A request carries the weights costly to draw (an LSTM's Orthogonal recurrent kernel), drawn by
+// the sender once: a worker that keeps them in its cache runs on the very values it would draw,
+// and the uniform draws (glorot_uniform kernels) it makes itself.
+TEST(Isolation, RequestCarriesTheWeightsCostlyToDraw) {
+    const auto models = memo::campaign::load_seeds("zoo:lstm0-sinewave", test::reg());
+    ASSERT_EQ(models.size(), 1u);
+    const auto& m = models[0];
+    const auto in = memo::make_inputs(m);
+    const auto frame = memo::wire::encode_request(m, in, {});
+    std::size_t costly = 0;
+    for (std::size_t i = 0; i < m.size(); ++i)
+        for (const auto& d : memo::draws_of(m, static_cast<int>(i))) costly += memo::costly_to_draw(d.initializer);
+    ASSERT_GT(costly, 0u) << "an LSTM's recurrent kernel is Orthogonal";
+    std::thread([&] {  // a thread of its own: an empty cache, as a worker's
+        auto q = memo::wire::decode_request(frame, test::reg());
+        ASSERT_EQ(q.drawn.size(), costly);
+        for (const auto& d : q.drawn) {
+            EXPECT_TRUE(memo::costly_to_draw(d.initializer)) << d.initializer;
+            EXPECT_EQ(d.value.data, memo::weight_cache().draw(d.stream, d.initializer, d.value.dims).data) << d.initializer;
+        }
+        q.keep_drawn();
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            const auto kept = memo::weights_of(q.m, static_cast<int>(i), &memo::drawn_weights());
+            const auto fresh = memo::weights_of(m, static_cast<int>(i));
+            ASSERT_EQ(kept.size(), fresh.size());
+            for (std::size_t k = 0; k < kept.size(); ++k) EXPECT_EQ(kept[k].value.data, fresh[k].value.data) << i << " " << fresh[k].name;
+        }
+    })
+        .join();
+}
+
 struct death_case {
     test::fault f;
     run_status status;

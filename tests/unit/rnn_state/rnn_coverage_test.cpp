@@ -3,6 +3,8 @@
 // input fuzzer of one model (rnn_state/input_fuzz.hpp).
 // Light on purpose: it includes what it uses, not the whole library (each such file costs minutes
 // under the sanitizer build).
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -91,6 +93,27 @@ TEST(StateHook, BidirectionalReportsBothDirectionsAndAnEmptyHookNothing) {
     r.set_state_hook({});
     EXPECT_TRUE(r.run(m, memo::make_inputs(m)).ok());
     EXPECT_EQ(calls, 0);
+}
+
+// An every_node run says each node's largest state (run_result::node_inner), hook or not: the
+// oracle's test of a state past its dtype's range, which an LSTM's outputs o * tanh(c) hide.
+TEST(StateHook, EveryNodeRunSaysEachNodesLargestState) {
+    const auto m = one_layer("LSTM", {{"units", 4}, {"return_sequences", false}});
+    heard got = listen(m, 2);
+    double largest = 0;
+    for (const auto* states : {&got.h.at({1, 0}), &got.c.at({1, 0})})
+        for (const auto& step : *states)
+            for (double x : step) largest = std::max(largest, std::abs(x));
+    ASSERT_GT(largest, 0.0);
+
+    memo::reference::interpreter r;  // no hook
+    const auto in = memo::make_inputs(m, {.samples = 2});
+    const auto traced = r.run(m, in, {.every_node = true});
+    ASSERT_TRUE(traced.ok()) << traced.message;
+    ASSERT_EQ(traced.node_inner.size(), 2u);
+    EXPECT_EQ(traced.node_inner[0], 0.0) << "an Input holds no state";
+    EXPECT_EQ(traced.node_inner[1], largest);
+    EXPECT_TRUE(r.run(m, in).node_inner.empty()) << "only an every_node run says it";
 }
 
 TEST(StateHook, ConvLstmStepsAreWholeFrames) {

@@ -82,7 +82,7 @@ private:
         if (forced && o.forced.size() != m.size()) return run_result::failed(run_status::error, "forced run needs one tensor per node");
         if (handed.empty() || handed[0].dims.empty()) return run_result::failed(run_status::error, "no input");
         if (auto ok = plannable(m); !ok) return run_result::failed(run_status::unsupported, ok.reason());
-        planned pl = make_plan(m, handed[0].dims[0], forced, o.precision, &weights_);
+        planned pl = make_plan(m, handed[0].dims[0], forced, o.precision, &drawn_weights());
         if (pl.failed_node >= 0) {
             auto r = run_result::failed(run_status::unsupported, pl.p.node_names[static_cast<std::size_t>(pl.failed_node)] + ": " + pl.why);
             r.node = pl.failed_node;
@@ -134,7 +134,6 @@ private:
     }
 
     options o_;
-    weight_cache weights_;             // mutants share most of their parent's weights
     std::optional<std::string> lost_;  // why the CUDA context is gone (a sticky error), once it is
 };
 

@@ -40,6 +40,22 @@ kernel_table<T> builtin_kernels() {
     return t;
 }
 
+/// Points a kernel hook (a thread-local pointer the kernels read: detail::shaking,
+/// detail::rnn::observing) at `at` for one scope, and back at what it held when the scope ends,
+/// a kernel that throws included.
+template <class T>
+class point_for_scope {
+public:
+    point_for_scope(T*& slot, T* at) : slot_(slot), before_(std::exchange(slot, at)) {}
+    ~point_for_scope() { slot_ = before_; }
+    point_for_scope(const point_for_scope&) = delete;
+    point_for_scope& operator=(const point_for_scope&) = delete;
+
+private:
+    T*& slot_;
+    T* before_;
+};
+
 /// The reference interpreter as a backend.
 class interpreter {
 public:
@@ -121,6 +137,7 @@ private:
         if (forced && o.forced.size() != m.size()) return run_result::failed(run_status::error, "forced run needs one tensor per node");
         const auto precision = o.precision ? o.precision : precision_;
         std::vector<tensor> values(m.size());
+        std::vector<double> inner(m.size(), 0.0);
         std::size_t next_input = 0;
         for (std::size_t i = 0; i < m.size(); ++i) {
             const node& n = m.nodes[i];
@@ -149,11 +166,8 @@ private:
             std::optional<detail::activation_shake> shake;
             if (o.shake_activations > 0)
                 shake.emplace(detail::activation_shake{rng(m.seed ^ (0x9e3779b97f4a7c15ULL * (i + 1))), o.shake_activations * unit_roundoff(n.type)});
-            const struct restore {
-                detail::activation_shake* before;
-                ~restore() { detail::shaking = before; }
-            } restore{std::exchange(detail::shaking, shake ? &*shake : nullptr)};
-            auto out = node_in(t, m, static_cast<int>(i), in);
+            const point_for_scope shaking(detail::shaking, shake ? &*shake : nullptr);
+            auto out = node_in(t, m, static_cast<int>(i), in, inner[i]);
             if (!out) {
                 auto r = run_result::failed(run_status::error, std::string(n.layer->name) + ": " + out.reason());
                 r.node = static_cast<int>(i);
@@ -163,34 +177,37 @@ private:
         }
         progress::at_node(-1);
         run_result r;
-        if (forced || o.every_node) r.outputs = std::move(values);
-        else
+        if (forced || o.every_node) {
+            r.outputs = std::move(values);
+            r.node_inner = std::move(inner);
+        } else
             for (int out : m.outputs) r.outputs.push_back(values[static_cast<std::size_t>(out)]);
         return r;
     }
 
-    expected<tensor> node_in(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
+    /// Node i's output in dtype t; `inner` gets the largest magnitude of its recurrent states.
+    expected<tensor> node_in(dtype t, const model& m, int i, const std::vector<const tensor*>& in, double& inner) {
         switch (t) {
-            case dtype::float16: return node_as<Eigen::half>(t, m, i, in);
-            case dtype::bfloat16: return node_as<Eigen::bfloat16>(t, m, i, in);
-            case dtype::float32: return node_as<float>(t, m, i, in);
-            case dtype::float64: return node_as<double>(t, m, i, in);
+            case dtype::float16: return node_as<Eigen::half>(t, m, i, in, inner);
+            case dtype::bfloat16: return node_as<Eigen::bfloat16>(t, m, i, in, inner);
+            case dtype::float32: return node_as<float>(t, m, i, in, inner);
+            case dtype::float64: return node_as<double>(t, m, i, in, inner);
         }
         return fail("unknown dtype");
     }
 
     template <class T>
-    expected<tensor> node_as(dtype t, const model& m, int i, const std::vector<const tensor*>& in) {
+    expected<tensor> node_as(dtype t, const model& m, int i, const std::vector<const tensor*>& in, double& inner) {
         const node& n = m[i];
         const kernel_in_context<T>* k = kernels<T>().find(n.layer->name);
         if (!k) return fail("no reference kernel");
         std::vector<array<T>> xs, ws;
         for (const tensor* x : in) xs.push_back(from_tensor<T>(*x));
-        for (auto& w : weights_of(m, i, &weights_)) ws.push_back(from_tensor<T>(w.value));
+        for (auto& w : weights_of(m, i, &drawn_weights())) ws.push_back(from_tensor<T>(w.value));
         detail::rnn::observer heard{&hook_, i, 0, {}, {}};
-        auto* const before = std::exchange(detail::rnn::observing, hook_ ? &heard : nullptr);
+        const point_for_scope observing(detail::rnn::observing, &heard);
         auto out = (*k)(kernel_context{n, m, i, t}, xs, ws);
-        detail::rnn::observing = before;
+        inner = heard.largest;
         if (!out) return out.error();
         return to_tensor(*out, t);
     }
@@ -198,7 +215,6 @@ private:
     std::optional<dtype> precision_;
     std::string name_;
     state_hook hook_;
-    weight_cache weights_;  // mutants share most of their weights with the models run before them
     kernel_table<Eigen::half> f16_ = builtin_kernels<Eigen::half>();
     kernel_table<Eigen::bfloat16> bf16_ = builtin_kernels<Eigen::bfloat16>();
     kernel_table<float> f32_ = builtin_kernels<float>();

@@ -3,6 +3,8 @@
 // ConvLSTM1D/2D/3D, with Keras' cell equations (gates i, f, c, o for LSTM; z, r, h for GRU) from a
 // zero initial state. go_backwards reads the sequence reversed and returns outputs in processing
 // order; return_state, stateful and unroll do not change the single output of one call.
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <span>
 
@@ -25,14 +27,20 @@ using state_hook = std::function<void(const state_step&)>;
 namespace detail::rnn {
 
 /// Who hears the steps of the kernel running now: the interpreter sets it around one node, so the
-/// kernels' signature (shared with users' kernels) needs no extra argument.
+/// kernels' signature (shared with users' kernels) needs no extra argument. It keeps the largest
+/// magnitude of the states (run_result::node_inner), and passes each step to the hook, if any.
 struct observer {
     const state_hook* hook = nullptr;
     int node = -1, part = 0;
     std::vector<double> h, c;
+    double largest = 0;  // of every state it heard; a NaN leaves it, an infinity is the largest
 
     template <class T>
     void emit(std::int64_t sample, std::int64_t step, const std::vector<T>& hs, const std::vector<T>* cs) {
+        for (const auto& x : hs) largest = std::max(largest, std::abs(static_cast<double>(x)));
+        if (cs)
+            for (const auto& x : *cs) largest = std::max(largest, std::abs(static_cast<double>(x)));
+        if (!hook || !*hook) return;
         h.assign(hs.size(), 0.0);
         for (std::size_t j = 0; j < hs.size(); ++j) h[j] = static_cast<double>(hs[j]);
         c.clear();

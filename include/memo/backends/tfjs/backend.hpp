@@ -102,7 +102,7 @@ inline std::string encode(const model& m, const std::vector<std::string>& names,
     w.pod<std::uint8_t>(static_cast<std::uint8_t>(how));
     std::vector<std::pair<std::size_t, weight>> all;
     for (std::size_t i = 0; i < m.size(); ++i)
-        for (auto& x : weights_of(m, static_cast<int>(i))) all.emplace_back(i, std::move(x));
+        for (auto& x : weights_of(m, static_cast<int>(i), &drawn_weights())) all.emplace_back(i, std::move(x));
     w.pod<std::uint32_t>(static_cast<std::uint32_t>(all.size()));
     for (const auto& [i, x] : all) {
         put_str(w, names[i]);

@@ -764,7 +764,7 @@ private:
                     in.push_back(forced ? detail::to_aten(o.forced[s], t) : values[s].to(detail::scalar_of(t)));
                 }
                 std::vector<std::pair<std::string, Tensor>> ws;
-                for (auto& w : weights_of(m, static_cast<int>(i), &weights_)) ws.emplace_back(std::move(w.name), detail::to_aten(w.value, t));
+                for (auto& w : weights_of(m, static_cast<int>(i), &drawn_weights())) ws.emplace_back(std::move(w.name), detail::to_aten(w.value, t));
                 const call c{n, in, ws, concrete(n.out, in.empty() ? 1 : in[0].size(0))};
                 progress::at_node(static_cast<int>(i));
                 Tensor y = found->second(c);
@@ -791,7 +791,6 @@ private:
     }
 
     std::map<std::string, op, std::less<>> ops_ = detail::builtin_ops();
-    weight_cache weights_;  // mutants share most of their parent's weights (an Orthogonal one costs a QR)
 };
 
 static_assert(memo::backend<backend>);
