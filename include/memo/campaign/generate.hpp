@@ -38,8 +38,12 @@ struct generation_options {
     std::string coverage = "memo";
     double p = 0.05;                  // Metropolis-Hastings parameter
     std::size_t max_seed_nodes = 32;  // diverse mutants grown past it are kept as results, not as seeds
-    bool quiet = false;               // no progress line
-    std::int64_t max_cost = 0;        // mutants costlier to run (layers/cost.hpp) are rejected; 0: no limit
+    /// The seed size limit doubles, up to this, each time stall_steps steps in a row found no diverse
+    /// mutant (basic_search::set_max_seed_size): small seeds run fast, larger ones reach further.
+    std::size_t max_seed_nodes_grown = 160;
+    std::size_t stall_steps = 5000;
+    bool quiet = false;         // no progress line
+    std::int64_t max_cost = 0;  // mutants costlier to run (layers/cost.hpp) are rejected; 0: no limit
     /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
     /// that a campaign on one library keeps to the models it runs.
     std::function<expected<void>(const model&)> accept;
@@ -137,7 +141,9 @@ io::json save_state(const Search& s, const loop_counters& n, double seconds, std
               {"selected", st.selected},
               {"rng", st.rng},
               {"selector", st.selector},
-              {"initial", st.initial}}},
+              {"initial", st.initial},
+              {"seed_size", st.seed_size},
+              {"stalled", st.stalled}}},
             {"coverage", save_coverage(s.coverage())},
             {"stage", exec ? exec->save() : io::json::object()},
             {"cluster", peers ? peers->save() : io::json::object()}};
@@ -158,6 +164,7 @@ void restore_state(Search& s, loop_counters& n, const io::json& j, store::campai
     sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
     sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
     state.initial = sj.value("initial", state.models.size());
+    state.seed_size = sj.value("seed_size", std::size_t{0}), state.stalled = sj.value("stalled", std::size_t{0});
     memo_coverage cov = s.coverage();  // with its extra metric, if it has one
     restore_coverage(cov, j.at("coverage"));
     s.restore(std::move(state), std::move(cov));
@@ -342,6 +349,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     if (!o.quiet) bar.finish(line(sum.seconds));
 
     io::json stats = stats_json(sum, o, seeds.size(), names, n, s.coverage(), st);
+    stats["max_seed_nodes_reached"] = s.max_seed_size();
     if (exec) exec->write_stats(stats);
     if (peers) {
         peers->merge_stats(stats);  // rank 0: the job's figures and each rank's
@@ -355,7 +363,7 @@ template <class Ops, class Selector>
 generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec,
                             store::campaign_store& st, const std::optional<store::checkpoint>& resumed) {
     search<model, Ops, memo_coverage, Selector> s(seeds, campaign_coverage(seeds, reg, o), std::move(sel), o.seed);
-    s.set_max_seed_size(o.max_seed_nodes);
+    s.set_max_seed_size(o.max_seed_nodes, o.max_seed_nodes_grown, o.stall_steps);
     s.context().max_cost = o.max_cost;
     s.context().fresh_seeds = std::is_same_v<Ops, mutation::memo_operators>;
     if (o.accept) s.set_filter(o.accept);
@@ -372,6 +380,8 @@ inline io::json options_json(const generation_options& o, const std::optional<st
             {"coverage", o.coverage},
             {"p", o.p},
             {"max_seed_nodes", o.max_seed_nodes},
+            {"max_seed_nodes_grown", o.max_seed_nodes_grown},
+            {"stall_steps", o.stall_steps},
             {"max_cost", o.max_cost},
             {"budget_seconds", t + o.seconds},
             {"budget_iterations", o.iterations ? i + o.iterations : 0},
@@ -428,6 +438,8 @@ inline resumption resume_options(const std::string& dir, const registry& reg) {
     o.seed = j->at("seed"), o.selector = j->at("selector"), o.operators = j->at("operators"), o.p = j->at("p");
     o.coverage = j->value("coverage", std::string("memo"));
     o.max_seed_nodes = j->at("max_seed_nodes"), o.max_cost = j->at("max_cost"), o.tool = j->at("tool");
+    // A campaign stored before the limit grew keeps its fixed limit.
+    o.max_seed_nodes_grown = j->value("max_seed_nodes_grown", o.max_seed_nodes), o.stall_steps = j->value("stall_steps", std::size_t{0});
     const double budget_s = j->at("budget_seconds");
     const std::uint64_t budget_i = j->at("budget_iterations");
     o.seconds = std::max(0.0, budget_s - cp->seconds);

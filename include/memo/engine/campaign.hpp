@@ -164,6 +164,7 @@ public:
             sum_.bugs[sig] = k;
         }
         if (!in) throw error((dir_ / "checkpoint").string() + ": truncated");
+        if (!(in >> st.seed_size >> st.stalled)) st.seed_size = st.stalled = 0;  // a checkpoint from before the limit grew
         // The coverage: the seeds, then every diverse mutant in the order it was found.
         for (const auto& m : s.models()) fresh.add(m);
         std::vector<std::filesystem::path> queue;
@@ -236,6 +237,7 @@ private:
         write_all(st.selector);
         out << st.initial << '\n' << sum_.bugs.size() << '\n';
         for (const auto& [sig, k] : sum_.bugs) out << sig << ' ' << k << '\n';
+        out << st.seed_size << ' ' << st.stalled << '\n';
         detail::write_text(dir_ / "checkpoint", out.str());
     }
 

@@ -11,6 +11,7 @@
 // (concepts.hpp, selector.hpp); the operators receive a Context built from the coverage, which
 // they may consult. memo::search (search/search.hpp) is this search over memo's Keras models,
 // with MEMO's context.
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstdint>
@@ -64,13 +65,18 @@ public:
         auto& s = seeds_[i];
         ++s.selected;
         auto mutant = Ops::apply(s.op, models_[s.slot], rng_, ctx_);
-        if (!mutant || (filter_ && !filter_(*mutant))) return {i, s.slot, s.op, false, 0, nullptr};
+        if (!mutant || (filter_ && !filter_(*mutant))) {
+            stalled();
+            return {i, s.slot, s.op, false, 0, nullptr};
+        }
         if constexpr (requires { ctx_.finish(*mutant, rng_); }) ctx_.finish(*mutant, rng_);  // a context's last touch (memo's: a fresh seed)
         const std::size_t gain = cov_.gain(*mutant);
         if (gain == 0) {
+            stalled();
             last_ = std::move(*mutant);  // kept until the next step, for a caller that runs it anyway
             return {i, s.slot, s.op, true, 0, &last_};
         }
+        stalled_ = 0;
         cov_.add(*mutant);
         model_score_[s.slot] += 1;
         op_score_[s.op] += 1;
@@ -94,11 +100,12 @@ public:
         std::vector<double> model_score, op_score;
         std::vector<std::size_t> selected;  // per seed
         std::array<std::uint64_t, 4> rng{};
-        std::vector<std::uint64_t> selector;  // what the selector's state() gave, when it has one
-        std::size_t initial = 0;              // models from the seeds (the rest were adopted); 0: all
+        std::vector<std::uint64_t> selector;     // what the selector's state() gave, when it has one
+        std::size_t initial = 0;                 // models from the seeds (the rest were adopted); 0: all
+        std::size_t seed_size = 0, stalled = 0;  // the size limit as grown, and steps since a diverse mutant; 0, 0: as set
     };
     state save() const {
-        state st{models_, model_score_, op_score_, {}, rng_.state(), {}, initial_};
+        state st{models_, model_score_, op_score_, {}, rng_.state(), {}, initial_, max_seed_size_, stalled_};
         for (const auto& s : seeds_) st.selected.push_back(s.selected);
         if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
         return st;
@@ -117,6 +124,8 @@ public:
         for (std::size_t i = 0; i < seeds_.size(); ++i) seeds_[i].selected = st.selected[i];
         rng_.set_state(st.rng);
         if constexpr (requires { sel_.restore(std::span<const std::uint64_t>(st.selector)); }) sel_.restore(st.selector);
+        if (st.seed_size) max_seed_size_ = st.seed_size;
+        stalled_ = st.stalled;
         cov_ = std::move(cov);  // in place: ctx_ keeps referring to it
     }
 
@@ -150,10 +159,23 @@ public:
     /// back to its seed); the slot's score stays.
     void reset_slot(std::size_t i, Model m) { models_.at(i) = std::move(m); }
     /// Diverse mutants that grow past this size do not replace their parent (models would grow
-    /// without end); a seed larger than it still breeds mutants no larger than itself.
-    void set_max_seed_size(std::size_t n) noexcept { max_seed_size_ = n; }
+    /// without end); a seed larger than it still breeds mutants no larger than itself. With
+    /// `grows_to` above n, the limit doubles (up to grows_to) each time `patience` steps in a row
+    /// found nothing diverse: small seeds run fast and cover much early, larger ones reach the
+    /// layer pairs and inputs that only depth gives once the small ones stall.
+    void set_max_seed_size(std::size_t n, std::size_t grows_to = 0, std::size_t patience = 0) noexcept {
+        max_seed_size_ = n;
+        grows_to_ = grows_to;
+        patience_ = patience;
+    }
+    std::size_t max_seed_size() const noexcept { return max_seed_size_; }
 
 private:
+    void stalled() noexcept {
+        if (!patience_ || max_seed_size_ >= grows_to_ || ++stalled_ < patience_) return;
+        max_seed_size_ = std::min(grows_to_, 2 * max_seed_size_);
+        stalled_ = 0;
+    }
     bool breeds(const Model& m, const Model& parent) const {
         if constexpr (requires { m.size(); })
             if (m.size() > max_seed_size_ && m.size() > parent.size()) return false;
@@ -177,7 +199,7 @@ private:
     Context ctx_;
     std::vector<seed_entry> seeds_;
     std::vector<double> model_score_, op_score_, fitness_;
-    std::size_t max_seed_size_ = static_cast<std::size_t>(-1);
+    std::size_t max_seed_size_ = static_cast<std::size_t>(-1), grows_to_ = 0, patience_ = 0, stalled_ = 0;
     std::function<expected<void>(const Model&)> filter_;
     std::function<bool(const Model&)> seedable_;
     Model last_{};

@@ -213,6 +213,8 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         memo::campaign::wants_rnn_state(o.coverage);  // an unknown one fails before anything starts
         o.p = to_double(a.get_or("p", "0.05"), "p");
         o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "32"), "max-seed-nodes");
+        o.max_seed_nodes_grown = to_u64(a.get_or("grow-seed-nodes-to", "160"), "grow-seed-nodes-to");
+        o.stall_steps = to_u64(a.get_or("stall-steps", "5000"), "stall-steps");
         memo::io::json stored = memo::io::json::object();
         for (const auto& [k, v] : a.options())
             if (stored_option(k)) stored[k] = v;
@@ -291,7 +293,8 @@ inline int run(const cli::args& given) {
     auto flags = std::vector<std::string>{
         "backends",       "seconds", "out",         "iterations", "seed",     "selector", "operators", "coverage",     "seeds",   "p",
         "max-seed-nodes", "quiet",   "no-minimise", "full-size",  "max-cost", "lanes",    "models",    "resume",       "no-fill", "no-trace",
-        "oracle",         "repeats", "slower",      "larger",     "min-ms",   "leak-kb",  "mpi",       "sync-seconds", "share"};
+        "oracle",         "repeats", "slower",      "larger",     "min-ms",   "leak-kb",  "mpi",       "sync-seconds", "share",   "grow-seed-nodes-to",
+        "stall-steps"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     given.only(flags);
     if (!given.positional().empty()) throw memo::error("unexpected argument '" + given.positional()[0] + "'");
@@ -353,6 +356,10 @@ inline cli::command run_command() {
             "  --seeds zoo|zoo:NAME,...|DIR   the ten reduced architectures (default), some of them by name\n"
             "                       (zoo:lstm0-sinewave,lstm2-price), or a directory of .json and .onnx models\n"
             "  --max-seed-nodes N   diverse mutants grown past N nodes stay results, not seeds (default 32)\n"
+            "  --grow-seed-nodes-to M   the limit doubles, up to M, each time the search stalls (default\n"
+            "                       160; M = N keeps it fixed)\n"
+            "  --stall-steps K      the search stalls after K steps in a row with no diverse mutant\n"
+            "                       (default 5000)\n"
             "  --quiet              no progress line\n"
             "  --no-minimise        store bugs without shrinking their models\n"
             "  --max-cost C         generate and run only models costing at most C multiply-add equivalents\n"
@@ -393,7 +400,8 @@ inline cli::command run_command() {
                 execution_help,
             {"backends",       "seconds",  "out",     "iterations", "seed",       "selector",  "operators", "coverage",     "seeds",       "p",
              "max-seed-nodes", "max-cost", "lanes",   "models",     "timeout-ms", "memory-mb", "samples",   "inputs",       "input-range", "dmad-threshold",
-             "resume",         "oracle",   "repeats", "slower",     "larger",     "min-ms",    "leak-kb",   "sync-seconds", "share"},
+             "resume",         "oracle",   "repeats", "slower",     "larger",     "min-ms",    "leak-kb",   "sync-seconds", "share",       "grow-seed-nodes-to",
+             "stall-steps"},
             run};
 }
 

@@ -87,3 +87,46 @@ TEST(Engine, SearchesAModelOfItsOwn) {
     for (int i = 0; i < 50; ++i) EXPECT_EQ(a.step().seed, b.step().seed);
     EXPECT_EQ(a.models(), b.models());
 }
+
+// The seed size limit grows when the search stalls: lists of at most 3 numbers soon cover all they
+// can, then 20 steps in a row without a diverse mutant double the limit, up to 12; the grown limit
+// and the stall count are saved, so a restored search makes the same steps. Without a ceiling the
+// limit stays.
+TEST(Engine, SeedSizeLimitGrowsWhenTheSearchStalls) {
+    auto largest = [](const numbers_search& s) {
+        std::size_t n = 0;
+        for (const auto& m : s.models()) n = std::max(n, m.size());
+        return n;
+    };
+    numbers_search fixed({{1, 2}, {7}}, pairs_metric{}, memo::mh_selector(0.05), 5);
+    fixed.set_max_seed_size(3);
+    for (int i = 0; i < 2000; ++i) fixed.step();
+    EXPECT_EQ(fixed.max_seed_size(), 3u);
+    EXPECT_LE(largest(fixed), 3u);
+
+    numbers_search growing({{1, 2}, {7}}, pairs_metric{}, memo::mh_selector(0.05), 5);
+    growing.set_max_seed_size(3, 12, 20);
+    std::size_t limits = 0, last = 3;
+    for (int i = 0; i < 2000; ++i) {
+        growing.step();
+        if (growing.max_seed_size() != last) ++limits, last = growing.max_seed_size();
+    }
+    EXPECT_EQ(limits, 2u) << "3 -> 6 -> 12, and no further";
+    EXPECT_EQ(growing.max_seed_size(), 12u);
+    EXPECT_GT(largest(growing), 3u);
+    EXPECT_GT(growing.coverage().covered(), fixed.coverage().covered());
+
+    numbers_search a({{1, 2}, {7}}, pairs_metric{}, memo::mh_selector(0.05), 5);
+    a.set_max_seed_size(3, 12, 20);
+    std::size_t steps = 0;
+    while (a.max_seed_size() == 3 && steps < 2000) a.step(), ++steps;
+    for (int i = 0; i < 5; ++i) a.step();
+    const auto saved = a.save();
+    numbers_search b({{1, 2}, {7}}, pairs_metric{}, memo::mh_selector(0.05), 1);
+    b.set_max_seed_size(3, 12, 20);
+    b.restore(saved, a.coverage());
+    EXPECT_EQ(b.max_seed_size(), a.max_seed_size());
+    for (int i = 0; i < 300; ++i) EXPECT_EQ(a.step().seed, b.step().seed);
+    EXPECT_EQ(a.max_seed_size(), b.max_seed_size());
+    EXPECT_EQ(a.models(), b.models());
+}

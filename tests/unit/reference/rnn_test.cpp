@@ -530,4 +530,52 @@ TEST(ReferenceRnn, SweepRandomSingleLayerModels) {
     EXPECT_EQ(classes, 8);
 }
 
+// The oracle's rounding measure shakes a recurrence's state (detail::shake_state) by a unit of its
+// own magnitude at every step, with one sign per state value. Float32 LSTMs with softplus
+// activation and softsign gates whose state grows chaotically to 1e9 over hundreds of steps (found
+// among 20,000 random ones) part from float64 by up to their whole scale; the shaken float64 run
+// parts at least a sixteenth as far (the oracle's slack is 16 times it). Shaking the activations
+// alone moved them by 1e-5 of that, and a campaign took the float32 drift for a fault. A calm LSTM
+// still moves by no more than rounding.
+TEST(ReferenceRnn, ShakenStateShowsAChaoticRecurrencesFloat32Drift) {
+    auto max_diff = [](const tensor& a, const tensor& b) {
+        double d = 0;
+        for (std::size_t i = 0; i < a.data.size(); ++i) d = std::max(d, std::abs(a.data[i] - b.data[i]));
+        return d;
+    };
+    auto scale = [](const tensor& a) {
+        double s = 0;
+        for (double x : a.data) s = std::max(s, std::abs(x));
+        return s;
+    };
+    struct lstm_case {
+        std::uint64_t seed;
+        std::int64_t steps, features, units;
+        const char *act, *gates;
+        bool chaotic;
+    };
+    for (const auto& c : {lstm_case{1376, 603, 1, 5, "softplus", "softsign", true}, lstm_case{523, 657, 1, 4, "softplus", "softsign", true},
+                          lstm_case{1099, 455, 1, 4, "softplus", "softsign", true}, lstm_case{1311, 420, 1, 6, "softplus", "softsign", true},
+                          lstm_case{7, 50, 3, 4, "tanh", "sigmoid", false}}) {
+        memo::builder b(test::reg());
+        b.add("LSTM", {b.input({c.steps, c.features}, memo::dtype::float32)},
+              {{"units", c.units}, {"activation", c.act}, {"recurrent_activation", c.gates}, {"return_sequences", false}});
+        auto m = b.finish();
+        m.seed = c.seed;
+        const auto x = memo::make_inputs(m, {.samples = 2, .varied = true});
+        memo::reference::interpreter own, truth(memo::dtype::float64);
+        memo::run_options shaking;
+        shaking.shake_activations = 1;
+        const auto f32 = own.run(m, x), f64 = truth.run(m, x), shaken = truth.run(m, x, shaking);
+        ASSERT_TRUE(f32.ok() && f64.ok() && shaken.ok()) << c.seed;
+        const double s = scale(f64.outputs[0]), drift = max_diff(f32.outputs[0], f64.outputs[0]), moved = max_diff(shaken.outputs[0], f64.outputs[0]);
+        if (c.chaotic) {
+            EXPECT_GT(drift, 0.01 * s) << c.seed << ": no longer a chaotic case";
+            EXPECT_GE(16 * moved, drift) << c.seed << ": scale " << s;
+        } else {
+            EXPECT_LE(moved, 1e-5 * s) << c.seed;
+        }
+    }
+}
+
 }  // namespace

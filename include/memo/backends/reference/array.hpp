@@ -108,8 +108,24 @@ namespace detail {
 struct activation_shake {
     rng draws;
     double amount = 0;
+    std::uint64_t state_signs = 0;  // shake_state's sign per state value, drawn at its first step
 };
 inline thread_local activation_shake* shaking = nullptr;
+
+/// While a run shakes, moves each value of a recurrence's state after a step by `amount` of its
+/// own magnitude: every library keeps the state in the node's dtype and so rounds it at each step.
+/// The sign is the same at every step (one per state value, bit j of state_signs): a saturated
+/// gate's rounding (softsign(z) = 1 - 1/|z| near 1) leans one way step after step, and a bias adds
+/// up as steps do, where random signs only add up as their square root. A chaotic LSTM whose
+/// float32 state parts from float64 over 500 steps then parts in this float64 run too.
+template <class T>
+void shake_state(std::vector<T>& state) {
+    auto* s = shaking;
+    if (!s) return;
+    if (!s->state_signs) s->state_signs = s->draws() | 1;
+    for (std::size_t j = 0; j < state.size(); ++j)
+        state[j] = static_cast<T>(static_cast<double>(state[j]) * (1.0 + s->amount * ((s->state_signs >> (j % 64)) & 1 ? 1.0 : -1.0)));
+}
 }  // namespace detail
 
 /// Keras' activation `name` applied to x, element-wise (softmax is done by apply_activation).

@@ -125,6 +125,8 @@ array<T> unroll(const array<T>& x, int64_t units, bool backwards, bool sequences
         for (int64_t s = 0; s < steps; ++s) {
             const int64_t t = backwards ? steps - 1 - s : s;
             step(&x[(b * steps + t) * features], h, c);
+            shake_state(h);
+            if (cell) shake_state(c);
             if (observing) observing->emit(b, s, h, cell ? &c : nullptr);
             if (sequences) std::copy(h.begin(), h.end(), out.data.begin() + (b * steps + s) * units);
         }
@@ -347,6 +349,8 @@ expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::s
                     for (int64_t f = 0; f < filters; ++f)
                         z[static_cast<std::size_t>((g * out_pos + q) * filters + f)] = static_cast<T>(zc[static_cast<std::size_t>((q * 4 + g) * filters + f)]);
             lstm_update(z, h, c, act, ract, softmax_len, softmax_inner);
+            shake_state(h);
+            shake_state(c);
             if (observing) observing->emit(b, s, h, &c);
             if (sequences) emit(h, b * steps + s);
         }
