@@ -27,6 +27,7 @@
 #pragma pop_macro("MAP_TYPE")
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -41,6 +42,9 @@ struct export_options {
     std::int64_t batch = 2;   // the batch dimension of every tensor
     bool every_node = false;  // an output per node, `y<i>`, in node order
     bool forced = false;      // teacher forcing: producers' values from graph inputs `f<p>`
+    /// The exact memo model in metadata_props (memo.model), for import: a file needs it, a run
+    /// does not (its JSON costs as much as a tenth of the export).
+    bool metadata = true;
 };
 
 /// The dtype of a graph input or output for a node of dtype t.
@@ -102,9 +106,11 @@ public:
         auto* set = proto.add_opset_import();
         set->set_domain("");
         set->set_version(opset);
-        auto* meta = proto.add_metadata_props();
-        meta->set_key(std::string(metadata_key));
-        meta->set_value(io::model_to_json(m).dump());
+        if (o.metadata) {
+            auto* meta = proto.add_metadata_props();
+            meta->set_key(std::string(metadata_key));
+            meta->set_value(io::model_to_json(m).dump());
+        }
         auto& gp = *proto.mutable_graph();
         gp.set_name("memo");
         graph g(gp);
@@ -198,11 +204,13 @@ struct check_result {
     bool ok() const noexcept { return what == kind::ok; }
 };
 
-/// Runs onnx::checker::check_model, then ONNX's shape inference, and compares the shape ONNX infers
-/// for every node's value with the model's; then shape inference again in strict mode (type checks
-/// on, errors thrown). A checker or strict inference failure is `invalid`; a shape that differs is
-/// `shape`, at the first node where it does (found before strict inference, which would stop at a
-/// later node the wrong shape breaks).
+/// Runs onnx::checker::check_model, then ONNX's shape inference in strict mode (type checks on,
+/// errors thrown), and compares the shape ONNX infers for every node's value with the model's. A
+/// checker or strict inference failure is `invalid`; a shape that differs is `shape`, at the first
+/// node where it does, and comes first: when strict inference fails, lenient inference (errors
+/// ignored) goes on past the node it stopped at, so that a wrong shape before it is found (strict
+/// inference would stop at a later node the wrong shape breaks). Valid models, nearly all, are
+/// inferred once.
 inline check_result check(exported& x, const model& m) {
     check_result r;
     auto invalid = [&](const std::exception& e) {
@@ -214,10 +222,22 @@ inline check_result check(exported& x, const model& m) {
     };
     try {
         ::onnx::checker::check_model(x.proto);
-        ::onnx::ShapeInferenceOptions lenient{true, 0, false};
-        ::onnx::shape_inference::InferShapes(x.proto, ::onnx::OpSchemaRegistry::Instance(), lenient);
     } catch (const std::exception& e) {
         return invalid(e);
+    }
+    std::optional<check_result> strict_failure;
+    try {
+        ::onnx::ShapeInferenceOptions strict{true, 1, false};
+        ::onnx::shape_inference::InferShapes(x.proto, ::onnx::OpSchemaRegistry::Instance(), strict);
+    } catch (const std::exception& e) {
+        strict_failure = invalid(e);
+        r = {};
+        try {
+            ::onnx::ShapeInferenceOptions lenient{true, 0, false};
+            ::onnx::shape_inference::InferShapes(x.proto, ::onnx::OpSchemaRegistry::Instance(), lenient);
+        } catch (const std::exception& e2) {
+            return invalid(e2);
+        }
     }
     std::map<std::string, const pb::TypeProto*, std::less<>> inferred;
     const auto& gp = x.proto.graph();
@@ -242,13 +262,7 @@ inline check_result check(exported& x, const model& m) {
             return r;
         }
     }
-    try {
-        ::onnx::ShapeInferenceOptions strict{true, 1, false};
-        ::onnx::shape_inference::InferShapes(x.proto, ::onnx::OpSchemaRegistry::Instance(), strict);
-    } catch (const std::exception& e) {
-        return invalid(e);
-    }
-    return r;
+    return strict_failure ? *strict_failure : r;
 }
 
 /// Writes an ONNX model to `path`; a clear error names the file.

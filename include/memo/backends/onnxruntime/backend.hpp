@@ -130,6 +130,7 @@ public:
         eo.batch = inputs.empty() || inputs[0].dims.empty() ? 1 : inputs[0].dims[0];
         eo.every_node = o.every_node;
         eo.forced = !o.forced.empty();
+        eo.metadata = false;  // the worker only runs it
         if (eo.forced && o.forced.size() != m.size()) return settle(run_result::failed(run_status::error, "forced run needs one tensor per node"));
         onnx::exported x;
         try {
