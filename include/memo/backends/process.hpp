@@ -328,6 +328,8 @@ public:
     }
 
 private:
+    static constexpr int pipe_bytes = 1 << 20;  // each way: 12 MiB of kernel buffers for a campaign of six workers
+
     bool start() {
         // A fresh, empty stderr file per worker (in memory: nothing is left on disk).
         if (log_ >= 0) ::close(log_);
@@ -339,6 +341,11 @@ private:
             ::close(down[1]);
             return false;
         }
+        // A request carries its model's costly weights, an answer every node's outputs: at the
+        // default 64 KiB the campaign's thread blocked in each write until the worker had read
+        // most of it, instead of starting the next library's run. A larger buffer where the
+        // system allows it (up to /proc/sys/fs/pipe-max-size); where not, the default.
+        for (int fd : {down[1], up[1]}) ::fcntl(fd, F_SETPIPE_SZ, pipe_bytes);
         std::fflush(nullptr);
         const pid_t pid = ::fork();
         if (pid < 0) {

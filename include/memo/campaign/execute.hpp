@@ -64,6 +64,8 @@ struct stage_clock {
     double offer = 0;      // deciding what to queue
     double start = 0;      // a model's inputs, its export and checks, sending it to every worker
     double judge = 0;      // reading the results and judging them (truth and localisation included)
+    double truth = 0;      // of judge: the float64 reference's runs
+    double localise = 0;   // of judge: localising a verdict (the runs minimise makes are minimise's)
     double minimise = 0;   // shrinking a new bug's model
     double store = 0;      // the campaign store and the bug directories
     double wait = 0;       // blocked on the workers (the queue full)
@@ -251,12 +253,9 @@ public:
         s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
         // Where this run's own thread spent its time in the stage; the rest of the campaign's
         // seconds went to the search and its books.
-        double truth = 0, localise = 0;
-        for (const auto& l : lanes_)
-            if (const auto* d = dynamic_cast<const oracle::differential*>(l.diff)) truth += d->truth_ms(), localise += d->localise_ms();
-        s["time_ms"] = {{"offer", clock_.offer}, {"start", clock_.start}, {"judge", clock_.judge - truth - localise},
-                        {"truth", truth},        {"localise", localise},  {"minimise", clock_.minimise},
-                        {"store", clock_.store}, {"wait", clock_.wait},   {"resources", clock_.resources}};
+        s["time_ms"] = {{"offer", clock_.offer}, {"start", clock_.start},       {"judge", clock_.judge - clock_.truth - clock_.localise},
+                        {"truth", clock_.truth}, {"localise", clock_.localise}, {"minimise", clock_.minimise},
+                        {"store", clock_.store}, {"wait", clock_.wait},         {"resources", clock_.resources}};
     }
 
     void open(store::campaign_store& st, const io::json* resumed) override {
@@ -509,8 +508,13 @@ private:
         const pending& cur = l.current;
         oracle::verdict v;
         {
+            // The differential oracle times its truth and localisation itself, whoever calls it:
+            // what it adds while judging is judge's share (what it adds while minimising, minimise's).
+            const auto* d = dynamic_cast<const oracle::differential*>(&diff);
+            const double truth0 = d ? d->truth_ms() : 0, localise0 = d ? d->localise_ms() : 0;
             const stage_clock::timer timed(clock_.judge);
             v = diff.finish();
+            if (d) clock_.truth += d->truth_ms() - truth0, clock_.localise += d->localise_ms() - localise0;
         }
         // Declines are learnt from a skipped model too: when every library but the reference
         // declines it (two backends of one library), it is skipped for that very reason.
