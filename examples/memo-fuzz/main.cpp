@@ -97,9 +97,10 @@ int main(int argc, char** argv) {
         t.backends.push_back({n, nullptr, [] { return std::string("memo-fuzz was built without ONNX; install libonnx-dev"); }});
 #endif
 #ifdef MEMO_HAVE_CUDA
-    t.backends.push_back(memo_fuzz::cuda_backend());
+    for (const char* n : {"cuda", "cuda-tf32"}) t.backends.push_back(memo_fuzz::cuda_backend(n));
 #else
-    t.backends.push_back({"cuda", nullptr, [] { return std::string("memo-fuzz was built without the CUDA toolkit (nvcc, cuDNN)"); }});
+    for (const char* n : {"cuda", "cuda-tf32"})
+        t.backends.push_back({n, nullptr, [] { return std::string("memo-fuzz was built without the CUDA toolkit (nvcc, cuDNN)"); }});
 #endif
     for (const char* kernels : {"cpu", "wasm"}) t.backends.push_back(memo_fuzz::tfjs_backend(kernels));
     t.commands.push_back({"demo",

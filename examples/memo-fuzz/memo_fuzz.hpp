@@ -8,8 +8,9 @@ namespace memo_fuzz {
 /// libtorch as the backend "torch" (torch/torch_backend.cpp).
 memo::fuzz::backend_kind torch_backend();
 
-/// An NVIDIA GPU as the backend "cuda" (cuda/cuda_backend.cpp and cuda/cuda_device.cu).
-memo::fuzz::backend_kind cuda_backend();
+/// An NVIDIA GPU as the backend "cuda", or "cuda-tf32" with TF32 maths allowed
+/// (cuda/cuda_backend.cpp and cuda/cuda_device.cu).
+memo::fuzz::backend_kind cuda_backend(const std::string& name);
 
 /// ONNX Runtime as the backends "ort" and "ort-opt", .onnx model files, model.onnx in each bug's
 /// directory, and the export-onnx and import-onnx commands (onnx/onnx_support.cpp).

@@ -2,6 +2,7 @@
 // A backend chosen at run time, in process or in its own worker: what a campaign holds. submit()
 // starts a run and returns at once when the backend runs in a worker, so the campaign generates
 // the next model while the libraries compute; collect() waits for the result.
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,17 @@
 #include "backend.hpp"
 
 namespace memo {
+
+/// How a backend's arithmetic rounds: for each dtype a model runs in, the dtype whose rounding its
+/// results carry. Each dtype its own by default. TF32 maths (a GPU's tensor cores on float32)
+/// rounds the operands of products to a 10-bit mantissa, float16's, in float32's range: such a
+/// backend computes float32 like float16, and the oracle judges its float32 results so.
+struct arithmetic {
+    std::array<dtype, 4> like = all_dtypes;
+    dtype of(dtype t) const noexcept { return like[static_cast<std::size_t>(t)]; }
+};
+/// The one of two dtypes that rounds more coarsely.
+constexpr dtype coarser(dtype a, dtype b) noexcept { return unit_roundoff(a) >= unit_roundoff(b) ? a : b; }
 
 class executor {
 public:
@@ -43,8 +55,13 @@ public:
     bool traceable() const noexcept { return traceable_; }
     void set_traceable(bool t) noexcept { traceable_ = t; }
 
+    /// How the backend rounds (arithmetic above): what the oracle allows its results.
+    const arithmetic& rounding() const noexcept { return rounding_; }
+    void set_rounding(const arithmetic& a) noexcept { rounding_ = a; }
+
 private:
     bool traceable_ = true;
+    arithmetic rounding_;
 };
 
 /// A backend run in the campaign's own process: fast, and trusted not to crash.

@@ -204,7 +204,7 @@ inline std::vector<cli::command> execution_commands() {
          "Runs one model (memo JSON, Keras JSON or ONNX) on the backends and prints each backend's status, time,\n"
          "peak memory and outputs, then the oracle's verdict with its localisation and signature.\n\n"
          "  --backends LIST      comma-separated: reference, reference-float64, torch, ort, ort-opt, tfjs-cpu,\n"
-         "                       tfjs-wasm, cuda (default: reference and every library installed)\n"
+         "                       tfjs-wasm, cuda, cuda-tf32 (default: reference and every library installed)\n"
          "  --seed N             the model's weight and input seed (default: the file's)\n"
          "  --oracle LIST        differential (default) or metamorphic, and performance, leak, determinism; with\n"
          "                       --repeats, --slower, --larger, --min-ms, --leak-kb as memo-fuzz run takes them\n" +

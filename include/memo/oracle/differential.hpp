@@ -135,7 +135,7 @@ public:
         inputs_ = make_inputs(m, in_);
         std::vector<std::size_t> runnable;
         for (std::size_t k = 0; k < xs_.size(); ++k) {
-            observation ob{std::string(xs_[k]->name()), {}, {}, {}};
+            observation ob{std::string(xs_[k]->name()), {}, {}, {}, xs_[k]->rounding()};
             if (auto s = supported(k, m); !s) ob.result = run_result::failed(run_status::unsupported, s.reason());
             else runnable.push_back(k);
             obs_.push_back(std::move(ob));
@@ -397,7 +397,7 @@ private:
                     if (m.nodes[i].layer->arity.max == 0 || p.nodes[i].hash == q.nodes[i].hash) continue;
                     const double sa = p.nodes[i].abs_sum, sb = q.nodes[i].abs_sum;
                     const double rel = std::abs(sa - sb) / std::max({sa, sb, 1e-30});
-                    if (rel > std::min(0.1, 10 * tolerance(m.nodes[i].type, o_))) {
+                    if (rel > std::min(0.1, 10 * tolerance(judged_as(m.nodes[i].type, p.rounding, q.rounding), o_))) {
                         first = i, a = &p, b = &q;
                         break;
                     }
@@ -461,7 +461,8 @@ private:
             const run_options forced{true, fed, {}};
             const auto [a, b] = run_both(*culprit, *peer, m, forced);
             if (!a.ok() || !b.ok()) return false;
-            const auto bounds = measure_rounding(m, fed, a, b);
+            const auto like = [&](std::size_t i) { return judged_as(m.nodes[i].type, culprit->rounding(), peer->rounding()); };
+            const auto bounds = measure_rounding(m, fed, a, b, like);
             if (bounds.empty()) return false;
             for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
                 if (m.nodes[i].layer->arity.max == 0) continue;
@@ -471,9 +472,9 @@ private:
                 // Nor does a node whose state, in float64, nears its dtype's largest value: past it each
                 // library's state is infinite or saturated in a way of its own, and the outputs (an
                 // LSTM's o * tanh(c)) need not show it.
-                if (bounds[i].past_range || bounds[i].by_rounding > tolerance(m.nodes[i].type, o_) * bounds[i].scale) continue;
+                if (bounds[i].past_range || bounds[i].by_rounding > tolerance(like(i), o_) * bounds[i].scale) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
-                const double bound = rounding_bound(m, i, bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
+                const double bound = rounding_bound(m, i, like(i), bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
                 if (!beyond(d, bound)) continue;
                 if (v.node < 0) {
                     v.node = static_cast<int>(i);
@@ -589,19 +590,23 @@ private:
         double by_rounding = 0;   // the larger of moved and drift: beyond the tolerance, a chaotic node
         bool past_range = false;  // its float64 state nears its dtype's largest value (near_range)
     };
-    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed, const run_result& a, const run_result& b) {
+    /// `like(i)`: the dtype whose rounding node i's two results carry (judged_as).
+    template <class Like>
+    std::vector<node_rounding> measure_rounding(const model& m, const std::vector<tensor>& fed, const run_result& a, const run_result& b, const Like& like) {
         auto shaken = fed;
         rng r(m.seed ^ 0x5ca1ab1eULL);
         for (std::size_t i = 0; i < shaken.size() && i < m.size(); ++i) {
             // Small values and zeros move too (at least 8 units of a thousandth of the tensor's
             // scale, or of 1e-3): a node fed zeros still rounds its own state, as a recurrence does.
-            const dtype t = m.nodes[i].type;
+            const dtype t = like(i);
             const double scale = magnitude(shaken[i]);
             for (auto& x : shaken[i].data) x += 8.0 * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
         auto base = truth_->run(m, inputs_, {true, fed, dtype::float64});
         run_options moving{true, shaken, dtype::float64};
-        moving.shake_activations = 1;
+        moving.shake_activations = 1;  // a unit of each node's dtype; of the one its results are judged as, where coarser
+        for (std::size_t i = 0; i < m.size(); ++i)
+            moving.shake_activations = std::max(moving.shake_activations, unit_roundoff(like(i)) / unit_roundoff(m.nodes[i].type));
         const auto moved = truth_->run(m, inputs_, moving);
         if (!base.ok() || !moved.ok()) return {};
         const std::size_t n = std::min({m.size(), base.outputs.size(), moved.outputs.size(), a.outputs.size(), b.outputs.size()});
@@ -612,7 +617,7 @@ private:
             const double scale = magnitude(base.outputs[i]);
             const double most = std::max(by_inputs, by_dtype);
             const double inner = i < base.node_inner.size() ? base.node_inner[i] : 0.0;
-            out[i] = {scale, 16.0 * most + unit_roundoff(m.nodes[i].type) * scale, most, near_range(m.nodes[i].type, inner)};
+            out[i] = {scale, 16.0 * most + unit_roundoff(like(i)) * scale, most, near_range(m.nodes[i].type, inner)};
         }
         fed_truth_ = std::move(base.outputs);
         return out;

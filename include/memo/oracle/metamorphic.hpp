@@ -141,7 +141,7 @@ private:
         skipped_ = false;
         on_variant_ = false;
         for (auto* x : xs_) {
-            obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "not run"), {}, {}});
+            obs_.push_back({std::string(x->name()), run_result::failed(run_status::unsupported, "not run"), {}, {}, x->rounding()});
             variant_obs_.push_back(obs_.back());
         }
         if (!variant_) make_variant();
@@ -242,7 +242,8 @@ private:
             bool differs = d.shapes_differ;
             for (std::size_t o = 0; !differs && o < a.outputs.size() && o < current_.outputs.size(); ++o) {
                 const auto dk = compare({a.outputs[o]}, {b.outputs[o]});
-                differs = beyond(dk, rounding_bound(current_, static_cast<std::size_t>(current_.outputs[o]), dk.scale, dk.scale, 0.0, o_));
+                const auto n = static_cast<std::size_t>(current_.outputs[o]);
+                differs = beyond(dk, rounding_bound(current_, n, xs_[k]->rounding().of(current_.nodes[n].type), dk.scale, dk.scale, 0.0, o_));
             }
             if (!differs) return v;
             v.max_abs = d.max_abs;
@@ -271,7 +272,8 @@ private:
             if (k >= a.outputs.size() || k >= b.outputs.size()) break;
             if (a.outputs[k].has_non_finite() != b.outputs[k].has_non_finite()) return i;
             const auto d = compare({a.outputs[k]}, {b.outputs[k]});
-            if (beyond(d, rounding_bound(variant_->m, k, d.scale, input_magnitude(variant_->m, k, b.outputs), 0.0, o_))) return i;
+            const dtype like = judged_as(variant_->m.nodes[k].type, x.rounding(), ref_->rounding());
+            if (beyond(d, rounding_bound(variant_->m, k, like, d.scale, input_magnitude(variant_->m, k, b.outputs), 0.0, o_))) return i;
         }
         return -1;
     }

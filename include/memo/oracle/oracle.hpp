@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../backends/backend.hpp"
+#include "../backends/executor.hpp"
 #include "../metamorphic/variant.hpp"
 #include "../tensors/digest.hpp"
 
@@ -65,7 +66,12 @@ struct observation {
     run_result result;
     std::vector<digest> nodes;      // every node's output digest, when the run was traced
     std::vector<value_span> spans;  // with nodes: what every node's output values reach
+    arithmetic rounding = {};       // how the backend rounds (executor::rounding)
 };
+
+/// The dtype whose rounding two backends' results of a node computed in t are judged by: the
+/// coarser of theirs (a TF32 backend's float32 is judged as float16 against any peer).
+inline dtype judged_as(dtype t, const arithmetic& a, const arithmetic& b) noexcept { return coarser(a.of(t), b.of(t)); }
 
 /// How two results compare: max absolute difference, normwise relative difference (max |a - b|
 /// over the largest magnitude), and, given O, each one's mean absolute deviation from O.
@@ -220,7 +226,7 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
             }
         }
     // A tenth of the layer tolerance: worth a look; the localisation decides (differential.hpp).
-    if (!a || worst.max_rel <= 0.1 * tolerance(coarsest(a->result.outputs), o)) return v;
+    if (!a || worst.max_rel <= 0.1 * tolerance(judged_as(coarsest(a->result.outputs), a->rounding, b->rounding), o)) return v;
     const auto O = truth();
     const double da = mad(a->result.outputs, O), db = mad(b->result.outputs, O);
     v.dmad = dmad(da, db);

@@ -56,10 +56,14 @@ inline double rounds_at(const model& m, std::size_t i, double input_scale, doubl
 inline constexpr double formula_units = 8;
 
 /// The most two results of node i of m may differ by rounding alone (the rule above), given the
-/// magnitudes of its float64 output and of its inputs, and the caller's measured slack.
+/// magnitudes of its float64 output and of its inputs, and the caller's measured slack; `like`:
+/// the dtype whose rounding the two results carry (judged_as: a TF32 backend's float32 rounds
+/// like float16), its range staying the node's own.
+inline double rounding_bound(const model& m, std::size_t i, dtype like, double scale, double input_scale, double slack, const options& o = {}) {
+    return tolerance(like, o) * scale + formula_units * unit_roundoff(like) * rounds_at(m, i, input_scale, scale) + slack + min_normal(m.nodes[i].type);
+}
 inline double rounding_bound(const model& m, std::size_t i, double scale, double input_scale, double slack, const options& o = {}) {
-    const dtype t = m.nodes[i].type;
-    return tolerance(t, o) * scale + formula_units * unit_roundoff(t) * rounds_at(m, i, input_scale, scale) + slack + min_normal(t);
+    return rounding_bound(m, i, m.nodes[i].type, scale, input_scale, slack, o);
 }
 
 /// The largest finite magnitude in t (0 for an empty tensor).

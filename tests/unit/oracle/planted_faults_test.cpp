@@ -20,9 +20,12 @@
 // than require them.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <memo/backends/reference/interpreter.hpp>
@@ -561,4 +564,97 @@ TEST(PlantedFaults, ANaNCarriedInFromAWrongLayerIsBlamedOnThatLayer) {
         }
     }
     EXPECT_GT(carried, 0) << "no model ended in infinity: the test shows nothing";
+}
+
+namespace {
+
+/// v rounded to TF32: a 10-bit mantissa, to nearest even (what a GPU's tensor cores make of a
+/// float32 operand).
+float tf32(float v) {
+    std::uint32_t u;
+    std::memcpy(&u, &v, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u) return v;  // infinities and NaN as they are
+    u = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
+    std::memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/// `b` with TF32 maths in `layers`: in float32, their inputs and weights rounded to TF32 before the
+/// products, the sums kept in float32.
+memo::reference::interpreter with_tf32(memo::reference::interpreter b, const std::vector<std::string>& layers) {
+    for (const auto& layer : layers)
+        b.wrap_kernel(layer,
+                      []<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
+                                  std::span<const memo::reference::array<T>> in,
+                                  std::span<const memo::reference::array<T>> w) -> memo::expected<memo::reference::array<T>> {
+                          if constexpr (!std::is_same_v<T, float>) {
+                              return good(c, in, w);
+                          } else {
+                              auto rounded = [](std::span<const memo::reference::array<float>> xs) {
+                                  std::vector<memo::reference::array<float>> r(xs.begin(), xs.end());
+                                  for (auto& a : r)
+                                      for (auto& x : a.data) x = tf32(x);
+                                  return r;
+                              };
+                              const auto ri = rounded(in), rw = rounded(w);
+                              return good(c, ri, rw);
+                          }
+                      });
+    return b;
+}
+
+}  // namespace
+
+TEST(PlantedFaults, Tf32MathsIsJudgedByItsOwnRoundingAndStillCaught) {
+    // A backend whose float32 Dense and Conv2D run with TF32 maths (as cuda-tf32 does) parts from
+    // float32 by TF32's rounding: judged by float32's rule it is a string of false alarms; declared
+    // (executor::set_rounding: float32 rounds like float16), none. A real fault planted in the
+    // same backend (Conv2D's output one position off) is still caught, localised to Conv2D, in
+    // nine in ten of the models where it moves the outputs by ten tolerances of the dtype it is
+    // judged as.
+    auto models = family(24, 2611, conv2d_model);
+    for (auto& m : models)
+        for (auto& n : m.nodes) n.type = dtype::float32;
+    const std::vector<std::string> products{"Dense", "Conv2D"};
+    memo::arithmetic tf32_rounding;
+    tf32_rounding.like[static_cast<std::size_t>(dtype::float32)] = dtype::float16;
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    auto verdicts = [&](memo::reference::interpreter other, bool declared, bool planted) {
+        auto good = memo::make_in_process(memo::reference::interpreter());
+        auto bad = memo::make_in_process(std::move(other));
+        if (declared) bad->set_rounding(tf32_rounding);
+        memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
+        memo::reference::interpreter clean_local, bad_local = with_tf32(test::faulty_backend(fault::conv_shift, "Conv2D"), products);
+        int found = 0, gross = 0, gross_caught = 0;
+        for (std::size_t i = 0; i < models.size(); ++i) {
+            const auto v = diff.check(models[i]);
+            found += static_cast<bool>(v);
+            if (!planted) continue;
+            const auto in = memo::make_inputs(models[i], diff.inputs());
+            const auto d = memo::oracle::compare(clean_local.run(models[i], in).outputs, bad_local.run(models[i], in).outputs);
+            if (d.max_rel <= 10 * memo::oracle::tolerance(dtype::float16)) continue;
+            ++gross;
+            const bool caught = v && v.what == kind::inconsistency && v.layer == "Conv2D";
+            gross_caught += caught;
+            if (!caught)
+                std::printf("  missed: model %zu, its outputs moved by %.3g; verdict %s%s\n", i, d.max_rel, std::string(memo::oracle::name_of(v.what)).c_str(),
+                            diff.last_suppressed() ? " (dropped as rounding)" : "");
+        }
+        if (planted) {
+            // Judged as float16, a node whose output cancels to a hundredth of its inputs' scale
+            // moves by several per cent when its inputs move by float16's rounding, and the bound
+            // (sixteen times that move) can exceed the fault there: the rare such model is
+            // printed above, not required.
+            std::printf("tf32 with the fault, declared: %d of %d grossly exposed models caught at Conv2D (%d verdicts)\n", gross_caught, gross, found);
+            EXPECT_GE(gross, 12);
+            EXPECT_GE(10 * gross_caught, 9 * gross);
+        }
+        return found;
+    };
+    const int undeclared = verdicts(with_tf32(memo::reference::interpreter(std::nullopt, "tf32"), products), false, false);
+    const int declared = verdicts(with_tf32(memo::reference::interpreter(std::nullopt, "tf32"), products), true, false);
+    std::printf("tf32 against float32 on %zu models: %d verdicts judged as float32, %d as declared\n", models.size(), undeclared, declared);
+    EXPECT_GE(undeclared, 4) << "TF32's rounding should exceed float32's rule: the test shows nothing";
+    EXPECT_EQ(declared, 0);
+    verdicts(with_tf32(test::faulty_backend(fault::conv_shift, "Conv2D", "tf32"), products), true, true);
 }

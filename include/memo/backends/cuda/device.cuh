@@ -1,6 +1,7 @@
 #pragma once
 // The CUDA backend's device side: runs a plan (steps.hpp) on the GPU with cuDNN (convolutions,
-// softmax, pooling without padding), cuBLAS (matrix products) and the kernels of kernels.hpp,
+// softmax, pooling without padding, recurrent cells, activations, batch normalisation), cuBLAS
+// (matrix products) and the kernels of kernels.hpp,
 // launched over a grid. Include it in exactly one CUDA translation unit of a program (it defines
 // memo::cuda::run_on_device) and link CUDA::cudart, CUDA::cublas and cuDNN (memo::cuda does).
 //
@@ -177,8 +178,10 @@ template <class T, class A>
 struct device_engine {
     static constexpr cudnnDataType_t data_type = types<T>::dnn;
     /// Plain FMA arithmetic for float and double (no TF32 unless asked); the 16-bit types on
-    /// tensor cores, which accumulate in float.
-    cudnnMathType_t math() const { return types<T>::half ? CUDNN_TENSOR_OP_MATH : p.tf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH; }
+    /// tensor cores, which accumulate in float. TF32 is tensor-op maths on float32 data; never
+    /// CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, which may convert float32 to float16 (its range:
+    /// a float32 LSTM fed 1e6 then ends in NaN).
+    cudnnMathType_t math() const { return types<T>::half || p.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; }
 
     context& cx;
     const plan& p;
@@ -265,11 +268,13 @@ struct device_engine {
         check(cudnnConvolutionBackwardData(cx.dnn, &one, d.filter, k, d.to, x, d.conv, algo, ws, bytes, &zero, d.from, y), "cudnnConvolutionBackwardData");
     }
 
-    /// One layer of cuDNN's RNN (the v8 API): the plan's per-gate matrices and biases copied to
-    /// where cudnnGetRNNWeightParams says each lives in the weight space.
+    /// One layer of cuDNN's RNN (the v8 API), one or two directions: the plan's per-gate matrices
+    /// and biases copied to where cudnnGetRNNWeightParams says each lives in the weight space.
     void rnn(const rnn_step& s, const T* x, const T* w, const T* b, T* y) {
         if (s.batch == 0 || s.steps == 0) return;
         const int B = static_cast<int>(s.batch), steps = static_cast<int>(s.steps), F = static_cast<int>(s.features), u = static_cast<int>(s.units);
+        const int dirs = s.bidirectional ? 2 : 1;
+        const bool whole = s.sequences || s.bidirectional;  // y is the sequence (else the last state)
         dropout_desc dd;
         std::size_t states = 0;
         check(cudnnDropoutGetStatesSize(cx.dnn, &states), "cudnnDropoutGetStatesSize");
@@ -279,39 +284,41 @@ struct device_engine {
                                     : s.cell == rnn_cell::rnn_tanh ? CUDNN_RNN_TANH
                                                                    : CUDNN_RNN_RELU;
         rnn_desc rd;
-        check(cudnnSetRNNDescriptor_v8(rd, CUDNN_RNN_ALGO_STANDARD, mode, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, data_type,
-                                       types<T>::compute, math(), F, u, u, 1, dd, CUDNN_RNN_PADDED_IO_ENABLED),
+        check(cudnnSetRNNDescriptor_v8(rd, CUDNN_RNN_ALGO_STANDARD, mode, CUDNN_RNN_DOUBLE_BIAS, s.bidirectional ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+                                       CUDNN_LINEAR_INPUT, data_type, types<T>::compute, math(), F, u, u, 1, dd, CUDNN_RNN_PADDED_IO_ENABLED),
               "cudnnSetRNNDescriptor_v8");
         std::vector<int> lengths(static_cast<std::size_t>(B), steps);
         rnn_data_desc xd, yd;
         T fill = T(0.0);
         check(cudnnSetRNNDataDescriptor(xd, data_type, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, steps, B, F, lengths.data(), &fill),
               "cudnnSetRNNDataDescriptor");
-        check(cudnnSetRNNDataDescriptor(yd, data_type, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, steps, B, u, lengths.data(), &fill),
+        check(cudnnSetRNNDataDescriptor(yd, data_type, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, steps, B, dirs * u, lengths.data(), &fill),
               "cudnnSetRNNDataDescriptor");
         tensor_desc hd;
-        set_packed(hd, data_type, {1, B, u});
+        set_packed(hd, data_type, {dirs, B, u});
         std::size_t wbytes = 0;
         check(cudnnGetRNNWeightSpaceSize(cx.dnn, rd, &wbytes), "cudnnGetRNNWeightSpaceSize");
         void* space = cx.rnn_weights.get(wbytes);
         check(cudaMemsetAsync(space, 0, wbytes, cx.stream), "cudaMemsetAsync");
         const int gates = rnn_gates(s.cell);
-        for (int id = 0; id < 2 * gates; ++id) {
-            tensor_desc md, bd;
-            void *m = nullptr, *bias = nullptr;
-            check(cudnnGetRNNWeightParams(cx.dnn, rd, 0, wbytes, space, id, md, &m, bd, &bias), "cudnnGetRNNWeightParams");
-            const index_t cols = id < gates ? s.features : s.units;
-            const index_t at = id < gates ? id * s.units * s.features : gates * s.units * s.features + (id - gates) * s.units * s.units;
-            if (m) copy(static_cast<T*>(m), w + at, s.units * cols);
-            if (bias) copy(static_cast<T*>(bias), b + id * s.units, s.units);
-        }
+        for (int dir = 0; dir < dirs; ++dir)
+            for (int id = 0; id < 2 * gates; ++id) {
+                tensor_desc md, bd;
+                void *m = nullptr, *bias = nullptr;
+                check(cudnnGetRNNWeightParams(cx.dnn, rd, dir, wbytes, space, id, md, &m, bd, &bias), "cudnnGetRNNWeightParams");
+                const index_t cols = id < gates ? s.features : s.units;
+                const index_t at = dir * gates * s.units * (s.features + s.units) +
+                                   (id < gates ? id * s.units * s.features : gates * s.units * s.features + (id - gates) * s.units * s.units);
+                if (m) copy(static_cast<T*>(m), w + at, s.units * cols);
+                if (bias) copy(static_cast<T*>(bias), b + (dir * 2 * gates + id) * s.units, s.units);
+            }
         int* dev_lengths = static_cast<int*>(cx.lengths.get(lengths.size() * sizeof(int)));
         check(cudaMemcpyAsync(dev_lengths, lengths.data(), lengths.size() * sizeof(int), cudaMemcpyHostToDevice, cx.stream), "cudaMemcpyAsync");
         std::size_t work = 0, reserve = 0;
         check(cudnnGetRNNTempSpaceSizes(cx.dnn, rd, CUDNN_FWD_MODE_INFERENCE, xd, &work, &reserve), "cudnnGetRNNTempSpaceSizes");
         void* ws = work ? cx.workspace.get(work) : nullptr;
-        T* seq = s.sequences ? y : static_cast<T*>(cx.scratch.get(static_cast<std::size_t>(s.batch * s.steps * s.units) * sizeof(T)));
-        check(cudnnRNNForward(cx.dnn, rd, CUDNN_FWD_MODE_INFERENCE, dev_lengths, xd, x, yd, seq, hd, nullptr, s.sequences ? nullptr : y,
+        T* seq = whole ? y : static_cast<T*>(cx.scratch.get(static_cast<std::size_t>(s.batch * s.steps * s.units) * sizeof(T)));
+        check(cudnnRNNForward(cx.dnn, rd, CUDNN_FWD_MODE_INFERENCE, dev_lengths, xd, x, yd, seq, hd, nullptr, whole ? nullptr : y,
                               s.cell == rnn_cell::lstm ? static_cast<cudnnTensorDescriptor_t>(hd) : nullptr, nullptr, nullptr, wbytes, space, work, ws, 0,
                               nullptr),
               "cudnnRNNForward");
@@ -326,11 +333,12 @@ struct device_engine {
         check(cudnnSoftmaxForward(cx.dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, d, x, &zero, d, y), "cudnnSoftmaxForward");
     }
 
-    /// Row-major y (M, N) = a (M, K) b (K, N), as column-major y^T = b^T a^T.
+    /// Row-major y (M, N) = a (M, K) b (K, N), as column-major y^T = b^T a^T; with b (N, K)
+    /// transposed, b read transposed. `batch` products of consecutive matrices in one call.
     void matmul(const matmul_step& s, const T* a, const T* b, T* y) {
-        if (s.m == 0 || s.n == 0) return;
+        if (s.batch == 0 || s.m == 0 || s.n == 0) return;
         if (s.k == 0) {
-            check(cudaMemsetAsync(y, 0, static_cast<std::size_t>(s.m * s.n) * sizeof(T), cx.stream), "cudaMemsetAsync");
+            check(cudaMemsetAsync(y, 0, static_cast<std::size_t>(s.batch * s.m * s.n) * sizeof(T), cx.stream), "cudaMemsetAsync");
             return;
         }
         const A one = 1, zero = 0;
@@ -340,7 +348,65 @@ struct device_engine {
                                             : p.tf32                  ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                                       : CUBLAS_COMPUTE_32F_PEDANTIC;
         const auto t = types<T>::blas;
-        check(cublasGemmEx(cx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, t, n, a, t, k, &zero, y, t, n, compute, CUBLAS_GEMM_DEFAULT), "cublasGemmEx");
+        const auto op_b = s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+        const int ldb = s.b_transposed ? k : n;
+        if (s.batch == 1)
+            check(cublasGemmEx(cx.blas, op_b, CUBLAS_OP_N, n, m, k, &one, b, t, ldb, a, t, k, &zero, y, t, n, compute, CUBLAS_GEMM_DEFAULT), "cublasGemmEx");
+        else
+            check(cublasGemmStridedBatchedEx(cx.blas, op_b, CUBLAS_OP_N, n, m, k, &one, b, t, ldb, s.k * s.n, a, t, k, s.m * s.k, &zero, y, t, n, s.m * s.n,
+                                             static_cast<int>(s.batch), compute, CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmStridedBatchedEx");
+    }
+
+    /// cuDNN's activations where it has Keras' function (relu, tanh, sigmoid, elu) in float32,
+    /// float64 and float16; a bias is added first by the kernel of ours, into y, and the
+    /// activation then runs in place. The kernel of ours otherwise.
+    bool activation(const unary_step& s, const kernels::unary<T, A>& f) {
+        cudnnActivationMode_t mode;
+        double coef = 0;
+        switch (s.f) {
+            case kernels::unary_fn::relu: mode = CUDNN_ACTIVATION_RELU; break;
+            case kernels::unary_fn::tanh: mode = CUDNN_ACTIVATION_TANH; break;
+            case kernels::unary_fn::sigmoid: mode = CUDNN_ACTIVATION_SIGMOID; break;
+            case kernels::unary_fn::elu: mode = CUDNN_ACTIVATION_ELU, coef = static_cast<double>(f.p0); break;
+            default: return false;
+        }
+        if (std::is_same_v<T, __nv_bfloat16>) return false;
+        const index_t n = p.slots[static_cast<std::size_t>(s.y)].count;
+        if (n == 0) return true;
+        if (n > (index_t{1} << 30)) return false;
+        const T* x = f.x;
+        if (f.bias) {
+            auto add = f;
+            add.f = kernels::unary_fn::identity;
+            each(n, add);
+            x = f.y;
+        }
+        descriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor> ad;
+        check(cudnnSetActivationDescriptor(ad, mode, CUDNN_PROPAGATE_NAN, coef), "cudnnSetActivationDescriptor");
+        tensor_desc d;
+        set_packed(d, data_type, {1, static_cast<int>(n), 1, 1});
+        const A one = 1, zero = 0;
+        check(cudnnActivationForward(cx.dnn, ad, &one, d, x, &zero, d, f.y), "cudnnActivationForward");
+        return true;
+    }
+
+    /// cuDNN's inference batch normalisation (spatial: one statistic per channel of (outer, len,
+    /// inner)) in float32 and float64 when every statistic is given; the kernel of ours otherwise
+    /// (the 16-bit types, whose statistics cuDNN takes in float).
+    bool batch_norm(const batch_norm_step& s, const kernels::batch_norm<T, A>& f) {
+        if (types<T>::half || !f.gamma || !f.beta || !f.mean || !f.var || static_cast<double>(f.eps) < CUDNN_BN_MIN_EPSILON) return false;
+        const index_t n = p.slots[static_cast<std::size_t>(s.y)].count;
+        if (n == 0) return true;
+        if (s.len * s.inner == 0 || n > (index_t{1} << 30)) return false;
+        tensor_desc xd, bd;
+        set_packed(xd, data_type, {static_cast<int>(n / (s.len * s.inner)), static_cast<int>(s.len), static_cast<int>(s.inner), 1});
+        set_packed(bd, data_type, {1, static_cast<int>(s.len), 1, 1});
+        const A one = 1, zero = 0;
+        check(cudnnBatchNormalizationForwardInference(cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, f.x, xd, f.y, bd, f.gamma, f.beta, f.mean, f.var,
+                                                      static_cast<double>(f.eps)),
+              "cudnnBatchNormalizationForwardInference");
+        return true;
     }
 
     /// cuDNN's pooling where every window lies inside the input (no padding before or after, so
@@ -396,19 +462,21 @@ outcome run_as(const plan& p, std::span<const std::vector<double>* const> inputs
         }
         char* base = static_cast<char*>(cx.slots.get(std::max<std::size_t>(total, 256)));
         auto at = [&](int s) { return reinterpret_cast<T*>(base + offset[static_cast<std::size_t>(s)]); };
-        // Constants and inputs go up through one host buffer.
-        std::vector<T> host(total / sizeof(T));
+        // Constants and inputs go up, each from a host copy of its own in T (what a run holds on
+        // the host is what it is given, however large the slots it computes).
+        std::vector<std::vector<T>> staged;
         auto stage = [&](int s, const std::vector<double>& v) {
             if (static_cast<index_t>(v.size()) != p.slots[static_cast<std::size_t>(s)].count)
                 throw failure{outcome::kind::error, "a tensor of " + std::to_string(v.size()) + " elements for a slot of " +
                                                         std::to_string(p.slots[static_cast<std::size_t>(s)].count)};
-            std::transform(v.begin(), v.end(), host.begin() + static_cast<std::ptrdiff_t>(offset[static_cast<std::size_t>(s)] / sizeof(T)),
-                           [](double d) { return static_cast<T>(static_cast<A>(d)); });
+            auto& h = staged.emplace_back(v.size());
+            std::transform(v.begin(), v.end(), h.begin(), [](double d) { return static_cast<T>(static_cast<A>(d)); });
+            if (!h.empty()) check(cudaMemcpyAsync(at(s), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, cx.stream), "cudaMemcpyAsync to the device");
         };
         for (std::size_t s = 0; s < p.slots.size(); ++s)
             if (p.slots[s].is_constant) stage(static_cast<int>(s), p.slots[s].constant);
         for (std::size_t k = 0; k < inputs.size(); ++k) stage(p.input_slots[k], *inputs[k]);
-        check(cudaMemcpyAsync(base, host.data(), total, cudaMemcpyHostToDevice, cx.stream), "cudaMemcpyAsync to the device");
+        check(cudaStreamSynchronize(cx.stream), "cudaStreamSynchronize");  // the host copies live until here
         device_engine<T, A> e{cx, p, o};
         engine = &e;
         progress::at_node(0);

@@ -13,6 +13,8 @@
 //       void softmax(const softmax_step&, const T* x, T* y);
 //       void matmul(const matmul_step&, const T* a, const T* b, T* y);
 //       bool pool(const pool_step&, const T* x, T* y);           // false: use the kernel of ours
+//       bool activation(const unary_step&, const unary<T, A>& f);  // likewise: cuDNN's activations
+//       bool batch_norm(const batch_norm_step&, const batch_norm<T, A>& f);  // likewise: cuDNN's
 //       void node_done(std::size_t node);                        // after a node's steps
 //   };
 #include <type_traits>
@@ -54,7 +56,7 @@ void execute(const plan& p, Engine& e, At at) {
                     e.copy(at(s.y), in(s.x), p.slots[static_cast<std::size_t>(s.y)].count);
                 } else if constexpr (std::is_same_v<S, unary_step>) {
                     unary<T, A> f{in(s.x), at(s.y), s.f, param<T, A>(s.p0), param<T, A>(s.p1), param<T, A>(s.p2), in(s.bias), s.bias_len, s.bias_inner};
-                    e.each(p.slots[static_cast<std::size_t>(s.y)].count, f);
+                    if (!e.activation(s, f)) e.each(p.slots[static_cast<std::size_t>(s.y)].count, f);
                 } else if constexpr (std::is_same_v<S, binary_step>) {
                     e.each(p.slots[static_cast<std::size_t>(s.y)].count, binary<T, A>{in(s.a), in(s.b), at(s.y), s.f, param<T, A>(s.p)});
                 } else if constexpr (std::is_same_v<S, inject_step>) {
@@ -73,13 +75,20 @@ void execute(const plan& p, Engine& e, At at) {
                     e.softmax(s, in(s.x), at(s.y));
                 } else if constexpr (std::is_same_v<S, batch_norm_step>) {
                     batch_norm<T, A> f{in(s.x), at(s.y), in(s.gamma), in(s.beta), in(s.mean), in(s.var), s.len, s.inner, param<T, A>(s.eps)};
-                    e.each(p.slots[static_cast<std::size_t>(s.y)].count, f);
+                    if (!e.batch_norm(s, f)) e.each(p.slots[static_cast<std::size_t>(s.y)].count, f);
                 } else if constexpr (std::is_same_v<S, layer_norm_step>) {
                     e.each(s.count, layer_norm<T, A>{in(s.x), at(s.y), in(s.gamma), in(s.beta), s.r, param<T, A>(s.eps)});
                 } else if constexpr (std::is_same_v<S, prelu_step>) {
                     e.each(p.slots[static_cast<std::size_t>(s.y)].count, kernels::prelu<T, A>{in(s.x), at(s.y), in(s.alpha), s.at});
                 } else if constexpr (std::is_same_v<S, matmul_step>) {
                     e.matmul(s, in(s.a), in(s.b), at(s.y));
+                } else if constexpr (std::is_same_v<S, l2_normalize_step>) {
+                    e.each(s.count, l2_normalize<T, A>{in(s.x), at(s.y), s.len});
+                } else if constexpr (std::is_same_v<S, local_step>) {
+                    e.each(s.batch * s.w.out_count() * s.filters,
+                           locally_connected<T, A>{in(s.x), in(s.kernel), at(s.y), s.w, s.channels, s.filters, s.channel_major});
+                } else if constexpr (std::is_same_v<S, bilinear_step>) {
+                    e.each(s.out.count(), kernels::bilinear<T, A>{in(s.x), at(s.y), s.in, s.out, s.axis});
                 }
             },
             p.steps[i]);

@@ -28,62 +28,71 @@ struct host_engine {
     void conv_transpose(const conv_transpose_step& s, const T* x, const T* k, T* y) {
         each(s.batch * s.filters * s.w.out_count(), kernels::conv_transpose<T, A>{x, k, y, s.w, s.channels, s.filters});
     }
-    /// cuDNN's cells (steps.hpp), one sample and step at a time.
-    void rnn(const rnn_step& s, const T* x, const T* w, const T* b, T* y) {
+    /// cuDNN's cells (steps.hpp), one sample and step at a time, each direction with its weights.
+    void rnn(const rnn_step& s, const T* x, const T* weights, const T* biases, T* y) {
         using std::exp, std::tanh;
-        const index_t u = s.units, f = s.features, g = rnn_gates(s.cell);
+        const index_t u = s.units, f = s.features, g = rnn_gates(s.cell), dirs = s.bidirectional ? 2 : 1;
         auto sigmoid = [](A v) { return A(1) / (A(1) + exp(-v)); };
-        // Gate k's input product W_k x + bW_k, or recurrent product R_k h + bR_k.
-        auto input = [&](index_t k, const T* xt, index_t r) {
-            A sum = static_cast<A>(b[k * u + r]);
-            for (index_t c = 0; c < f; ++c) sum += static_cast<A>(w[(k * u + r) * f + c]) * static_cast<A>(xt[c]);
-            return sum;
-        };
-        auto recurrent = [&](index_t k, const std::vector<A>& h, index_t r) {
-            A sum = static_cast<A>(b[(g + k) * u + r]);
-            const T* m = w + g * u * f + k * u * u;
-            for (index_t c = 0; c < u; ++c) sum += static_cast<A>(m[r * u + c]) * h[static_cast<std::size_t>(c)];
-            return sum;
-        };
-        for (index_t n = 0; n < s.batch; ++n) {
-            std::vector<A> h(static_cast<std::size_t>(u)), c(static_cast<std::size_t>(u)), next(static_cast<std::size_t>(u));
-            for (index_t t = 0; t < s.steps; ++t) {
-                const T* xt = x + (n * s.steps + t) * f;
-                for (index_t r = 0; r < u; ++r) {
-                    const auto ur = static_cast<std::size_t>(r);
-                    switch (s.cell) {
-                        case rnn_cell::lstm: {
-                            const A i = sigmoid(input(0, xt, r) + recurrent(0, h, r)), fg = sigmoid(input(1, xt, r) + recurrent(1, h, r));
-                            const A cand = tanh(input(2, xt, r) + recurrent(2, h, r)), o = sigmoid(input(3, xt, r) + recurrent(3, h, r));
-                            c[ur] = fg * c[ur] + i * cand;
-                            next[ur] = o * tanh(c[ur]);
-                            break;
+        for (index_t dir = 0; dir < dirs; ++dir) {
+            const T* w = weights + dir * g * u * (f + u);
+            const T* b = biases + dir * 2 * g * u;
+            // Gate k's input product W_k x + bW_k, or recurrent product R_k h + bR_k.
+            auto input = [&](index_t k, const T* xt, index_t r) {
+                A sum = static_cast<A>(b[k * u + r]);
+                for (index_t c = 0; c < f; ++c) sum += static_cast<A>(w[(k * u + r) * f + c]) * static_cast<A>(xt[c]);
+                return sum;
+            };
+            auto recurrent = [&](index_t k, const std::vector<A>& h, index_t r) {
+                A sum = static_cast<A>(b[(g + k) * u + r]);
+                const T* m = w + g * u * f + k * u * u;
+                for (index_t c = 0; c < u; ++c) sum += static_cast<A>(m[r * u + c]) * h[static_cast<std::size_t>(c)];
+                return sum;
+            };
+            for (index_t n = 0; n < s.batch; ++n) {
+                std::vector<A> h(static_cast<std::size_t>(u)), c(static_cast<std::size_t>(u)), next(static_cast<std::size_t>(u));
+                for (index_t step = 0; step < s.steps; ++step) {
+                    const index_t t = dir == 0 ? step : s.steps - 1 - step;
+                    const T* xt = x + (n * s.steps + t) * f;
+                    for (index_t r = 0; r < u; ++r) {
+                        const auto ur = static_cast<std::size_t>(r);
+                        switch (s.cell) {
+                            case rnn_cell::lstm: {
+                                const A i = sigmoid(input(0, xt, r) + recurrent(0, h, r)), fg = sigmoid(input(1, xt, r) + recurrent(1, h, r));
+                                const A cand = tanh(input(2, xt, r) + recurrent(2, h, r)), o = sigmoid(input(3, xt, r) + recurrent(3, h, r));
+                                c[ur] = fg * c[ur] + i * cand;
+                                next[ur] = o * tanh(c[ur]);
+                                break;
+                            }
+                            case rnn_cell::gru: {
+                                const A rg = sigmoid(input(0, xt, r) + recurrent(0, h, r)), z = sigmoid(input(1, xt, r) + recurrent(1, h, r));
+                                const A cand = tanh(input(2, xt, r) + rg * recurrent(2, h, r));
+                                next[ur] = (A(1) - z) * cand + z * h[ur];
+                                break;
+                            }
+                            case rnn_cell::rnn_tanh: next[ur] = tanh(input(0, xt, r) + recurrent(0, h, r)); break;
+                            case rnn_cell::rnn_relu: next[ur] = kernels::relu0(input(0, xt, r) + recurrent(0, h, r)); break;
                         }
-                        case rnn_cell::gru: {
-                            const A rg = sigmoid(input(0, xt, r) + recurrent(0, h, r)), z = sigmoid(input(1, xt, r) + recurrent(1, h, r));
-                            const A cand = tanh(input(2, xt, r) + rg * recurrent(2, h, r));
-                            next[ur] = (A(1) - z) * cand + z * h[ur];
-                            break;
-                        }
-                        case rnn_cell::rnn_tanh: next[ur] = tanh(input(0, xt, r) + recurrent(0, h, r)); break;
-                        case rnn_cell::rnn_relu: next[ur] = kernels::relu0(input(0, xt, r) + recurrent(0, h, r)); break;
                     }
+                    for (index_t r = 0; r < u; ++r) {  // the states are held in T between steps
+                        const auto ur = static_cast<std::size_t>(r);
+                        h[ur] = static_cast<A>(static_cast<T>(next[ur]));
+                        c[ur] = static_cast<A>(static_cast<T>(c[ur]));
+                    }
+                    if (s.sequences || s.bidirectional)
+                        for (index_t r = 0; r < u; ++r) y[((n * s.steps + t) * dirs + dir) * u + r] = static_cast<T>(h[static_cast<std::size_t>(r)]);
                 }
-                for (index_t r = 0; r < u; ++r) {  // the states are held in T between steps
-                    const auto ur = static_cast<std::size_t>(r);
-                    h[ur] = static_cast<A>(static_cast<T>(next[ur]));
-                    c[ur] = static_cast<A>(static_cast<T>(c[ur]));
-                }
-                if (s.sequences)
-                    for (index_t r = 0; r < u; ++r) y[(n * s.steps + t) * u + r] = static_cast<T>(h[static_cast<std::size_t>(r)]);
+                if (!s.sequences && !s.bidirectional)
+                    for (index_t r = 0; r < u; ++r) y[n * u + r] = static_cast<T>(h[static_cast<std::size_t>(r)]);
             }
-            if (!s.sequences)
-                for (index_t r = 0; r < u; ++r) y[n * u + r] = static_cast<T>(h[static_cast<std::size_t>(r)]);
         }
     }
     void softmax(const softmax_step& s, const T* x, T* y) { each(s.count, kernels::softmax<T, A>{x, y, s.r}); }
-    void matmul(const matmul_step& s, const T* a, const T* b, T* y) { each(s.m * s.n, kernels::matmul<T, A>{a, b, y, s.m, s.k, s.n}); }
+    void matmul(const matmul_step& s, const T* a, const T* b, T* y) {
+        each(s.batch * s.m * s.n, kernels::matmul<T, A>{a, b, y, s.m, s.k, s.n, s.b_transposed});
+    }
     bool pool(const pool_step&, const T*, T*) { return false; }
+    bool activation(const unary_step&, const kernels::unary<T, A>&) { return false; }
+    bool batch_norm(const batch_norm_step&, const kernels::batch_norm<T, A>&) { return false; }
     void node_done(std::size_t) {}
 };
 

@@ -18,7 +18,7 @@
 namespace memo::cuda::kernels {
 
 using index_t = std::int64_t;
-using std::exp, std::expm1, std::fabs, std::log1p, std::sqrt, std::tanh;
+using std::ceil, std::exp, std::expm1, std::fabs, std::floor, std::log1p, std::sqrt, std::tanh;
 inline constexpr int max_rank = 8;
 
 /// Dims of a tensor of at most max_rank axes, with its row-major strides.
@@ -262,6 +262,11 @@ struct pool {
     }
 };
 
+/// What long sums (a plane's, a row's statistics) accumulate in: double for every dtype, so that
+/// a sum over tens of thousands of float32 values, added one after the other by one thread, stays
+/// as close as the other libraries' tree reductions (the reference sums float32 in double too).
+using sum_t = double;
+
 /// Reduction of each (b, c) plane of a channels-first tensor to one value (global pooling).
 template <class T, class A>
 struct plane_reduce {
@@ -271,13 +276,14 @@ struct plane_reduce {
     bool max;
     MEMO_HD void operator()(index_t i) const {
         const T* p = x + i * plane;
-        A best = static_cast<A>(p[0]), sum = 0;
+        A best = static_cast<A>(p[0]);
+        sum_t sum = 0;
         for (index_t k = 0; k < plane; ++k) {
             const A v = static_cast<A>(p[k]);
             if (v > best || v != v) best = best != best ? best : v;
-            sum += v;
+            sum += static_cast<sum_t>(v);
         }
-        y[i] = static_cast<T>(max ? best : sum / A(plane));
+        y[i] = static_cast<T>(max ? best : static_cast<A>(sum / static_cast<sum_t>(plane)));
     }
 };
 
@@ -399,14 +405,14 @@ struct layer_norm {
     A eps;
     MEMO_HD void operator()(index_t row) const {
         const index_t b = r.base(row);
-        A mean = 0, var = 0;
-        for (index_t k = 0; k < r.len; ++k) mean += static_cast<A>(x[b + k * r.inner]);
-        mean /= A(r.len);
+        sum_t total = 0, squares = 0;
+        for (index_t k = 0; k < r.len; ++k) total += static_cast<sum_t>(static_cast<A>(x[b + k * r.inner]));
+        const A mean = static_cast<A>(total / static_cast<sum_t>(r.len));
         for (index_t k = 0; k < r.len; ++k) {
             const A d = static_cast<A>(x[b + k * r.inner]) - mean;
-            var += d * d;
+            squares += static_cast<sum_t>(d * d);
         }
-        var /= A(r.len);
+        const A var = static_cast<A>(squares / static_cast<sum_t>(r.len));
         const A inv = A(1) / sqrt(var + eps);
         for (index_t k = 0; k < r.len; ++k) {
             const A g = gamma ? static_cast<A>(gamma[k]) : A(1), bb = beta ? static_cast<A>(beta[k]) : A(0);
@@ -428,18 +434,103 @@ struct prelu {
     }
 };
 
-/// The product of row-major (M, K) and (K, N): the host's stand-in for cuBLAS.
+/// The product of row-major (M, K) and (K, N), or (N, K) transposed, over `batch` consecutive
+/// matrices: the host's stand-in for cuBLAS.
 template <class T, class A>
 struct matmul {
     const T* a;
     const T* b;
     T* y;
     index_t m, k, n;
+    bool b_transposed = false;
     MEMO_HD void operator()(index_t i) const {
-        const index_t r = i / n, c = i % n;
+        const index_t s = i / (m * n), r = i / n % m, c = i % n;
+        const T* as = a + s * m * k;
+        const T* bs = b + s * k * n;
         A sum = 0;
-        for (index_t j = 0; j < k; ++j) sum += static_cast<A>(a[r * k + j]) * static_cast<A>(b[j * n + c]);
+        for (index_t j = 0; j < k; ++j) sum += static_cast<A>(as[r * k + j]) * static_cast<A>(b_transposed ? bs[c * k + j] : bs[j * n + c]);
         y[i] = static_cast<T>(sum);
+    }
+};
+
+/// Row `row` of `len` consecutive values over its L2 norm, the squared norm at least 1e-12 (Keras'
+/// l2_normalize, as Dot's normalize calls it).
+template <class T, class A>
+struct l2_normalize {
+    const T* x;
+    T* y;
+    index_t len;
+    MEMO_HD void operator()(index_t row) const {
+        const T* p = x + row * len;
+        sum_t squares = 0;
+        for (index_t j = 0; j < len; ++j) squares += static_cast<sum_t>(static_cast<A>(p[j]) * static_cast<A>(p[j]));
+        const A sq = static_cast<A>(squares);
+        const A inv = A(1) / sqrt(sq > A(1e-12) ? sq : A(1e-12));
+        for (index_t j = 0; j < len; ++j) y[row * len + j] = static_cast<T>(static_cast<A>(p[j]) * inv);
+    }
+};
+
+/// LocallyConnected (Keras' implementation 1): output position o of a valid window has a kernel
+/// of its own, (positions, taps * channels, filters), its feature axis tap-major (channels_last)
+/// or channel-major (channels_first). x is channels-last (B, in..., C), y (B, out..., filters).
+template <class T, class A>
+struct locally_connected {
+    const T* x;
+    const T* k;
+    T* y;
+    window w;
+    index_t channels, filters;
+    bool channel_major;
+    MEMO_HD void operator()(index_t i) const {
+        const index_t f = i % filters, o = i / filters % w.out_count(), b = i / (filters * w.out_count());
+        const index_t o0 = o / (w.out[1] * w.out[2]), o1 = o / w.out[2] % w.out[1], o2 = o % w.out[2];
+        const index_t taps = w.k[0] * w.k[1] * w.k[2];
+        const T* ks = k + o * taps * channels * filters;
+        A sum = 0;
+        for (index_t a0 = 0; a0 < w.k[0]; ++a0)
+            for (index_t a1 = 0; a1 < w.k[1]; ++a1)
+                for (index_t a2 = 0; a2 < w.k[2]; ++a2) {
+                    const index_t tap = (a0 * w.k[1] + a1) * w.k[2] + a2;
+                    const index_t pos = ((o0 * w.stride[0] + a0) * w.in[1] + o1 * w.stride[1] + a1) * w.in[2] + o2 * w.stride[2] + a2;
+                    const T* xs = x + (b * w.in_count() + pos) * channels;
+                    for (index_t c = 0; c < channels; ++c)
+                        sum += static_cast<A>(xs[c]) * static_cast<A>(ks[(channel_major ? c * taps + tap : tap * channels + c) * filters + f]);
+                }
+        y[i] = static_cast<T>(sum);
+    }
+};
+
+/// Where output coordinate `out` of a bilinear resize from `in_size` to `out_size` reads: TF2's
+/// half-pixel centres, the two neighbours clamped to the input.
+struct lerp_at {
+    index_t lower, upper;
+    double weight;
+    MEMO_HD static lerp_at of(index_t out, index_t in_size, index_t out_size) {
+        const double in = (static_cast<double>(out) + 0.5) * static_cast<double>(in_size) / static_cast<double>(out_size) - 0.5;
+        const double lo = floor(in), hi = ceil(in);
+        return {lo < 0 ? 0 : static_cast<index_t>(lo), static_cast<index_t>(hi) > in_size - 1 ? in_size - 1 : static_cast<index_t>(hi), in - lo};
+    }
+};
+
+/// Bilinear resizing of axes `axis` and `axis + 1` (UpSampling2D's interpolation="bilinear").
+template <class T, class A>
+struct bilinear {
+    const T* x;
+    T* y;
+    shape in, out;
+    int axis;
+    MEMO_HD void operator()(index_t i) const {
+        index_t c[max_rank];
+        out.coords(i, c);
+        const lerp_at r = lerp_at::of(c[axis], in.dims[axis], out.dims[axis]), h = lerp_at::of(c[axis + 1], in.dims[axis + 1], out.dims[axis + 1]);
+        index_t base = 0;
+        for (int d = 0; d < in.rank; ++d) base += (d == axis || d == axis + 1 ? 0 : c[d]) * in.stride(d);
+        const index_t sr = in.stride(axis), sc = in.stride(axis + 1);
+        const A wx = static_cast<A>(h.weight), wy = static_cast<A>(r.weight);
+        const A tl = static_cast<A>(x[base + r.lower * sr + h.lower * sc]), tr = static_cast<A>(x[base + r.lower * sr + h.upper * sc]);
+        const A bl = static_cast<A>(x[base + r.upper * sr + h.lower * sc]), br = static_cast<A>(x[base + r.upper * sr + h.upper * sc]);
+        const A top = tl + (tr - tl) * wx, bottom = bl + (br - bl) * wx;
+        y[i] = static_cast<T>(top + (bottom - top) * wy);
     }
 };
 

@@ -5,8 +5,8 @@
 // back. The layouts (layers/layouts.hpp) and TF's padding rule (layers/common.hpp's
 // window_padding) are memo's shared descriptions, the ones libtorch's and ONNX's backends use.
 //
-// A layer the backend has no lowering for, or a case of one it does not cover (bilinear
-// upsampling, say), is declined with the reason: the model is then `unsupported`, never a verdict.
+// A layer the backend has no lowering for, or a case of one it does not cover (a recurrent cell
+// whose activations cuDNN lacks, say), is declined with the reason: the model is then `unsupported`, never a verdict.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -308,7 +308,6 @@ inline expected<void> runs_node(const node& n) {
     if (cls == "LSTM" || cls == "GRU" || cls == "SimpleRNN") {
         if (auto c = cudnn_cell(n); !c) return fail(c.reason());
     }
-    if (cls == "UpSampling2D" && as_str(n.param("interpolation")) != "nearest") return fail("cuda has no kernel for bilinear upsampling");
     return {};
 }
 
@@ -354,14 +353,43 @@ inline expected<tval> conv_transpose(lowering_context& c, int N) {
     return c.finish(c.from_cf(*a, first), act);
 }
 
+/// Keras' kernel, recurrent kernel and bias of one direction, regrouped per gate in cuDNN's order
+/// (steps.hpp) and appended to the step's weights `w` and biases `b`.
+inline void cudnn_weights(rnn_cell cell, const tensor& k, const tensor& rk, const tensor* bias, index_t F, index_t u, std::vector<double>& w,
+                          std::vector<double>& b) {
+    const index_t G = rnn_gates(cell);
+    auto keras_gate = [&](index_t id) { return cell == rnn_cell::gru ? index_t{id == 0 ? 1 : id == 1 ? 0 : 2} : id; };  // Keras' GRU: z, r, h
+    const auto w0 = static_cast<index_t>(w.size()), b0 = static_cast<index_t>(b.size());
+    w.resize(w.size() + static_cast<std::size_t>(G * u * (F + u)));
+    b.resize(b.size() + static_cast<std::size_t>(2 * G * u));
+    for (index_t id = 0; id < G; ++id) {
+        const index_t kg = keras_gate(id);
+        for (index_t r = 0; r < u; ++r) {
+            for (index_t col = 0; col < F; ++col)
+                w[static_cast<std::size_t>(w0 + (id * u + r) * F + col)] = k.data[static_cast<std::size_t>(col * G * u + kg * u + r)];
+            for (index_t col = 0; col < u; ++col)
+                w[static_cast<std::size_t>(w0 + G * u * F + (id * u + r) * u + col)] = rk.data[static_cast<std::size_t>(col * G * u + kg * u + r)];
+            if (!bias) continue;
+            const bool two = bias->dims.size() == 2;  // GRU's reset_after: (input bias, recurrent bias)
+            b[static_cast<std::size_t>(b0 + id * u + r)] = bias->data[static_cast<std::size_t>(kg * u + r)];
+            if (two) b[static_cast<std::size_t>(b0 + (G + id) * u + r)] = bias->data[static_cast<std::size_t>(G * u + kg * u + r)];
+        }
+    }
+}
+
+/// The constant slots of a recurrent step's weights and biases.
+inline std::pair<tval, tval> weight_slots(lowering_context& c, std::vector<double> w, std::vector<double> b) {
+    const dims_t wd{static_cast<index_t>(w.size())}, bd{static_cast<index_t>(b.size())};
+    return {c.constant(wd, std::move(w)), c.constant(bd, std::move(b))};
+}
+
 /// LSTM, GRU and SimpleRNN through cuDNN's cells: Keras' weights regrouped per gate in cuDNN's
 /// order (steps.hpp). Only Keras' activations that are cuDNN's: LSTM and GRU with tanh and
 /// sigmoid (GRU with reset_after), SimpleRNN with tanh or relu. go_backwards reverses the input
 /// and leaves the output sequence in processing order, as Keras does.
-inline expected<tval> recurrent(lowering_context& c, int gates) {
+inline expected<tval> recurrent(lowering_context& c) {
     const auto found = cudnn_cell(c.n());
     if (!found) return fail(found.reason());
-    const rnn_cell cell = *found;
     tval x = c.in(0);
     if (x.dims.size() != 3) return fail("a recurrent input of rank " + std::to_string(x.dims.size()));
     if (c.flag("go_backwards")) {
@@ -373,28 +401,65 @@ inline expected<tval> recurrent(lowering_context& c, int gates) {
     }
     const tensor* k = c.weight("kernel");
     const tensor* rk = c.weight("recurrent_kernel");
-    const tensor* bias = c.weight("bias");
     if (!k || !rk) return fail("no kernel or recurrent kernel");
-    const index_t B = x.dims[0], T = x.dims[1], F = x.dims[2], u = c.integer("units"), G = gates;
-    auto keras_gate = [&](index_t id) { return cell == rnn_cell::gru ? index_t{id == 0 ? 1 : id == 1 ? 0 : 2} : id; };  // Keras' GRU: z, r, h
-    std::vector<double> w(static_cast<std::size_t>(G * u * (F + u))), b(static_cast<std::size_t>(2 * G * u));
-    for (index_t id = 0; id < G; ++id) {
-        const index_t kg = keras_gate(id);
-        for (index_t r = 0; r < u; ++r) {
-            for (index_t col = 0; col < F; ++col)
-                w[static_cast<std::size_t>((id * u + r) * F + col)] = k->data[static_cast<std::size_t>(col * G * u + kg * u + r)];
-            for (index_t col = 0; col < u; ++col)
-                w[static_cast<std::size_t>(G * u * F + (id * u + r) * u + col)] = rk->data[static_cast<std::size_t>(col * G * u + kg * u + r)];
-            if (!bias) continue;
-            const bool two = bias->dims.size() == 2;  // GRU's reset_after: (input bias, recurrent bias)
-            b[static_cast<std::size_t>(id * u + r)] = bias->data[static_cast<std::size_t>(kg * u + r)];
-            if (two) b[static_cast<std::size_t>((G + id) * u + r)] = bias->data[static_cast<std::size_t>(G * u + kg * u + r)];
-        }
-    }
-    const tval wt = c.constant({G * u * (F + u)}, std::move(w)), bt = c.constant({2 * G * u}, std::move(b));
+    const index_t B = x.dims[0], T = x.dims[1], F = x.dims[2], u = c.integer("units");
+    std::vector<double> w, b;
+    cudnn_weights(*found, *k, *rk, c.weight("bias"), F, u, w, b);
+    const auto [wt, bt] = weight_slots(c, std::move(w), std::move(b));
     const tval y = c.add(c.out());
-    c.push(rnn_step{x.slot, wt.slot, bt.slot, y.slot, cell, B, T, F, u, c.out().size() == 3});
+    c.push(rnn_step{x.slot, wt.slot, bt.slot, y.slot, *found, B, T, F, u, c.out().size() == 3});
     return y;
+}
+
+/// Bidirectional(LSTM) (Keras' LSTM defaults: tanh, sigmoid, a bias): cuDNN's bidirectional LSTM,
+/// whose sequence holds each step's forward and backward states side by side, as Keras' concat
+/// with return_sequences does. Without return_sequences Keras takes the forward state after the
+/// last step and the backward one after the first; the other merge modes combine the two halves.
+/// merge_mode None: the forward direction alone.
+inline expected<tval> bidirectional(lowering_context& c) {
+    const tval& x = c.in(0);
+    if (x.dims.size() != 3) return fail("a recurrent input of rank " + std::to_string(x.dims.size()));
+    const tensor *fk = c.weight("forward_kernel"), *frk = c.weight("forward_recurrent_kernel");
+    const tensor *bk = c.weight("backward_kernel"), *brk = c.weight("backward_recurrent_kernel");
+    if (!fk || !frk || !bk || !brk) return fail("no forward or backward kernels");
+    const index_t B = x.dims[0], T = x.dims[1], F = x.dims[2], u = c.integer("units");
+    const bool sequences = c.flag("return_sequences"), both = !c.none("merge_mode");
+    std::vector<double> w, b;
+    cudnn_weights(rnn_cell::lstm, *fk, *frk, c.weight("forward_bias"), F, u, w, b);
+    if (both) cudnn_weights(rnn_cell::lstm, *bk, *brk, c.weight("backward_bias"), F, u, w, b);
+    const auto [wt, bt] = weight_slots(c, std::move(w), std::move(b));
+    if (!both) {
+        const tval y = c.add(c.out());
+        c.push(rnn_step{x.slot, wt.slot, bt.slot, y.slot, rnn_cell::lstm, B, T, F, u, sequences});
+        return y;
+    }
+    const tval seq = c.add({B, T, 2 * u});
+    c.push(rnn_step{x.slot, wt.slot, bt.slot, seq.slot, rnn_cell::lstm, B, T, F, u, true, true});
+    const auto mode = c.str("merge_mode");
+    if (mode == "concat" && sequences) return as_out(seq, c);
+    // Each direction's half: (B, T, u), or without sequences (B, 1, u) at its last step.
+    auto half = [&](int dir) {
+        const dims_t d{B, sequences ? T : 1, u};
+        auto g = identity_map(seq.dims, d);
+        g.offset[2] = -dir * u;
+        g.reverse[1] = !sequences && dir == 0;  // the forward state after the last step
+        const tval h = c.add(d);
+        c.push(gather_step{seq.slot, h.slot, g, 0.0});
+        return h;
+    };
+    const tval f = half(0), r = half(1);
+    const tval y = c.add(c.out());
+    if (mode == "concat") {
+        const dims_t d{B, 1, 2 * u};
+        c.push(place_step{f.slot, y.slot, shape_of(f.dims), shape_of(d), 2, 0});
+        c.push(place_step{r.slot, y.slot, shape_of(r.dims), shape_of(d), 2, u});
+        return y;
+    }
+    c.push(binary_step{f.slot, r.slot, y.slot, mode == "mul" ? kernels::binary_fn::multiply : kernels::binary_fn::add});
+    if (mode != "ave") return y;
+    const tval z = c.add(c.out());
+    c.push(unary_step{y.slot, z.slot, kernels::unary_fn::scale, 0.5});
+    return z;
 }
 
 /// Max and average pooling through the pooling kernel (TF's padding, its average over the
@@ -449,9 +514,13 @@ inline expected<tval> border(lowering_context& c, int N, int sign) {
 }
 
 inline expected<tval> upsampling(lowering_context& c, int N) {
-    if (auto ok = runs_node(c.n()); !ok) return ok.error();
     const bool first = N > 1 && c.channels_first();
     const tval& x = c.in(0);
+    if (N == 2 && c.str("interpolation") == "bilinear") {
+        const tval y = c.add(c.out());
+        c.push(bilinear_step{x.slot, y.slot, shape_of(x.dims), shape_of(c.out()), first ? 2 : 1});
+        return y;
+    }
     const dims_t size = N == 1 ? dims_t{c.integer("size")} : c.ints("size", N);
     auto g = identity_map(x.dims, c.out());
     for (int i = 0; i < N; ++i) g.repeat[(first ? 2 : 1) + i] = size[static_cast<std::size_t>(i)];
@@ -469,6 +538,58 @@ inline expected<tval> fold(lowering_context& c, kernels::binary_fn f) {
         c.push(binary_step{y.slot, c.in(k).slot, z.slot, f});
         y = z;
     }
+    return y;
+}
+
+/// LocallyConnected{1,2}D (Keras' implementation 1) on the channels-last input; the bias, shaped
+/// (out..., filters), is reshaped rather than transposed to the output's layout (Keras'
+/// bias_add), so it is added element for element in that layout.
+inline expected<tval> locally_connected(lowering_context& c, int N) {
+    const bool first = c.channels_first();
+    const tval x = c.from_cf(c.in(0), !first);  // channels-last
+    const tensor* kw = c.weight("kernel");
+    if (!kw) return fail("no kernel weight");
+    const dims_t k = c.ints("kernel_size", N), s = c.ints("strides", N);
+    const index_t batch = x.dims[0], channels = x.dims.back(), filters = c.integer("filters");
+    kernels::window w;
+    w.n = N;
+    dims_t y_dims{batch};
+    for (int i = 0; i < N; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        w.in[i] = x.dims[1 + u];
+        w.k[i] = k[u];
+        w.stride[i] = s[u];
+        w.out[i] = (w.in[i] - w.k[i]) / w.stride[i] + 1;
+        y_dims.push_back(w.out[i]);
+    }
+    y_dims.push_back(filters);
+    if (kw->size() != w.out_count() * w.k[0] * w.k[1] * w.k[2] * channels * filters) return fail("the kernel's size differs from the window's");
+    const tval y = c.add(y_dims);
+    c.push(local_step{x.slot, c.constant(kw->dims, kw->data).slot, y.slot, w, batch, channels, filters, first});
+    const tval out = c.to_cf(y, !first);
+    const auto act = c.str("activation");
+    auto a = c.activate(out, act, c.constant_weight("bias"), w.out_count() * filters, 1);
+    if (!a) return a;
+    return c.finish(*a, act);
+}
+
+/// Keras' Dot over the last axes: (B, K).(B, K) -> (B, 1) and (B, N, K).(B, M, K) -> (B, N, M), a
+/// batched product with the second factor transposed; normalize divides each row by its L2 norm
+/// first.
+inline expected<tval> dot(lowering_context& c) {
+    tval a = c.in(0), b = c.in(1);
+    if (a.dims.size() != b.dims.size() || a.dims.size() < 2 || a.dims.size() > 3 || a.dims[0] != b.dims[0] || a.dims.back() != b.dims.back())
+        return fail("Dot inputs differ in rank, batch or last axis");
+    const index_t batch = a.dims[0], k = a.dims.back(), rows = a.dims.size() == 3 ? a.dims[1] : 1, cols = b.dims.size() == 3 ? b.dims[1] : 1;
+    if (tensor::count(c.out()) != batch * rows * cols) return fail("Dot inputs do not match the inferred shape");
+    if (c.flag("normalize"))
+        for (tval* v : {&a, &b}) {
+            const tval z = c.add(v->dims);
+            c.push(l2_normalize_step{v->slot, z.slot, k, k ? tensor::count(v->dims) / k : 0});
+            *v = z;
+        }
+    const tval y = c.add(c.out());
+    c.push(matmul_step{a.slot, b.slot, y.slot, rows, k, cols, batch, true});
     return y;
 }
 
@@ -607,9 +728,9 @@ inline const std::map<std::string, lowering, std::less<>>& lowerings() {
             const auto& d = std::get<ints>(c.param("dims"));
             return c.permute(c.in(0), {0, d[0], d[1]});
         };
-        t["LSTM"] = [](lowering_context& c) { return recurrent(c, 4); };
-        t["GRU"] = [](lowering_context& c) { return recurrent(c, 3); };
-        t["SimpleRNN"] = [](lowering_context& c) { return recurrent(c, 1); };
+        for (auto name : {"LSTM", "GRU", "SimpleRNN"}) t[name] = recurrent;
+        t["Bidirectional"] = bidirectional;
+        t["Dot"] = dot;
         t["BatchNormalization"] = [](lowering_context& c) { return norm(c, true); };
         t["LayerNormalization"] = [](lowering_context& c) { return norm(c, false); };
         for (int N = 1; N <= 3; ++N) {
@@ -627,6 +748,7 @@ inline const std::map<std::string, lowering, std::less<>>& lowerings() {
             t["ZeroPadding" + n] = [N](lowering_context& c) { return border(c, N, +1); };
             t["Cropping" + n] = [N](lowering_context& c) { return border(c, N, -1); };
             t["UpSampling" + n] = [N](lowering_context& c) { return upsampling(c, N); };
+            if (N < 3) t["LocallyConnected" + n] = [N](lowering_context& c) { return locally_connected(c, N); };
         }
         return t;
     }();

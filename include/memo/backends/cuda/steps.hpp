@@ -93,11 +93,15 @@ inline constexpr int rnn_gates(rnn_cell c) { return c == rnn_cell::lstm ? 4 : c 
 /// (units, F) or (units, units) row-major matrix; `biases`: per linear layer `units` values.
 /// cuDNN's gates: LSTM i, f, g, o; GRU r, z, h (its h with the reset gate after the recurrent
 /// product, Keras' reset_after). y: the sequence (B, T, units), or the last step's (B, units).
+/// Bidirectional: the backward direction's weights and biases follow the forward's, it reads the
+/// sequence from its end, and y is always the sequence (B, T, 2 units), each step's forward state
+/// then the backward one's at that input step (cuDNN's layout).
 struct rnn_step {
     int x, weights, biases, y;
     rnn_cell cell;
     index_t batch, steps, features, units;
     bool sequences;
+    bool bidirectional = false;
 };
 /// Softmax along an axis (`count` rows): cuDNN's on the device.
 struct softmax_step {
@@ -123,14 +127,37 @@ struct prelu_step {
     int x, alpha, y;
     kernels::gather_map at;
 };
-/// y (M, N) = a (M, K) times b (K, N), row-major: cuBLAS on the device.
+/// y (M, N) = a (M, K) times b (K, N), row-major, `batch` times over consecutive matrices; with
+/// `b_transposed`, b is (N, K) and y = a b^T (Keras' Dot). cuBLAS on the device.
 struct matmul_step {
     int a, b, y;
     index_t m, k, n;
+    index_t batch = 1;
+    bool b_transposed = false;
+};
+/// Each row of `len` consecutive values divided by its L2 norm (at least 1e-6): Keras' Dot's
+/// normalize.
+struct l2_normalize_step {
+    int x, y;
+    index_t len, count;
+};
+/// LocallyConnected1D/2D on a channels-last tensor: a valid convolution with a kernel of its own
+/// per output position (kernels::locally_connected).
+struct local_step {
+    int x, kernel, y;
+    kernels::window w;
+    index_t batch, channels, filters;
+    bool channel_major;  // the kernel's feature axis: channel-major (channels_first) or tap-major
+};
+/// Bilinear resizing of two adjacent axes (TF2's tf.image.resize, half-pixel centres).
+struct bilinear_step {
+    int x, y;
+    kernels::shape in, out;
+    int axis;  // the first of the two
 };
 
 using step = std::variant<gather_step, place_step, copy_step, unary_step, binary_step, inject_step, pool_step, reduce_step, conv_step, conv_transpose_step,
-                          rnn_step, softmax_step, batch_norm_step, layer_norm_step, prelu_step, matmul_step>;
+                          rnn_step, softmax_step, batch_norm_step, layer_norm_step, prelu_step, matmul_step, l2_normalize_step, local_step, bilinear_step>;
 
 /// The element types a plan runs in (float for the arithmetic of the 16-bit ones).
 enum class element : unsigned char { float16, bfloat16, float32, float64 };
