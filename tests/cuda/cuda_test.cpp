@@ -260,7 +260,8 @@ TEST(CudaHost, DeclinesMixedTypesAndCellsCudnnLacksWithTheReason) {
 
 TEST(CudaHost, EveryMergeModeLayoutAndInterpolationAgreesWithTheReference) {
     // The cases a random draw may miss: Bidirectional's every merge mode with and without
-    // sequences, LocallyConnected and bilinear upsampling in both data formats, Dot normalized.
+    // sequences, LocallyConnected and bilinear upsampling in both data formats, ConvLSTM's
+    // layouts and directions, Dot normalized.
     std::vector<memo::model> models;
     for (const char* mode : {"concat", "sum", "mul", "ave", ""})
         for (bool seq : {false, true}) {
@@ -284,6 +285,20 @@ TEST(CudaHost, EveryMergeModeLayoutAndInterpolationAgreesWithTheReference) {
               {{"size", memo::ints{3, 2}}, {"interpolation", "bilinear"}, {"data_format", format}});
         models.push_back(u.finish());
     }
+    // ConvLSTM step by step: channels_first, backwards, an even kernel ("same": the state padded
+    // unevenly), the sequence returned; and channels_last, strided, the last state.
+    memo::builder cl2(test::reg());
+    cl2.add("ConvLSTM2D", {cl2.input({3, 2, 5, 4})},
+            {{"filters", 3},
+             {"kernel_size", memo::ints{2, 2}},
+             {"padding", "same"},
+             {"data_format", "channels_first"},
+             {"go_backwards", true},
+             {"return_sequences", true}});
+    models.push_back(cl2.finish());
+    memo::builder cl1(test::reg());
+    cl1.add("ConvLSTM1D", {cl1.input({4, 7, 2})}, {{"filters", 2}, {"kernel_size", memo::ints{3}}, {"strides", memo::ints{2}}, {"activation", "relu"}});
+    models.push_back(cl1.finish());
     for (bool sequence : {false, true}) {
         memo::builder d(test::reg());
         const int x = sequence ? d.input({3, 5}) : d.input({5}), y = sequence ? d.input({4, 5}) : d.input({5});

@@ -1,9 +1,10 @@
 #pragma once
 // memo::cuda: a backend that runs models on an NVIDIA GPU: convolutions (plain, depthwise,
-// separable; 1 to 3 spatial axes), softmax and pooling through cuDNN, Dense through cuBLAS, and
+// separable, transposed; 1 to 3 spatial axes; ConvLSTM's step by step), softmax, pooling, recurrent
+// cells, activations and batch normalisation through cuDNN, Dense and Dot through cuBLAS, and
 // kernels of its own for the rest (layouts, padding and cropping, upsampling, merges,
-// activations, normalisation). float32 and float64 models; what it lacks is `unsupported`, with
-// the reason, never a verdict.
+// normalisation, LocallyConnected). float16, bfloat16, float32 and float64 models, one dtype each;
+// what it lacks is `unsupported`, with the reason, never a verdict.
 //
 // The model is lowered on the host (plan.hpp) and run by device.cuh, which exactly one CUDA
 // translation unit of the program includes (it defines run_on_device; link CUDA::cudart,

@@ -87,6 +87,10 @@ void execute(const plan& p, Engine& e, At at) {
                 } else if constexpr (std::is_same_v<S, local_step>) {
                     e.each(s.batch * s.w.out_count() * s.filters,
                            locally_connected<T, A>{in(s.x), in(s.kernel), at(s.y), s.w, s.channels, s.filters, s.channel_major});
+                } else if constexpr (std::is_same_v<S, conv_lstm_step>) {
+                    conv_lstm_cell<T, A> f{in(s.zx),  in(s.zh),    in(s.bias), in(s.c), at(s.h_out),          at(s.c_out),
+                                           s.filters, s.positions, s.act,      s.ract,  param<T, A>(s.act_p), param<T, A>(s.ract_p)};
+                    e.each(s.batch * s.filters * s.positions, f);
                 } else if constexpr (std::is_same_v<S, bilinear_step>) {
                     e.each(s.out.count(), kernels::bilinear<T, A>{in(s.x), at(s.y), s.in, s.out, s.axis});
                 }

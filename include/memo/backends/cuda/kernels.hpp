@@ -500,6 +500,33 @@ struct locally_connected {
     }
 };
 
+/// One step of a ConvLSTM's cell (Keras' ConvLSTMCell), per element (b, f, p) of the channels-first
+/// state (B, F, P): the gate sums of the input's and the state's convolutions (B, 4F, P, gates
+/// i, f, c, o) and the bias, each rounded to T and activated, then c' = f c + i act(z_c) and
+/// h' = o act(c'), rounded where the reference rounds. A null zh or c is a zero state (the first step).
+template <class T, class A>
+struct conv_lstm_cell {
+    const T *zx, *zh, *bias, *c;
+    T *h_out, *c_out;
+    index_t filters, positions;
+    unary_fn act, ract;
+    A act_p, ract_p;  // elu's alpha (1) where the activation is elu
+    MEMO_HD A gate(index_t b, index_t g, index_t f, index_t p) const {
+        const index_t at = (b * 4 * filters + g * filters + f) * positions + p;
+        A z = static_cast<A>(zx[at]) + (zh ? static_cast<A>(zh[at]) : A(0)) + (bias ? static_cast<A>(bias[g * filters + f]) : A(0));
+        z = static_cast<A>(static_cast<T>(z));
+        return g == 2 ? static_cast<A>(static_cast<T>(apply<A>(act, z, act_p, A(0), A(0))))
+                      : static_cast<A>(static_cast<T>(apply<A>(ract, z, ract_p, A(0), A(0))));
+    }
+    MEMO_HD void operator()(index_t i) const {
+        const index_t p = i % positions, f = i / positions % filters, b = i / (positions * filters);
+        const A in = gate(b, 0, f, p), forget = gate(b, 1, f, p), cand = gate(b, 2, f, p), out = gate(b, 3, f, p);
+        const T next = static_cast<T>(forget * (c ? static_cast<A>(c[i]) : A(0)) + in * cand);
+        c_out[i] = next;
+        h_out[i] = static_cast<T>(out * static_cast<A>(static_cast<T>(apply<A>(act, static_cast<A>(next), act_p, A(0), A(0)))));
+    }
+};
+
 /// Where output coordinate `out` of a bilinear resize from `in_size` to `out_size` reads: TF2's
 /// half-pixel centres, the two neighbours clamped to the input.
 struct lerp_at {

@@ -308,6 +308,11 @@ inline expected<void> runs_node(const node& n) {
     if (cls == "LSTM" || cls == "GRU" || cls == "SimpleRNN") {
         if (auto c = cudnn_cell(n); !c) return fail(c.reason());
     }
+    if (cls.starts_with("ConvLSTM"))
+        for (std::string_view p : {"activation", "recurrent_activation"}) {
+            const auto a = is_none(n.param(p)) ? std::string_view("linear") : as_str(n.param(p));
+            if (!activation_fn(a)) return fail("cuda's " + std::string(cls) + " has no " + std::string(p) + " " + std::string(a));
+        }
     return {};
 }
 
@@ -460,6 +465,103 @@ inline expected<tval> bidirectional(lowering_context& c) {
     const tval z = c.add(c.out());
     c.push(unary_step{y.slot, z.slot, kernels::unary_fn::scale, 0.5});
     return z;
+}
+
+/// ConvLSTM{1,2,3}D (Keras' ConvLSTMCell), step by step: each frame's convolution (the layer's
+/// strides, padding and dilation) and the state's (stride 1, "same") through cuDNN, and the cell's
+/// gates through a kernel of its own (kernels::conv_lstm_cell), all channels-first. Gates whose
+/// activation is softmax are declined (runs_node). go_backwards reads the frames from the last and
+/// leaves the sequence in processing order, as Keras does.
+inline expected<tval> conv_lstm(lowering_context& c, int N) {
+    if (auto ok = runs_node(c.n()); !ok) return ok.error();
+    const bool first = c.channels_first(), sequences = c.flag("return_sequences"), backwards = c.flag("go_backwards");
+    const tval& x = c.in(0);
+    const auto rank = static_cast<int>(x.dims.size());
+    if (rank != N + 3) return fail("a ConvLSTM input of rank " + std::to_string(rank));
+    const index_t B = x.dims[0], T = x.dims[1], C = first ? x.dims[2] : x.dims.back(), F = c.integer("filters");
+    const tensor* kx = c.weight("kernel");
+    const tensor* kh = c.weight("recurrent_kernel");
+    if (!kx || !kh) return fail("no kernel or recurrent kernel");
+    const tval kxt = c.constant_weight(*kx, layers::channels_first_kernel(kx->dims));  // (4F, C, k...)
+    const tval kht = c.constant_weight(*kh, layers::channels_first_kernel(kh->dims));  // (4F, F, k...)
+    const int bias = c.constant_weight("bias");
+    const dims_t k = c.ints("kernel_size", N), s = c.ints("strides", N), d = c.ints("dilation_rate", N);
+    // The frame's window, with TF's padding (explicit where uneven), and the state's.
+    dims_t frame{B, C}, before, after, rbefore, rafter;
+    for (int i = 0; i < N; ++i) frame.push_back(x.dims[static_cast<std::size_t>((first ? 3 : 2) + i)]);
+    bool symmetric = true, rsymmetric = true;
+    for (int i = 0; i < N; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        const auto p = layers::window_padding(c.str("padding"), frame[2 + u], (k[u] - 1) * d[u] + 1, s[u]);
+        before.push_back(p.before), after.push_back(p.after);
+        rbefore.push_back((k[u] - 1) / 2), rafter.push_back(k[u] - 1 - (k[u] - 1) / 2);
+        symmetric = symmetric && p.before == p.after;
+        rsymmetric = rsymmetric && rbefore.back() == rafter.back();
+    }
+    kernels::window w, wr;
+    w.n = wr.n = N;
+    dims_t state{B, F};
+    for (int i = 0; i < N; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        w.k[i] = wr.k[i] = k[u];
+        w.stride[i] = s[u];
+        w.dilation[i] = d[u];
+        w.in[i] = frame[2 + u] + (symmetric ? 0 : before[u] + after[u]);
+        w.pad[i] = symmetric ? before[u] : 0;
+        w.out[i] = (w.in[i] + 2 * w.pad[i] - ((k[u] - 1) * d[u] + 1)) / s[u] + 1;
+        wr.in[i] = w.out[i] + (rsymmetric ? 0 : k[u] - 1);
+        wr.pad[i] = rsymmetric ? rbefore[u] : 0;
+        wr.out[i] = w.out[i];
+        state.push_back(w.out[i]);
+    }
+    dims_t expected_state = c.out();  // the model's, channels-first and without the time axis
+    if (sequences) expected_state.erase(expected_state.begin() + 1);
+    if (!first) expected_state = detail::dims_of(detail::permutation_map(expected_state, layers::to_channels_first(N + 2)).out);
+    if (expected_state != state) return fail("the ConvLSTM's state dims differ from the model's");
+    const index_t P = product(state, 2);
+    dims_t gates = state;
+    gates[1] = 4 * F;
+    const auto act_of = [&](std::string_view p) { return *activation_fn(c.none(p) ? std::string_view("linear") : c.str(p)); };
+    const kernels::unary_fn act = act_of("activation"), ract = act_of("recurrent_activation");
+    dims_t seq_dims = state;
+    seq_dims.insert(seq_dims.begin() + 1, T);
+    const tval seq = sequences ? c.add(seq_dims) : tval{};
+    dims_t one = state;
+    one.insert(one.begin() + 1, 1);
+    tval h, cell;
+    for (index_t step = 0; step < T; ++step) {
+        const index_t t = backwards ? T - 1 - step : step;
+        // Frame t, channels-first: (B, 1, C, s...) from x at time t.
+        dims_t picked = frame;
+        picked.insert(picked.begin() + 1, 1);
+        auto g = identity_map(x.dims, picked);
+        g.offset[1] = -t;
+        g.from[2] = first ? 2 : rank - 1;
+        for (int j = 3; j < rank; ++j) g.from[j] = first ? j : j - 1;
+        tval f = c.add(picked);
+        c.push(gather_step{x.slot, f.slot, g, 0.0});
+        f.dims = frame;
+        if (!symmetric) f = c.border(f, 2, before, after, 0.0);
+        const tval zx = c.add(gates);
+        c.push(conv_step{f.slot, kxt.slot, zx.slot, w, B, C, 4 * F, 1});
+        int zh = -1;
+        if (step > 0) {
+            const tval hp = rsymmetric ? h : c.border(h, 2, rbefore, rafter, 0.0);
+            zh = c.add(gates).slot;
+            c.push(conv_step{hp.slot, kht.slot, zh, wr, B, F, 4 * F, 1});
+        }
+        const tval h_next = c.add(state), c_next = c.add(state);
+        c.push(conv_lstm_step{zx.slot, zh, bias, step > 0 ? cell.slot : -1, h_next.slot, c_next.slot, B, F, P, act, ract,
+                              act == kernels::unary_fn::elu ? 1.0 : 0.0, ract == kernels::unary_fn::elu ? 1.0 : 0.0});
+        h = h_next, cell = c_next;
+        if (sequences) c.push(place_step{h.slot, seq.slot, shape_of(one), shape_of(seq_dims), 1, step});
+    }
+    if (!sequences) return c.from_cf(h, first);
+    if (first) return seq;
+    std::vector<std::int64_t> perm{0, 1};
+    for (int i = 0; i < N; ++i) perm.push_back(3 + i);
+    perm.push_back(2);
+    return c.permute(seq, perm);
 }
 
 /// Max and average pooling through the pooling kernel (TF's padding, its average over the
@@ -741,6 +843,7 @@ inline const std::map<std::string, lowering, std::less<>>& lowerings() {
                 t["SeparableConv" + n] = [N](lowering_context& c) { return conv(c, N, "separable"); };
             }
             if (N > 1) t["Conv" + n + "Transpose"] = [N](lowering_context& c) { return conv_transpose(c, N); };
+            t["ConvLSTM" + n] = [N](lowering_context& c) { return conv_lstm(c, N); };
             t["MaxPooling" + n] = [N](lowering_context& c) { return pool(c, N, true); };
             t["AveragePooling" + n] = [N](lowering_context& c) { return pool(c, N, false); };
             t["GlobalMaxPooling" + n] = [](lowering_context& c) { return global_pool(c, true); };

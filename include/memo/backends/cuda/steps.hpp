@@ -149,6 +149,14 @@ struct local_step {
     index_t batch, channels, filters;
     bool channel_major;  // the kernel's feature axis: channel-major (channels_first) or tap-major
 };
+/// One step of a ConvLSTM's cell (kernels::conv_lstm_cell): from the gate sums zx and zh (zh and
+/// c -1 at the first step) and the bias, the next state h and cell c, channels-first (B, F, P).
+struct conv_lstm_step {
+    int zx, zh, bias, c, h_out, c_out;
+    index_t batch, filters, positions;
+    kernels::unary_fn act, ract;
+    double act_p = 0, ract_p = 0;
+};
 /// Bilinear resizing of two adjacent axes (TF2's tf.image.resize, half-pixel centres).
 struct bilinear_step {
     int x, y;
@@ -156,8 +164,9 @@ struct bilinear_step {
     int axis;  // the first of the two
 };
 
-using step = std::variant<gather_step, place_step, copy_step, unary_step, binary_step, inject_step, pool_step, reduce_step, conv_step, conv_transpose_step,
-                          rnn_step, softmax_step, batch_norm_step, layer_norm_step, prelu_step, matmul_step, l2_normalize_step, local_step, bilinear_step>;
+using step =
+    std::variant<gather_step, place_step, copy_step, unary_step, binary_step, inject_step, pool_step, reduce_step, conv_step, conv_transpose_step, rnn_step,
+                 softmax_step, batch_norm_step, layer_norm_step, prelu_step, matmul_step, l2_normalize_step, local_step, bilinear_step, conv_lstm_step>;
 
 /// The element types a plan runs in (float for the arithmetic of the 16-bit ones).
 enum class element : unsigned char { float16, bfloat16, float32, float64 };
