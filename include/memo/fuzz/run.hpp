@@ -359,7 +359,7 @@ inline cli::command run_command() {
             "  --grow-seed-nodes-to M   the limit doubles, up to M, each time the search stalls (default\n"
             "                       160; M = N keeps it fixed)\n"
             "  --stall-steps K      the search stalls after K steps in a row with no diverse mutant\n"
-            "                       (default 5000)\n"
+            "                       (default 5000; 0: the limit never grows)\n"
             "  --quiet              no progress line\n"
             "  --no-minimise        store bugs without shrinking their models\n"
             "  --max-cost C         generate and run only models costing at most C multiply-add equivalents\n"
