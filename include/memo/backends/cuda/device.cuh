@@ -1,9 +1,9 @@
 #pragma once
 // The CUDA backend's device side: runs a plan (steps.hpp) on the GPU with cuDNN (convolutions,
 // softmax, pooling without padding, recurrent cells, activations, batch normalisation), cuBLAS
-// (matrix products) and the kernels of kernels.hpp,
-// launched over a grid. Include it in exactly one CUDA translation unit of a program (it defines
-// memo::cuda::run_on_device) and link CUDA::cudart, CUDA::cublas and cuDNN (memo::cuda does).
+// (matrix products) and the kernels of kernels.hpp, launched over a grid. Include it in exactly
+// one CUDA translation unit of a program (it defines memo::cuda::run_on_device) and link
+// CUDA::cudart, CUDA::cublas and cuDNN (memo::cuda does).
 //
 // Every node's steps are followed by a synchronisation, so an error is the node's: a CUDA error is
 // a verdict with CUDA's text; a sticky one (an illegal address, a kernel fault) is `fatal`, and the

@@ -6,7 +6,8 @@
 // window_padding) are memo's shared descriptions, the ones libtorch's and ONNX's backends use.
 //
 // A layer the backend has no lowering for, or a case of one it does not cover (a recurrent cell
-// whose activations cuDNN lacks, say), is declined with the reason: the model is then `unsupported`, never a verdict.
+// whose activations cuDNN lacks, say), is declined with the reason: the model is then
+// `unsupported`, never a verdict.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -224,6 +225,35 @@ inline expected<tval> unary_of(lowering_context& c, kernels::unary_fn f, double 
     return y;
 }
 
+/// A forward convolution's window over the spatial axes of a channels-first tensor of dims `x`
+/// (kernel sizes k, strides s, dilations d, Keras' padding `mode`), with TF's padding. Symmetric
+/// padding stays in the window (cuDNN pads); uneven padding is `before` and `after`, for a border
+/// step first, and the window then reads the padded input.
+struct conv_window {
+    kernels::window w;
+    dims_t before, after;
+    bool symmetric = true;
+};
+inline conv_window forward_window(const dims_t& x, const dims_t& k, const dims_t& s, const dims_t& d, std::string_view mode) {
+    conv_window r;
+    r.w.n = static_cast<int>(k.size());
+    for (std::size_t u = 0; u < k.size(); ++u) {
+        const auto p = layers::window_padding(mode, x[2 + u], (k[u] - 1) * d[u] + 1, s[u]);
+        r.before.push_back(p.before), r.after.push_back(p.after);
+        r.symmetric = r.symmetric && p.before == p.after;
+    }
+    for (std::size_t u = 0; u < k.size(); ++u) {
+        kernels::window& w = r.w;
+        w.k[u] = k[u];
+        w.stride[u] = s[u];
+        w.dilation[u] = d[u];
+        w.in[u] = x[2 + u] + (r.symmetric ? 0 : r.before[u] + r.after[u]);
+        w.pad[u] = r.symmetric ? r.before[u] : 0;
+        w.out[u] = (w.in[u] + 2 * w.pad[u] - ((k[u] - 1) * d[u] + 1)) / s[u] + 1;
+    }
+    return r;
+}
+
 /// Convolutions: plain (groups 1), depthwise (groups = channels) and separable (depthwise then
 /// a 1x1 convolution), N spatial axes.
 inline expected<tval> conv(lowering_context& c, int N, std::string_view kind) {
@@ -237,32 +267,17 @@ inline expected<tval> conv(lowering_context& c, int N, std::string_view kind) {
     if (!kw) return fail("no kernel weight");
     const tval kernel = c.constant_weight(*kw, depthwise ? layers::channels_first_depthwise(kw->dims) : layers::channels_first_kernel(kw->dims));
     const index_t filters = kernel.dims[0];
-    kernels::window w;
-    w.n = N;
-    dims_t before(static_cast<std::size_t>(N)), after(static_cast<std::size_t>(N));
-    bool symmetric = true;
-    for (int i = 0; i < N; ++i) {
-        const auto u = static_cast<std::size_t>(i);
-        w.k[i] = kernel.dims[2 + u];
-        w.stride[i] = s[u];
-        w.dilation[i] = d[u];
-        const auto p = layers::window_padding(mode, x.dims[2 + u], (w.k[i] - 1) * d[u] + 1, s[u]);
-        before[u] = p.before, after[u] = p.after;
-        symmetric = symmetric && p.before == p.after;
-    }
-    if (!symmetric) x = c.border(x, 2, before, after, 0.0);
+    const auto cw = forward_window(x.dims, dims_t(kernel.dims.begin() + 2, kernel.dims.end()), s, d, mode);
+    const kernels::window& w = cw.w;
+    if (!cw.symmetric) x = c.border(x, 2, cw.before, cw.after, 0.0);
     const dims_t out_cf = [&] {
         dims_t o = c.out();
         if (!first) o = {o[0], o.back()}, o.insert(o.end(), c.out().begin() + 1, c.out().end() - 1);
         return o;
     }();
-    for (int i = 0; i < N; ++i) {
-        const auto u = static_cast<std::size_t>(i);
-        w.in[i] = x.dims[2 + u];
-        w.pad[i] = symmetric ? before[u] : 0;
-        w.out[i] = (w.in[i] + 2 * w.pad[i] - ((w.k[i] - 1) * w.dilation[i] + 1)) / w.stride[i] + 1;
-        if (w.out[i] != out_cf[2 + u]) return fail("the convolution's output length " + std::to_string(w.out[i]) + " differs from the model's");
-    }
+    for (int i = 0; i < N; ++i)
+        if (w.out[i] != out_cf[2 + static_cast<std::size_t>(i)])
+            return fail("the convolution's output length " + std::to_string(w.out[i]) + " differs from the model's");
     dims_t y_dims{batch, filters};
     for (int i = 0; i < N; ++i) y_dims.push_back(w.out[i]);
     tval y = c.add(y_dims);
@@ -301,6 +316,9 @@ inline expected<rnn_cell> cudnn_cell(const node& n) {
                 (gates == 3 && !as_bool(n.param("reset_after")) ? ", reset_after=False" : ""));
 }
 
+/// A node's activation parameter `p`, None read as linear (Keras' recurrent layers accept None).
+inline std::string_view activation_of(const node& n, std::string_view p) { return is_none(n.param(p)) ? std::string_view("linear") : as_str(n.param(p)); }
+
 /// Why a node's parameters take it out of what the backend runs, known before any run (so that
 /// a campaign does not learn its whole class as declined from one such node), or nothing.
 inline expected<void> runs_node(const node& n) {
@@ -309,10 +327,9 @@ inline expected<void> runs_node(const node& n) {
         if (auto c = cudnn_cell(n); !c) return fail(c.reason());
     }
     if (cls.starts_with("ConvLSTM"))
-        for (std::string_view p : {"activation", "recurrent_activation"}) {
-            const auto a = is_none(n.param(p)) ? std::string_view("linear") : as_str(n.param(p));
-            if (!activation_fn(a)) return fail("cuda's " + std::string(cls) + " has no " + std::string(p) + " " + std::string(a));
-        }
+        for (std::string_view p : {"activation", "recurrent_activation"})
+            if (!activation_fn(activation_of(n, p)))
+                return fail("cuda's " + std::string(cls) + " has no " + std::string(p) + " " + std::string(activation_of(n, p)));
     return {};
 }
 
@@ -486,34 +503,15 @@ inline expected<tval> conv_lstm(lowering_context& c, int N) {
     const tval kht = c.constant_weight(*kh, layers::channels_first_kernel(kh->dims));  // (4F, F, k...)
     const int bias = c.constant_weight("bias");
     const dims_t k = c.ints("kernel_size", N), s = c.ints("strides", N), d = c.ints("dilation_rate", N);
-    // The frame's window, with TF's padding (explicit where uneven), and the state's.
-    dims_t frame{B, C}, before, after, rbefore, rafter;
+    // The frame's window (the layer's strides, dilation and padding), and the state's (stride 1,
+    // "same"), channels-first.
+    dims_t frame{B, C};
     for (int i = 0; i < N; ++i) frame.push_back(x.dims[static_cast<std::size_t>((first ? 3 : 2) + i)]);
-    bool symmetric = true, rsymmetric = true;
-    for (int i = 0; i < N; ++i) {
-        const auto u = static_cast<std::size_t>(i);
-        const auto p = layers::window_padding(c.str("padding"), frame[2 + u], (k[u] - 1) * d[u] + 1, s[u]);
-        before.push_back(p.before), after.push_back(p.after);
-        rbefore.push_back((k[u] - 1) / 2), rafter.push_back(k[u] - 1 - (k[u] - 1) / 2);
-        symmetric = symmetric && p.before == p.after;
-        rsymmetric = rsymmetric && rbefore.back() == rafter.back();
-    }
-    kernels::window w, wr;
-    w.n = wr.n = N;
+    const auto fw = forward_window(frame, k, s, d, c.str("padding"));
     dims_t state{B, F};
-    for (int i = 0; i < N; ++i) {
-        const auto u = static_cast<std::size_t>(i);
-        w.k[i] = wr.k[i] = k[u];
-        w.stride[i] = s[u];
-        w.dilation[i] = d[u];
-        w.in[i] = frame[2 + u] + (symmetric ? 0 : before[u] + after[u]);
-        w.pad[i] = symmetric ? before[u] : 0;
-        w.out[i] = (w.in[i] + 2 * w.pad[i] - ((k[u] - 1) * d[u] + 1)) / s[u] + 1;
-        wr.in[i] = w.out[i] + (rsymmetric ? 0 : k[u] - 1);
-        wr.pad[i] = rsymmetric ? rbefore[u] : 0;
-        wr.out[i] = w.out[i];
-        state.push_back(w.out[i]);
-    }
+    for (int i = 0; i < N; ++i) state.push_back(fw.w.out[i]);
+    const dims_t ones(static_cast<std::size_t>(N), 1);
+    const auto rw = forward_window(state, k, ones, ones, "same");
     dims_t expected_state = c.out();  // the model's, channels-first and without the time axis
     if (sequences) expected_state.erase(expected_state.begin() + 1);
     if (!first) expected_state = detail::dims_of(detail::permutation_map(expected_state, layers::to_channels_first(N + 2)).out);
@@ -521,8 +519,7 @@ inline expected<tval> conv_lstm(lowering_context& c, int N) {
     const index_t P = product(state, 2);
     dims_t gates = state;
     gates[1] = 4 * F;
-    const auto act_of = [&](std::string_view p) { return *activation_fn(c.none(p) ? std::string_view("linear") : c.str(p)); };
-    const kernels::unary_fn act = act_of("activation"), ract = act_of("recurrent_activation");
+    const kernels::unary_fn act = *activation_fn(activation_of(c.n(), "activation")), ract = *activation_fn(activation_of(c.n(), "recurrent_activation"));
     dims_t seq_dims = state;
     seq_dims.insert(seq_dims.begin() + 1, T);
     const tval seq = sequences ? c.add(seq_dims) : tval{};
@@ -541,14 +538,14 @@ inline expected<tval> conv_lstm(lowering_context& c, int N) {
         tval f = c.add(picked);
         c.push(gather_step{x.slot, f.slot, g, 0.0});
         f.dims = frame;
-        if (!symmetric) f = c.border(f, 2, before, after, 0.0);
+        if (!fw.symmetric) f = c.border(f, 2, fw.before, fw.after, 0.0);
         const tval zx = c.add(gates);
-        c.push(conv_step{f.slot, kxt.slot, zx.slot, w, B, C, 4 * F, 1});
+        c.push(conv_step{f.slot, kxt.slot, zx.slot, fw.w, B, C, 4 * F, 1});
         int zh = -1;
         if (step > 0) {
-            const tval hp = rsymmetric ? h : c.border(h, 2, rbefore, rafter, 0.0);
+            const tval hp = rw.symmetric ? h : c.border(h, 2, rw.before, rw.after, 0.0);
             zh = c.add(gates).slot;
-            c.push(conv_step{hp.slot, kht.slot, zh, wr, B, F, 4 * F, 1});
+            c.push(conv_step{hp.slot, kht.slot, zh, rw.w, B, F, 4 * F, 1});
         }
         const tval h_next = c.add(state), c_next = c.add(state);
         c.push(conv_lstm_step{zx.slot, zh, bias, step > 0 ? cell.slot : -1, h_next.slot, c_next.slot, B, F, P, act, ract,
