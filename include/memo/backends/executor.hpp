@@ -31,6 +31,9 @@ public:
     virtual run_result collect() = 0;
     /// Whether collect() would return without waiting.
     virtual bool ready() const { return true; }
+    /// A descriptor that becomes readable when the run in flight has its answer (its worker's
+    /// pipe), or -1: none to wait on (ready() says). A campaign waits on all its lanes' at once.
+    virtual int awaited_fd() const { return -1; }
     /// Worker restarts after a death or a time-out (0 in process).
     virtual std::uint64_t restarts() const { return 0; }
     /// Drops the run in flight, whose answer will not be collected (a campaign at its budget's

@@ -26,6 +26,7 @@ public:
     std::uint64_t restarts() const override { return worker_.restarts(); }
     pid_t worker_pid() const noexcept { return worker_.pid(); }
     bool ready() const override { return worker_.ready(); }
+    int awaited_fd() const override { return worker_.awaited_fd(); }
     void abandon() override { worker_.abandon(); }
     double time_limit() const override { return worker_.limits().timeout_ms; }
     void set_time_limit(double ms) override { worker_.set_timeout_ms(ms); }

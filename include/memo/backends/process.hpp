@@ -250,6 +250,10 @@ public:
         return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms);
     }
 
+    /// The descriptor that becomes readable when the answer to the last request comes; -1 when
+    /// none is awaited (ready() is true). Lets a caller wait on several workers at once.
+    int awaited_fd() const noexcept { return pending_ && pid_ >= 0 && sent_ ? from_ : -1; }
+
     /// Waits for the answer to the last request: nothing (and `frame` holds it), or the run result
     /// that says why there is none (crash, timeout, memory).
     std::optional<run_result> receive(std::string& frame) {

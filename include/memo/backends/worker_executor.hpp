@@ -27,6 +27,7 @@ class worker_executor : public executor {
 public:
     std::uint64_t restarts() const override { return worker_.restarts(); }
     bool ready() const override { return result_.has_value() || worker_.ready(); }
+    int awaited_fd() const override { return result_ ? -1 : worker_.awaited_fd(); }
     double time_limit() const override { return worker_.limits().timeout_ms; }
     void set_time_limit(double ms) override { worker_.set_timeout_ms(ms); }
     std::int64_t memory_limit_mb() const override { return worker_.limits().memory_mb; }

@@ -13,12 +13,14 @@
 // With the campaign's store, every run is recorded (status, output digest, a digest per node when
 // traced, time, memory) with the oracle's judgement, and a model judged before on the same
 // backends and inputs is not run again: its stored judgement counts (a memo hit).
+#include <poll.h>
+
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include <fmt/core.h>
 
@@ -158,20 +160,23 @@ public:
         return queue_.size() >= o_.queue_limit;
     }
 
-    /// Waits for the lane that started first, then refills the idle lanes. With fill, it waits a
-    /// moment at most and returns, so that the loop looks at its clock: a library that hangs
-    /// does not hold the campaign past its budget.
+    /// Waits for a lane to finish, judges what finished and refills the idle lanes. With fill, it
+    /// takes whichever lane finishes first (blocked on all their workers' pipes at once), and waits
+    /// a moment at most, so that the loop looks at its clock: a library that hangs does not hold
+    /// the campaign past its budget. Without fill, it waits for the lane that started first, so
+    /// that models are judged in the order they started.
     void wait(double t) override {
+        if (o_.fill) {
+            {
+                const stage_clock::timer waiting(clock_.wait);
+                await_any_lane(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+            }
+            poll(t);
+            return;
+        }
         lane* oldest = nullptr;
-        std::optional<stage_clock::timer> waiting(clock_.wait);
         for (auto& l : lanes_)
             if (l.running && (!oldest || l.ticket < oldest->ticket)) oldest = &l;
-        if (oldest && o_.fill) {
-            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-            while (!oldest->diff->ready() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            if (!oldest->diff->ready()) return;
-        }
-        waiting.reset();
         if (oldest) complete(*oldest, t);
         start_idle();
     }
@@ -350,6 +355,28 @@ private:
         for (const auto& l : lanes_)
             if (!l.running) return &l;
         return nullptr;
+    }
+
+    /// Blocks until some running lane is ready or `until`. ready() also turns true when a worker
+    /// runs past its time limit, which no descriptor tells, so the wait looks again every 5 ms (and
+    /// every 1 ms where no descriptor is there to wait on).
+    void await_any_lane(std::chrono::steady_clock::time_point until) {
+        std::vector<int> fds;
+        std::vector<pollfd> ps;
+        for (;;) {
+            fds.clear();
+            for (auto& l : lanes_) {
+                if (!l.running) continue;
+                if (l.diff->ready()) return;
+                l.diff->awaited_fds(fds);
+            }
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= until) return;
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+            ps.clear();
+            for (int fd : fds) ps.push_back({fd, POLLIN, 0});
+            ::poll(ps.data(), ps.size(), static_cast<int>(std::clamp<long long>(left, 1, fds.empty() ? 1 : 5)));
+        }
     }
 
     void start_idle() {

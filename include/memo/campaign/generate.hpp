@@ -36,8 +36,10 @@ struct generation_options {
     /// What counts as new: MEMO's criteria ("memo"), or also DeepStellar's RNN states
     /// ("memo,rnn-state": rnn_state/rnn_coverage.hpp).
     std::string coverage = "memo";
-    double p = 0.05;                  // Metropolis-Hastings parameter
-    std::size_t max_seed_nodes = 32;  // diverse mutants grown past it are kept as results, not as seeds
+    double p = 0.05;  // Metropolis-Hastings parameter
+    /// Diverse mutants grown past it are kept as results, not as seeds. 16 holds MEMO's own reduced
+    /// models (11 layers on average): small models run fast, and the limit grows when the search stalls.
+    std::size_t max_seed_nodes = 16;
     /// The seed size limit doubles, up to this, each time stall_steps steps in a row found no diverse
     /// mutant (basic_search::set_max_seed_size): small seeds run fast, larger ones reach further.
     std::size_t max_seed_nodes_grown = 160;

@@ -212,7 +212,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         o.coverage = a.get_or("coverage", "memo");
         memo::campaign::wants_rnn_state(o.coverage);  // an unknown one fails before anything starts
         o.p = to_double(a.get_or("p", "0.05"), "p");
-        o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "32"), "max-seed-nodes");
+        o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "16"), "max-seed-nodes");
         o.max_seed_nodes_grown = to_u64(a.get_or("grow-seed-nodes-to", "160"), "grow-seed-nodes-to");
         o.stall_steps = to_u64(a.get_or("stall-steps", "5000"), "stall-steps");
         memo::io::json stored = memo::io::json::object();
@@ -355,7 +355,7 @@ inline cli::command run_command() {
             "                       on the reference interpreter (see docs/rnn-state.md)\n"
             "  --seeds zoo|zoo:NAME,...|DIR   the ten reduced architectures (default), some of them by name\n"
             "                       (zoo:lstm0-sinewave,lstm2-price), or a directory of .json and .onnx models\n"
-            "  --max-seed-nodes N   diverse mutants grown past N nodes stay results, not seeds (default 32)\n"
+            "  --max-seed-nodes N   diverse mutants grown past N nodes stay results, not seeds (default 16)\n"
             "  --grow-seed-nodes-to M   the limit doubles, up to M, each time the search stalls (default\n"
             "                       160; M = N keeps it fixed)\n"
             "  --stall-steps K      the search stalls after K steps in a row with no diverse mutant\n"

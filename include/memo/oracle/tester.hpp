@@ -68,6 +68,11 @@ public:
     /// Whether finish() would return without waiting for a worker. Not const: a tester whose runs
     /// come in steps (the metamorphic one: the model, then its variant) starts the next step here.
     virtual bool ready() = 0;
+    /// Adds the descriptors whose answers ready() still waits for (see executor::awaited_fd).
+    void awaited_fds(std::vector<int>& fds) const {
+        for (auto* x : participants())
+            if (const int fd = x->awaited_fd(); fd >= 0 && !x->ready()) fds.push_back(fd);
+    }
     virtual verdict finish() = 0;
     verdict check(const model& m) {
         begin(m);
