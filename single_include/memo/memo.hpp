@@ -1532,6 +1532,7 @@ concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) 
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -1765,8 +1766,12 @@ private:
 };
 
 inline const universe& universe::of(const registry& reg) {
-    // One universe per registry, made on first use and kept for the program's life.
+    // One universe per registry, made on first use and kept for the program's life. Under a lock:
+    // searches on threads of one process (ranks in tests/unit/cluster/exchange_test.cpp) ask for it
+    // at once, and two unguarded first uses grew the list together.
+    static std::mutex lock;
     static std::vector<std::unique_ptr<universe>> made;
+    const std::lock_guard hold(lock);
     for (const auto& u : made)
         if (&u->layers() == &reg) return *u;
     made.push_back(std::make_unique<universe>(reg));

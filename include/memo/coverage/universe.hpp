@@ -20,6 +20,7 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -253,8 +254,12 @@ private:
 };
 
 inline const universe& universe::of(const registry& reg) {
-    // One universe per registry, made on first use and kept for the program's life.
+    // One universe per registry, made on first use and kept for the program's life. Under a lock:
+    // searches on threads of one process (ranks in tests/unit/cluster/exchange_test.cpp) ask for it
+    // at once, and two unguarded first uses grew the list together.
+    static std::mutex lock;
     static std::vector<std::unique_ptr<universe>> made;
+    const std::lock_guard hold(lock);
     for (const auto& u : made)
         if (&u->layers() == &reg) return *u;
     made.push_back(std::make_unique<universe>(reg));
