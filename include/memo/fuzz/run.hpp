@@ -107,6 +107,10 @@ inline oracle_choice oracles_from(const cli::args& a) {
     return c;
 }
 
+/// Models in flight at once in a campaign: three lanes keep two cores busy while the campaign's
+/// own thread judges and generates (docs/benchmarks.md).
+inline constexpr std::size_t default_lanes = 3;
+
 /// The testers a command runs models with: `lanes` of them over the same backends, each with
 /// workers of its own (so several models are in flight at once), sharing the in-process references
 /// (float64 for the differential oracle's ground truth; the model's dtypes for the metamorphic
@@ -245,12 +249,12 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     // Small tensors by default: execution speed comes from them (--full-size keeps the seeds' own).
     // (A resumed campaign's seeds are those its directory holds, shrunk already.)
     const bool full = a.has("full-size");
-    const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", "20000000"), "max-cost"));
+    const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", std::to_string(memo::campaign::execution_options{}.max_cost)), "max-cost"));
     std::vector<memo::model> small;
     for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::shrink(m, max_cost / 10));
     for (std::size_t i = 0; i < small.size(); ++i)
         check_fits(small[i], "seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", setup().seeds ? "(the program's)" : "zoo"), a);
-    const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
+    const auto lanes = to_u64(a.get_or("lanes", std::to_string(default_lanes)), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     testers t(a, backends, reg, inputs_from(a), lanes, oracles.tester);
     if (a.has("no-trace"))
@@ -363,10 +367,10 @@ inline cli::command run_command() {
             "  --quiet              no progress line\n"
             "  --no-minimise        store bugs without shrinking their models\n"
             "  --max-cost C         generate and run only models costing at most C multiply-add equivalents\n"
-            "                       per sample (default 20000000; see docs/execution.md); seeds are shrunk\n"
+            "                       per sample (default 3000000; see docs/execution.md); seeds are shrunk\n"
             "                       (inputs, filters, units) to a tenth of it\n"
             "  --full-size          no shrinking and no cost limit\n"
-            "  --lanes N            models in flight at once, each lane with workers of its own (default 2)\n"
+            "  --lanes N            models in flight at once, each lane with workers of its own (default 3)\n"
             "  --no-fill            run only models that raised coverage, never another valid model when a\n"
             "                       worker idles: the models run then depend on --seed and --iterations alone, so\n"
             "                       a resumed campaign finds the same bugs as one run in one go\n"

@@ -170,7 +170,7 @@ inline int selftest(const cli::args& a) {
     memo::isolation_limits lim;
     lim.timeout_ms = to_double(a.get_or("timeout-ms", "3000"), "timeout-ms");
     lim.memory_mb = static_cast<std::int64_t>(to_u64(a.get_or("memory-mb", "2048"), "memory-mb"));
-    const auto lanes = to_u64(a.get_or("lanes", "2"), "lanes");
+    const auto lanes = to_u64(a.get_or("lanes", std::to_string(default_lanes)), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     // Which faults to plant: all, none (a clean copy: the same campaign without them), or some layers'.
     std::vector<std::string> only;
@@ -298,7 +298,7 @@ inline cli::command selftest_command() {
             "                   campaign against a clean copy, to compare its models per second (default all)\n"
             "  --out DIR        the campaign directory (default: a new one in the temporary directory)\n"
             "  --seed N         the search's seed (default 1)\n"
-            "  --lanes N        models in flight at once (default 2)\n"
+            "  --lanes N        models in flight at once (default 3, as memo-fuzz run)\n"
             "  --timeout-ms T   the workers' time limit (default 3000: each sighting of the hang costs it)\n"
             "  --memory-mb M    the workers' memory limit (default 2048)",
             {"seconds", "out", "seed", "lanes", "timeout-ms", "memory-mb", "faults"},

@@ -157,6 +157,7 @@ TEST(Metamorphic, CampaignStoresTheBugWithBothModels) {
     memo::oracle::metamorphic_tester t({faulty.get()}, ref, test::reg());
     memo::campaign::execution_options eo;
     eo.minimise = false;
+    eo.max_cost = 20'000'000;  // the seed runs at full size (memo-fuzz run would shrink it to the default limit)
     memo::campaign::execution exec(t, test::reg(), dir, eo);
     std::vector<memo::model> seeds{
         memo::io::load_keras(std::string(MEMO_TEST_DATA_DIR) + "/memo/synthesized_models/lenet5-mnist_orig-simplified.json", test::reg())};

@@ -578,4 +578,30 @@ TEST(ReferenceRnn, ShakenStateShowsAChaoticRecurrencesFloat32Drift) {
     }
 }
 
+// A saturated gate's complement is its rounding alone: a bfloat16 GRU with softsign gates, relu
+// activation and a kernel of ones, fed 1e6, has z = softsign(1.7e7) = 1 - 6e-8, so (1 - z) *
+// relu(1.7e7) is 1 in float64 and 0 once z rounds to 1 in bfloat16. The shaken float64 run moves
+// each gate by a unit of its own magnitude (detail::shake_gate), and so the output by far more than
+// the bfloat16 run parts from float64: the oracle leaves the node unjudged. Shaking activations
+// by their formulas' constant moved softsign by nothing, and a campaign took the reference's
+// bfloat16 rounding against ONNX Runtime's for a fault.
+TEST(ReferenceRnn, ShakenGatesShowASaturatedGatesRounding) {
+    memo::builder b(test::reg());
+    b.add("GRU", {b.input({1, 17}, memo::dtype::bfloat16)},
+          {{"units", 1}, {"activation", "relu"}, {"recurrent_activation", "softsign"}, {"kernel_initializer", "Ones"}});
+    const auto m = b.finish();
+    tensor x(memo::concrete(m[0].out, 1), memo::dtype::bfloat16);
+    std::fill(x.data.begin(), x.data.end(), 1e6);
+    const std::vector<tensor> in{x};
+    memo::reference::interpreter own, truth(memo::dtype::float64);
+    memo::run_options shaking;
+    shaking.shake_activations = 1;
+    const auto bf16 = own.run(m, in), f64 = truth.run(m, in), shaken = truth.run(m, in, shaking);
+    ASSERT_TRUE(bf16.ok() && f64.ok() && shaken.ok());
+    const double exact = f64.outputs[0].data.at(0);
+    EXPECT_NEAR(exact, 1.0, 1e-6);
+    EXPECT_EQ(bf16.outputs[0].data.at(0), 0.0);
+    EXPECT_GT(std::abs(shaken.outputs[0].data.at(0) - exact), 100.0);  // 2^-8 of 1.7e7
+}
+
 }  // namespace

@@ -126,6 +126,18 @@ void shake_state(std::vector<T>& state) {
     for (std::size_t j = 0; j < state.size(); ++j)
         state[j] = static_cast<T>(static_cast<double>(state[j]) * (1.0 + s->amount * ((s->state_signs >> (j % 64)) & 1 ? 1.0 : -1.0)));
 }
+
+/// While a run shakes, moves each of a recurrence's gate values by `amount` of its own magnitude
+/// (random signs): every library rounds a gate to the node's dtype before the gate meets the
+/// state, and a saturated gate's complement is that rounding alone. A GRU with softsign gates fed
+/// 1e6 has z = 1 - 1e-7, so (1 - z) * relu(...) = 1 in float64 and 0 once z rounds to 1 in
+/// bfloat16: the output is the rounding of z times a candidate of 1e7, and this run shows it.
+template <class T>
+void shake_gate(std::span<T> gate) {
+    auto* s = shaking;
+    if (!s) return;
+    for (auto& x : gate) x = static_cast<T>(static_cast<double>(x) * (1.0 + s->amount * (s->draws.chance(0.5) ? 1.0 : -1.0)));
+}
 }  // namespace detail
 
 /// Keras' activation `name` applied to x, element-wise (softmax is done by apply_activation).

@@ -60,13 +60,14 @@ template <class T>
 void activate_gate(std::string_view name, std::span<T> v, int64_t len, int64_t inner) {
     if (name != "softmax") {
         for (auto& x : v) x = activate(name, x);
-        return;
+    } else {
+        array<T> a;
+        a.dims = {static_cast<int64_t>(v.size()) / (len * inner), len, inner};
+        a.data.assign(v.begin(), v.end());
+        softmax(a, 1);
+        std::copy(a.data.begin(), a.data.end(), v.begin());
     }
-    array<T> a;
-    a.dims = {static_cast<int64_t>(v.size()) / (len * inner), len, inner};
-    a.data.assign(v.begin(), v.end());
-    softmax(a, 1);
-    std::copy(a.data.begin(), a.data.end(), v.begin());
+    shake_gate(v);
 }
 
 /// z[j] += sum_k v[k] * w[k, col0 + j] over the rows of the row-major matrix w.
