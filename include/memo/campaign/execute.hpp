@@ -53,9 +53,11 @@ struct execution_options {
     /// or resumed campaign runs exactly the same models), and generation does not follow what the
     /// backends declined at run time (campaign/declines.hpp).
     bool fill = true;
-    /// With fill: how many models without a new pair of parameter values are passed over before
-    /// one runs anyway (generation makes thousands a second: this costs the lane a millisecond).
-    std::uint32_t fill_patience = 256;
+    /// With fill: how long an idle lane passes over models without a new pair of parameter values
+    /// before it takes one anyway. A time, not a count: generation slows as the seeds grow, and at
+    /// 160 nodes (4,200 valid mutants a second) a count of 256 kept each lane idle for 60 ms: 17
+    /// executed models a second in a campaign's tenth minute (docs/benchmarks.md).
+    double fill_patience_ms = 2.0;
     /// With fill: every Nth model started is one that raised nothing but brings a pair of
     /// parameter values not executed yet, when one waits, even while models that raised coverage
     /// wait too (their coverage counts each value alone). 0: only when none of those waits.
@@ -120,7 +122,7 @@ public:
         // Of the models that raised nothing, those that combine parameter values in a way not run
         // yet: a fault that needs two values in one layer is reached by design, not by chance. An
         // idle lane takes any after a while; a combination's turn waits for one.
-        if (!diverse && !new_pairs && (!to_fill || ++passed_over_ < o_.fill_patience)) return;
+        if (!diverse && !new_pairs && (!to_fill || !patience_over())) return;
         if (o_.max_cost > 0 && execution_cost(m) > o_.max_cost) {
             ++too_costly_;
             return;
@@ -137,7 +139,7 @@ public:
             combination_gain_ = gain;
             return;
         }
-        if (!diverse) passed_over_ = 0;
+        passing_since_.reset();
         if (store_) store_->add_model(model_key(m), m);  // a checkpoint names waiting models by key
         queue_.push_back({m, iteration});
     }
@@ -353,6 +355,13 @@ private:
         bool running;
         std::uint64_t ticket;  // order of starting, for wait()
     };
+
+    /// Whether fill candidates have been passed over for fill_patience_ms (the first starts the clock).
+    bool patience_over() {
+        const auto now = std::chrono::steady_clock::now();
+        if (!passing_since_) passing_since_ = now;
+        return std::chrono::duration<double, std::milli>(now - *passing_since_).count() >= o_.fill_patience_ms;
+    }
 
     const lane* idle() const {
         for (const auto& l : lanes_)
@@ -571,12 +580,16 @@ private:
         }
         if (v.all_failed) ++all_failed_;
         if (!v && diff.last_suppressed()) ++suppressed_;
-        record(cur.m, obs, false, v.what, v ? report(diff, cur, v, obs, t, true) : std::string());
+        const std::string signature = v ? report(diff, cur, v, obs, t, true) : std::string();
         // A model that showed a bug breeds nothing either: its descendants would show it again,
         // and each sighting of an inconsistency costs its localisation (five runs of the model).
         if (v) failed_.insert(model_key(cur.m));
         for (const auto& also : v.more) report(diff, cur, also, obs, t, true, true);
         if (o_.resources.any()) check_resources(diff, cur, obs, t);
+        // The judgement goes into the store last: a campaign killed before it runs the model again
+        // when resumed, while one stored first would count as judged and never store the bugs
+        // found beside the first or by the resource oracles.
+        record(cur.m, obs, false, v.what, signature);
     }
 
     /// Runs the model again on the backends that ran it, for the resource oracles.
@@ -641,11 +654,11 @@ private:
     store::bug_store bugs_;
     store::campaign_store* store_ = nullptr;  // the campaign's, once open()
     memo_coverage cov_;
-    input_range_coverage ranges_;         // known only once a model ran: executed models alone count
-    param_pair_coverage pairs_;           // of the executed models: what fill prefers
-    std::uint32_t passed_over_ = 0;       // fill candidates passed over since the last that ran
-    std::optional<pending> combination_;  // a model that brings new pairs of values, waiting for its turn
-    std::size_t combination_gain_ = 0;    // how many, when it was offered
+    input_range_coverage ranges_;                                         // known only once a model ran: executed models alone count
+    param_pair_coverage pairs_;                                           // of the executed models: what fill prefers
+    std::optional<std::chrono::steady_clock::time_point> passing_since_;  // the first fill candidate passed over since a model was queued
+    std::optional<pending> combination_;                                  // a model that brings new pairs of values, waiting for its turn
+    std::size_t combination_gain_ = 0;                                    // how many, when it was offered
     std::uint64_t started_ = 0, combinations_run_ = 0;
     execution_options o_;
     oracle::resources resources_;
