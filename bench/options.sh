@@ -4,7 +4,7 @@
 # campaigns run back to back; prints executed models per second, the executed models' coverage and
 # the unique bugs, and each campaign's rate against the first options' with the same seed (the peer).
 # Usage: bench/options.sh SECONDS "SEEDS" "OPTIONS" "OPTIONS"...   e.g.
-#   bench/options.sh 60 "1 2 3" "" "--max-cost 3000000" "--max-cost 3000000 --lanes 3"
+#   bench/options.sh 60 "1 2 3" "--max-cost 20000000 --lanes 2" "--lanes 2" ""
 set -euo pipefail
 [[ $# -ge 3 ]] || { echo "usage: bench/options.sh SECONDS \"SEEDS\" \"OPTIONS\" \"OPTIONS\"..." >&2; exit 2; }
 secs=$1

@@ -129,9 +129,9 @@ void shake_state(std::vector<T>& state) {
 
 /// While a run shakes, moves each of a recurrence's gate values by `amount` of its own magnitude
 /// (random signs): every library rounds a gate to the node's dtype before the gate meets the
-/// state, and a saturated gate's complement is that rounding alone. A GRU with softsign gates fed
-/// 1e6 has z = 1 - 1e-7, so (1 - z) * relu(...) = 1 in float64 and 0 once z rounds to 1 in
-/// bfloat16: the output is the rounding of z times a candidate of 1e7, and this run shows it.
+/// state, and a saturated gate's complement is that rounding alone. A GRU with softsign gates
+/// whose pre-activations reach 1.7e7 has z = 1 - 6e-8, so (1 - z) * relu(...) = 1 in float64 and 0
+/// once z rounds to 1 in bfloat16: the output is the rounding of z times a candidate of 1.7e7.
 template <class T>
 void shake_gate(std::span<T> gate) {
     auto* s = shaking;
