@@ -4,7 +4,10 @@
 # change: the test `format` runs it so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CLANG_FORMAT=${CLANG_FORMAT:-clang-format}
+# The pinned clang-format of .venv/ (scripts/setup.sh), else the one on the PATH.
+default_format=clang-format
+[[ -x .venv/bin/clang-format ]] && default_format=.venv/bin/clang-format
+CLANG_FORMAT=${CLANG_FORMAT:-$default_format}
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t files < <(git ls-files 'include/*.hpp' 'include/*.cuh' 'tests/*.cpp' 'tests/*.hpp' 'tests/*.cu' 'examples/*.cpp' 'examples/*.hpp' 'examples/*.cu' 'bench/*.cpp')
 else

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Installs what memo needs to build and test on Debian 12, and only what is missing.
-# Idempotent: prints one line per package it installs, nothing when all are present.
+# Installs what memo needs to build and test on Debian 12 or 13, and only what is missing: Debian
+# packages, the Node.js workers' npm packages, and the Python libraries of requirements.txt in a
+# virtual environment at .venv/ in the checkout.
+# Idempotent: prints one line per thing it installs, nothing when all are present.
 # MEMO_SKIP_SETUP=1 skips it (for machines set up by other means).
 set -euo pipefail
 
@@ -10,7 +12,6 @@ DEBIAN_PACKAGES=(
   make
   cmake
   ccache
-  clang-format
   python3
   pkg-config
   libeigen3-dev
@@ -107,4 +108,27 @@ if [[ ! -f "$tfjs_dir/node_modules/@tensorflow/tfjs-backend-wasm/package.json" ]
     tail -n 30 "$log" >&2
     exit 1
   fi
+fi
+
+# The Python libraries under test (PyTorch, TensorFlow, Keras, JAX) and the format test's
+# clang-format, pinned in requirements.txt, in .venv/. Python 3.11 is the version their wheels on
+# this machine's disk are built for: python3.11 where it is on the PATH, else python3. The stamp
+# holds the requirements' checksum, so an unchanged file costs nothing.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.venv"
+want="$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)"
+if [[ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]]; then
+  python=$(command -v python3.11 || command -v python3)
+  echo "setup.sh: installing requirements.txt into .venv/ ($("$python" --version))"
+  if [[ ! -x "$venv/bin/python" ]] && ! "$python" -m venv "$venv" >>"$log" 2>&1; then
+    echo "setup.sh: $python -m venv $venv failed:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  fi
+  if ! "$venv/bin/pip" install --disable-pip-version-check -q -r "$root/requirements.txt" >>"$log" 2>&1; then
+    echo "setup.sh: pip install -r requirements.txt failed:" >&2
+    grep -v '^WARNING: Location' "$log" | tail -n 30 >&2
+    exit 1
+  fi
+  echo "$want" >"$venv/.requirements.sha256"
 fi

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <memo/backends/keras/backend.hpp>
 #include <memo/backends/tfjs/backend.hpp>
 #include <memo/fuzz/main.hpp>
 
@@ -72,11 +73,54 @@ inline memo::fuzz::backend_kind tfjs_backend(const std::string& kernels) {
     // Named with --backends: the default campaign stays on reference, torch and ort, whose pace
     // the speed figures are measured at.
     k.by_default = false;
+    k.library = kernels == "cpu" ? "TensorFlow.js (tfjs-layers, cpu kernels)" : "TensorFlow.js (tfjs-layers, wasm kernels)";
+    k.version = [] { return memo::fuzz::npm_version(std::filesystem::path(tfjs_worker()).parent_path(), "@tensorflow/tfjs-layers"); };
     k.unavailable = [] {
         return memo::tfjs::installed(tfjs_worker())
                    ? std::string()
                    : "the TensorFlow.js worker is not installed at " + tfjs_worker() + " (run scripts/setup.sh, or set MEMO_TFJS_WORKER)";
     };
+    return k;
+}
+
+/// The Python that runs the Keras worker: $MEMO_PYTHON, or the checkout's .venv/ (scripts/setup.sh).
+inline std::string python() {
+    if (const char* env = std::getenv("MEMO_PYTHON"); env && *env) return env;
+    return MEMO_SOURCE_DIR "/.venv/bin/python";
+}
+
+/// Keras 3 on one of its backends (tensorflow, jax, torch), eager or compiled whole (`jit`), in a
+/// Python worker: "keras-tensorflow", "keras-jax-xla", ...
+inline memo::fuzz::backend_kind keras_backend(const std::string& backend, bool jit) {
+    memo::keras3::options o;
+    o.python = python();
+    o.worker = MEMO_SOURCE_DIR "/tools/keras-worker/worker.py";
+    o.backend = backend;
+    o.jit = jit;
+    o.name = "keras-" + backend + (jit ? "-xla" : "");
+    memo::fuzz::backend_kind k;
+    k.name = o.name;
+    k.make = [o, jit](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
+        auto x = o;
+        x.limits = lim;
+        // Keras and its backend's library take seconds to import: the first run of a fresh worker
+        // has a minute more. A compiled run compiles the model first, within a limit three times
+        // the eager one's.
+        x.limits.startup_ms = std::max(x.limits.startup_ms, 60000.0);
+        if (jit) x.limits.timeout_ms *= 3;
+        auto r = std::make_unique<memo::keras3::runtime>(x);
+        r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
+        return r;
+    };
+    k.by_default = false;
+    const std::string name = backend == "tensorflow" ? "TensorFlow" : backend == "jax" ? "JAX" : "PyTorch";
+    k.library = "Keras on " + name + (jit ? ", compiled by XLA" : "");
+    k.version = [o] {
+        const auto keras = memo::keras3::package_version(o.python, "keras");
+        const auto lib = memo::keras3::package_version(o.python, memo::keras3::library_package(o.backend));
+        return keras + " (" + o.backend + " " + lib + ")";
+    };
+    k.unavailable = [o] { return memo::keras3::unavailable(o); };
     return k;
 }
 
@@ -88,21 +132,23 @@ int main(int argc, char** argv) {
 #ifdef MEMO_HAVE_TORCH
     t.backends.push_back(memo_fuzz::torch_backend());
 #else
-    t.backends.push_back({"torch", nullptr, [] { return std::string("memo-fuzz was built without libtorch; install libtorch-dev"); }});
+    t.backends.push_back(memo::fuzz::absent("torch", "memo-fuzz was built without libtorch; install libtorch-dev"));
 #endif
 #ifdef MEMO_HAVE_ONNX
     memo_fuzz::add_onnx(t);
 #else
     for (const char* n : {"ort", "ort-opt"})
-        t.backends.push_back({n, nullptr, [] { return std::string("memo-fuzz was built without ONNX; install libonnx-dev"); }});
+        t.backends.push_back(memo::fuzz::absent(n, "memo-fuzz was built without ONNX; install libonnx-dev"));
 #endif
 #ifdef MEMO_HAVE_CUDA
     for (const char* n : {"cuda", "cuda-tf32"}) t.backends.push_back(memo_fuzz::cuda_backend(n));
 #else
     for (const char* n : {"cuda", "cuda-tf32"})
-        t.backends.push_back({n, nullptr, [] { return std::string("memo-fuzz was built without the CUDA toolkit (nvcc, cuDNN)"); }});
+        t.backends.push_back(memo::fuzz::absent(n, "memo-fuzz was built without the CUDA toolkit (nvcc, cuDNN)"));
 #endif
     for (const char* kernels : {"cpu", "wasm"}) t.backends.push_back(memo_fuzz::tfjs_backend(kernels));
+    for (const char* backend : {"tensorflow", "jax", "torch"}) t.backends.push_back(memo_fuzz::keras_backend(backend, false));
+    for (const char* backend : {"tensorflow", "jax"}) t.backends.push_back(memo_fuzz::keras_backend(backend, true));
     t.commands.push_back({"demo",
                           "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
                           "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"

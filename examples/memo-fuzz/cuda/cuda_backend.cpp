@@ -27,6 +27,7 @@ memo::fuzz::backend_kind cuda_backend(const std::string& name) {
         return x;
     };
     k.unavailable = [] { return memo::cuda::device_present() ? std::string() : std::string("no NVIDIA GPU on this machine (no /dev/nvidia<N>)"); };
+    k.library = tf32 ? "NVIDIA cuDNN and cuBLAS (TF32 maths)" : "NVIDIA cuDNN and cuBLAS";
     k.by_default = !tf32;  // "cuda" joins the default backends where a GPU is; "cuda-tf32" is asked for
     return k;
 }

@@ -42,6 +42,8 @@ memo::fuzz::backend_kind ort_backend(const std::string& name) {
         x->set_traceable(false);
         return x;
     };
+    k.library = name == "ort-opt" ? "ONNX Runtime (onnxruntime-node, all graph optimisations)" : "ONNX Runtime (onnxruntime-node, graph optimisations off)";
+    k.version = [] { return memo::fuzz::npm_version(std::filesystem::path(ort_worker()).parent_path(), "onnxruntime-node"); };
     k.unavailable = [] {
         return memo::ort::installed(ort_worker())
                    ? std::string()

@@ -37,6 +37,7 @@ namespace memo {
 struct isolation_limits {
     double timeout_ms = 10000;      // per run
     std::int64_t memory_mb = 4096;  // what the worker may add to its resident memory
+    double startup_ms = 0;          // more time for the first run of a fresh worker (a Python library's imports)
 };
 
 namespace detail::isolate {
@@ -233,10 +234,12 @@ public:
         pending_ = true;
         sent_ = false;
         started_ = true;
-        if (pid_ < 0 && !start()) {
+        const bool fresh = pid_ < 0;
+        if (fresh && !start()) {
             started_ = false;
             return false;
         }
+        grace_ms_ = fresh ? lim_.startup_ms : 0;
         if (at_node_) at_node_->store(-1);
         start_ = std::chrono::steady_clock::now();
         sent_ = detail::isolate::send_frame(to_, frame);
@@ -247,7 +250,7 @@ public:
     bool ready() const {
         if (!pending_ || pid_ < 0 || !sent_) return true;
         pollfd p{from_, POLLIN, 0};
-        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms);
+        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms + grace_ms_);
     }
 
     /// The descriptor that becomes readable when the answer to the last request comes; -1 when
@@ -262,7 +265,7 @@ public:
         pending_ = false;
         if (!started_) return run_result::failed(run_status::crash, "worker could not start");
         if (!sent_) return died();
-        const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms);
+        const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms + grace_ms_);
         for (;;) {
             // What is there is read first: an answer that came in time is not thrown away because
             // the parent came to collect it late (it was waiting on another lane or backend).
@@ -272,8 +275,8 @@ public:
             if (k > 0) break;
             if (k < 0 && errno != EINTR) return died();
             if (left <= 0) {
-                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
-                r.ms = lim_.timeout_ms;
+                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms + grace_ms_)) + " ms");
+                r.ms = lim_.timeout_ms + grace_ms_;
                 return r;
             }
         }
@@ -432,6 +435,7 @@ private:
     pid_t pid_ = -1;
     int to_ = -1, from_ = -1, log_ = -1;
     bool pending_ = false, sent_ = false, started_ = false;
+    double grace_ms_ = 0;  // startup_ms for the first request of a fresh worker, else 0
     std::uint64_t restarts_ = 0;
     std::chrono::steady_clock::time_point start_{};
     detail::isolate::memory_watch::watched watched_{};  // registered with the watch while the worker lives

@@ -47,6 +47,7 @@ struct execution_options {
     std::int64_t max_bytes = 0;               // models whose run holds more float64 bytes (tensors/budget.hpp) are not run; 0: no limit
     store::bug_files attach{};                // writes more files into each new bug's directory (memo-fuzz: model.onnx)
     std::string replay = "memo-fuzz replay";  // the command each bug's repro.sh runs with its directory
+    io::json versions{};                      // each backend's library version, for stats.json and every bug.json
     std::uint64_t max_models = 0;             // the campaign stops once this many models were executed (0: no limit)
     /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
@@ -100,6 +101,7 @@ public:
         if (lanes.empty()) throw error("an execution needs at least one lane");
         for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
+        bugs_.set_versions(o_.versions);
     }
     execution(oracle::tester& t, const registry& reg, std::filesystem::path dir, execution_options o = {})
         : execution(std::vector<oracle::tester*>{&t}, reg, std::move(dir), o) {}
@@ -217,6 +219,7 @@ public:
 
     void write_stats(io::json& s) const override {
         s["backends"] = names_;
+        if (o_.versions.is_object()) s["versions"] = o_.versions;
         s["models_executed"] = executed_;
         s["models_over_cost"] = too_costly_;
         s["models_over_memory"] = too_large_;

@@ -18,6 +18,7 @@
 #include "../campaign/seeds.hpp"
 #include "../layers/all.hpp"
 #include "../store/bugs.hpp"
+#include "../io/json.hpp"
 #include "cli.hpp"
 
 namespace memo::fuzz {
@@ -31,6 +32,10 @@ struct backend_kind {
     /// Empty when it can run here; else why not (a worker that is not installed, say).
     std::function<std::string()> unavailable = [] { return std::string(); };
     bool by_default = true;  // joins the default backends (--backends not given) when available
+    std::string library;     // what it runs, in words ("PyTorch's libtorch", "Keras 3 on JAX")
+    /// The version of the library it runs here (empty when it cannot tell): a finding goes
+    /// upstream with it. Read from what is installed, never by loading the library.
+    std::function<std::string()> version = [] { return std::string(); };
 };
 
 /// What a program adds to memo::fuzz's commands. Set it up before memo::fuzz::main.
@@ -48,6 +53,23 @@ struct toolkit {
 
     const registry& layers() const { return reg ? *reg : default_registry(); }
 };
+
+/// The version of an npm package installed under a Node.js worker's folder (its package.json), or empty.
+inline std::string npm_version(const std::filesystem::path& worker_dir, const std::string& package) {
+    try {
+        return io::parse_json_file((worker_dir / "node_modules" / package / "package.json").string()).value("version", "");
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+/// A backend this program knows but cannot run here, and why (built without its library, say).
+inline backend_kind absent(std::string name, std::string why) {
+    backend_kind k;
+    k.name = std::move(name);
+    k.unavailable = [why = std::move(why)] { return why; };
+    return k;
+}
 
 /// The program's toolkit (one per program).
 inline toolkit& setup() {
@@ -109,6 +131,60 @@ inline std::vector<std::string> split_list(const std::string& s) {
         at = comma + 1;
     }
     return r;
+}
+
+/// memo's own version (CMakeLists.txt's project VERSION), the reference interpreter's.
+inline constexpr std::string_view memo_version = "0.1.0";
+
+/// The library and version a backend of this name runs ("memo 0.1.0" for the reference's two).
+inline std::pair<std::string, std::string> library_of(const std::string& name) {
+    if (name == "reference" || name == "reference-float64" || name == "reference-f64") return {"memo's reference interpreter", std::string(memo_version)};
+    if (const auto* k = find_backend(name)) return {k->library.empty() ? k->name : k->library, k->version()};
+    return {name, ""};
+}
+
+/// Each named backend's library version: what stats.json and every bug.json carry.
+inline nlohmann::json versions_of(const std::vector<std::string>& names) {
+    nlohmann::json v = nlohmann::json::object();
+    for (const auto& n : names) {
+        const auto [library, version] = library_of(n);
+        v[n] = version.empty() ? library : library + " " + version;
+    }
+    return v;
+}
+
+/// `backends [--json]`: every backend this program knows, whether it runs here, and why not.
+inline int list_backends(const cli::args& a) {
+    std::vector<std::string> names{"reference", "reference-float64"};
+    for (const auto& k : setup().backends)
+        if (k.name != "faulty") names.push_back(k.name);
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& n : names) {
+        const auto* k = find_backend(n);
+        const auto why = k ? k->unavailable() : std::string();
+        const auto [library, version] = library_of(n);
+        all.push_back({{"name", n}, {"available", why.empty()}, {"library", library}, {"version", version}, {"why", why}, {"default", !k || k->by_default}});
+    }
+    if (a.has("json")) {
+        std::printf("%s\n", all.dump(2).c_str());
+        return 0;
+    }
+    for (const auto& b : all) {
+        const std::string what = b["library"].get<std::string>() + (b["version"].get<std::string>().empty() ? "" : " " + b["version"].get<std::string>());
+        std::printf("  %-22s %-4s %s%s\n", b["name"].get<std::string>().c_str(), b["available"].get<bool>() ? "yes" : "no", what.c_str(),
+                    b["available"].get<bool>() ? "" : ("  (" + b["why"].get<std::string>() + ")").c_str());
+    }
+    return 0;
+}
+
+inline cli::command backends_command() {
+    return {"backends",
+            "backends [--json]",
+            "Lists every backend memo-fuzz knows: whether it runs on this machine, the library and the\n"
+            "version it runs, and why not where it does not.\n\n"
+            "  --json   [{\"name\", \"available\", \"library\", \"version\", \"why\", \"default\"}, ...]",
+            {},
+            list_backends};
 }
 
 /// The executors for a comma-separated list of backend names; a clear error for an unknown or

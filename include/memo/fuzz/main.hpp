@@ -37,6 +37,7 @@ inline std::vector<cli::command> all_commands() {
     for (auto& c : commands::report_commands()) cmds.push_back(std::move(c));
     cmds.push_back(commands::stats_command());
     cmds.push_back(commands::states_command());
+    cmds.push_back(commands::backends_command());
     for (const auto& c : setup().commands) cmds.push_back(c);
     return cmds;
 }

@@ -264,6 +264,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     eo.minimise = !a.has("no-minimise");
     eo.attach = bug_files();
     eo.replay = replay_command();  // repro.sh calls this program, which knows its backends
+    eo.versions = versions_of(split_list(backends));
     eo.max_models = to_u64(a.get_or("models", "0"), "models");
     eo.fill = !a.has("no-fill");
     eo.max_cost = full ? 0 : max_cost;

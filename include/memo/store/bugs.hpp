@@ -115,6 +115,10 @@ public:
         load();
     }
 
+    /// The library version of each backend (name -> version), written into every new bug.json:
+    /// a finding goes upstream with the versions it was found on.
+    void set_versions(io::json versions) { versions_ = std::move(versions); }
+
     /// Stores a bug; returns true when its signature is new (a duplicate only bumps the count).
     bool record(const bug_report& b, const std::vector<std::string>& backends) {
         namespace fs = std::filesystem;
@@ -130,6 +134,11 @@ public:
         for (const auto& o : b.observations) obs.push_back(observation_json(o));
         j["signature"] = b.signature;
         j["backends"] = backends;
+        if (versions_.is_object()) {
+            j["versions"] = io::json::object();
+            for (const auto& n : backends)
+                if (versions_.contains(n)) j["versions"][n] = versions_[n];
+        }
         j["tester"] = b.tester;
         j["observations"] = obs;
         j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}, {"varied", b.inputs.varied}};
@@ -259,6 +268,7 @@ private:
     }
     std::filesystem::path dir_;
     bug_files attach_;
+    io::json versions_;
     std::string replay_;  // repro.sh's command
     std::map<std::string, io::json> seen_;
     std::map<std::string, std::size_t> unique_;

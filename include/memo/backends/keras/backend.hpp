@@ -1,0 +1,103 @@
+#pragma once
+// memo::keras3::runtime: Keras 3 itself as a library under test, on one of its backends
+// (TensorFlow, JAX or PyTorch), run op by op ("keras-tensorflow", "keras-jax", "keras-torch") or
+// compiled whole ("keras-tensorflow-xla" and "keras-jax-xla": XLA through
+// tf.function(jit_compile=True) and jax.jit). Each model goes as Keras JSON, with the weights memo
+// draws and the inputs, to a persistent Python worker (tools/keras-worker/worker.py, the
+// TensorFlow.js worker's frames: keras_json_worker.hpp) that builds it with Keras 3's
+// Model.from_config, memo's adapter layers as custom layers, sets the weights layer by layer and
+// runs it. One worker per Keras backend: Keras reads KERAS_BACKEND once, at import.
+//
+//   memo::keras3::runtime tf({.python = ".venv/bin/python", .worker = "tools/keras-worker/worker.py"});
+//   memo::keras3::runtime jax_xla({..., .backend = "jax", .jit = true, .name = "keras-jax-xla"});
+//
+// What Keras 3 dropped from Keras 2.8 (classes, parameter values) is declined with the reason,
+// never a false inconsistency.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../keras_json_worker.hpp"
+
+namespace memo::keras3 {
+
+struct options {
+    std::string python;                // the Python with Keras and the backend's library (.venv/bin/python)
+    std::string worker;                // path of worker.py
+    std::string backend = "tensorflow";  // tensorflow, jax or torch
+    bool jit = false;                  // the whole model compiled: XLA (tensorflow, jax), Inductor (torch)
+    std::string name = "keras-tensorflow";
+    isolation_limits limits{};
+};
+
+/// The Keras classes of memo's registry that Keras 3 no longer has (Keras 2.8 had them).
+inline constexpr std::string_view missing_classes[] = {"LocallyConnected1D", "LocallyConnected2D", "ThresholdedReLU"};
+
+/// Why Keras 3 cannot take node n, or empty: what Keras 3 itself lacks, known here so that a
+/// campaign declines just those models.
+inline std::string lacks(const model&, const node& n) {
+    const std::string_view cls = n.layer->name;
+    // The worker's frames carry float32 values: float16 and bfloat16 are exact there, float64 is not.
+    if (n.type == dtype::float64) return "memo's Keras worker carries float32 values, not float64";
+    if (std::find(std::begin(missing_classes), std::end(missing_classes), cls) != std::end(missing_classes))
+        return "Keras 3 has no layer " + std::string(cls);
+    return {};
+}
+
+inline expected<void> supports(const model& m) {
+    for (std::size_t i = 0; i < m.size(); ++i)
+        if (auto why = lacks(m, m.nodes[i]); !why.empty()) return fail("node " + std::to_string(i) + ": " + why);
+    return {};
+}
+
+/// The version of a package installed in the Python environment of `python` (from its
+/// site-packages' dist-info folder, without starting Python), or empty.
+inline std::string package_version(const std::string& python, std::string_view package) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path lib = fs::path(python).parent_path().parent_path() / "lib";
+    if (!fs::is_directory(lib, ec)) return {};
+    const std::string prefix = std::string(package) + "-";
+    for (const auto& py : fs::directory_iterator(lib, ec)) {
+        const fs::path site = py.path() / "site-packages";
+        if (!fs::is_directory(site, ec)) continue;
+        for (const auto& e : fs::directory_iterator(site, ec)) {
+            const auto f = e.path().filename().string();
+            if (f.starts_with(prefix) && f.ends_with(".dist-info")) return f.substr(prefix.size(), f.size() - prefix.size() - 10);
+        }
+    }
+    return {};
+}
+
+/// The PyPI package of a Keras backend's library.
+inline std::string_view library_package(std::string_view backend) {
+    return backend == "tensorflow" ? "tensorflow_cpu" : backend == "jax" ? "jaxlib" : "torch";
+}
+
+/// Empty when Keras and the backend's library are installed for `python` and the worker is there; else why not.
+inline std::string unavailable(const options& o) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(o.worker, ec)) return "the Keras worker is not at " + o.worker;
+    if (!std::filesystem::exists(o.python, ec)) return "no Python at " + o.python + " (run scripts/setup.sh, or set MEMO_PYTHON)";
+    if (package_version(o.python, "keras").empty()) return "Keras is not installed for " + o.python + " (run scripts/setup.sh)";
+    if (package_version(o.python, library_package(o.backend)).empty())
+        return std::string(library_package(o.backend)) + " is not installed for " + o.python + " (run scripts/setup.sh)";
+    return {};
+}
+
+/// Keras 3 on one backend behind a Python worker process, as a campaign executor.
+class runtime final : public keras_json_worker {
+public:
+    explicit runtime(const options& o)
+        : keras_json_worker(argv(o), o.limits, o.name, keras3::supports) {}
+
+private:
+    static std::vector<std::string> argv(const options& o) {
+        std::vector<std::string> a{o.python, o.worker, "--backend", o.backend};
+        if (o.jit) a.emplace_back("--jit");
+        return a;
+    }
+};
+
+}  // namespace memo::keras3

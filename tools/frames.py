@@ -1,0 +1,87 @@
+"""The framing memo's Python workers share, the same as tools/frames.js for the Node.js ones:
+requests arrive on fd 3 and answers leave on fd 4, each a little-endian u64 length and a payload.
+Strings are a u32 length and UTF-8 bytes; a tensor is a u32 rank, i64 dims and float32 values."""
+import os
+import struct
+
+import numpy as np
+
+
+class Reader:
+    """Reads a request's fields in order."""
+
+    def __init__(self, buf):
+        self.buf = memoryview(buf)
+        self.at = 0
+
+    def _take(self, n):
+        if self.at + n > len(self.buf):
+            raise ValueError("truncated request")
+        v = self.buf[self.at:self.at + n]
+        self.at += n
+        return v
+
+    def u8(self):
+        return self._take(1)[0]
+
+    def u32(self):
+        return struct.unpack("<I", self._take(4))[0]
+
+    def i64(self):
+        return struct.unpack("<q", self._take(8))[0]
+
+    def str(self):
+        return bytes(self._take(self.u32())).decode("utf-8")
+
+    def dims(self):
+        return [self.i64() for _ in range(self.u32())]
+
+    def tensor(self):
+        dims = self.dims()
+        n = int(np.prod(dims)) if dims else 1
+        return np.frombuffer(bytes(self._take(4 * n)), dtype="<f4").reshape(dims)
+
+
+def put_str(parts, s):
+    b = s.encode("utf-8")
+    parts.append(struct.pack("<I", len(b)))
+    parts.append(b)
+
+
+def put_tensor(parts, t):
+    """A tensor's dims and its values as float32 (float16 and bfloat16 values are exact there)."""
+    t = np.asarray(t)
+    parts.append(struct.pack("<I", t.ndim))
+    parts.append(struct.pack("<%dq" % t.ndim, *t.shape))
+    parts.append(np.ascontiguousarray(t, dtype="<f4").tobytes())
+
+
+def _read_exactly(fd, n):
+    chunks, got = [], 0
+    while got < n:
+        c = os.read(fd, min(n - got, 1 << 20))
+        if not c:
+            return None
+        chunks.append(c)
+        got += len(c)
+    return b"".join(chunks)
+
+
+def answer(parts):
+    """Writes an answer of the given parts, with its length in front, whole."""
+    body = b"".join(parts)
+    buf = memoryview(struct.pack("<Q", len(body)) + body)
+    while buf:
+        buf = buf[os.write(4, buf):]
+
+
+def serve_frames(serve):
+    """Calls serve(frame) for each request, one after the other, until fd 3 closes."""
+    while True:
+        head = _read_exactly(3, 8)
+        if head is None:
+            return
+        frame = _read_exactly(3, struct.unpack("<Q", head)[0])
+        if frame is None:
+            return
+        serve(frame)
