@@ -137,14 +137,12 @@ int main(int argc, char** argv) {
 #ifdef MEMO_HAVE_ONNX
     memo_fuzz::add_onnx(t);
 #else
-    for (const char* n : {"ort", "ort-opt"})
-        t.backends.push_back(memo::fuzz::absent(n, "memo-fuzz was built without ONNX; install libonnx-dev"));
+    for (const char* n : {"ort", "ort-opt"}) t.backends.push_back(memo::fuzz::absent(n, "memo-fuzz was built without ONNX; install libonnx-dev"));
 #endif
 #ifdef MEMO_HAVE_CUDA
     for (const char* n : {"cuda", "cuda-tf32"}) t.backends.push_back(memo_fuzz::cuda_backend(n));
 #else
-    for (const char* n : {"cuda", "cuda-tf32"})
-        t.backends.push_back(memo::fuzz::absent(n, "memo-fuzz was built without the CUDA toolkit (nvcc, cuDNN)"));
+    for (const char* n : {"cuda", "cuda-tf32"}) t.backends.push_back(memo::fuzz::absent(n, "memo-fuzz was built without the CUDA toolkit (nvcc, cuDNN)"));
 #endif
     for (const char* kernels : {"cpu", "wasm"}) t.backends.push_back(memo_fuzz::tfjs_backend(kernels));
     for (const char* backend : {"tensorflow", "jax", "torch"}) t.backends.push_back(memo_fuzz::keras_backend(backend, false));

@@ -219,7 +219,10 @@ class CustomCropLayer(_Custom):
         return ops.slice(x, starts, sizes)
 
 
-CUSTOM = {c.__name__: c for c in (Unset, Abs, Square, StopGradient, ScaleShift, CustomCastLayer, CustomScaleLayer, CustomInjectLayer,
+# Keras' own layers by class name too: a legacy config names its class without the module, and Keras 3
+# finds only some of them so ("Could not locate class 'LSTM'" from inside a Bidirectional).
+KERAS_LAYERS = {n: c for n, c in vars(keras.layers).items() if isinstance(c, type) and issubclass(c, keras.layers.Layer)}
+CUSTOM = KERAS_LAYERS | {c.__name__: c for c in (Unset, Abs, Square, StopGradient, ScaleShift, CustomCastLayer, CustomScaleLayer, CustomInjectLayer,
                                   CustomExpandLayer, CustomDropDimLayer, CustomPadLayer, CustomCropLayer)}
 
 
@@ -270,6 +273,10 @@ def memo_name(variable):
     return path[-1]
 
 
+# Keras 3 names a depthwise convolution's kernel "kernel"; Keras 2 (memo) "depthwise_kernel".
+ALIASES = {"kernel": "depthwise_kernel"}
+
+
 def set_weights(model, weights):
     for layer in model.layers:
         variables = layer.weights
@@ -281,6 +288,8 @@ def set_weights(model, weights):
         values = []
         for v in variables:
             w = given.get(memo_name(v))
+            if w is None:
+                w = given.get(ALIASES.get(memo_name(v), ""))
             if w is None:
                 raise Declined("layer %s: Keras has a weight %s that memo does not (memo has %s)" % (layer.name, v.path, ", ".join(given)), layer.name)
             values.append(w)
@@ -294,7 +303,7 @@ def set_weights(model, weights):
 # supports NHWC".)
 LACKS = re.compile(r"Could not locate class|Unknown layer|Unrecognized keyword arguments|Could not interpret|not supported|"
                    r"is not implemented|NotImplementedError|Unknown activation|Invalid dtype|not understood|does not support|"
-                   r"only supports NHWC|not currently supported|Unsupported")
+                   r"only supports (the )?NHWC|not currently supported|Unsupported|Current implementation only supports")
 
 
 def lacks(e):
@@ -353,9 +362,20 @@ def culprit(spec, shapes, error):
     return "", error
 
 
-def build(spec, shapes):
+def build(spec, shapes, batch):
     for l in layers_of(spec):
         keras3_dialect(l["config"])
+        # Keras 3's SpatialDropout layers take neither noise_shape (theirs to choose) nor trainable
+        # (Keras 2 wrote both; both are inert at inference).
+        if l["class_name"].startswith("SpatialDropout"):
+            l["config"].pop("noise_shape", None)
+            l["config"].pop("trainable", None)
+    # A stateful RNN needs the batch size fixed (Keras 3 says so; Keras 2 let it pass).
+    stateful = lambda c: c.get("stateful") or (isinstance(c.get("layer"), dict) and c["layer"].get("config", {}).get("stateful"))
+    if any(stateful(l["config"]) for l in layers_of(spec)):
+        for l in layers_of(spec):
+            if l["class_name"] == "InputLayer":
+                l["config"]["batch_input_shape"][0] = batch
     # Every layer no other reads is among the outputs: a Functional model holds only the layers its
     # outputs need, and memo's models may have others.
     read = {e[0] for l in layers_of(spec) for e in (l["inbound_nodes"][0] if l["inbound_nodes"] else [])}
@@ -423,7 +443,7 @@ def serve(frame):
         q = decode(frame)
 
         spec = json.loads(q["json"])
-        model, own = build(spec, q["shapes"])
+        model, own = build(spec, q["shapes"], q["inputs"][0].shape[0] if q["inputs"] else None)
         set_weights(model, q["weights"])
         if q["mode"] == 0:
             feeds = [ops.convert_to_tensor(x) for x in q["inputs"]]

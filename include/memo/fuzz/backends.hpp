@@ -16,9 +16,9 @@
 #include "../backends/isolate.hpp"
 #include "../backends/reference/interpreter.hpp"
 #include "../campaign/seeds.hpp"
+#include "../io/json.hpp"
 #include "../layers/all.hpp"
 #include "../store/bugs.hpp"
-#include "../io/json.hpp"
 #include "cli.hpp"
 
 namespace memo::fuzz {

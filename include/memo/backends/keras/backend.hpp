@@ -23,10 +23,10 @@
 namespace memo::keras3 {
 
 struct options {
-    std::string python;                // the Python with Keras and the backend's library (.venv/bin/python)
-    std::string worker;                // path of worker.py
+    std::string python;                  // the Python with Keras and the backend's library (.venv/bin/python)
+    std::string worker;                  // path of worker.py
     std::string backend = "tensorflow";  // tensorflow, jax or torch
-    bool jit = false;                  // the whole model compiled: XLA (tensorflow, jax), Inductor (torch)
+    bool jit = false;                    // the whole model compiled: XLA (tensorflow, jax), Inductor (torch)
     std::string name = "keras-tensorflow";
     isolation_limits limits{};
 };
@@ -40,8 +40,13 @@ inline std::string lacks(const model&, const node& n) {
     const std::string_view cls = n.layer->name;
     // The worker's frames carry float32 values: float16 and bfloat16 are exact there, float64 is not.
     if (n.type == dtype::float64) return "memo's Keras worker carries float32 values, not float64";
-    if (std::find(std::begin(missing_classes), std::end(missing_classes), cls) != std::end(missing_classes))
-        return "Keras 3 has no layer " + std::string(cls);
+    if (std::find(std::begin(missing_classes), std::end(missing_classes), cls) != std::end(missing_classes)) return "Keras 3 has no layer " + std::string(cls);
+    // Keras 3 redefined hard_sigmoid (Keras 2: clip(0.2 x + 0.5, 0, 1); Keras 3: relu6(x + 3) / 6):
+    // the same name, another function, so not the model memo means.
+    const auto& ps = n.layer->params;
+    for (std::size_t p = 0; p < ps.size(); ++p)
+        if (ps[p].name.ends_with("activation") && std::holds_alternative<std::string>(n.params[p]) && as_str(n.params[p]) == "hard_sigmoid")
+            return "Keras 3's hard_sigmoid is relu6(x + 3) / 6, not Keras 2's clip(0.2 x + 0.5, 0, 1)";
     return {};
 }
 
@@ -71,9 +76,7 @@ inline std::string package_version(const std::string& python, std::string_view p
 }
 
 /// The PyPI package of a Keras backend's library.
-inline std::string_view library_package(std::string_view backend) {
-    return backend == "tensorflow" ? "tensorflow_cpu" : backend == "jax" ? "jaxlib" : "torch";
-}
+inline std::string_view library_package(std::string_view backend) { return backend == "tensorflow" ? "tensorflow_cpu" : backend == "jax" ? "jaxlib" : "torch"; }
 
 /// Empty when Keras and the backend's library are installed for `python` and the worker is there; else why not.
 inline std::string unavailable(const options& o) {
@@ -89,8 +92,7 @@ inline std::string unavailable(const options& o) {
 /// Keras 3 on one backend behind a Python worker process, as a campaign executor.
 class runtime final : public keras_json_worker {
 public:
-    explicit runtime(const options& o)
-        : keras_json_worker(argv(o), o.limits, o.name, keras3::supports) {}
+    explicit runtime(const options& o) : keras_json_worker(argv(o), o.limits, o.name, keras3::supports) {}
 
 private:
     static std::vector<std::string> argv(const options& o) {

@@ -77,7 +77,6 @@ inline expected<void> supports(const model& m) {
     return {};
 }
 
-
 /// TensorFlow.js behind a Node.js worker process, as a campaign executor.
 class runtime final : public keras_json_worker {
 public:
