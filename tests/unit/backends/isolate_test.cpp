@@ -17,6 +17,8 @@
 #include "../support.hpp"
 #include "faulty.hpp"
 
+namespace test_backends_isolate_test {
+
 namespace {
 
 using memo::run_status;
@@ -526,3 +528,5 @@ TEST(Backends, ReferenceLacksNoLayerClass) {
     std::printf("reference lacks: %s\n", test::listed(lacking).c_str());
     EXPECT_TRUE(lacking.empty()) << test::listed(lacking);
 }
+
+}  // namespace test_backends_isolate_test

@@ -20,6 +20,8 @@
 #include "../backends/faulty.hpp"
 #include "../support.hpp"
 
+namespace test_campaign_generate_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -452,3 +454,5 @@ TEST(CampaignBugs, TwoFaultsInOneModelAreTwoBugs) {
     EXPECT_TRUE(layers.count("inconsistency/Activation")) << ::testing::PrintToString(bug_dirs(dir));
     fs::remove_all(dir);
 }
+
+}  // namespace test_campaign_generate_test

@@ -12,6 +12,8 @@
 
 #include "../support.hpp"
 
+namespace test_cluster_exchange_test {
+
 namespace {
 
 /// N ranks as threads: each collective writes its rank's slot, waits for all, reads, waits again.
@@ -176,3 +178,5 @@ TEST(Exchange, RankZeroStoresEachBugOnceWithEverySighting) {
     memo::store::bug_store reloaded(dirs[0].path);
     EXPECT_EQ(reloaded.unique(), 2u);
 }
+
+}  // namespace test_cluster_exchange_test

@@ -1,6 +1,8 @@
 // The concepts, checked against small archetypes: what satisfies them and what does not.
 #include "../support.hpp"
 
+namespace test_core_concepts_test {
+
 namespace arche {
 
 struct good_layer {
@@ -99,3 +101,5 @@ TEST(Registry, DispatchByIndex) {
     for (std::size_t i = 0; i < names.size(); ++i) EXPECT_EQ(names[i], memo::default_registry()[i].name);
     EXPECT_THROW(memo::default_registry().at("NoSuchLayer"), memo::error);
 }
+
+}  // namespace test_core_concepts_test

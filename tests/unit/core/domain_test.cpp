@@ -2,6 +2,8 @@
 // change the value, buckets are in range, and Keras' defaults are valid values.
 #include "../support.hpp"
 
+namespace test_core_domain_test {
+
 namespace {
 
 class EveryLayer : public ::testing::TestWithParam<std::size_t> {};
@@ -90,3 +92,5 @@ TEST(Domains, AUsersOwnDomainIsHeld) {
     EXPECT_FALSE(d.validate(memo::value{std::int64_t{4}}));
     EXPECT_EQ(d.bucket_of(memo::value{std::int64_t{11}}), 1);
 }
+
+}  // namespace test_core_domain_test

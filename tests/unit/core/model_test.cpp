@@ -2,6 +2,8 @@
 // only, and our JSON format round-trips exactly.
 #include "../support.hpp"
 
+namespace test_core_model_test {
+
 namespace {
 
 memo::model lenet_like() {
@@ -208,3 +210,5 @@ TEST(Weights, NormalInitializersKeepKerasDistributions) {
             ASSERT_NEAR(dot, a == b ? 1.0 : 0.0, 1e-12) << a << " " << b;
         }
 }
+
+}  // namespace test_core_model_test

@@ -3,6 +3,8 @@
 
 #include "../support.hpp"
 
+namespace test_coverage_coverage_test {
+
 using memo::criterion;
 
 TEST(Universe, AtLeastMemos) {
@@ -272,3 +274,5 @@ TEST(ParamPairCoverage, CountsPairsOfValuesWithinANode) {
     EXPECT_EQ(back.covered(), cov.covered());
     EXPECT_EQ(back.gain(pool("channels_last", "same", memo::ints{1, 2})), 1u);  // the order with channels_last
 }
+
+}  // namespace test_coverage_coverage_test

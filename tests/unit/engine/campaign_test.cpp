@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace test_engine_campaign_test {
+
 namespace {
 
 using numbers = std::vector<int>;
@@ -118,7 +120,7 @@ TEST(EngineCampaign, StoresEachBugOnceAndItReplays) {
     }
     // A clean pair finds nothing.
     numbers_search clean(seeds, values_metric{}, memo::mh_selector(0.05), 5);
-    const std::vector<memo::engine::library<numbers>> both_right{{"a", ::sum}, {"b", ::sum}};
+    const std::vector<memo::engine::library<numbers>> both_right{{"a", test_engine_campaign_test::sum}, {"b", test_engine_campaign_test::sum}};
     memo::engine::campaign<numbers_search, numbers_codec> quiet("engine_clean", numbers_codec{}, both_right);
     EXPECT_TRUE(quiet.run(clean, 500).bugs.empty());
 }
@@ -155,3 +157,5 @@ TEST(EngineCampaign, ResumedFromItsCheckpointGoesOnAsIfNeverStopped) {
     memo::engine::campaign<numbers_search, numbers_codec> e("engine_empty", numbers_codec{}, libraries);
     EXPECT_THROW(e.resume(none, values_metric{}, 10), memo::error);
 }
+
+}  // namespace test_engine_campaign_test

@@ -9,6 +9,8 @@
 #include <set>
 #include <vector>
 
+namespace test_engine_search_test {
+
 namespace {
 
 using numbers = std::vector<int>;
@@ -130,3 +132,5 @@ TEST(Engine, SeedSizeLimitGrowsWhenTheSearchStalls) {
     EXPECT_EQ(a.max_seed_size(), b.max_seed_size());
     EXPECT_EQ(a.models(), b.models());
 }
+
+}  // namespace test_engine_search_test

@@ -9,6 +9,8 @@
 
 #include <memo/io/background_writer.hpp>
 
+namespace test_io_background_writer_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -64,3 +66,5 @@ TEST(BackgroundWriter, AFailedWriteIsThrownWithTheFileName) {
     w.flush();  // reported once
     fs::remove_all(dir);
 }
+
+}  // namespace test_io_background_writer_test

@@ -14,6 +14,8 @@
 #include "memo/io/keras.hpp"
 #include "memo/layers/all.hpp"
 
+namespace test_io_keras_test {
+
 namespace {
 
 using memo::io::json;
@@ -426,3 +428,5 @@ TEST(KerasExport, EveryLayerClassRoundTrips) {
 }
 
 }  // namespace
+
+}  // namespace test_io_keras_test

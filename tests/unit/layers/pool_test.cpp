@@ -5,6 +5,8 @@
 
 #include "../support.hpp"
 
+namespace test_layers_pool_test {
+
 namespace {
 
 memo::value pool_value(const nlohmann::json& j) {
@@ -49,3 +51,5 @@ TEST(MemoPool, EveryClassParameterAndValueIsInOurDomains) {
     }
     EXPECT_GT(values, 1500u);
 }
+
+}  // namespace test_layers_pool_test

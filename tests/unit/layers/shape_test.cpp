@@ -1,6 +1,8 @@
 // Shape functions against shapes worked out by hand from Keras' rules (channels_last unless said).
 #include "../support.hpp"
 
+namespace test_layers_shape_test {
+
 using memo::ints;
 using test::infer;
 using test::sample;
@@ -193,3 +195,5 @@ TEST(Model, DtypeFollowsInputsAndCast) {
     EXPECT_EQ(m[y].type, memo::dtype::float64);
     EXPECT_EQ(m[w].type, memo::dtype::float16);
 }
+
+}  // namespace test_layers_shape_test

@@ -6,6 +6,8 @@
 
 #include "../support.hpp"
 
+namespace test_mutation_operators_test {
+
 namespace {
 
 std::vector<memo::model> seeds() {
@@ -129,3 +131,5 @@ TEST(MemoOperators, LMergeDeclinesWithoutMergeLayers) {
     memo::rng r(3);
     for (int i = 0; i < 20; ++i) EXPECT_FALSE(memo::mutation::lmerge{}(m, r, ctx));
 }
+
+}  // namespace test_mutation_operators_test

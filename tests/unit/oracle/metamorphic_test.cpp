@@ -12,6 +12,8 @@
 #include "../backends/faulty.hpp"
 #include "../support.hpp"
 
+namespace test_oracle_metamorphic_test {
+
 namespace {
 
 #ifdef __SANITIZE_ADDRESS__
@@ -184,3 +186,5 @@ TEST(Metamorphic, CampaignStoresTheBugWithBothModels) {
     }
     fs::remove_all(dir);
 }
+
+}  // namespace test_oracle_metamorphic_test

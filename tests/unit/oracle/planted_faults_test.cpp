@@ -36,6 +36,8 @@
 #include "../backends/faulty.hpp"
 #include "../support.hpp"
 
+namespace test_oracle_planted_faults_test {
+
 namespace {
 
 using memo::dtype;
@@ -658,3 +660,5 @@ TEST(PlantedFaults, Tf32MathsIsJudgedByItsOwnRoundingAndStillCaught) {
     EXPECT_EQ(declared, 0);
     verdicts(with_tf32(test::faulty_backend(fault::conv_shift, "Conv2D", "tf32"), products), true, true);
 }
+
+}  // namespace test_oracle_planted_faults_test

@@ -12,6 +12,8 @@
 #include "../backends/faulty.hpp"
 #include "../support.hpp"
 
+namespace test_oracle_resources_test {
+
 namespace {
 
 using memo::oracle::kind;
@@ -239,3 +241,5 @@ TEST(Resources, CampaignStoresALeakWithEveryRunsFigures) {
     }
     fs::remove_all(dir);
 }
+
+}  // namespace test_oracle_resources_test

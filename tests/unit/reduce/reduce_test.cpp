@@ -13,6 +13,8 @@
 
 #include "../support.hpp"
 
+namespace test_reduce_reduce_test {
+
 namespace {
 
 using item_set = std::set<std::pair<int, std::size_t>>;
@@ -185,3 +187,5 @@ TEST(Cost, CountsRecurrentLayers) {
 }
 
 }  // namespace
+
+}  // namespace test_reduce_reduce_test

@@ -6,6 +6,8 @@
 
 #include "kernels.hpp"
 
+namespace test_reference_act_test {
+
 namespace {
 
 using namespace test::kernels;
@@ -135,3 +137,5 @@ TEST(ReferenceAct, ShakenActivationsMoveByUnitsOfTheirFormulasConstant) {
         EXPECT_EQ(truth.run(m, in).outputs[0].data, plain.outputs[0].data) << act;
     }
 }
+
+}  // namespace test_reference_act_test

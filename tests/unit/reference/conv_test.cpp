@@ -5,6 +5,8 @@
 
 #include "../support.hpp"
 
+namespace test_reference_conv_test {
+
 namespace {
 
 using memo::ints;
@@ -439,3 +441,5 @@ TEST(ReferenceConvSweep, RandomSingleLayerModelsGiveTheInferredShape) {
         }
     }
 }
+
+}  // namespace test_reference_conv_test

@@ -8,6 +8,8 @@
 
 #include "kernels.hpp"
 
+namespace test_reference_elementwise_test {
+
 namespace {
 
 using namespace test::kernels;
@@ -252,3 +254,5 @@ TEST(ReferenceElementwise, RandomModelsFollowTheFormula) {
     }
     EXPECT_EQ(ran, 4 * 20 * 2);
 }
+
+}  // namespace test_reference_elementwise_test

@@ -4,6 +4,8 @@
 
 #include "kernels.hpp"
 
+namespace test_reference_merge_test {
+
 namespace {
 
 using namespace test::kernels;
@@ -94,3 +96,5 @@ TEST(ReferenceMerge, Float64KeepsWhatFloat32Loses) {
 }
 
 TEST(ReferenceMerge, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::merge, 31337, 15, 100, 8); }
+
+}  // namespace test_reference_merge_test

@@ -5,6 +5,8 @@
 
 #include "kernels.hpp"
 
+namespace test_reference_norm_test {
+
 namespace {
 
 using namespace test::kernels;
@@ -134,3 +136,5 @@ TEST(ReferenceNorm, RandomSingleLayerModelsRunWithInferredShapes) {
         return smallest >= 1e-3;
     });
 }
+
+}  // namespace test_reference_norm_test

@@ -7,6 +7,8 @@
 
 #include "../support.hpp"
 
+namespace test_reference_pool_test {
+
 namespace {
 
 using memo::ints;
@@ -154,3 +156,5 @@ TEST(ReferencePoolSweep, RandomSingleLayerModelsGiveTheInferredShape) {
         }
     }
 }
+
+}  // namespace test_reference_pool_test

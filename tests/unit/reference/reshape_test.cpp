@@ -2,6 +2,8 @@
 // formats, and a sweep of random single-layer models of every reshaping class.
 #include "kernels.hpp"
 
+namespace test_reference_reshape_test {
+
 namespace {
 
 using namespace test::kernels;
@@ -116,3 +118,5 @@ TEST(ReferenceReshape, BilinearRoundsToFloat16AndIsExactInFloat64) {
 }
 
 TEST(ReferenceReshape, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::reshape, 5150, 12, 200, 12); }
+
+}  // namespace test_reference_reshape_test

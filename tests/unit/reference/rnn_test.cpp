@@ -7,6 +7,8 @@
 
 #include "../support.hpp"
 
+namespace test_reference_rnn_test {
+
 namespace {
 
 using memo::tensor;
@@ -605,3 +607,5 @@ TEST(ReferenceRnn, ShakenGatesShowASaturatedGatesRounding) {
 }
 
 }  // namespace
+
+}  // namespace test_reference_rnn_test

@@ -14,6 +14,8 @@
 #include <memo/coverage/checkpoint.hpp>
 #include <memo/rnn_state/input_fuzz.hpp>
 
+namespace test_rnn_state_rnn_coverage_test {
+
 namespace {
 
 using memo::tensor;
@@ -223,3 +225,5 @@ TEST(InputFuzz, ModelWithoutRecurrentLayerIsAClearError) {
         EXPECT_NE(std::string(e.what()).find("no recurrent layer"), std::string::npos) << e.what();
     }
 }
+
+}  // namespace test_rnn_state_rnn_coverage_test

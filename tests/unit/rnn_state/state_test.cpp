@@ -12,6 +12,8 @@
 
 #include <memo/rnn_state/criteria.hpp>
 
+namespace test_rnn_state_state_test {
+
 using memo::rnn_state::abstraction;
 using memo::rnn_state::cell;
 using memo::rnn_state::dtmc;
@@ -321,3 +323,5 @@ TEST(StateCoverage, GainMatchesAddAndRestoreRoundTrips) {
     EXPECT_EQ(back.values(), state_coverage(m, a).values());
     EXPECT_EQ(back.seen_states(), 0u);
 }
+
+}  // namespace test_rnn_state_state_test

@@ -6,6 +6,8 @@
 
 #include "../support.hpp"
 
+namespace test_search_search_test {
+
 namespace {
 
 std::vector<memo::model> small_seeds() {
@@ -118,7 +120,9 @@ TEST(Search, FilterRejectsMutants) {
         if (a.mutant && !float32_only(*a.mutant)) ++plain_other_dtype;
         const auto b = filtered.step();
         valid += b.valid;
-        if (b.mutant) EXPECT_TRUE(float32_only(*b.mutant)) << "step " << i;
+        if (b.mutant) {
+            EXPECT_TRUE(float32_only(*b.mutant)) << "step " << i;
+        }
     }
     EXPECT_GT(plain_other_dtype, 0);  // without the filter, such mutants do appear
     EXPECT_GT(rejected, 0);
@@ -176,3 +180,5 @@ TEST(Search, AdoptsModelsThatRaiseItsCoverageAndRestoresThem) {
     memo_search c(seeds, memo::memo_coverage(test::reg()), memo::mh_selector(0.05), 1);
     EXPECT_THROW(c.restore(saved, cov), memo::error);  // two seeds of its own, not one and one adopted
 }
+
+}  // namespace test_search_search_test

@@ -12,6 +12,8 @@
 #include <memo/engine/rng.hpp>
 #include <memo/store/store.hpp>
 
+namespace test_store_store_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -139,3 +141,5 @@ TEST(Store, SurvivesSigkillDuringWrites) {
         EXPECT_EQ(st.execution_count(), stored + 1);
     }
 }
+
+}  // namespace test_store_store_test

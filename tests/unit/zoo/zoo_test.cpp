@@ -7,6 +7,8 @@
 
 #include "../support.hpp"
 
+namespace test_zoo_zoo_test {
+
 namespace {
 
 struct expectation {
@@ -246,3 +248,5 @@ TEST(Zoo, KerasJsonRoundTripKeepsStructureAndNames) {
         for (std::size_t i = 0; i < m.nodes.size(); ++i) EXPECT_EQ(back.nodes[i].name, m.nodes[i].name);
     }
 }
+
+}  // namespace test_zoo_zoo_test
