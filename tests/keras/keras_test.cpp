@@ -58,8 +58,7 @@ const std::map<std::string, std::string, std::less<>> known_findings = {
 }  // namespace
 
 TEST(KerasBackend, Installed) {
-    for (const char* n : {"keras-tensorflow", "keras-jax", "keras-torch"})
-        ASSERT_EQ(memo::keras3::unavailable(options_for(n)), "") << "run scripts/setup.sh";
+    for (const char* n : {"keras-tensorflow", "keras-jax", "keras-torch"}) ASSERT_EQ(memo::keras3::unavailable(options_for(n)), "") << "run scripts/setup.sh";
 }
 
 // Every layer class of the registry, 2 random single-layer float32 models each, on each Keras
@@ -116,7 +115,9 @@ TEST(KerasBackend, EveryLayerClassAgreesWithTheReferenceOrIsAKnownFinding) {
         for (const auto& [name, t] : table[b]) {
             const auto it = known_findings.find(name);
             std::printf("%-26s %5d %5d %6d %10.2e  %s\n", name.c_str(), t.runs, t.declined, t.differ, t.worst,
-                        t.declined ? t.why.c_str() : it != known_findings.end() && t.differ ? it->second.c_str() : "");
+                        t.declined                               ? t.why.c_str()
+                        : it != known_findings.end() && t.differ ? it->second.c_str()
+                                                                 : "");
             runs += t.runs;
             differ += t.differ;
             classes += t.runs > 0;

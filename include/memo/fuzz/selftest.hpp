@@ -166,10 +166,12 @@ inline int selftest(const cli::args& a) {
         if (!::mkdtemp(tmpl.data())) throw memo::error("cannot make a directory in " + fs::temp_directory_path().string());
         o.out = tmpl;
     }
-    // Short limits: each sighting of the hang or the blow-up costs one of them.
+    // Short limits: each sighting of the hang or the blow-up costs one of them. The memory limit is
+    // low enough that the blow-up passes it well inside the time limit on a loaded machine too
+    // (2048 MiB could take over 3 s there, and the hog was then stored as a hang).
     memo::isolation_limits lim;
     lim.timeout_ms = to_double(a.get_or("timeout-ms", "3000"), "timeout-ms");
-    lim.memory_mb = static_cast<std::int64_t>(to_u64(a.get_or("memory-mb", "2048"), "memory-mb"));
+    lim.memory_mb = static_cast<std::int64_t>(to_u64(a.get_or("memory-mb", "512"), "memory-mb"));
     const auto lanes = to_u64(a.get_or("lanes", std::to_string(default_lanes)), "lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     // Which faults to plant: all, none (a clean copy: the same campaign without them), or some layers'.
@@ -300,7 +302,7 @@ inline cli::command selftest_command() {
             "  --seed N         the search's seed (default 1)\n"
             "  --lanes N        models in flight at once (default 3, as memo-fuzz run)\n"
             "  --timeout-ms T   the workers' time limit (default 3000: each sighting of the hang costs it)\n"
-            "  --memory-mb M    the workers' memory limit (default 2048)",
+            "  --memory-mb M    the workers' memory limit (default 512)",
             {"seconds", "out", "seed", "lanes", "timeout-ms", "memory-mb", "faults"},
             selftest};
 }
