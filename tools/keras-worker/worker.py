@@ -11,7 +11,9 @@ Every node's output and teacher forcing apply each layer in turn, eagerly.
 
 Usage: worker.py --backend tensorflow|jax|torch [--jit]"""
 import argparse
+import collections
 import copy
+import gc
 import json
 import os
 import re
@@ -277,25 +279,25 @@ def memo_name(variable):
 ALIASES = {"kernel": "depthwise_kernel"}
 
 
-def set_weights(model, weights):
-    for layer in model.layers:
-        variables = layer.weights
-        if not variables:
-            continue
-        given = weights.get(layer.name)
-        if not given:
-            raise Declined("layer %s: Keras has %d weights, memo none" % (layer.name, len(variables)), layer.name)
-        values = []
-        for v in variables:
-            w = given.get(memo_name(v))
-            if w is None:
-                w = given.get(ALIASES.get(memo_name(v), ""))
-            if w is None:
-                raise Declined("layer %s: Keras has a weight %s that memo does not (memo has %s)" % (layer.name, v.path, ", ".join(given)), layer.name)
-            values.append(w)
-        if len(values) != len(given):
-            raise Declined("layer %s: Keras has %d weights, memo %d" % (layer.name, len(variables), len(given)), layer.name)
-        layer.set_weights(values)
+def set_weights(layer, name, weights):
+    """memo's weights of the node `name` into its Keras layer."""
+    variables = layer.weights
+    if not variables:
+        return
+    given = weights.get(name)
+    if not given:
+        raise Declined("layer %s: Keras has %d weights, memo none" % (name, len(variables)), name)
+    values = []
+    for v in variables:
+        w = given.get(memo_name(v))
+        if w is None:
+            w = given.get(ALIASES.get(memo_name(v), ""))
+        if w is None:
+            raise Declined("layer %s: Keras has a weight %s that memo does not (memo has %s)" % (name, v.path, ", ".join(given)), name)
+        values.append(w)
+    if len(values) != len(given):
+        raise Declined("layer %s: Keras has %d weights, memo %d" % (name, len(variables), len(given)), name)
+    layer.set_weights(values)
 
 
 # What Keras says when it lacks something (a class, a keyword, a dtype), rather than when it fails.
@@ -327,72 +329,115 @@ def expected_shape(want):
     return tuple(None if d < 0 else d for d in want)
 
 
-def check_shapes(model, spec, shapes):
-    """The first layer whose output shape Keras infers otherwise than memo, as a verdict of its
-    own: a layer that ignores a parameter shows here, not later as another layer's error."""
-    for l, want in zip(layers_of(spec), shapes):
-        if l["class_name"] == "InputLayer" or not want:
-            continue
-        got = model.get_layer(l["name"]).output
-        got = tuple(got[0].shape if isinstance(got, (list, tuple)) else got.shape)
-        if len(got) != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(got)):
-            raise Misshapen("layer %s (%s): Keras 3 infers the output shape %s, memo %s" % (l["name"], l["class_name"], list(got[1:]),
-                                                                                            list(want[1:])), l["name"])
+# Keras 3 refuses a "/" in a layer's name (Keras 2 took it: MEMO's seed models have conv1/conv):
+# the worker names such a layer otherwise and answers with memo's name.
+SLASH = "__slash__"
 
 
-def culprit(spec, shapes, error):
-    """The layer Keras would not build, for a model it would not build: the first layer that
-    fails built alone on inputs of the shapes memo infers, or whose output shape alone differs."""
-    names = {l["name"]: i for i, l in enumerate(layers_of(spec))}
-    for l in layers_of(spec):
-        if l["class_name"] == "InputLayer":
-            continue
-        try:
-            layer = keras.layers.deserialize({"class_name": l["class_name"], "config": dict(l["config"])}, custom_objects=CUSTOM)
-            producers = [e[0] for e in (l["inbound_nodes"][0] if l["inbound_nodes"] else [])]
-            ins = [keras.Input(batch_shape=expected_shape(shapes[names[p]]), dtype=l["config"].get("dtype", "float32")) for p in producers]
-            out = layer(ins[0] if len(ins) == 1 else ins)
-        except Exception as e:  # noqa: BLE001: whatever the library raises is the answer
-            return l["name"], e
-        got = tuple(out.shape)
-        want = shapes[names[l["name"]]]
-        if len(got) != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(got)):
-            return l["name"], Misshapen("layer %s (%s): Keras 3 infers the output shape %s, memo %s" % (l["name"], l["class_name"], list(got[1:]),
-                                                                                                     list(want[1:])), l["name"])
-    return "", error
+def keras_name(name):
+    return name.replace("/", SLASH)
 
 
-def build(spec, shapes, batch):
-    for l in layers_of(spec):
-        keras3_dialect(l["config"])
+def memo_layer(name):
+    return name.replace(SLASH, "/")
+
+
+def plain_names(spec):
+    config = spec["config"]
+    for l in config["layers"]:
+        l["name"] = keras_name(l["name"])
+        l["config"]["name"] = keras_name(l["config"].get("name", l["name"]))
+        for node in l["inbound_nodes"]:
+            for e in node:
+                e[0] = keras_name(e[0])
+    for key in ("input_layers", "output_layers"):
+        for e in config[key]:
+            e[0] = keras_name(e[0])
+    return spec
+
+
+def producers(l):
+    return [e[0] for e in (l["inbound_nodes"][0] if l["inbound_nodes"] else [])]
+
+
+def is_stateful(config):
+    return bool(config.get("stateful") or (isinstance(config.get("layer"), dict) and config["layer"].get("config", {}).get("stateful")))
+
+
+class Pool:
+    """Keras layers built before, by their class, configuration (but for the name) and input
+    shapes and dtypes, for the next models to reuse with memo's weights set anew. A model made by
+    mutating another shares most of its layers with it, and building a layer (its construction,
+    Keras' shape inference, its variables) is most of the cost of a small model. A layer a model
+    uses twice is two layers of the pool. Each entry keeps the output shape Keras inferred."""
+
+    limit = 512
+
+    def __init__(self):
+        self.entries = collections.OrderedDict()  # key -> [(layer, inferred output shape, step)]
+        self.size = 0
+
+    def take(self, l, in_shapes, in_dtypes, batch, used):
+        config = l["config"]
+        keras3_dialect(config)
         # Keras 3's SpatialDropout layers take neither noise_shape (theirs to choose) nor trainable
         # (Keras 2 wrote both; both are inert at inference).
         if l["class_name"].startswith("SpatialDropout"):
-            l["config"].pop("noise_shape", None)
-            l["config"].pop("trainable", None)
-    # A stateful RNN needs the batch size fixed (Keras 3 says so; Keras 2 let it pass).
-    stateful = lambda c: c.get("stateful") or (isinstance(c.get("layer"), dict) and c["layer"].get("config", {}).get("stateful"))
-    if any(stateful(l["config"]) for l in layers_of(spec)):
-        for l in layers_of(spec):
-            if l["class_name"] == "InputLayer":
-                l["config"]["batch_input_shape"][0] = batch
-    # Every layer no other reads is among the outputs: a Functional model holds only the layers its
-    # outputs need, and memo's models may have others.
-    read = {e[0] for l in layers_of(spec) for e in (l["inbound_nodes"][0] if l["inbound_nodes"] else [])}
-    outputs = spec["config"]["output_layers"]
-    own = len(outputs)
-    for l in layers_of(spec):
-        if l["class_name"] != "InputLayer" and l["name"] not in read and not any(o[0] == l["name"] for o in outputs):
-            outputs.append([l["name"], 0, 0])
-    try:
-        model = keras.Model.from_config(copy.deepcopy(spec["config"]), custom_objects=CUSTOM)
-    except Exception as e:  # noqa: BLE001
-        layer, error = culprit(spec, shapes, e)
-        if isinstance(error, Misshapen):
-            raise error
-        raise Declined(first_line(error), layer) if lacks(error) else Failed(error, layer)
-    check_shapes(model, spec, shapes)
-    return model, own
+            config.pop("noise_shape", None)
+            config.pop("trainable", None)
+        stateful = is_stateful(config)
+        # A stateful RNN needs the batch size fixed (Keras 3 says so; Keras 2 let it pass).
+        shapes = [((batch if stateful else None),) + tuple(s[1:]) for s in in_shapes]
+        key = json.dumps([l["class_name"], {k: v for k, v in config.items() if k != "name"}, shapes, in_dtypes], sort_keys=True)
+        n = used[key] = used.get(key, 0) + 1
+        have = self.entries.setdefault(key, [])
+        self.entries.move_to_end(key)
+        if len(have) < n:
+            have.append(self.make(l, shapes, in_dtypes))
+            self.size += 1
+            while self.size > self.limit:
+                _, gone = self.entries.popitem(last=False)
+                self.size -= len(gone)
+        layer, inferred, step = have[n - 1]
+        if stateful:
+            (getattr(layer, "reset_state", None) or getattr(layer, "reset_states"))()
+        return layer, inferred, step
+
+    @staticmethod
+    def make(l, shapes, dtypes):
+        name = l["config"]["name"]
+        try:
+            layer = keras.layers.deserialize({"class_name": l["class_name"], "config": copy.deepcopy(l["config"])}, custom_objects=CUSTOM)
+            ins = [keras.KerasTensor(s, dtype=d) for s, d in zip(shapes, dtypes)]
+            out = layer(ins[0] if len(ins) == 1 else ins)  # Keras' shape inference, which builds the layer
+        except Exception as e:  # noqa: BLE001: whatever the library raises is the answer
+            raise Declined(first_line(e), name) if lacks(e) else Failed(e, name)
+        out = out[0] if isinstance(out, (list, tuple)) else out
+        return layer, tuple(out.shape), eager_step(layer)
+
+
+POOL = Pool()
+
+
+def eager_step(layer):
+    """How a layer runs op by op: its call, on TensorFlow and PyTorch. JAX has no kernels but
+    compiled ones (every op is compiled by XLA for its shapes), so its "op by op" is each layer
+    compiled alone, once per layer of the pool: one compilation a layer rather than one an op."""
+    if opts.backend != "jax":
+        return lambda x: layer(x, training=False)
+    f = jax.jit(lambda t, n, x: stateless(layer, t, n, x))
+    return lambda x: f([v.value for v in layer.trainable_variables], [v.value for v in layer.non_trainable_variables], x)
+
+
+def stateless(layer, trainable, fixed, x):
+    """The layer's outputs for x with the variables' values given (JAX traces functions of values).
+    stateless_call passes `training` on only to a call that takes it."""
+    kwargs = {"training": False} if getattr(layer, "_call_has_training_arg", False) else {}
+    return layer.stateless_call(trainable, fixed, x, **kwargs)[0]
+
+
+def first(out):
+    return out[0] if isinstance(out, (list, tuple)) else out
 
 
 def to_numpy(t):
@@ -400,37 +445,67 @@ def to_numpy(t):
     return t.astype(np.float32) if t.dtype != np.float32 else t
 
 
-def compiled(model):
-    """The whole model compiled by the backend's compiler (a new function per model)."""
-    if opts.backend == "tensorflow":
-        return tf.function(lambda xs: model(xs, training=False), jit_compile=True)
-    if opts.backend == "jax":
-        trainable = [v.value for v in model.trainable_variables]
-        fixed = [v.value for v in model.non_trainable_variables]
-        f = jax.jit(lambda t, n, xs: model.stateless_call(t, n, xs, training=False)[0])
-        return lambda xs: f(trainable, fixed, xs)
-    return torch.compile(lambda xs: model(xs, training=False))
+class Graph:
+    """memo's model as Keras layers in memo's node order, each reading its producers' outputs."""
 
+    def __init__(self, spec, shapes, weights, batch):
+        self.specs = layers_of(spec)
+        self.index = {l["name"]: i for i, l in enumerate(self.specs)}
+        self.input_names = [e[0] for e in spec["config"]["input_layers"]]
+        self.layers, self.steps = [], []
+        used = {}
+        dtypes = [l["config"].get("dtype", "float32") for l in self.specs]
+        dtypes = [d if isinstance(d, str) else d.get("config", {}).get("name", "float32") for d in dtypes]
+        for i, l in enumerate(self.specs):
+            if l["class_name"] == "InputLayer":
+                self.layers.append(None)
+                self.steps.append(None)
+                continue
+            ps = [self.index[p] for p in producers(l)]
+            layer, inferred, step = POOL.take(l, [expected_shape(shapes[k]) for k in ps], [dtypes[k] for k in ps], batch, used)
+            want = shapes[i]
+            if want and (len(inferred) != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(inferred))):
+                # A layer that ignores a parameter shows here, not later as another layer's error.
+                raise Misshapen("layer %s (%s): Keras 3 infers the output shape %s, memo %s" % (l["name"], l["class_name"], list(inferred[1:]),
+                                                                                                list(want[1:])), l["name"])
+            set_weights(layer, l["name"], weights)
+            self.layers.append(layer)
+            self.steps.append(step)
+        self.dtypes = dtypes
 
-def eager(model, spec, inputs, forced):
-    """Every layer applied to concrete tensors in memo's node order, each reading its producers'
-    outputs, or with `forced` the given tensors."""
-    layers = layers_of(spec)
-    index = {l["name"]: i for i, l in enumerate(layers)}
-    input_names = [e[0] for e in spec["config"]["input_layers"]]
-    values = []
-    for l in layers:
-        if l["class_name"] == "InputLayer":
-            values.append(ops.cast(inputs[input_names.index(l["name"])], l["config"].get("dtype", "float32")))
-            continue
-        producers = [index[e[0]] for e in (l["inbound_nodes"][0] if l["inbound_nodes"] else [])]
-        xs = [ops.cast(forced[k], layers[k]["config"].get("dtype", "float32")) if forced else values[k] for k in producers]
-        try:
-            out = model.get_layer(l["name"])(xs[0] if len(xs) == 1 else xs, training=False)
-        except Exception as e:  # noqa: BLE001
-            raise Failed(e, l["name"])
-        values.append(out[0] if isinstance(out, (list, tuple)) else out)
-    return values
+    def run(self, inputs, forced=(), call=None):
+        """Every node's output: each layer applied in turn by `call(i, x)` (its eager step), or with
+        `forced` to the given tensors (teacher forcing)."""
+        call = call or (lambda i, x: self.steps[i](x))
+        values = []
+        for i, l in enumerate(self.specs):
+            if self.layers[i] is None:
+                values.append(ops.cast(inputs[self.input_names.index(l["name"])], self.dtypes[i]))
+                continue
+            ps = [self.index[p] for p in producers(l)]
+            xs = [ops.cast(forced[k], self.dtypes[k]) for k in ps] if len(forced) else [values[k] for k in ps]
+            try:
+                out = call(i, xs[0] if len(xs) == 1 else xs)
+            except Exception as e:  # noqa: BLE001
+                raise Failed(e, l["name"])
+            values.append(first(out))
+        return values
+
+    def compiled(self, outputs):
+        """The whole model compiled by the backend's compiler (a new function per model)."""
+        at = [self.index[n] for n in outputs]
+        if opts.backend == "tensorflow":
+            return tf.function(lambda xs: [self.run(xs, call=lambda i, x: self.layers[i](x, training=False))[k] for k in at], jit_compile=True)
+        if opts.backend == "jax":
+            state = [([v.value for v in l.trainable_variables], [v.value for v in l.non_trainable_variables]) if l else None for l in self.layers]
+
+            def whole(state, xs):
+                step = lambda i, x: stateless(self.layers[i], state[i][0], state[i][1], x)
+                return [self.run(xs, call=step)[k] for k in at]
+
+            f = jax.jit(whole)
+            return lambda xs: f(state, xs)
+        return torch.compile(lambda xs: [self.run(xs, call=lambda i, x: self.layers[i](x, training=False))[k] for k in at])
 
 
 def serve(frame):
@@ -441,33 +516,32 @@ def serve(frame):
             f.write(frame)
     try:
         q = decode(frame)
-
-        spec = json.loads(q["json"])
-        model, own = build(spec, q["shapes"], q["inputs"][0].shape[0] if q["inputs"] else None)
-        set_weights(model, q["weights"])
+        spec = plain_names(json.loads(q["json"]))
+        q["weights"] = {keras_name(k): v for k, v in q["weights"].items()}
+        graph = Graph(spec, q["shapes"], q["weights"], q["inputs"][0].shape[0] if q["inputs"] else None)
+        feeds = [ops.convert_to_tensor(x) for x in q["inputs"]]
         if q["mode"] == 0:
-            feeds = [ops.convert_to_tensor(x) for x in q["inputs"]]
-            feeds = feeds[0] if len(feeds) == 1 else feeds
-            try:
-                y = compiled(model)(feeds) if opts.jit else model(feeds, training=False)
-            except Exception as e:  # noqa: BLE001
-                # Which layer fails, when it fails alone too; when none does, the failure is the
-                # library's running of the whole graph.
+            names = [o[0] for o in spec["config"]["output_layers"]]
+            if opts.jit:
                 try:
-                    eager(model, spec, q["inputs"], [])
-                except Failed as f:
-                    raise Failed(e, f.layer)
-                raise GraphFailed(first_line(e))
-            y = list(y) if isinstance(y, (list, tuple)) else [y]
-            outputs = y[:own]
-            names = [o[0] for o in spec["config"]["output_layers"][:own]]
+                    outputs = graph.compiled(names)(feeds)
+                except Exception as e:  # noqa: BLE001
+                    # Which layer fails, when it fails alone too; when none does, the failure is the
+                    # library's compiling or running of the whole graph.
+                    try:
+                        graph.run(feeds)
+                    except Failed as f:
+                        raise Failed(e, f.layer)
+                    raise GraphFailed(first_line(e))
+            else:
+                values = graph.run(feeds)
+                outputs = [values[graph.index[n]] for n in names]
         else:
-            outputs = eager(model, spec, q["inputs"], q["forced"])
+            outputs = graph.run(feeds, q["forced"])
             names = [l["name"] for l in layers_of(spec)]
         values = [to_numpy(t) for t in outputs]
-        at = {l["name"]: i for i, l in enumerate(layers_of(spec))}
         for name, v in zip(names, values):
-            want = q["shapes"][at[name]]
+            want = q["shapes"][graph.index[name]]
             if v.ndim != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(v.shape)):
                 raise Misshapen("layer %s: Keras 3 computes an output of shape %s per sample, memo %s" % (name, list(v.shape[1:]), list(want[1:])), name)
         answer(encode(0, (time.perf_counter() - start) * 1e3, "", "", values))
@@ -479,9 +553,12 @@ def serve(frame):
             import traceback
 
             traceback.print_exc()
-        answer(encode(status, (time.perf_counter() - start) * 1e3, message, getattr(e, "layer", ""), []))
-    keras.backend.clear_session()
+        answer(encode(status, (time.perf_counter() - start) * 1e3, message, memo_layer(getattr(e, "layer", "")), []))
 
+
+# What was imported and built so far lives as long as the worker: the collector need not walk it.
+gc.collect()
+gc.freeze()
 
 if opts.replay:
     import frames
