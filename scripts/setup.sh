@@ -20,7 +20,6 @@ DEBIAN_PACKAGES=(
   libsqlite3-dev
   libgtest-dev
   libbenchmark-dev
-  libtorch-dev
   libonnx-dev
   libprotobuf-dev
   python3-onnx

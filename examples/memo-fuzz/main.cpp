@@ -1,11 +1,13 @@
 // memo-fuzz: the command-line tool over the memo library. Its commands are memo::fuzz's
-// (memo/fuzz/main.hpp); memo-fuzz adds libtorch and ONNX Runtime when built with them, and demo.
+// (memo/fuzz/main.hpp); memo-fuzz adds the libraries under test (each in a worker process: the
+// campaign's own process links none of them), ONNX export when built with it, and demo.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include <memo/backends/keras/backend.hpp>
 #include <memo/backends/tfjs/backend.hpp>
+#include <memo/backends/torch/worker.hpp>
 #include <memo/fuzz/main.hpp>
 
 #include "memo_fuzz.hpp"
@@ -124,16 +126,41 @@ inline memo::fuzz::backend_kind keras_backend(const std::string& backend, bool j
     return k;
 }
 
+/// PyTorch in a Python worker: eager ("torch") or compiled whole by torch.compile with Inductor
+/// ("torch-compile"), one lowering of memo's layers for both (tools/torch-worker).
+inline memo::fuzz::backend_kind torch_backend(bool compile) {
+    memo::torch::worker_options o;
+    o.python = python();
+    o.worker = MEMO_SOURCE_DIR "/tools/torch-worker/worker.py";
+    o.compile = compile;
+    o.name = compile ? "torch-compile" : "torch";
+    memo::fuzz::backend_kind k;
+    k.name = o.name;
+    k.make = [o, compile](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
+        auto x = o;
+        x.limits = lim;
+        // Importing torch takes seconds: the first run of a fresh worker has a minute more.
+        // Inductor compiles each model to C++ with g++ first, about a second a kernel (an unrolled
+        // recurrent layer has dozens): a compiled run has six times the eager limit.
+        x.limits.startup_ms = std::max(x.limits.startup_ms, 60000.0);
+        if (compile) x.limits.timeout_ms *= 6;
+        auto r = std::make_unique<memo::torch::worker_runtime>(x);
+        r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
+        return r;
+    };
+    k.by_default = !compile;
+    k.library = compile ? "PyTorch, compiled by torch.compile (Inductor)" : "PyTorch (eager)";
+    k.version = [o] { return memo::keras3::package_version(o.python, "torch"); };
+    k.unavailable = [o] { return memo::torch::unavailable(o); };
+    return k;
+}
+
 }  // namespace memo_fuzz
 
 int main(int argc, char** argv) {
     auto& t = memo::fuzz::setup();
     t.program = "memo-fuzz";
-#ifdef MEMO_HAVE_TORCH
-    t.backends.push_back(memo_fuzz::torch_backend());
-#else
-    t.backends.push_back(memo::fuzz::absent("torch", "memo-fuzz was built without libtorch; install libtorch-dev"));
-#endif
+    for (bool compile : {false, true}) t.backends.push_back(memo_fuzz::torch_backend(compile));
 #ifdef MEMO_HAVE_ONNX
     memo_fuzz::add_onnx(t);
 #else

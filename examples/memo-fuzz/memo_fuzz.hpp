@@ -5,9 +5,6 @@
 
 namespace memo_fuzz {
 
-/// libtorch as the backend "torch" (torch/torch_backend.cpp).
-memo::fuzz::backend_kind torch_backend();
-
 /// An NVIDIA GPU as the backend "cuda", or "cuda-tf32" with TF32 maths allowed
 /// (cuda/cuda_backend.cpp and cuda/cuda_device.cu).
 memo::fuzz::backend_kind cuda_backend(const std::string& name);

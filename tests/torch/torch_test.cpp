@@ -180,7 +180,8 @@ TEST(TorchBackend, ThresholdedReLUIsXTimesItsMask) {
 
 TEST(TorchBackend, MissingHalfKernelIsUnsupportedNotAnError) {
     memo::builder b(test::reg());
-    b.add("Conv2D", {b.input({4, 4, 2}, dtype::float16)}, {{"filters", 2}});
+    // libtorch 2.13's CPU has float16 convolutions (1.13's had not), but no float16 3-D average pooling.
+    b.add("AveragePooling3D", {b.input({4, 4, 4, 2}, dtype::float16)}, {});
     const memo::model m = b.finish();
     const auto in = memo::make_inputs(m);
     const auto r = torch_backend().run(m, in, {});
