@@ -43,8 +43,10 @@ same_campaign "$tmp/whole" "$tmp/halves"
 "$memo" run "${common[@]}" --iterations 4000 --out "$tmp/long" >/dev/null
 "$memo" run "${common[@]}" --iterations 4000 --out "$tmp/killed" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 200); do [[ -s "$tmp/killed/store.db" ]] && python3 -c "
-import sqlite3, sys; sys.exit(0 if sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM checkpoint').fetchone()[0] else 1)" "$tmp/killed/store.db" 2>/dev/null && break; sleep 0.1; done
+# Killed once its checkpoint holds some iterations (a worker that takes seconds to start, as
+# PyTorch's, leaves the first checkpoint at none).
+for _ in $(seq 300); do [[ -s "$tmp/killed/store.db" ]] && "$memo" stats --json "$tmp/killed" 2>/dev/null | python3 -c "
+import json, sys; sys.exit(0 if json.load(sys.stdin)[0]['iterations'] > 0 else 1)" 2>/dev/null && break; sleep 0.1; done
 sleep "$((RANDOM % 2)).$((RANDOM % 10))"
 kill -9 "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
