@@ -27,7 +27,8 @@ args.add_argument("--backend", default="tensorflow", choices=["tensorflow", "jax
 args.add_argument("--jit", action="store_true")
 args.add_argument("--version", action="store_true", help="print Keras' and the backend's versions, then exit")
 args.add_argument("--replay", metavar="FRAME", nargs="+", help="serve request frames saved in files, print each answer's status and message, and exit")
-# MEMO_KERAS_FRAMES=DIR: each request frame is also saved there (request-N.bin), to --replay it.
+# MEMO_KERAS_FRAMES=DIR: each request frame is also saved there (request-BACKEND-PID-N.bin: workers may
+# share DIR), to --replay it.
 opts = args.parse_args()
 
 # One thread per worker: a campaign runs several lanes of models at once, each library in its own
@@ -38,6 +39,11 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+
+if opts.backend != "jax":
+    # Keras imports JAX wherever it is installed (for a checkpointing callback memo never uses): a
+    # second of CPU at each start of a TensorFlow or PyTorch worker. Keras goes on without it.
+    sys.modules["jax"] = None
 
 import keras  # noqa: E402
 from keras import ops  # noqa: E402
@@ -393,7 +399,7 @@ class Pool:
         have = self.entries.setdefault(key, [])
         self.entries.move_to_end(key)
         if len(have) < n:
-            have.append(self.make(l, shapes, in_dtypes))
+            have.append(self.make(l, shapes, in_dtypes, have[0][2] if have else None))
             self.size += 1
             while self.size > self.limit:
                 _, gone = self.entries.popitem(last=False)
@@ -404,7 +410,7 @@ class Pool:
         return layer, inferred, step
 
     @staticmethod
-    def make(l, shapes, dtypes):
+    def make(l, shapes, dtypes, twin_step):
         name = l["config"]["name"]
         try:
             layer = keras.layers.deserialize({"class_name": l["class_name"], "config": copy.deepcopy(l["config"])}, custom_objects=CUSTOM)
@@ -413,20 +419,27 @@ class Pool:
         except Exception as e:  # noqa: BLE001: whatever the library raises is the answer
             raise Declined(first_line(e), name) if lacks(e) else Failed(e, name)
         out = out[0] if isinstance(out, (list, tuple)) else out
-        return layer, tuple(out.shape), eager_step(layer)
+        return layer, tuple(out.shape), eager_step(layer, twin_step)
 
 
 POOL = Pool()
 
 
-def eager_step(layer):
+def eager_step(layer, twin_step=None):
     """How a layer runs op by op: its call, on TensorFlow and PyTorch. JAX has no kernels but
     compiled ones (every op is compiled by XLA for its shapes), so its "op by op" is each layer
-    compiled alone, once per layer of the pool: one compilation a layer rather than one an op."""
+    compiled alone, once per layer of the pool: one compilation a layer rather than one an op. A
+    second layer of the same class, configuration and shapes (`twin_step`: the first one's step)
+    computes the same function of its variables: it runs the first one's compiled code."""
     if opts.backend != "jax":
         return lambda x: layer(x, training=False)
-    f = jax.jit(lambda t, n, x: stateless(layer, t, n, x))
-    return lambda x: f([v.value for v in layer.trainable_variables], [v.value for v in layer.non_trainable_variables], x)
+    f = twin_step.compiled if twin_step else jax.jit(lambda t, n, x: stateless(layer, t, n, x))
+
+    def step(x):
+        return f([v.value for v in layer.trainable_variables], [v.value for v in layer.non_trainable_variables], x)
+
+    step.compiled = f
+    return step
 
 
 def stateless(layer, trainable, fixed, x):
@@ -512,7 +525,7 @@ def serve(frame):
     start = time.perf_counter()
     if os.environ.get("MEMO_KERAS_FRAMES"):
         serve.count = getattr(serve, "count", 0) + 1
-        with open(os.path.join(os.environ["MEMO_KERAS_FRAMES"], "request-%d.bin" % serve.count), "wb") as f:
+        with open(os.path.join(os.environ["MEMO_KERAS_FRAMES"], "request-%s-%d-%d.bin" % (opts.backend, os.getpid(), serve.count)), "wb") as f:
             f.write(frame)
     try:
         q = decode(frame)

@@ -1,8 +1,10 @@
 #pragma once
 // What the backends under test decline, learnt as a campaign goes. A library that lacks a kernel
 // (libtorch's float16 convolutions on the CPU, ONNX Runtime's float64 Resize) says so when it
-// runs the model; from then on that (layer class, dtype) is known to be declined by it. The
-// campaign uses the table two ways:
+// runs the model; from then on that (layer class, dtype, layout) is known to be declined by it. The
+// layout is the node's data_format, where its class has one: a library may lack one layout's kernel
+// and not the other's (TensorFlow's CPU convolutions take channels_last only), and declining the
+// class in both would lose every model with the class. The campaign uses the table two ways:
 //   - generation keeps to what every backend runs: a mutant some backend declines still counts
 //     for coverage and still runs on the backends that take it, but it does not become a seed (its
 //     descendants would all be declined too), and it is never run merely to keep workers busy;
@@ -23,7 +25,7 @@ namespace memo::campaign {
 class decline_table {
 public:
     /// Learns from one executed model's runs: a run that came back unsupported at a node declines
-    /// that node's (class, dtype) for its backend. Counts the declined run under its reason.
+    /// that node's (class, dtype, layout) for its backend. Counts the declined run under its reason.
     void learn(const model& m, const std::vector<oracle::observation>& obs) {
         bool fresh = false;
         for (const auto& o : obs) {
@@ -33,10 +35,10 @@ public:
             std::string why;
             if (r.node >= 0 && static_cast<std::size_t>(r.node) < m.size()) {
                 const node& n = m[r.node];
-                fresh |= b.pairs.emplace(std::string(n.layer->name), n.type).second;
-                why = reason(n.layer->name, n.type);
+                fresh |= b.pairs.insert(key_of(n)).second;
+                why = reason(key_of(n));
             } else if (const auto k = first_declined(b, m)) {  // declined before it ran: the tester knew
-                why = reason(m.nodes[*k].layer->name, m.nodes[*k].type);
+                why = reason(key_of(m.nodes[*k]));
             } else {
                 why = r.message.substr(0, 80);
             }
@@ -45,10 +47,18 @@ public:
         if (fresh) ++learnt_;
     }
 
-    /// Whether any backend is known to decline class L in dtype t.
+    /// Whether any backend is known to decline class L in dtype t whatever its layout (a class
+    /// without one, or one declined in both).
     bool declined(std::string_view layer, dtype t) const {
-        for (const auto& [name, b] : backends_)
-            if (b.pairs.count({std::string(layer), t})) return true;
+        for (const auto& [name, b] : backends_) {
+            int layouts = 0;
+            for (const auto& k : b.pairs)
+                if (k.layer == layer && k.type == t) {
+                    if (k.layout.empty()) return true;
+                    ++layouts;
+                }
+            if (layouts >= 2) return true;
+        }
         return false;
     }
 
@@ -56,8 +66,7 @@ public:
     /// decline a node of m.
     expected<void> runs_everywhere(const model& m) const {
         for (const auto& [name, b] : backends_)
-            if (const auto i = first_declined(b, m))
-                return fail(name + " declines node " + std::to_string(*i) + " (" + reason(m.nodes[*i].layer->name, m.nodes[*i].type) + ")");
+            if (const auto i = first_declined(b, m)) return fail(name + " declines node " + std::to_string(*i) + " (" + reason(key_of(m.nodes[*i])) + ")");
         return {};
     }
 
@@ -74,7 +83,7 @@ public:
         for (const auto& [why, n] : it->second.reasons) by.emplace_back(n, why);
         std::sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
         for (const auto& [n, why] : by) j["reasons"].push_back({{"reason", why}, {"runs", n}});
-        for (const auto& [layer, t] : it->second.pairs) j["known"].push_back(reason(layer, t));
+        for (const auto& k : it->second.pairs) j["known"].push_back(reason(k));
         return j;
     }
 
@@ -82,7 +91,11 @@ public:
         io::json j = io::json::object();
         for (const auto& [name, b] : backends_) {
             io::json pairs = io::json::array();
-            for (const auto& [layer, t] : b.pairs) pairs.push_back({layer, std::string(name_of(t))});
+            for (const auto& k : b.pairs) {
+                io::json p = {k.layer, std::string(name_of(k.type))};
+                if (!k.layout.empty()) p.push_back(k.layout);
+                pairs.push_back(p);
+            }
             j[name] = {{"pairs", pairs}, {"reasons", b.reasons}};
         }
         return {{"backends", j}, {"learnt", learnt_}};
@@ -93,22 +106,34 @@ public:
         for (const auto& [name, b] : j.at("backends").items()) {
             auto& mine = backends_[name];
             for (const auto& p : b.at("pairs"))
-                if (const auto t = parse_dtype(p.at(1).get<std::string>())) mine.pairs.emplace(p.at(0).get<std::string>(), *t);
+                if (const auto t = parse_dtype(p.at(1).get<std::string>()))
+                    mine.pairs.insert({p.at(0).get<std::string>(), *t, p.size() > 2 ? p.at(2).get<std::string>() : std::string()});
             b.at("reasons").get_to(mine.reasons);
         }
     }
 
 private:
-    struct backend_declines {
-        std::set<std::pair<std::string, dtype>> pairs;  // (class, dtype) known to be declined
-        std::map<std::string, std::uint64_t> reasons;   // declined runs by reason
+    struct key {
+        std::string layer;
+        dtype type;
+        std::string layout;  // the node's data_format; empty for a class without one
+        auto operator<=>(const key&) const = default;
     };
-    static std::string reason(std::string_view layer, dtype t) { return std::string(layer) + " in " + std::string(name_of(t)); }
-    /// The first node of m whose (class, dtype) b is known to decline.
+    struct backend_declines {
+        std::set<key> pairs;                           // known to be declined
+        std::map<std::string, std::uint64_t> reasons;  // declined runs by reason
+    };
+    static key key_of(const node& n) {
+        return {std::string(n.layer->name), n.type, n.layer->param_index("data_format") >= 0 ? std::string(as_str(n.param("data_format"))) : std::string()};
+    }
+    static std::string reason(const key& k) {
+        return k.layer + " in " + std::string(name_of(k.type)) + (k.layout.empty() ? std::string() : " (" + k.layout + ")");
+    }
+    /// The first node of m that b is known to decline.
     static std::optional<std::size_t> first_declined(const backend_declines& b, const model& m) {
         if (b.pairs.empty()) return std::nullopt;
         for (std::size_t i = 0; i < m.size(); ++i)
-            if (b.pairs.count({std::string(m.nodes[i].layer->name), m.nodes[i].type})) return i;
+            if (b.pairs.count(key_of(m.nodes[i]))) return i;
         return std::nullopt;
     }
 

@@ -9,12 +9,14 @@
 // storing models (ONNX files, say) and commands of its own.
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "../backends/isolate.hpp"
 #include "../backends/reference/interpreter.hpp"
+#include "../backends/shared.hpp"
 #include "../campaign/seeds.hpp"
 #include "../io/json.hpp"
 #include "../layers/all.hpp"
@@ -32,7 +34,10 @@ struct backend_kind {
     /// Empty when it can run here; else why not (a worker that is not installed, say).
     std::function<std::string()> unavailable = [] { return std::string(); };
     bool by_default = true;  // joins the default backends (--backends not given) when available
-    std::string library;     // what it runs, in words ("PyTorch's libtorch", "Keras 3 on JAX")
+    /// One worker serves every lane of a campaign (shared_executor), rather than one worker a lane:
+    /// for a library that takes seconds to start or that keeps what it built for the next models.
+    bool one_worker = false;
+    std::string library;  // what it runs, in words ("PyTorch's libtorch", "Keras 3 on JAX")
     /// The version of the library it runs here (empty when it cannot tell): a finding goes
     /// upstream with it. Read from what is installed, never by loading the library.
     std::function<std::string()> version = [] { return std::string(); };
@@ -189,8 +194,14 @@ inline cli::command backends_command() {
 
 /// The executors for a comma-separated list of backend names; a clear error for an unknown or
 /// unavailable one.
-inline std::vector<std::unique_ptr<memo::executor>> make_backends(const std::string& list, const memo::registry& reg, memo::isolation_limits lim,
-                                                                  bool isolate) {
+/// The workers that serve several lanes (backend_kind::one_worker), by backend name.
+using shared_workers = std::map<std::string, std::shared_ptr<memo::shared_executor>>;
+
+/// The executors for a comma-separated list of backend names; a clear error for an unknown or
+/// unavailable one. With `shared`, a backend that has one worker for all lanes gets a lane on the
+/// one there (made on first use).
+inline std::vector<std::unique_ptr<memo::executor>> make_backends(const std::string& list, const memo::registry& reg, memo::isolation_limits lim, bool isolate,
+                                                                  shared_workers* shared = nullptr) {
     std::vector<std::unique_ptr<memo::executor>> r;
     auto names = split_list(list);
     if (names.empty()) throw memo::error("--backends: no backend named");
@@ -200,7 +211,13 @@ inline std::vector<std::unique_ptr<memo::executor>> make_backends(const std::str
         else if (n == "reference-float64" || n == "reference-f64") precision = memo::dtype::float64;
         else if (const auto* k = find_backend(n)) {
             if (const auto why = k->unavailable(); !why.empty()) throw memo::error("--backends: " + n + " is not available: " + why);
-            r.push_back(k->make(reg, lim, isolate));
+            if (shared && k->one_worker && isolate) {
+                auto& one = (*shared)[n];
+                if (!one) one = std::make_shared<memo::shared_executor>(k->make(reg, lim, isolate));
+                r.push_back(memo::shared_executor::lane(one));
+            } else {
+                r.push_back(k->make(reg, lim, isolate));
+            }
             continue;
         } else {
             std::string known;

@@ -112,7 +112,8 @@ inline oracle_choice oracles_from(const cli::args& a) {
 inline constexpr std::size_t default_lanes = 3;
 
 /// The testers a command runs models with: `lanes` of them over the same backends, each with
-/// workers of its own (so several models are in flight at once), sharing the in-process references
+/// workers of its own (so several models are in flight at once) but for the backends that have one
+/// worker for all lanes (backend_kind::one_worker), sharing the in-process references
 /// (float64 for the differential oracle's ground truth; the model's dtypes for the metamorphic
 /// self-check).
 class testers {
@@ -120,7 +121,7 @@ public:
     testers(const cli::args& a, const std::string& backends, const memo::registry& reg, const memo::input_options& in, std::size_t lanes = 1,
             const std::string& kind = "differential") {
         for (std::size_t i = 0; i < lanes; ++i) {
-            workers_.push_back(make_backends(backends, reg, limits_from(a), !a.has("in-process")));
+            workers_.push_back(make_backends(backends, reg, limits_from(a), !a.has("in-process"), &shared_));
             std::vector<memo::executor*> xs;
             for (const auto& x : workers_.back()) xs.push_back(x.get());
             if (kind == "metamorphic") lanes_.push_back(std::make_unique<memo::oracle::metamorphic_tester>(std::move(xs), reference_, reg, oracle_from(a), in));
@@ -140,6 +141,7 @@ public:
 private:
     memo::in_process<memo::reference::interpreter> truth_{memo::reference::interpreter(memo::dtype::float64)};
     memo::in_process<memo::reference::interpreter> reference_{memo::reference::interpreter()};
+    shared_workers shared_;  // the workers that serve every lane
     std::vector<std::vector<std::unique_ptr<memo::executor>>> workers_;
     std::vector<std::unique_ptr<memo::oracle::tester>> lanes_;
 };
