@@ -114,7 +114,10 @@ inline memo::fuzz::backend_kind keras_backend(const std::string& backend, bool j
         r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
         return r;
     };
-    k.one_worker = true;  // its imports take seconds, and what it built serves the next models
+    // Eager, one worker serves every lane: its imports take seconds, and the layers it built serve
+    // the next models. Compiled, each lane has its own: compiling is most of a run, and two lanes
+    // compile on two cores at once.
+    k.one_worker = !jit;
     k.by_default = false;
     const std::string name = backend == "tensorflow" ? "TensorFlow" : backend == "jax" ? "JAX" : "PyTorch";
     k.library = "Keras on " + name + (jit ? ", compiled by XLA" : "");
@@ -149,7 +152,7 @@ inline memo::fuzz::backend_kind torch_backend(bool compile) {
         r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
         return r;
     };
-    k.one_worker = true;  // its imports take seconds, and what it built serves the next models
+    k.one_worker = !compile;  // as Keras' (keras_backend): compiling lanes compile at once
     k.by_default = !compile;
     k.library = compile ? "PyTorch, compiled by torch.compile (Inductor)" : "PyTorch (eager)";
     k.version = [o] { return memo::keras3::package_version(o.python, "torch"); };

@@ -37,6 +37,15 @@ os.environ["KERAS_BACKEND"] = opts.backend
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# A model compiled whole outlives the worker, as Inductor's code does: XLA's caches on disk, for JAX
+# and TensorFlow. A campaign starts from the seeds the last one started from and meets many of its
+# models again: 15 models of a campaign compiled by jax.jit took 8.3 s with the cache empty (5 % more
+# than with none) and 3.0 s with it full. Not for JAX's eager runs, which compile each layer alone:
+# writing thousands of small programs cost a 60 s campaign a third of its models, and reading them
+# back saved less than a tenth. MEMO_COMPILE_CACHE names the folder; set empty, nothing is kept.
+CACHE = opts.jit and os.environ.get("MEMO_COMPILE_CACHE", os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memo"))
+if CACHE and opts.backend == "tensorflow":
+    os.environ.setdefault("TF_XLA_FLAGS", "--tf_xla_persistent_cache_directory=" + os.path.join(CACHE, "tensorflow-xla"))
 
 import numpy as np  # noqa: E402
 
@@ -59,6 +68,11 @@ if opts.backend == "tensorflow":
 elif opts.backend == "jax":
     import jax
 
+    if CACHE:
+        jax.config.update("jax_compilation_cache_dir", os.path.join(CACHE, "jax"))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        jax.config.update("jax_compilation_cache_max_size", 1 << 30)  # the least recently used go first
     library_version = jax.__version__
 else:
     import torch
@@ -428,18 +442,45 @@ POOL = Pool()
 def eager_step(layer, twin_step=None):
     """How a layer runs op by op: its call, on TensorFlow and PyTorch. JAX has no kernels but
     compiled ones (every op is compiled by XLA for its shapes), so its "op by op" is each layer
-    compiled alone, once per layer of the pool: one compilation a layer rather than one an op. A
-    second layer of the same class, configuration and shapes (`twin_step`: the first one's step)
-    computes the same function of its variables: it runs the first one's compiled code."""
+    compiled alone, once per layer of the pool and shapes of its inputs: one compilation a layer
+    rather than one an op (step.compiled holds XLA's executables, by signature). A second layer of
+    the same class, configuration and shapes (`twin_step`: the first one's step) computes the same
+    function of its variables: it runs the first one's compiled code."""
     if opts.backend != "jax":
         return lambda x: layer(x, training=False)
-    f = twin_step.compiled if twin_step else jax.jit(lambda t, n, x: stateless(layer, t, n, x))
+    f = twin_step.jitted if twin_step else jax.jit(lambda t, n, x: stateless(layer, t, n, x))
+    compiled = twin_step.compiled if twin_step else {}
+
+    def state():
+        return [v.value for v in layer.trainable_variables], [v.value for v in layer.non_trainable_variables]
+
+    def lowered(x):
+        """XLA's program of the layer for inputs like x (arrays or shapes), to compile."""
+        return f.lower(*state(), x)
 
     def step(x):
-        return f([v.value for v in layer.trainable_variables], [v.value for v in layer.non_trainable_variables], x)
+        t, n = state()
+        c = compiled.get(signature(x))
+        if c is None:
+            c = compiled[signature(x)] = f.lower(t, n, x).compile()
+        return c(t, n, x)
 
-    step.compiled = f
+    step.jitted, step.compiled, step.lowered = f, compiled, lowered
     return step
+
+
+def signature(x):
+    """The shapes and dtypes of a layer's input (one array or a list), which its code is compiled for."""
+    return tuple((tuple(a.shape), str(a.dtype)) for a in (x if isinstance(x, (list, tuple)) else [x]))
+
+
+# XLA compiles with Python's lock released: a model's new layers are compiled two at a time, on the
+# core the other workers leave free. Only JAX's eager run compiles layer by layer.
+COMPILERS = None
+if opts.backend == "jax" and not opts.jit:
+    import concurrent.futures
+
+    COMPILERS = concurrent.futures.ThreadPoolExecutor(2)
 
 
 def stateless(layer, trainable, fixed, x):
@@ -485,6 +526,33 @@ class Graph:
             self.layers.append(layer)
             self.steps.append(step)
         self.dtypes = dtypes
+        if COMPILERS and batch:
+            self.compile_ahead(shapes, batch)
+
+    def compile_ahead(self, shapes, batch):
+        """Compiles, two at a time, the code of each layer that has none yet for the shapes memo
+        gives its inputs. What cannot be lowered ahead is left to its run, which says why."""
+        todo = {}
+        for i, l in enumerate(self.specs):
+            if self.layers[i] is None:
+                continue
+            ins = [jax.ShapeDtypeStruct((batch,) + tuple(shapes[k][1:]), self.dtypes[k]) for k in [self.index[p] for p in producers(l)]]
+            if any(d < 0 for a in ins for d in a.shape):
+                continue
+            x = ins[0] if len(ins) == 1 else ins
+            step = self.steps[i]
+            key = (id(step.compiled), signature(x))
+            if signature(x) in step.compiled or key in todo:
+                continue
+            try:
+                todo[key] = (step.compiled, signature(x), step.lowered(x))
+            except Exception:  # noqa: BLE001: the layer's own run raises it again, in its place
+                continue
+        if len(todo) < 2:
+            return
+        work = list(todo.values())
+        for (into, sig, _), c in zip(work, COMPILERS.map(lambda w: w[2].compile(), work)):
+            into[sig] = c
 
     def run(self, inputs, forced=(), call=None):
         """Every node's output: each layer applied in turn by `call(i, x)` (its eager step), or with
