@@ -152,7 +152,8 @@ inline memo::fuzz::backend_kind torch_backend(bool compile) {
         r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
         return r;
     };
-    k.one_worker = !compile;  // as Keras' (keras_backend): compiling lanes compile at once
+    // A worker a lane: an eager run takes milliseconds, and one worker for three lanes would keep
+    // them waiting (and compiling lanes compile at once).
     k.by_default = !compile;
     k.library = compile ? "PyTorch, compiled by torch.compile (Inductor)" : "PyTorch (eager)";
     k.version = [o] { return memo::keras3::package_version(o.python, "torch"); };

@@ -35,7 +35,8 @@ struct backend_kind {
     std::function<std::string()> unavailable = [] { return std::string(); };
     bool by_default = true;  // joins the default backends (--backends not given) when available
     /// One worker serves every lane of a campaign (shared_executor), rather than one worker a lane:
-    /// for a library that takes seconds to start or that keeps what it built for the next models.
+    /// for a library that takes seconds to start, whose runs take longer than memo's own work on a
+    /// model, or that keeps what it built for the next models (Keras' eager workers).
     bool one_worker = false;
     std::string library;  // what it runs, in words ("PyTorch's libtorch", "Keras 3 on JAX")
     /// The version of the library it runs here (empty when it cannot tell): a finding goes
