@@ -1,6 +1,8 @@
 // The engine's campaign over a model of its own (lists of small integers), from the engine's
 // headers alone: it stores each bug once with a model that replays it, and a campaign stopped and
 // resumed from its checkpoint makes the very steps of one that ran straight through.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <memo/engine/campaign.hpp>
@@ -105,38 +107,44 @@ std::string read(const std::filesystem::path& f) {
 }
 const std::vector<numbers> seeds{{1}, {2, 3}};
 
+/// Where a test campaign keeps its directory: a folder of this process's own under the system's
+/// temporary directory, never the directory the tests were started from.
+std::filesystem::path scratch(const std::string& name) {
+    return std::filesystem::temp_directory_path() / ("memo-engine-test-" + std::to_string(::getpid())) / name;
+}
+
 }  // namespace
 
 TEST(EngineCampaign, StoresEachBugOnceAndItReplays) {
     numbers_search s(seeds, values_metric{}, memo::mh_selector(0.05), 5);
-    memo::engine::campaign<numbers_search, numbers_codec> c("engine_bugs", numbers_codec{}, libraries, {.tolerance = 1e-9});
+    memo::engine::campaign<numbers_search, numbers_codec> c(scratch("engine_bugs"), numbers_codec{}, libraries, {.tolerance = 1e-9});
     const auto sum = c.run(s, 1500);
     ASSERT_EQ(sum.bugs.size(), 2u);
     EXPECT_TRUE(sum.bugs.count("crash-faulty"));
     EXPECT_TRUE(sum.bugs.count("inconsistency-faulty-sum"));  // two libraries: both are named
     for (const auto& [sig, k] : sum.bugs) {
         EXPECT_GT(k, 0u);
-        EXPECT_EQ(memo::engine::replay(std::filesystem::path("engine_bugs") / "bugs" / sig, numbers_codec{}, libraries, 1e-9).signature(), sig);
+        EXPECT_EQ(memo::engine::replay(scratch("engine_bugs") / "bugs" / sig, numbers_codec{}, libraries, 1e-9).signature(), sig);
     }
     // A clean pair finds nothing.
     numbers_search clean(seeds, values_metric{}, memo::mh_selector(0.05), 5);
     const std::vector<memo::engine::library<numbers>> both_right{{"a", test_engine_campaign_test::sum}, {"b", test_engine_campaign_test::sum}};
-    memo::engine::campaign<numbers_search, numbers_codec> quiet("engine_clean", numbers_codec{}, both_right);
+    memo::engine::campaign<numbers_search, numbers_codec> quiet(scratch("engine_clean"), numbers_codec{}, both_right);
     EXPECT_TRUE(quiet.run(clean, 500).bugs.empty());
 }
 
 TEST(EngineCampaign, ResumedFromItsCheckpointGoesOnAsIfNeverStopped) {
     numbers_search straight(seeds, values_metric{}, memo::mh_selector(0.05), 11);
-    memo::engine::campaign<numbers_search, numbers_codec> a("engine_straight", numbers_codec{}, libraries, {.checkpoint_every = 50});
+    memo::engine::campaign<numbers_search, numbers_codec> a(scratch("engine_straight"), numbers_codec{}, libraries, {.checkpoint_every = 50});
     const auto whole = a.run(straight, 600);
 
     {
         numbers_search first(seeds, values_metric{}, memo::mh_selector(0.05), 11);
-        memo::engine::campaign<numbers_search, numbers_codec> b("engine_resumed", numbers_codec{}, libraries, {.checkpoint_every = 50});
+        memo::engine::campaign<numbers_search, numbers_codec> b(scratch("engine_resumed"), numbers_codec{}, libraries, {.checkpoint_every = 50});
         b.run(first, 250);
     }
     numbers_search again(seeds, values_metric{}, memo::mh_selector(0.05), 11);
-    memo::engine::campaign<numbers_search, numbers_codec> b("engine_resumed", numbers_codec{}, libraries, {.checkpoint_every = 50});
+    memo::engine::campaign<numbers_search, numbers_codec> b(scratch("engine_resumed"), numbers_codec{}, libraries, {.checkpoint_every = 50});
     const auto resumed = b.resume(again, values_metric{}, 350);
 
     EXPECT_EQ(resumed.steps, whole.steps);
@@ -144,17 +152,17 @@ TEST(EngineCampaign, ResumedFromItsCheckpointGoesOnAsIfNeverStopped) {
     EXPECT_EQ(resumed.bugs, whole.bugs);
     EXPECT_EQ(again.models(), straight.models());
     EXPECT_EQ(again.coverage().covered(), straight.coverage().covered());
-    EXPECT_EQ(read("engine_resumed/checkpoint"), read("engine_straight/checkpoint"));
+    EXPECT_EQ(read(scratch("engine_resumed") / "checkpoint"), read(scratch("engine_straight") / "checkpoint"));
     std::size_t queued = 0;
-    for (const auto& f : std::filesystem::directory_iterator("engine_straight/queue")) {
-        EXPECT_EQ(read(f.path()), read(std::filesystem::path("engine_resumed/queue") / f.path().filename())) << f.path();
+    for (const auto& f : std::filesystem::directory_iterator(scratch("engine_straight") / "queue")) {
+        EXPECT_EQ(read(f.path()), read((scratch("engine_resumed") / "queue") / f.path().filename())) << f.path();
         ++queued;
     }
     EXPECT_EQ(queued, whole.diverse);
     // A directory without a checkpoint is refused by name.
-    std::filesystem::create_directories("engine_empty");
+    std::filesystem::create_directories(scratch("engine_empty"));
     numbers_search none(seeds, values_metric{}, memo::mh_selector(0.05), 11);
-    memo::engine::campaign<numbers_search, numbers_codec> e("engine_empty", numbers_codec{}, libraries);
+    memo::engine::campaign<numbers_search, numbers_codec> e(scratch("engine_empty"), numbers_codec{}, libraries);
     EXPECT_THROW(e.resume(none, values_metric{}, 10), memo::error);
 }
 
