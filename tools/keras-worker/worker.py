@@ -460,10 +460,10 @@ def eager_step(layer, twin_step=None):
 
     def step(x):
         t, n = state()
-        c = compiled.get(signature(x))
-        if c is None:
-            c = compiled[signature(x)] = f.lower(t, n, x).compile()
-        return c(t, n, x)
+        sig = signature(x)
+        if sig not in compiled:
+            compiled[sig] = f.lower(t, n, x).compile()
+        return compiled[sig](t, n, x)
 
     step.jitted, step.compiled, step.lowered = f, compiled, lowered
     return step
@@ -540,12 +540,12 @@ class Graph:
             if any(d < 0 for a in ins for d in a.shape):
                 continue
             x = ins[0] if len(ins) == 1 else ins
-            step = self.steps[i]
-            key = (id(step.compiled), signature(x))
-            if signature(x) in step.compiled or key in todo:
+            step, sig = self.steps[i], signature(x)
+            key = (id(step.compiled), sig)
+            if sig in step.compiled or key in todo:
                 continue
             try:
-                todo[key] = (step.compiled, signature(x), step.lowered(x))
+                todo[key] = (step.compiled, sig, step.lowered(x))
             except Exception:  # noqa: BLE001: the layer's own run raises it again, in its place
                 continue
         if len(todo) < 2:

@@ -193,8 +193,6 @@ inline cli::command backends_command() {
             list_backends};
 }
 
-/// The executors for a comma-separated list of backend names; a clear error for an unknown or
-/// unavailable one.
 /// The workers that serve several lanes (backend_kind::one_worker), by backend name.
 using shared_workers = std::map<std::string, std::shared_ptr<memo::shared_executor>>;
 
