@@ -95,6 +95,18 @@ TEST(ReferenceMerge, Float64KeepsWhatFloat32Loses) {
     expect_values(run(m, in, dtype::float32), {1, 1}, {0}, 0);
 }
 
+TEST(ReferenceMerge, NormalizedDotSquaresAndSumsInTheDtype) {
+    // 1e-4 squared is 1e-8, below float16's smallest step (2^-24): the sum of squares is 0 there,
+    // the epsilon 1e-12 is 0 too, and 1e-4 / 0 is inf, as the libraries compute it. float32 keeps both.
+    const std::vector<tensor> in{make({1, 1}, {1e-4}), make({1, 1}, {1e-4})};
+    const auto half = run(merge_of("Dot", {{1}, {1}}, {{"normalize", true}}, dtype::float16), in);
+    ASSERT_EQ(half.data.size(), 1u);
+    EXPECT_FALSE(std::isfinite(half.data[0])) << half.data[0];
+    expect_values(run(merge_of("Dot", {{1}, {1}}, {{"normalize", true}}), in), {1, 1}, {1});
+    // 300 squared overflows float16 (65504): the norm is inf, the unit vector 0.
+    expect_values(run(merge_of("Dot", {{1}, {1}}, {{"normalize", true}}, dtype::float16), {make({1, 1}, {300}), make({1, 1}, {300})}), {1, 1}, {0}, 0);
+}
+
 TEST(ReferenceMerge, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::merge, 31337, 15, 100, 8); }
 
 }  // namespace test_reference_merge_test

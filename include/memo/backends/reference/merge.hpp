@@ -23,16 +23,21 @@ expected<array<T>> fold(std::span<const array<T>> in, Step step, Last last) {
 }
 
 /// Rows of the last axis, each divided by its L2 norm (tf.math.l2_normalize, epsilon 1e-12).
+/// The libraries square and sum in T: a square or sum out of T's range underflows to 0 or
+/// overflows to inf there (float16's 1e-12 is 0, so a row of tiny values gives 0/0), and the
+/// reference rounds the same values to T, or it would call their non-finite answer a fault.
 template <class T>
 std::vector<acc_t<T>> l2_rows(const array<T>& x, bool normalize) {
     using A = acc_t<T>;
     using std::sqrt;
+    auto in_t = [](A v) { return static_cast<A>(static_cast<T>(v)); };
+    const A eps = in_t(A(1e-12));
     const int64_t k = x.dim(-1);
     std::vector<A> r(x.data.size());
     for (int64_t row = 0; row < x.size() / std::max<int64_t>(1, k); ++row) {
         A sq = 0;
-        for (int64_t j = 0; j < k; ++j) sq += static_cast<A>(x[row * k + j]) * static_cast<A>(x[row * k + j]);
-        const A inv = normalize ? A(1) / sqrt(std::max(sq, A(1e-12))) : A(1);
+        for (int64_t j = 0; j < k; ++j) sq += in_t(static_cast<A>(x[row * k + j]) * static_cast<A>(x[row * k + j]));
+        const A inv = normalize ? A(1) / sqrt(std::max(in_t(sq), eps)) : A(1);
         for (int64_t j = 0; j < k; ++j) r[static_cast<std::size_t>(row * k + j)] = static_cast<A>(x[row * k + j]) * inv;
     }
     return r;
