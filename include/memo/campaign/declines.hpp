@@ -35,10 +35,10 @@ public:
             std::string why;
             if (r.node >= 0 && static_cast<std::size_t>(r.node) < m.size()) {
                 const node& n = m[r.node];
-                fresh |= b.pairs.insert(key_of(n)).second;
-                why = reason(key_of(n));
+                fresh |= b.pairs.insert(key::of(n)).second;
+                why = key::of(n).text();
             } else if (const auto k = first_declined(b, m)) {  // declined before it ran: the tester knew
-                why = reason(key_of(m.nodes[*k]));
+                why = key::of(m.nodes[*k]).text();
             } else {
                 why = r.message.substr(0, 80);
             }
@@ -66,7 +66,7 @@ public:
     /// decline a node of m.
     expected<void> runs_everywhere(const model& m) const {
         for (const auto& [name, b] : backends_)
-            if (const auto i = first_declined(b, m)) return fail(name + " declines node " + std::to_string(*i) + " (" + reason(key_of(m.nodes[*i])) + ")");
+            if (const auto i = first_declined(b, m)) return fail(name + " declines node " + std::to_string(*i) + " (" + key::of(m.nodes[*i]).text() + ")");
         return {};
     }
 
@@ -83,7 +83,7 @@ public:
         for (const auto& [why, n] : it->second.reasons) by.emplace_back(n, why);
         std::sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
         for (const auto& [n, why] : by) j["reasons"].push_back({{"reason", why}, {"runs", n}});
-        for (const auto& k : it->second.pairs) j["known"].push_back(reason(k));
+        for (const auto& k : it->second.pairs) j["known"].push_back(k.text());
         return j;
     }
 
@@ -113,27 +113,16 @@ public:
     }
 
 private:
-    struct key {
-        std::string layer;
-        dtype type;
-        std::string layout;  // the node's data_format; empty for a class without one
-        auto operator<=>(const key&) const = default;
-    };
+    using key = oracle::decline_key;
     struct backend_declines {
         std::set<key> pairs;                           // known to be declined
         std::map<std::string, std::uint64_t> reasons;  // declined runs by reason
     };
-    static key key_of(const node& n) {
-        return {std::string(n.layer->name), n.type, n.layer->param_index("data_format") >= 0 ? std::string(as_str(n.param("data_format"))) : std::string()};
-    }
-    static std::string reason(const key& k) {
-        return k.layer + " in " + std::string(name_of(k.type)) + (k.layout.empty() ? std::string() : " (" + k.layout + ")");
-    }
     /// The first node of m that b is known to decline.
     static std::optional<std::size_t> first_declined(const backend_declines& b, const model& m) {
         if (b.pairs.empty()) return std::nullopt;
         for (std::size_t i = 0; i < m.size(); ++i)
-            if (b.pairs.count(key_of(m.nodes[i]))) return i;
+            if (b.pairs.count(key::of(m.nodes[i]))) return i;
         return std::nullopt;
     }
 

@@ -176,9 +176,9 @@ public:
                 restore_limit_.erase(it);
             }
             keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
-            // A layer and dtype a backend declined once, it declines again: learn it.
+            // A layer, dtype and layout a backend declined once, it declines again: learn it.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
-                declined_[k].emplace(current_[r.node].layer->name, current_[r.node].type);
+                declined_[k].insert(decline_key::of(current_[r.node]));
         }
         running_.clear();
         // A backend that declined at run time what supports() let through counts as one that
@@ -355,8 +355,7 @@ private:
         if (auto s = xs_[k]->supports(m); !s) return s;
         if (const auto it = declined_.find(k); it != declined_.end())
             for (const auto& n : m.nodes)
-                if (it->second.count({n.layer->name, n.type}))
-                    return fail("declined " + std::string(n.layer->name) + " in " + std::string(name_of(n.type)) + " before");
+                if (const auto key = decline_key::of(n); it->second.count(key)) return fail("declined " + key.text() + " before");
         return {};
     }
 
@@ -722,7 +721,7 @@ private:
     std::vector<observation> obs_;
     std::vector<std::size_t> running_;
     bool suppressed_ = false, skipped_ = false, trace_ = false;
-    std::map<std::size_t, std::set<std::pair<std::string_view, dtype>>> declined_;
+    std::map<std::size_t, std::set<decline_key>> declined_;
     std::map<std::size_t, std::set<std::pair<run_status, std::uint64_t>>> known_hangs_;  // per participant: (timeout or memory, trigger)
     struct limits {
         double ms = 0;

@@ -69,6 +69,23 @@ struct observation {
     arithmetic rounding = {};       // how the backend rounds (executor::rounding)
 };
 
+/// What a backend is learnt to decline: a node's layer class, dtype and layout (its data_format,
+/// for a class with one). A library may lack one layout's kernel and not the other's
+/// (TensorFlow's CPU convolutions take channels_last only): a key without the layout would lose
+/// every model with the class.
+struct decline_key {
+    std::string layer;
+    dtype type = dtype::float32;
+    std::string layout;  // empty for a class without a data_format
+    auto operator<=>(const decline_key&) const = default;
+
+    static decline_key of(const node& n) {
+        return {std::string(n.layer->name), n.type, n.layer->param_index("data_format") >= 0 ? std::string(as_str(n.param("data_format"))) : std::string()};
+    }
+    /// "Conv2D in float32 (channels_first)".
+    std::string text() const { return layer + " in " + std::string(name_of(type)) + (layout.empty() ? std::string() : " (" + layout + ")"); }
+};
+
 /// The dtype whose rounding two backends' results of a node computed in t are judged by: the
 /// coarser of theirs (a TF32 backend's float32 is judged as float16 against any peer).
 inline dtype judged_as(dtype t, const arithmetic& a, const arithmetic& b) noexcept { return coarser(a.of(t), b.of(t)); }

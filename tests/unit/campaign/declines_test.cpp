@@ -1,7 +1,9 @@
 // What a campaign learns a backend declines: by class, dtype and, for a class with a data_format,
 // layout, so that a library lacking one layout's kernel (TensorFlow's CPU convolutions in
 // channels_first) keeps running the other.
+#include <memo/backends/reference/interpreter.hpp>
 #include <memo/campaign/declines.hpp>
+#include <memo/oracle/differential.hpp>
 
 #include "../support.hpp"
 
@@ -46,6 +48,45 @@ TEST(Declines, ALayoutSurvivesResume) {
     EXPECT_TRUE(back.runs_everywhere(conv("channels_last")));
 }
 
+/// The reference, but lacking channels_first convolutions, as TensorFlow's CPU kernels do.
+class no_channels_first final : public memo::executor {
+public:
+    std::string_view name() const override { return "lib"; }
+    memo::expected<void> supports(const memo::model& m) const override { return inner_.supports(m); }
+    void submit(const memo::model& m, std::span<const memo::tensor> in, const memo::run_options& o) override {
+        ++runs;
+        for (std::size_t i = 0; i < m.size(); ++i)
+            if (m[i].layer->name == "Conv2D" && memo::as_str(m[i].param("data_format")) == "channels_first") {
+                result_ = {};
+                result_.status = memo::run_status::unsupported;
+                result_.node = static_cast<int>(i);
+                return;
+            }
+        result_ = inner_.run(m, in, o);
+    }
+    memo::run_result collect() override { return std::move(result_); }
+    int runs = 0;
+
+private:
+    memo::in_process<memo::reference::interpreter> inner_{memo::reference::interpreter(std::nullopt, "lib")};
+    memo::run_result result_;
+};
+
 }  // namespace
+
+TEST(Declines, TheOracleDeclinesAgainOnlyTheLayoutDeclined) {
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter(std::nullopt, "reference")};
+    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    no_channels_first lib;
+    memo::oracle::differential diff{{&ref, &lib}, truth, test::reg()};
+    diff.check(conv("channels_first"));
+    EXPECT_EQ(lib.runs, 1);
+    diff.check(conv("channels_first"));  // known: not sent to the library again
+    EXPECT_EQ(lib.runs, 1);
+    EXPECT_EQ(diff.observations()[1].result.status, memo::run_status::unsupported);
+    diff.check(conv("channels_last"));  // the other layout still runs
+    EXPECT_EQ(lib.runs, 2);
+    EXPECT_EQ(diff.observations()[1].result.status, memo::run_status::ok) << diff.observations()[1].result.message;
+}
 
 }  // namespace test_campaign_declines_test
