@@ -2,7 +2,8 @@
 # Models that once gave a false verdict (tests/data/false_alarms/) stay quiet on every backend
 # built in: outputs that agree within rounding are never an inconsistency, and a float16 overflow
 # that one library reaches and another does not is the dtype's range, not a NaN bug. Each runs with
-# uniform inputs (MEMO's) and with the varied ones a campaign draws by default.
+# uniform inputs (MEMO's) and with the varied ones a campaign draws by default, all models in one
+# run-model per kind of inputs (the workers start once).
 set -euo pipefail
 memo=$1
 data=$2
@@ -10,13 +11,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-n=0
-for f in "$data"/false_alarms/*.json; do
-  for inputs in uniform varied; do
-    "$memo" run-model "$f" --inputs $inputs >"$tmp/out" 2>&1 || fail "run-model $f --inputs $inputs exited $?: $(tail -3 "$tmp/out")"
-    grep -q "^verdict: none" "$tmp/out" || fail "$(basename "$f") (--inputs $inputs): $(grep -A2 '^verdict' "$tmp/out" | tr '\n' ' ')"
-  done
-  n=$((n + 1))
+models=("$data"/false_alarms/*.json)
+[[ -f ${models[0]} ]] || fail "no model in $data/false_alarms"
+for inputs in uniform varied; do
+  "$memo" run-model "${models[@]}" --inputs $inputs >"$tmp/out" 2>&1 || fail "run-model --inputs $inputs exited $?: $(tail -3 "$tmp/out")"
+  (( $(grep -c "^verdict:" "$tmp/out") == ${#models[@]} )) || fail "--inputs $inputs: $(grep -c "^verdict:" "$tmp/out") verdicts for ${#models[@]} models"
+  # Each verdict follows its model's header line: name the model of any verdict but none.
+  loud=$(awk '/: [0-9]+ layers, seed/ {m = $1} /^verdict:/ && !/^verdict: none/ {print m, $0}' "$tmp/out")
+  [[ -z $loud ]] || fail "--inputs $inputs: $loud"
 done
-(( n > 0 )) || fail "no model in $data/false_alarms"
-echo "false alarms: $n models quiet on $(grep -c ' ok ' "$tmp/out") backends"
+echo "false alarms: ${#models[@]} models quiet on $(awk '/: [0-9]+ layers, seed/ {n++} n == 1 && / ok / {k++} END {print k}' "$tmp/out") backends"

@@ -72,18 +72,25 @@ inline int run_model(const cli::args& a) {
     auto flags = std::vector<std::string>{"backends", "seed", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     a.only(flags);
-    if (a.positional().size() != 1) throw memo::error("run-model needs one MODEL file (.json: memo or Keras; .onnx)");
+    if (a.positional().empty()) throw memo::error("run-model needs a MODEL file (.json: memo or Keras; .onnx)");
     const auto& reg = memo::fuzz::setup().layers();
-    auto m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
-    if (a.has("seed")) m.seed = to_u64(*a.get("seed"), "seed");
-    check_fits(m, a.positional()[0], a);
+    // Every file is read and checked before a worker starts: a bad one is reported with nothing run.
+    std::vector<memo::model> ms;
+    for (const auto& file : a.positional()) {
+        ms.push_back(memo::campaign::load_any(file, reg, model_readers()));
+        if (a.has("seed")) ms.back().seed = to_u64(*a.get("seed"), "seed");
+        check_fits(ms.back(), file, a);
+    }
     const auto oracles = oracles_from(a);
+    // One set of workers for every model: a library's start-up is paid once.
     testers t(a, a.get_or("backends", default_backends()), reg, inputs_from(a), 1, oracles.tester);
     auto& diff = t.first();
-    const auto v = diff.check(m);
-    fmt::print("{}: {} layers, seed {}\n", a.positional()[0], m.layer_count(), m.seed);
-    print_verdict(diff, v, m);
-    if (oracles.resources.any()) print_resources_of(diff, m, oracles.resources);
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+        const auto v = diff.check(ms[i]);
+        fmt::print("{}: {} layers, seed {}\n", a.positional()[i], ms[i].layer_count(), ms[i].seed);
+        print_verdict(diff, v, ms[i]);
+        if (oracles.resources.any()) print_resources_of(diff, ms[i], oracles.resources);
+    }
     return 0;
 }
 
@@ -200,11 +207,12 @@ inline int replay(const cli::args& a) {
 inline std::vector<cli::command> execution_commands() {
     return {
         {"run-model",
-         "run-model MODEL [--backends LIST] [--seed N] [--oracle LIST] [execution options]",
-         "Runs one model (memo JSON, Keras JSON or ONNX) on the backends and prints each backend's status, time,\n"
-         "peak memory and outputs, then the oracle's verdict with its localisation and signature.\n\n"
-         "  --backends LIST      comma-separated: reference, reference-float64, torch, ort, ort-opt, tfjs-cpu,\n"
-         "                       tfjs-wasm, cuda, cuda-tf32 (default: reference and every library installed)\n"
+         "run-model MODEL... [--backends LIST] [--seed N] [--oracle LIST] [execution options]",
+         "Runs each model (memo JSON, Keras JSON or ONNX) on the backends and prints each backend's status,\n"
+         "time, peak memory and outputs, then the oracle's verdict with its localisation and signature. The\n"
+         "backends' workers start once for all the models.\n\n"
+         "  --backends LIST      comma-separated backend names, as `memo-fuzz backends` lists them (default:\n"
+         "                       reference and every library installed among torch and ort)\n"
          "  --seed N             the model's weight and input seed (default: the file's)\n"
          "  --oracle LIST        differential (default) or metamorphic, and performance, leak, determinism; with\n"
          "                       --repeats, --slower, --larger, --min-ms, --leak-kb as memo-fuzz run takes them\n" +
