@@ -3,7 +3,8 @@
 # of its own thread's time per part of the execution stage (stats.json's "time_ms"; the search and
 # its books are the rest of the wall time), the CPU time each library's worker spent per executed
 # model, and the ratio that matters: wall time per executed model against the CPU time the
-# libraries under test (every backend but memo's reference) spent on it.
+# libraries under test (every backend but memo's reference) spent on it. A compiling backend's time
+# per model is split into its compiling (XLA's programs, Inductor's code) and the rest.
 # Usage: bench/stages.sh [SECONDS (default 60)] [SEED (default 1)] [BACKENDS (default: memo-fuzz's)]
 set -euo pipefail
 secs=${1:-60}
@@ -29,13 +30,14 @@ print("|---|---:|---:|---:|")
 for k, v in parts.items():
     print(f"| {k} | {v:.0f} | {v / n:.2f} | {100 * v / wall:.1f} % |")
 print()
-print("| library (its worker) | runs | CPU ms per executed model | wall ms per run |")
-print("|---|---:|---:|---:|")
+print("| library (its worker) | runs | CPU ms per executed model | wall ms per run | of which compiling |")
+print("|---|---:|---:|---:|---:|")
 lib = 0.0
 for name, e in sorted(d["executions"].items()):
     cpu = e.get("cpu_ms_total", 0.0) / n
     if name != "reference": lib += cpu
-    print(f"| {name} | {e['runs']} | {cpu:.2f} | {e['ms_mean']:.2f} |")
+    runs = max(1, e["runs"])
+    print(f"| {name} | {e['runs']} | {cpu:.2f} | {e['ms_mean']:.2f} | {e.get('compile_ms_total', 0.0) / runs:.2f} |")
 per = wall / n
 print()
 print(f"wall per executed model {per:.2f} ms; CPU of the libraries under test per model {lib:.2f} ms; ratio {per / max(lib, 1e-9):.2f} (goal: at most 2)")

@@ -56,6 +56,21 @@ def put_tensor(parts, t):
     parts.append(np.ascontiguousarray(t, dtype="<f4").tobytes())
 
 
+def result_frame(status, ms, message, layer, outputs, compile_ms=0.0):
+    """The parts of a Python worker's answer (keras_json_worker.hpp decodes it): the status (0 ok,
+    1 error, 2 declined, 3 misshapen, 4 an error of the whole graph's run), the worker's time for
+    the request, the message, the failing layer, the outputs, and the part of the time spent
+    compiling (XLA's programs, Inductor's code)."""
+    parts = [bytes([status]), np.float64(ms).tobytes()]
+    put_str(parts, message)
+    put_str(parts, layer)
+    parts.append(np.uint32(len(outputs)).tobytes())
+    for t in outputs:
+        put_tensor(parts, t)
+    parts.append(np.float64(compile_ms).tobytes())
+    return parts
+
+
 def _read_exactly(fd, n):
     chunks, got = [], 0
     while got < n:
@@ -67,16 +82,31 @@ def _read_exactly(fd, n):
     return b"".join(chunks)
 
 
+_printing = False  # --replay: answers are printed, not written to fd 4
+
+
 def answer(parts):
     """Writes an answer of the given parts, with its length in front, whole."""
     body = b"".join(parts)
+    if _printing:
+        print("status %d, %.1f ms (%.1f compiling): %s" % (body[0], np.frombuffer(body[1:9])[0], np.frombuffer(body[-8:])[0], Reader(body[9:]).str()))
+        return
     buf = memoryview(struct.pack("<Q", len(body)) + body)
     while buf:
         buf = buf[os.write(4, buf):]
 
 
-def serve_frames(serve):
-    """Calls serve(frame) for each request, one after the other, until fd 3 closes."""
+def serve_frames(serve, replay=None):
+    """Calls serve(frame) for each request, one after the other, until fd 3 closes; or, given the
+    files of saved request frames (a worker's --replay), for each of them, printing each answer's
+    status, time and message."""
+    global _printing
+    if replay:
+        _printing = True
+        for path in replay:
+            with open(path, "rb") as f:
+                serve(f.read())
+        return
     while True:
         head = _read_exactly(3, 8)
         if head is None:

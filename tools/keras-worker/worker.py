@@ -47,6 +47,22 @@ CACHE = opts.jit and os.environ.get("MEMO_COMPILE_CACHE", os.path.join(os.enviro
 if CACHE and opts.backend == "tensorflow":
     os.environ.setdefault("TF_XLA_FLAGS", "--tf_xla_persistent_cache_directory=" + os.path.join(CACHE, "tensorflow-xla"))
 
+# TensorFlow's AutoGraph writes each function it converts as a file in the temporary folder, left
+# there when a worker is killed: each worker keeps them in a folder of its own, removed at its exit,
+# and sweeps those of workers that are gone.
+import atexit  # noqa: E402
+import glob  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+for old in glob.glob(os.path.join(tempfile.gettempdir(), "memo-keras-*")):
+    pid = old.rsplit("-", 1)[-1]
+    if pid.isdigit() and not os.path.exists("/proc/" + pid):
+        shutil.rmtree(old, ignore_errors=True)
+tempfile.tempdir = os.path.join(tempfile.gettempdir(), "memo-keras-%d" % os.getpid())
+os.makedirs(tempfile.tempdir, exist_ok=True)
+atexit.register(shutil.rmtree, tempfile.tempdir, True)
+
 import numpy as np  # noqa: E402
 
 if opts.backend != "jax":
@@ -57,7 +73,7 @@ if opts.backend != "jax":
 import keras  # noqa: E402
 from keras import ops  # noqa: E402
 
-from frames import Reader, answer, put_str, put_tensor, serve_frames  # noqa: E402
+from frames import Reader, answer, result_frame, serve_frames  # noqa: E402
 
 if opts.backend == "tensorflow":
     import tensorflow as tf
@@ -274,14 +290,18 @@ def decode(frame):
     return q
 
 
-def encode(status, ms, message, layer, outputs):
-    parts = [bytes([status]), np.float64(ms).tobytes()]
-    put_str(parts, message)
-    put_str(parts, layer)
-    parts.append(np.uint32(len(outputs)).tobytes())
-    for t in outputs:
-        put_tensor(parts, t)
-    return parts
+class CompileTime:
+    """The time the request being served spent compiling (XLA's programs, Inductor's code): a
+    compiled backend's time per model is mostly this, and its run time is the rest."""
+    ms = 0.0
+
+    @classmethod
+    def timed(cls, f):
+        start = time.perf_counter()
+        try:
+            return f()
+        finally:
+            cls.ms += (time.perf_counter() - start) * 1e3
 
 
 def memo_name(variable):
@@ -322,10 +342,12 @@ def set_weights(layer, name, weights):
 
 # What Keras says when it lacks something (a class, a keyword, a dtype), rather than when it fails.
 # (TensorFlow's CPU kernels of transposed and grouped convolutions take channels_last only: "only
-# supports NHWC".)
+# supports NHWC"; its transposed convolutions on the CPU take no dilation: "do not yet support
+# dilation rates larger than 1".)
 LACKS = re.compile(r"Could not locate class|Unknown layer|Unrecognized keyword arguments|Could not interpret|not supported|"
                    r"is not implemented|NotImplementedError|Unknown activation|Invalid dtype|not understood|does not support|"
-                   r"only supports (the )?NHWC|not currently supported|Unsupported|Current implementation only supports")
+                   r"only supports (the )?NHWC|not currently supported|Unsupported|Current implementation only supports|"
+                   r"not yet support")
 
 
 def lacks(e):
@@ -339,6 +361,15 @@ def first_line(e):
     if len(lines) > 1 and lines[0].startswith("Exception encountered when calling"):
         lines = [lines[1] + " (" + lines[0][len("Exception encountered when calling "):].rstrip(".") + ")"]
     return "%s: %s" % (type(e).__name__, lines[0][:400]) if lines else type(e).__name__
+
+
+def refusal(e):
+    """Why Keras would not make a layer from its configuration: Keras wraps the constructor's own
+    words ("The `padding` argument must be ... Received: causal") in "could not be deserialized
+    properly ... Exception encountered: ..."."""
+    text = str(e)
+    said = text.rfind("Exception encountered:")
+    return first_line(e) if said < 0 else text[said + len("Exception encountered:"):].strip()[:400]
 
 
 def layers_of(spec):
@@ -428,6 +459,9 @@ class Pool:
         name = l["config"]["name"]
         try:
             layer = keras.layers.deserialize({"class_name": l["class_name"], "config": copy.deepcopy(l["config"])}, custom_objects=CUSTOM)
+        except Exception as e:  # noqa: BLE001: a constructor refusing its arguments is what Keras lacks
+            raise Declined(refusal(e), name)
+        try:
             ins = [keras.KerasTensor(s, dtype=d) for s, d in zip(shapes, dtypes)]
             out = layer(ins[0] if len(ins) == 1 else ins)  # Keras' shape inference, which builds the layer
         except Exception as e:  # noqa: BLE001: whatever the library raises is the answer
@@ -462,7 +496,7 @@ def eager_step(layer, twin_step=None):
         t, n = state()
         sig = signature(x)
         if sig not in compiled:
-            compiled[sig] = f.lower(t, n, x).compile()
+            compiled[sig] = CompileTime.timed(lambda: f.lower(t, n, x).compile())
         return compiled[sig](t, n, x)
 
     step.jitted, step.compiled, step.lowered = f, compiled, lowered
@@ -551,7 +585,7 @@ class Graph:
         if len(todo) < 2:
             return
         work = list(todo.values())
-        for (into, sig, _), c in zip(work, COMPILERS.map(lambda w: w[2].compile(), work)):
+        for (into, sig, _), c in zip(work, CompileTime.timed(lambda: list(COMPILERS.map(lambda w: w[2].compile(), work)))):
             into[sig] = c
 
     def run(self, inputs, forced=(), call=None):
@@ -572,11 +606,11 @@ class Graph:
             values.append(first(out))
         return values
 
-    def compiled(self, outputs):
-        """The whole model compiled by the backend's compiler (a new function per model)."""
+    def compiled(self, outputs, feeds):
+        """The outputs of the whole model compiled by the backend's compiler (a new function per
+        model). JAX compiles ahead, on request; TensorFlow and PyTorch compile at the first call,
+        which is timed as compiling less the second's run."""
         at = [self.index[n] for n in outputs]
-        if opts.backend == "tensorflow":
-            return tf.function(lambda xs: [self.run(xs, call=lambda i, x: self.layers[i](x, training=False))[k] for k in at], jit_compile=True)
         if opts.backend == "jax":
             state = [([v.value for v in l.trainable_variables], [v.value for v in l.non_trainable_variables]) if l else None for l in self.layers]
 
@@ -584,13 +618,20 @@ class Graph:
                 step = lambda i, x: stateless(self.layers[i], state[i][0], state[i][1], x)
                 return [self.run(xs, call=step)[k] for k in at]
 
-            f = jax.jit(whole)
-            return lambda xs: f(state, xs)
-        return torch.compile(lambda xs: [self.run(xs, call=lambda i, x: self.layers[i](x, training=False))[k] for k in at])
+            return CompileTime.timed(lambda: jax.jit(whole).lower(state, feeds).compile())(state, feeds)
+        f = lambda xs: [self.run(xs, call=lambda i, x: self.layers[i](x, training=False))[k] for k in at]
+        f = tf.function(f, jit_compile=True) if opts.backend == "tensorflow" else torch.compile(f)
+        start = time.perf_counter()
+        f(feeds)
+        first = time.perf_counter()
+        outputs = f(feeds)
+        CompileTime.ms += max(0.0, (first - start) - (time.perf_counter() - first)) * 1e3
+        return outputs
 
 
 def serve(frame):
     start = time.perf_counter()
+    CompileTime.ms = 0.0
     if os.environ.get("MEMO_KERAS_FRAMES"):
         serve.count = getattr(serve, "count", 0) + 1
         with open(os.path.join(os.environ["MEMO_KERAS_FRAMES"], "request-%s-%d-%d.bin" % (opts.backend, os.getpid(), serve.count)), "wb") as f:
@@ -605,7 +646,7 @@ def serve(frame):
             names = [o[0] for o in spec["config"]["output_layers"]]
             if opts.jit:
                 try:
-                    outputs = graph.compiled(names)(feeds)
+                    outputs = graph.compiled(names, feeds)
                 except Exception as e:  # noqa: BLE001
                     # Which layer fails, when it fails alone too; when none does, the failure is the
                     # library's compiling or running of the whole graph.
@@ -625,7 +666,7 @@ def serve(frame):
             want = q["shapes"][graph.index[name]]
             if v.ndim != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(v.shape)):
                 raise Misshapen("layer %s: Keras 3 computes an output of shape %s per sample, memo %s" % (name, list(v.shape[1:]), list(want[1:])), name)
-        answer(encode(0, (time.perf_counter() - start) * 1e3, "", "", values))
+        answer(result_frame(0, (time.perf_counter() - start) * 1e3, "", "", values, CompileTime.ms))
     except Exception as e:  # noqa: BLE001
         cause = getattr(e, "cause", e)
         status = 3 if isinstance(e, Misshapen) else 2 if lacks(e) or lacks(cause) else 4 if isinstance(e, GraphFailed) else 1
@@ -634,20 +675,11 @@ def serve(frame):
             import traceback
 
             traceback.print_exc()
-        answer(encode(status, (time.perf_counter() - start) * 1e3, message, memo_layer(getattr(e, "layer", "")), []))
+        answer(result_frame(status, (time.perf_counter() - start) * 1e3, message, memo_layer(getattr(e, "layer", "")), [], CompileTime.ms))
 
 
 # What was imported and built so far lives as long as the worker: the collector need not walk it.
 gc.collect()
 gc.freeze()
 
-if opts.replay:
-    import frames
-
-    frames.answer = lambda parts: print("status %d, %.1f ms: %s" % (parts[0][0], np.frombuffer(parts[1])[0], Reader(b"".join(parts[2:])).str()))
-    answer = frames.answer
-    for path in opts.replay:
-        with open(path, "rb") as f:
-            serve(f.read())
-else:
-    serve_frames(serve)
+serve_frames(serve, opts.replay)

@@ -90,6 +90,7 @@ struct run_result {
     bool whole_graph = false;            // the failure is the library's running of the whole graph: every node ran alone
     double ms = 0.0;                     // wall time of the run
     double cpu_ms = 0.0;                 // CPU time the worker spent on it, every thread's (0: not measured)
+    double compile_ms = 0.0;             // the part of ms the library spent compiling (0: none, or not said)
     std::int64_t peak_kb = 0;            // peak resident memory of the worker during the run (0: not measured)
     std::int64_t start_kb = 0;           // resident memory of the worker when the run began (0: not measured)
     std::vector<digest> node_digests;    // every node's, from a worker asked for digest_nodes

@@ -71,7 +71,9 @@ inline std::string get_str(wire::reader& r) {
 }
 
 /// The result frame: status (0 ok, 1 error, 2 declined, 3 misshapen, 4 an error of the whole
-/// graph's run), the worker's own time, message, the failing layer, float32 outputs. A layer whose
+/// graph's run), the worker's own time, message, the failing layer, float32 outputs, and the part
+/// of its time spent compiling (the Python workers': tools/frames.py; TensorFlow.js' frames end
+/// before it). A layer whose
 /// output shape the library infers otherwise is an invalid run (a shape verdict), as a model
 /// ONNX's shape inference disagrees with is; a whole-model run that fails where every layer
 /// applied alone runs is an error of the whole graph. Outputs take the dtypes of their nodes.
@@ -92,6 +94,7 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
         t.type = k < types.size() ? types[k] : dtype::float32;
         x.outputs.push_back(std::move(t));
     }
+    const double compile_ms = r.done() ? 0.0 : r.pod<double>();
     if (status != 0) {
         x = run_result::failed(status == 2 ? run_status::unsupported : status == 3 ? run_status::invalid : run_status::error, message);
         x.whole_graph = status == 4;
@@ -99,6 +102,7 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
             if (layer_names[i] == layer) x.node = static_cast<int>(i);
     }
     x.ms = ms;
+    x.compile_ms = compile_ms;
     return x;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The pipe protocol between a campaign and its worker processes: length-prefixed frames holding a
 // run request (the model, the inputs, the options) or a run result. Little-endian, native doubles:
-// both ends are the same binary on the same machine, with the same registry, so a model travels as
+// both ends are memo's code from the same build on the same machine (a forked worker, or a worker
+// program built beside memo-fuzz, memo-cuda-worker), with the same registry, so a model travels as
 // its layer classes' names and its parameters in each class's order, not as JSON text to print and
 // parse again for every run.
 #include <cstdint>
@@ -98,6 +99,9 @@ public:
         }
         return ts;
     }
+
+    /// Whether every byte was read (a frame may end with fields an older worker did not send).
+    bool done() const noexcept { return left() == 0; }
 
 private:
     std::size_t left() const noexcept { return b_.size() - at_; }
@@ -302,6 +306,7 @@ inline std::string encode_result(const run_result& x) {
     w.pod<std::int32_t>(x.node);
     w.pod<double>(x.ms);
     w.pod<double>(x.cpu_ms);
+    w.pod<double>(x.compile_ms);
     w.pod<std::int64_t>(x.peak_kb);
     w.pod<std::int64_t>(x.start_kb);
     w.tensors(x.outputs);
@@ -328,6 +333,7 @@ inline run_result decode_result(std::string_view bytes) {
     x.node = r.pod<std::int32_t>();
     x.ms = r.pod<double>();
     x.cpu_ms = r.pod<double>();
+    x.compile_ms = r.pod<double>();
     x.peak_kb = r.pod<std::int64_t>();
     x.start_kb = r.pod<std::int64_t>();
     x.outputs = r.tensors();

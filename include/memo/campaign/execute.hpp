@@ -249,8 +249,8 @@ public:
                 if (c.status[k]) st[std::string(run_status_names[k])] = c.status[k];
             per[name] = {{"runs", c.runs},           {"status", st},
                          {"ms_total", c.ms},         {"ms_mean", c.runs ? c.ms / static_cast<double>(c.runs) : 0.0},
-                         {"cpu_ms_total", c.cpu_ms}, {"peak_kb_max", c.peak_kb},
-                         {"restarts", c.restarts}};
+                         {"cpu_ms_total", c.cpu_ms}, {"compile_ms_total", c.compile_ms},
+                         {"peak_kb_max", c.peak_kb}, {"restarts", c.restarts}};
             // How many executed models it declined, and why (layer and dtype).
             const auto declined = c.status[static_cast<std::size_t>(run_status::unsupported)];
             per[name]["declined"] = declines_.stats(name);
@@ -287,7 +287,7 @@ public:
         for (const auto& p : queue_) pending.push_back({model_key(p.m), p.iteration});
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_)
-            per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"cpu_ms", c.cpu_ms}, {"peak_kb", c.peak_kb}};
+            per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"cpu_ms", c.cpu_ms}, {"compile_ms", c.compile_ms}, {"peak_kb", c.peak_kb}};
         return {{"executed", executed_},
                 {"suppressed", suppressed_},
                 {"all_failed", all_failed_},
@@ -348,7 +348,7 @@ private:
     struct counters {
         std::uint64_t runs = 0, restarts = 0;
         std::array<std::uint64_t, run_status_count> status{};
-        double ms = 0, cpu_ms = 0;
+        double ms = 0, cpu_ms = 0, compile_ms = 0;  // compile_ms: the part of ms the library spent compiling
         std::int64_t peak_kb = 0;
     };
 
@@ -531,6 +531,7 @@ private:
             auto& c = per_backend_[it.key()];
             c.runs = it.value().at("runs"), c.ms = it.value().at("ms"), c.peak_kb = it.value().at("peak_kb");
             c.cpu_ms = it.value().value("cpu_ms", 0.0);
+            c.compile_ms = it.value().value("compile_ms", 0.0);
             it.value().at("status").get_to(c.status);
         }
         restore_coverage(cov_, j.at("coverage"));
@@ -579,6 +580,7 @@ private:
             ++c.status[static_cast<std::size_t>(obs[i].result.status)];
             c.ms += obs[i].result.ms;
             c.cpu_ms += obs[i].result.cpu_ms;
+            c.compile_ms += obs[i].result.compile_ms;
             c.peak_kb = std::max(c.peak_kb, obs[i].result.peak_kb);
         }
         if (v.all_failed) ++all_failed_;
