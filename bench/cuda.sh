@@ -9,7 +9,7 @@
 set -uo pipefail
 bin=$(cd "${1:-build/bin}" && pwd)
 secs=${2:-60}
-[[ -x $bin/memo-cuda-tests && -x $bin/memo-fuzz ]] || { echo "no memo-cuda-tests and memo-fuzz in $bin (configure with the CUDA toolkit)" >&2; exit 1; }
+[[ -x $bin/memo-cuda-tests && -x $bin/memo-fuzz && -x $bin/memo-cuda-worker ]] || { echo "no memo-cuda-tests, memo-fuzz and memo-cuda-worker in $bin (configure with the CUDA toolkit)" >&2; exit 1; }
 nvidia-smi -L || { echo "no GPU here (nvidia-smi)" >&2; exit 1; }
 lib() { find /usr/local/cuda* /usr/lib /opt /usr/local/lib -name "$1" 2>/dev/null | head -1; }
 for l in libcudnn.so.9 libcublas.so.13 libcublasLt.so.13; do

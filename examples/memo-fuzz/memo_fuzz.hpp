@@ -5,8 +5,9 @@
 
 namespace memo_fuzz {
 
-/// An NVIDIA GPU as the backend "cuda", or "cuda-tf32" with TF32 maths allowed
-/// (cuda/cuda_backend.cpp and cuda/cuda_device.cu).
+/// An NVIDIA GPU as the backend "cuda", or "cuda-tf32" with TF32 maths allowed: its runs go to
+/// memo-cuda-worker, started by exec from beside memo-fuzz or at $MEMO_CUDA_WORKER
+/// (cuda/cuda_backend.cpp; the worker is cuda/cuda_worker.cpp and cuda/cuda_device.cu).
 memo::fuzz::backend_kind cuda_backend(const std::string& name);
 
 /// ONNX Runtime as the backends "ort" and "ort-opt", .onnx model files, model.onnx in each bug's

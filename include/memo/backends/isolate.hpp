@@ -1,7 +1,9 @@
 #pragma once
 // A backend in its own worker process. The worker is forked once and serves runs over two pipes
 // until it dies; the campaign sees a death (its signal), a time-out or a runaway memory use as a
-// run result, and forks a fresh worker for the next run (process.hpp).
+// run result, and forks a fresh worker for the next run (process.hpp). The worker's loop,
+// serve_backend, is also the main loop of a worker program started by exec that serves the same
+// frames (memo-fuzz's memo-cuda-worker).
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,6 +13,36 @@
 #include "wire.hpp"
 
 namespace memo {
+
+/// A worker's loop: reads a request frame from `in`, runs it on `b`, writes the result frame to
+/// `out`, until the campaign closes its end (or stops reading). A request that cannot be decoded or
+/// whose run throws is answered with an `error` result; the loop goes on. Each result carries the
+/// worker's own figures for the run: its CPU time, its peak resident memory, and its resident
+/// memory when the run began. What a forked worker runs (isolated<B> below), and the main loop of a
+/// worker program started by exec (memo-cuda-worker), so both serve the same frames.
+template <backend B>
+void serve_backend(B& b, const registry& reg, int in = 3, int out = 4) {
+    using namespace detail::isolate;
+    std::string frame;
+    while (recv_frame(in, frame)) {
+        run_result r;
+        try {
+            auto q = wire::decode_request(frame, reg);
+            q.keep_drawn();
+            reset_peak();
+            const auto start = resident_kb(::getpid());
+            const double cpu = own_cpu_ms();
+            r = b.run(q.m, q.inputs, q.options);
+            r.cpu_ms = own_cpu_ms() - cpu;
+            r.peak_kb = peak_kb();
+            r.start_kb = start;
+            if (q.options.digest_nodes && q.options.every_node && r.ok()) r.digest_nodes(q.m);
+        } catch (const std::exception& e) {
+            r = run_result::failed(run_status::error, e.what());
+        }
+        if (!send_frame(out, wire::encode_result(r))) break;
+    }
+}
 
 /// `isolated<B>`: runs backend B in a worker process. `make` builds the worker's backend after the
 /// fork (so a library's threads and state start in the worker); the campaign's own copy answers
@@ -48,31 +80,12 @@ public:
     }
 
 private:
-    /// The worker's loop: decode a request, run it, answer, until the campaign closes the pipe.
+    /// The worker: builds its backend and serves runs until the campaign closes the pipe.
     [[noreturn]] void serve() {
-        using namespace detail::isolate;
         int code = 0;
         try {
             B b = make_();
-            std::string frame;
-            while (recv_frame(3, frame)) {
-                run_result r;
-                try {
-                    auto q = wire::decode_request(frame, *reg_);
-                    q.keep_drawn();
-                    reset_peak();
-                    const auto start = resident_kb(::getpid());
-                    const double cpu = own_cpu_ms();
-                    r = b.run(q.m, q.inputs, q.options);
-                    r.cpu_ms = own_cpu_ms() - cpu;
-                    r.peak_kb = peak_kb();
-                    r.start_kb = start;
-                    if (q.options.digest_nodes && q.options.every_node && r.ok()) r.digest_nodes(q.m);
-                } catch (const std::exception& e) {
-                    r = run_result::failed(run_status::error, e.what());
-                }
-                if (!send_frame(4, wire::encode_result(r))) break;
-            }
+            serve_backend(b, *reg_);
         } catch (...) {
             code = 3;
         }
