@@ -415,6 +415,11 @@ def is_stateful(config):
     return bool(config.get("stateful") or (isinstance(config.get("layer"), dict) and config["layer"].get("config", {}).get("stateful")))
 
 
+def reset_state(layer):
+    """A stateful recurrent layer's state back to zeros (Bidirectional's too)."""
+    (getattr(layer, "reset_state", None) or getattr(layer, "reset_states"))()
+
+
 class Pool:
     """Keras layers built before, by their class, configuration (but for the name) and input
     shapes and dtypes, for the next models to reuse with memo's weights set anew. A model made by
@@ -451,7 +456,7 @@ class Pool:
                 self.size -= len(gone)
         layer, inferred, step = have[n - 1]
         if stateful:
-            (getattr(layer, "reset_state", None) or getattr(layer, "reset_states"))()
+            reset_state(layer)
         return layer, inferred, step
 
     @staticmethod
@@ -624,6 +629,9 @@ class Graph:
         start = time.perf_counter()
         f(feeds)
         first = time.perf_counter()
+        for i, l in enumerate(self.specs):  # the second call starts from the state the first did
+            if self.layers[i] is not None and is_stateful(l["config"]):
+                reset_state(self.layers[i])
         outputs = f(feeds)
         CompileTime.ms += max(0.0, (first - start) - (time.perf_counter() - first)) * 1e3
         return outputs
