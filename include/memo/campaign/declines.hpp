@@ -25,11 +25,17 @@ namespace memo::campaign {
 class decline_table {
 public:
     /// Learns from one executed model's runs: a run that came back unsupported at a node declines
-    /// that node's (class, dtype, layout) for its backend. Counts the declined run under its reason.
+    /// that node's (class, dtype, layout) for its backend, and a run that went through takes back
+    /// what its nodes were learnt to be declined for. Counts the declined run under its reason.
     void learn(const model& m, const std::vector<oracle::observation>& obs) {
         bool fresh = false;
         for (const auto& o : obs) {
             const auto& r = o.result;
+            if (r.ok()) {  // what ran is not declined: the oracle sends a known decline now and then (differential::supported)
+                if (const auto it = backends_.find(o.backend); it != backends_.end())
+                    for (const auto& n : m.nodes) it->second.pairs.erase(key::of(n));
+                continue;
+            }
             if (r.status != run_status::unsupported) continue;
             auto& b = backends_[o.backend];
             std::string why;

@@ -176,9 +176,13 @@ public:
                 restore_limit_.erase(it);
             }
             keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
-            // A layer, dtype and layout a backend declined once, it declines again: learn it.
+            // A layer, dtype and layout a backend declined once, it declines again: learn it. A run
+            // that went through forgets what its nodes were learnt to be declined for.
             if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
-                declined_[k].insert(decline_key::of(current_[r.node]));
+                declined_[k].try_emplace(decline_key::of(current_[r.node]), 0);
+            else if (r.ok())
+                if (const auto it = declined_.find(k); it != declined_.end())
+                    for (const auto& n : current_.nodes) it->second.erase(decline_key::of(n));
         }
         running_.clear();
         // A backend that declined at run time what supports() let through counts as one that
@@ -351,11 +355,17 @@ private:
         return false;
     }
 
-    expected<void> supported(std::size_t k, const model& m) const {
+    /// Whether participant k takes m: by its supports(), and by what it was learnt to decline. A
+    /// decline may be a parameter's and not the class's (TensorFlow's DepthwiseConv2D declines
+    /// unequal strides only): one model in `retry_declined` that carries a learnt key goes to the
+    /// library anyway, and if it runs, the key is forgotten (finish()).
+    static constexpr std::uint64_t retry_declined = 16;
+    expected<void> supported(std::size_t k, const model& m) {
         if (auto s = xs_[k]->supports(m); !s) return s;
         if (const auto it = declined_.find(k); it != declined_.end())
             for (const auto& n : m.nodes)
-                if (const auto key = decline_key::of(n); it->second.count(key)) return fail("declined " + key.text() + " before");
+                if (const auto key = it->second.find(decline_key::of(n)); key != it->second.end() && ++key->second % retry_declined != 0)
+                    return fail("declined " + key->first.text() + " before");
         return {};
     }
 
@@ -721,7 +731,7 @@ private:
     std::vector<observation> obs_;
     std::vector<std::size_t> running_;
     bool suppressed_ = false, skipped_ = false, trace_ = false;
-    std::map<std::size_t, std::set<decline_key>> declined_;
+    std::map<std::size_t, std::map<decline_key, std::uint64_t>> declined_;               // per participant: key, models held back since
     std::map<std::size_t, std::set<std::pair<run_status, std::uint64_t>>> known_hangs_;  // per participant: (timeout or memory, trigger)
     struct limits {
         double ms = 0;
