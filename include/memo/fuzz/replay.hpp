@@ -18,8 +18,9 @@ inline void print_observations(const std::vector<memo::oracle::observation>& obs
     for (const auto& o : obs) {
         std::string outs;
         for (const auto& t : o.result.outputs) outs += (outs.empty() ? "" : ", ") + t.dims_str() + (t.has_non_finite() ? " (non-finite)" : "");
-        fmt::print("  {:<18} {:<11} {:>8.2f} ms {:>8} KiB  {}\n", o.backend + std::string(suffix), memo::name_of(o.result.status), o.result.ms,
-                   o.result.peak_kb, o.result.ok() ? outs : o.result.message);
+        const auto compiling = o.result.compile_ms > 0 ? fmt::format(" ({:.0f} ms of it compiling)", o.result.compile_ms) : std::string();
+        fmt::print("  {:<18} {:<11} {:>8.2f} ms {:>8} KiB  {}{}\n", o.backend + std::string(suffix), memo::name_of(o.result.status), o.result.ms,
+                   o.result.peak_kb, o.result.ok() ? outs : o.result.message, compiling);
     }
 }
 
