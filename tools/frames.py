@@ -3,6 +3,7 @@ requests arrive on fd 3 and answers leave on fd 4, each a little-endian u64 leng
 Strings are a u32 length and UTF-8 bytes; a tensor is a u32 rank, i64 dims and float32 values."""
 import os
 import struct
+import time
 
 import numpy as np
 
@@ -56,18 +57,47 @@ def put_tensor(parts, t):
     parts.append(np.ascontiguousarray(t, dtype="<f4").tobytes())
 
 
-def result_frame(status, ms, message, layer, outputs, compile_ms=0.0):
+class CompileTime:
+    """The time the request being served spent compiling (XLA's programs, Inductor's code): a
+    compiled backend's time per model is mostly this, and its run time is the rest. serve_frames
+    sets it to 0 before each request; result_frame sends it."""
+    ms = 0.0
+
+    @classmethod
+    def timed(cls, f):
+        """f(), its time counted as compiling."""
+        start = time.perf_counter()
+        try:
+            return f()
+        finally:
+            cls.ms += (time.perf_counter() - start) * 1e3
+
+    @classmethod
+    def first_call(cls, f, between=lambda: None):
+        """The result of f()'s second call, where f compiles at its first (tf.function,
+        torch.compile): the first call's time less the second's is counted as compiling.
+        `between` restores what the first call changed (a stateful layer's state)."""
+        start = time.perf_counter()
+        f()
+        first = time.perf_counter()
+        between()
+        out = f()
+        cls.ms += max(0.0, (first - start) - (time.perf_counter() - first)) * 1e3
+        return out
+
+
+def result_frame(status, ms, message, layer, outputs):
     """The parts of a Python worker's answer (keras_json_worker.hpp decodes it): the status (0 ok,
     1 error, 2 declined, 3 misshapen, 4 an error of the whole graph's run), the worker's time for
     the request, the message, the failing layer, the outputs, and the part of the time spent
-    compiling (XLA's programs, Inductor's code)."""
+    compiling (CompileTime)."""
     parts = [bytes([status]), np.float64(ms).tobytes()]
     put_str(parts, message)
     put_str(parts, layer)
     parts.append(np.uint32(len(outputs)).tobytes())
     for t in outputs:
         put_tensor(parts, t)
-    parts.append(np.float64(compile_ms).tobytes())
+    parts.append(np.float64(CompileTime.ms).tobytes())
     return parts
 
 
@@ -105,6 +135,7 @@ def serve_frames(serve, replay=None):
         _printing = True
         for path in replay:
             with open(path, "rb") as f:
+                CompileTime.ms = 0.0
                 serve(f.read())
         return
     while True:
@@ -114,4 +145,5 @@ def serve_frames(serve, replay=None):
         frame = _read_exactly(3, struct.unpack("<Q", head)[0])
         if frame is None:
             return
+        CompileTime.ms = 0.0
         serve(frame)

@@ -73,7 +73,7 @@ if opts.backend != "jax":
 import keras  # noqa: E402
 from keras import ops  # noqa: E402
 
-from frames import Reader, answer, result_frame, serve_frames  # noqa: E402
+from frames import CompileTime, Reader, answer, result_frame, serve_frames  # noqa: E402
 
 if opts.backend == "tensorflow":
     import tensorflow as tf
@@ -288,20 +288,6 @@ def decode(frame):
     if q["mode"] == 2:
         q["forced"] = [r.tensor() for _ in range(r.u32())]
     return q
-
-
-class CompileTime:
-    """The time the request being served spent compiling (XLA's programs, Inductor's code): a
-    compiled backend's time per model is mostly this, and its run time is the rest."""
-    ms = 0.0
-
-    @classmethod
-    def timed(cls, f):
-        start = time.perf_counter()
-        try:
-            return f()
-        finally:
-            cls.ms += (time.perf_counter() - start) * 1e3
 
 
 def memo_name(variable):
@@ -626,20 +612,17 @@ class Graph:
             return CompileTime.timed(lambda: jax.jit(whole).lower(state, feeds).compile())(state, feeds)
         f = lambda xs: [self.run(xs, call=lambda i, x: self.layers[i](x, training=False))[k] for k in at]
         f = tf.function(f, jit_compile=True) if opts.backend == "tensorflow" else torch.compile(f)
-        start = time.perf_counter()
-        f(feeds)
-        first = time.perf_counter()
-        for i, l in enumerate(self.specs):  # the second call starts from the state the first did
+        return CompileTime.first_call(lambda: f(feeds), between=self.reset_states)
+
+    def reset_states(self):
+        """Stateful layers back to zero state (a second call starts where the first did)."""
+        for i, l in enumerate(self.specs):
             if self.layers[i] is not None and is_stateful(l["config"]):
                 reset_state(self.layers[i])
-        outputs = f(feeds)
-        CompileTime.ms += max(0.0, (first - start) - (time.perf_counter() - first)) * 1e3
-        return outputs
 
 
 def serve(frame):
     start = time.perf_counter()
-    CompileTime.ms = 0.0
     if os.environ.get("MEMO_KERAS_FRAMES"):
         serve.count = getattr(serve, "count", 0) + 1
         with open(os.path.join(os.environ["MEMO_KERAS_FRAMES"], "request-%s-%d-%d.bin" % (opts.backend, os.getpid(), serve.count)), "wb") as f:
@@ -674,7 +657,7 @@ def serve(frame):
             want = q["shapes"][graph.index[name]]
             if v.ndim != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(v.shape)):
                 raise Misshapen("layer %s: Keras 3 computes an output of shape %s per sample, memo %s" % (name, list(v.shape[1:]), list(want[1:])), name)
-        answer(result_frame(0, (time.perf_counter() - start) * 1e3, "", "", values, CompileTime.ms))
+        answer(result_frame(0, (time.perf_counter() - start) * 1e3, "", "", values))
     except Exception as e:  # noqa: BLE001
         cause = getattr(e, "cause", e)
         status = 3 if isinstance(e, Misshapen) else 2 if lacks(e) or lacks(cause) else 4 if isinstance(e, GraphFailed) else 1
@@ -683,7 +666,7 @@ def serve(frame):
             import traceback
 
             traceback.print_exc()
-        answer(result_frame(status, (time.perf_counter() - start) * 1e3, message, memo_layer(getattr(e, "layer", "")), [], CompileTime.ms))
+        answer(result_frame(status, (time.perf_counter() - start) * 1e3, message, memo_layer(getattr(e, "layer", "")), []))
 
 
 # What was imported and built so far lives as long as the worker: the collector need not walk it.

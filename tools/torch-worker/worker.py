@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import lowering  # noqa: E402
-from frames import Reader, answer, result_frame, serve_frames  # noqa: E402
+from frames import CompileTime, Reader, answer, result_frame, serve_frames  # noqa: E402
 from lowering import Declined  # noqa: E402
 
 torch.set_num_threads(1)
@@ -217,13 +217,8 @@ def run(q: dict) -> tuple[list[torch.Tensor], list[Node]]:
         values = evaluate(nodes, inputs, weights)
         return [values[k] for k in outputs], [nodes[k] for k in outputs]
     try:
-        # The first call compiles: its time less the second's run is the compiling.
         f = compiled(nodes, sinks)
-        start = time.perf_counter()
-        f(inputs, weights)
-        first = time.perf_counter()
-        values = f(inputs, weights)
-        run.compile_ms = max(0.0, (first - start) - (time.perf_counter() - first)) * 1e3
+        values = CompileTime.first_call(lambda: f(inputs, weights))
     except Exception as e:  # noqa: BLE001
         # Which layer fails, when it fails alone too (eagerly); when none does, the failure is
         # torch.compile's of the whole model, or a graph break (what Dynamo cannot trace, which
@@ -248,7 +243,6 @@ def check_shapes(values: list[np.ndarray], nodes: list[Node], shapes: list[list[
 
 def serve(frame: bytes) -> None:
     start = time.perf_counter()
-    run.compile_ms = 0.0
     if os.environ.get("MEMO_TORCH_FRAMES"):
         serve.count = getattr(serve, "count", 0) + 1
         with open(os.path.join(os.environ["MEMO_TORCH_FRAMES"], "request-%d-%d.bin" % (os.getpid(), serve.count)), "wb") as f:
@@ -259,7 +253,7 @@ def serve(frame: bytes) -> None:
             values, nodes = run(q)
             values = [to_numpy(v) for v in values]
         check_shapes(values, nodes, q["shapes"])
-        answer(result_frame(0, (time.perf_counter() - start) * 1e3, "", "", values, run.compile_ms))
+        answer(result_frame(0, (time.perf_counter() - start) * 1e3, "", "", values))
     except Exception as e:  # noqa: BLE001
         cause = getattr(e, "cause", e)
         status = 3 if isinstance(e, Misshapen) else 2 if lacks(e) or lacks(cause) else 4 if isinstance(e, GraphFailed) else 1
@@ -268,7 +262,7 @@ def serve(frame: bytes) -> None:
             import traceback
 
             traceback.print_exc()
-        answer(result_frame(status, (time.perf_counter() - start) * 1e3, message, getattr(e, "layer", ""), [], run.compile_ms))
+        answer(result_frame(status, (time.perf_counter() - start) * 1e3, message, getattr(e, "layer", ""), []))
     finally:
         if opts.compile:
             torch._dynamo.reset()  # the compiled model and its guards go with the request
