@@ -31,6 +31,9 @@ class Reader:
     def i64(self):
         return struct.unpack("<q", self._take(8))[0]
 
+    def f64(self):
+        return struct.unpack("<d", self._take(8))[0]
+
     def str(self):
         return bytes(self._take(self.u32())).decode("utf-8")
 

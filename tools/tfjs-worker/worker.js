@@ -10,6 +10,9 @@
 //            u32 inputs (the model's input layers in order), each: tensor
 //            u32 layers, each: u32 rank, i64 dims (its output shape as Keras infers it; -1: batch)
 //            mode 2: u32 tensors (one per layer, in the JSON's order), each: tensor
+//            mode 3 (a bug's reproducer; memo sends it only to workers that write one, PyTorch's):
+//            str folder, str file stem, str title, u32 checks, each: u32 node, tensor expected,
+//            f64 bound; the answer's message says whether the script written shows the fault
 //   result   u8 status (0 ok, 1 error, 2 declined: a layer or setting tfjs lacks, 3 a layer whose
 //            output shape tfjs infers otherwise than Keras, 4 an error of model.predict where
 //            every layer applied alone runs), f64 milliseconds

@@ -10,6 +10,9 @@ are tested against the eager run. Every node's output and teacher forcing apply 
 turn, eagerly. Each node runs in its own dtype: the frames carry float32 values, which are cast to
 the dtype of the node that reads them, as memo's libtorch backend casts its float64 values.
 
+A request of mode 3 asks for the model's reproducer instead (reproducer.py): a script in
+PyTorch's terms and its data, written into the folder the request names.
+
 Usage: worker.py [--compile] [--version] [--replay FRAME...]
 MEMO_TORCH_FRAMES=DIR saves each request frame there (request-PID-N.bin: workers may share DIR), to
 --replay it."""
@@ -36,6 +39,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import lowering  # noqa: E402
+import reproducer  # noqa: E402
 from frames import CompileTime, Reader, answer, result_frame, serve_frames  # noqa: E402
 from lowering import Declined  # noqa: E402
 
@@ -164,6 +168,9 @@ def decode(frame: bytes) -> dict:
     q["shapes"] = [r.dims() for _ in range(r.u32())]
     if q["mode"] == 2:
         q["forced"] = [r.tensor() for _ in range(r.u32())]
+    if q["mode"] == 3:
+        q["directory"], q["stem"], q["title"] = r.str(), r.str(), r.str()
+        q["checks"] = [(r.u32(), r.tensor(), r.f64()) for _ in range(r.u32())]
     return q
 
 
@@ -249,6 +256,12 @@ def serve(frame: bytes) -> None:
             f.write(frame)
     try:
         q = decode(frame)
+        if q["mode"] == 3:
+            nodes, outputs, _ = build(json.loads(q["json"]))
+            script = reproducer.write(q["directory"], q["stem"], q["title"], nodes, outputs, q["inputs"], q["weights"], q["checks"], opts.compile)
+            said = reproducer.run(script)
+            answer(result_frame(0, (time.perf_counter() - start) * 1e3, said, "", []))
+            return
         with torch.inference_mode():
             values, nodes = run(q)
             values = [to_numpy(v) for v in values]

@@ -42,6 +42,21 @@ inline constexpr std::string_view run_status_names[] = {"ok", "unsupported", "er
 inline constexpr std::size_t run_status_count = std::size(run_status_names);
 constexpr std::string_view name_of(run_status s) noexcept { return run_status_names[static_cast<int>(s)]; }
 
+/// A bug's reproducer in a library's own terms, which a worker writes instead of running the model
+/// (run_options::reproducer): a script and its data in `directory`, their names beginning with
+/// `stem`, headed by `title`; each check a node whose value shows the fault, with the value
+/// expected (memo's float64 reference) and the most rounding may move it. Without checks the fault
+/// is the run failing.
+struct reproducer_request {
+    struct check {
+        int node = -1;
+        tensor expected;
+        double bound = 0;
+    };
+    std::string directory, stem, title;
+    std::vector<check> checks;
+};
+
 /// How to run.
 struct run_options {
     /// Return every node's output (in node order), not only the model's outputs.
@@ -63,6 +78,9 @@ struct run_options {
     /// recurrence amplifies it step by step. 0: none. Only the reference interpreter reads it, in
     /// process (the oracle's rounding measure); workers are not sent it.
     double shake_activations = 0;
+    /// Not a run: the backend's worker writes this reproducer of the model (executor::
+    /// writes_reproducers says which do), runs it, and answers ok with what it printed.
+    const reproducer_request* reproducer = nullptr;
 };
 
 struct run_result {

@@ -45,6 +45,9 @@ public:
     virtual void set_time_limit(double) {}
     virtual std::int64_t memory_limit_mb() const { return 0; }
     virtual void set_memory_limit_mb(std::int64_t) {}
+    /// Whether the backend writes a bug's reproducer in its library's terms when asked
+    /// (run_options::reproducer); one that does not would run the model instead.
+    virtual bool writes_reproducers() const { return false; }
 
     run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
         submit(m, inputs, o);

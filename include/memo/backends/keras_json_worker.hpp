@@ -22,7 +22,7 @@ namespace memo {
 
 namespace detail::keras_json {
 
-enum class mode : std::uint8_t { outputs = 0, every_node = 1, forced = 2 };
+enum class mode : std::uint8_t { outputs = 0, every_node = 1, forced = 2, reproducer = 3 };
 
 inline void put_str(wire::writer& w, std::string_view s) {
     w.pod<std::uint32_t>(static_cast<std::uint32_t>(s.size()));
@@ -35,8 +35,10 @@ inline void put_tensor(wire::writer& w, const tensor& t) {
 }
 
 /// The request frame: the model's Keras JSON, the mode, every weight by layer and Keras name, the
-/// inputs, every node's output shape, and with `forced` one tensor per node.
-inline std::string encode(const model& m, const std::vector<std::string>& names, std::span<const tensor> inputs, mode how, std::span<const tensor> forced) {
+/// inputs, every node's output shape; with `forced` one tensor per node; for a reproducer its
+/// folder, file stem and title, and each check's node, expected tensor and bound (a double).
+inline std::string encode(const model& m, const std::vector<std::string>& names, std::span<const tensor> inputs, mode how, std::span<const tensor> forced,
+                          const reproducer_request* reproducer = nullptr) {
     wire::writer w;
     put_str(w, io::keras_to_json(m).dump());
     w.pod<std::uint8_t>(static_cast<std::uint8_t>(how));
@@ -60,6 +62,17 @@ inline std::string encode(const model& m, const std::vector<std::string>& names,
     if (how == mode::forced) {
         w.pod<std::uint32_t>(static_cast<std::uint32_t>(forced.size()));
         for (const auto& t : forced) put_tensor(w, t);
+    }
+    if (how == mode::reproducer && reproducer) {
+        put_str(w, reproducer->directory);
+        put_str(w, reproducer->stem);
+        put_str(w, reproducer->title);
+        w.pod<std::uint32_t>(static_cast<std::uint32_t>(reproducer->checks.size()));
+        for (const auto& c : reproducer->checks) {
+            w.pod<std::uint32_t>(static_cast<std::uint32_t>(c.node));
+            put_tensor(w, c.expected);
+            w.pod<double>(c.bound);
+        }
     }
     return std::move(w.bytes());
 }
@@ -101,6 +114,7 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
         for (std::size_t i = 0; i < layer_names.size() && !layer.empty(); ++i)
             if (layer_names[i] == layer) x.node = static_cast<int>(i);
     }
+    if (status == 0) x.message = message;  // a reproducer's run: what its script printed
     x.ms = ms;
     x.compile_ms = compile_ms;
     return x;
@@ -119,6 +133,7 @@ public:
 
     std::string_view name() const override { return name_; }
     expected<void> supports(const model& m) const override { return lacks_(m); }
+    bool writes_reproducers() const override { return writes_reproducers_; }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
         begin();
@@ -128,18 +143,28 @@ public:
         if (auto ok = lacks_(m); !ok) return settle(run_result::failed(run_status::unsupported, ok.reason()));
         if (!o.forced.empty() && o.forced.size() != m.size()) return settle(run_result::failed(run_status::error, "forced run needs one tensor per node"));
         names_ = io::detail::keras::layer_names(m);
+        using detail::keras_json::mode;
+        if (o.reproducer) {
+            if (!writes_reproducers_) return settle(run_result::failed(run_status::unsupported, name_ + " writes no reproducer"));
+            worker().send(detail::keras_json::encode(m, names_, inputs, mode::reproducer, {}, o.reproducer));
+            return;
+        }
         if (o.every_node || !o.forced.empty())
             for (const auto& n : m.nodes) types_.push_back(n.type);
         else
             for (int i : m.outputs) types_.push_back(m[i].type);
-        using detail::keras_json::mode;
         const auto how = !o.forced.empty() ? mode::forced : o.every_node ? mode::every_node : mode::outputs;
         worker().send(detail::keras_json::encode(m, names_, inputs, how, o.forced));
     }
 
+protected:
+    /// For a worker that answers mode 3 (a reproducer) by writing one.
+    void set_writes_reproducers(bool on) noexcept { writes_reproducers_ = on; }
+
 private:
     run_result decode(std::string_view frame) override { return detail::keras_json::decode(frame, types_, names_); }
 
+    bool writes_reproducers_ = false;
     std::string name_;
     lacks_fn lacks_;
     std::vector<std::string> names_;  // the Keras layer names of the model in flight, by node

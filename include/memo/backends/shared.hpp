@@ -76,6 +76,7 @@ public:
 
     std::string_view name() const override { return s_->x_->name(); }
     expected<void> supports(const model& m) const override { return s_->x_->supports(m); }
+    bool writes_reproducers() const override { return s_->x_->writes_reproducers(); }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
         s_->drop(*this);  // a run not collected is forgotten, as a worker's own executor does

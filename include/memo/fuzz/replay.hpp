@@ -1,6 +1,8 @@
 #pragma once
-// memo-fuzz run-model and replay: one model on the backends, judged by the oracle; and replay of a
-// whole campaign's stored executions, for divergences.
+// memo-fuzz run-model, replay and reproduce: one model on the backends, judged by the oracle; replay
+// of a whole campaign's stored executions, for divergences; a stored bug's reproducers in its
+// libraries' own terms.
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -145,6 +147,41 @@ inline int replay_campaign(const cli::args& a, const std::filesystem::path& dir)
     return sum.divergences.empty() ? 0 : 2;
 }
 
+/// A stored bug as replay and reproduce read it from its directory: bug.json, the model to run
+/// (minimal.json; with --original, or where the bug is not minimised, model.json), the backends
+/// and the inputs it was found with (options given on the command line win).
+struct stored_bug {
+    memo::io::json bug;
+    std::string kind;
+    std::vector<std::string> culprits;
+    bool metamorphic = false, resource = false;
+    std::filesystem::path file;
+    memo::model m;
+    std::string backends;
+    memo::input_options in;
+    std::string tester;
+};
+
+inline stored_bug load_bug(const cli::args& a, const std::filesystem::path& dir) {
+    stored_bug b;
+    b.bug = memo::io::parse_json_file((dir / "bug.json").string());
+    b.kind = b.bug.at("kind").get<std::string>();
+    b.culprits = b.bug.at("culprits").get<std::vector<std::string>>();
+    b.metamorphic = b.kind == "metamorphic", b.resource = b.kind == "performance" || b.kind == "leak" || b.kind == "nondeterminism";
+    // A metamorphic bug's variant was spliced into the model as found; resource bugs are not minimised.
+    b.file = dir / (a.has("original") || b.metamorphic || b.resource ? "model.json" : "minimal.json");
+    b.m = memo::io::load_model(b.file.string(), memo::fuzz::setup().layers());
+    for (const auto& x : b.bug.at("backends")) b.backends += (b.backends.empty() ? "" : ",") + x.get<std::string>();
+    b.backends = a.get_or("backends", b.backends);
+    check_fits(b.m, b.file.string(), a);
+    b.in = inputs_from(a);
+    if (!a.has("samples")) b.in.samples = b.bug.at("inputs").value("samples", std::int64_t{2});
+    if (!a.has("input-range")) b.in.lo = b.bug.at("inputs").value("lo", 0.0), b.in.hi = b.bug.at("inputs").value("hi", 1.0);
+    if (!a.has("inputs")) b.in.varied = b.bug.at("inputs").value("varied", false);
+    b.tester = b.metamorphic || b.bug.value("tester", std::string("differential")) == "metamorphic" ? "metamorphic" : "differential";
+    return b;
+}
+
 inline int replay(const cli::args& a) {
     auto flags = std::vector<std::string>{"backends", "original", "tolerant"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
@@ -156,24 +193,14 @@ inline int replay(const cli::args& a) {
     if (!fs::exists(dir / "bug.json") && fs::exists(memo::store::campaign_store::file_in(dir))) return replay_campaign(a, dir);
     if (a.has("tolerant")) throw memo::error("--tolerant is for a campaign directory, not a bug");
     if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": neither a bug directory (no bug.json) nor a campaign (no store.db)");
-    const auto bug = memo::io::parse_json_file((dir / "bug.json").string());
     const auto& reg = memo::fuzz::setup().layers();
-    const auto want_kind = bug.at("kind").get<std::string>();
-    const auto want_culprits = bug.at("culprits").get<std::vector<std::string>>();
-    const bool metamorphic = want_kind == "metamorphic", resource = want_kind == "performance" || want_kind == "leak" || want_kind == "nondeterminism";
-    // A metamorphic bug's variant was spliced into the model as found; resource bugs are not minimised.
-    const fs::path file = dir / (a.has("original") || metamorphic || resource ? "model.json" : "minimal.json");
-    const auto m = memo::io::load_model(file.string(), reg);
-    std::string backends;
-    for (const auto& b : bug.at("backends")) backends += (backends.empty() ? "" : ",") + b.get<std::string>();
-    backends = a.get_or("backends", backends);
-    check_fits(m, file.string(), a);
-    memo::input_options in = inputs_from(a);
-    if (!a.has("samples")) in.samples = bug.at("inputs").value("samples", std::int64_t{2});
-    if (!a.has("input-range")) in.lo = bug.at("inputs").value("lo", 0.0), in.hi = bug.at("inputs").value("hi", 1.0);
-    if (!a.has("inputs")) in.varied = bug.at("inputs").value("varied", false);
-    const std::string tester = metamorphic || bug.value("tester", std::string("differential")) == "metamorphic" ? "metamorphic" : "differential";
-    testers t(a, backends, reg, in, 1, tester);
+    const auto b = load_bug(a, dir);
+    const auto &bug = b.bug, &m = b.m;
+    const auto &want_kind = b.kind, &file = b.file;
+    const auto& want_culprits = b.culprits;
+    const bool metamorphic = b.metamorphic, resource = b.resource;
+    const auto& backends = b.backends;
+    testers t(a, backends, reg, b.in, 1, b.tester);
     auto& diff = t.first();
     diff.set_trace(true);  // as the campaign ran it: a difference masked at the outputs shows in the traces
     memo::oracle::verdict v;
@@ -203,6 +230,70 @@ inline int replay(const cli::args& a) {
     fmt::print("stored: {} on {} ({}): {}\n", want_kind, fmt::join(want_culprits, ","), bug.value("signature", std::string("?")),
                same ? "reproduced" : "NOT reproduced");
     return same ? 0 : 2;
+}
+
+/// reproduce BUGDIR: the bug's model run again, then each culprit's reproducer in its library's own
+/// terms written into BUGDIR/repro/ by the culprit's worker, which runs it there.
+inline int reproduce(const cli::args& a) {
+    auto flags = std::vector<std::string>{"backends", "original"};
+    flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
+    a.only(flags);
+    if (a.positional().size() != 1) throw memo::error("reproduce needs one bug directory (DIR/bugs/<kind>/<signature>)");
+    namespace fs = std::filesystem;
+    const fs::path dir = a.positional()[0];
+    if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": not a bug directory (no bug.json)");
+    const auto b = load_bug(a, dir);
+    if (b.tester != "differential" || b.resource)
+        throw memo::error(dir.string() + ": a " + b.kind + " bug; reproducers are written for the differential oracle's (crash, nan, inconsistency)");
+    testers t(a, b.backends, memo::fuzz::setup().layers(), b.in, 1, b.tester);
+    auto& diff = dynamic_cast<memo::oracle::differential&>(t.first());
+    const auto v = diff.check(b.m);
+    fmt::print("{}: {} layers on {}\n", b.file.string(), b.m.layer_count(), b.backends);
+    print_verdict(diff, v, b.m);
+    if (!v) {
+        fmt::print("the bug does not show: no reproducer written\n");
+        return 2;
+    }
+    memo::reproducer_request q;
+    q.directory = fs::absolute(dir / "repro").string();
+    q.title = fmt::format("{} on {}{}{} (memo signature {})", memo::oracle::name_of(v.what), fmt::join(v.culprits, ","),
+                          v.layer.empty() ? "" : " at " + v.layer, v.message.empty() ? "" : ": " + v.message, memo::oracle::signature(v, b.m));
+    // The node where the fault shows against the float64 reference, and the most rounding explains
+    // there (what the oracle measured on identical inputs; else the rule without measured slack).
+    if ((v.what == memo::oracle::kind::inconsistency || v.what == memo::oracle::kind::nan) && v.node >= 0) {
+        const auto& truth = diff.truth_values();
+        const auto i = static_cast<std::size_t>(v.node);
+        if (i < truth.size()) {
+            const double bound = v.at_node.bound > 0 ? v.at_node.bound
+                                                     : memo::oracle::rounding_bound(b.m, i, memo::oracle::magnitude(truth[i]),
+                                                                                    memo::oracle::input_magnitude(b.m, i, truth), 0.0);
+            q.checks.push_back({v.node, truth[i], bound});
+        }
+    }
+    int written = 0, shown = 0;
+    for (const auto& c : v.culprits) {
+        memo::executor* x = nullptr;
+        for (auto* p : diff.participants())
+            if (p->name() == c) x = p;
+        if (!x || !x->writes_reproducers()) {
+            fmt::print("  {}: writes no reproducer\n", c);
+            continue;
+        }
+        q.stem = "repro_" + c;
+        std::replace(q.stem.begin(), q.stem.end(), '-', '_');
+        x->set_time_limit(std::max(x->time_limit(), 600000.0));  // the script imports its library again, and may compile
+        memo::run_options o;
+        o.reproducer = &q;
+        const auto r = x->run(b.m, diff.last_inputs(), o);
+        if (!r.ok()) {
+            fmt::print("  {}: no reproducer: {}\n", c, r.message);
+            continue;
+        }
+        ++written;
+        shown += r.message.starts_with("shows");
+        fmt::print("  {}: {}: {}\n", c, (fs::path(q.directory) / (q.stem + ".py")).string(), r.message);
+    }
+    return written > 0 && shown == written ? 0 : 2;
 }
 
 inline std::vector<cli::command> execution_commands() {
@@ -242,6 +333,21 @@ inline std::vector<cli::command> execution_commands() {
              execution_help,
          {"backends", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold"},
          replay},
+        {"reproduce",
+         "reproduce BUGDIR [--original] [--backends LIST] [execution options]",
+         "Re-runs the stored bug (as replay does), then has each culprit's worker write a reproducer in its\n"
+         "library's own terms into BUGDIR/repro/: a script that imports only that library and numpy, with the\n"
+         "model's inputs and weights in an .npz beside it. The script prints the culprit's values against the\n"
+         "expected ones (memo's float64 reference; for a compiled backend, the same program run eagerly) within\n"
+         "memo's rounding bound, or the call that fails, and exits 1 while the fault shows, 0 once it does not.\n"
+         "The worker runs it once, and its result is printed. PyTorch's workers (torch, torch-compile) write\n"
+         "reproducers; other backends say they write none. Exit status 0 when every reproducer written shows\n"
+         "the fault, 2 when one does not or none was written, 1 on an error.\n\n"
+         "  --original           reproduce model.json (the model as found) instead of minimal.json\n"
+         "  --backends LIST      other backends than the stored ones\n" +
+             execution_help,
+         {"backends", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold"},
+         reproduce},
     };
 }
 

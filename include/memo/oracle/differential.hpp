@@ -239,6 +239,11 @@ public:
     /// Milliseconds spent on the float64 truth while judging, and on localising verdicts (the
     /// truth's runs for it included), in the caller's thread.
     double truth_ms() const noexcept { return truth_ms_; }
+    /// Every node's float64 value for the last model and its inputs (the reference's, run once).
+    const std::vector<tensor>& truth_values() {
+        truth_outputs();
+        return truth_cache_;
+    }
     double localise_ms() const noexcept { return localise_ms_; }
 
     /// Models whose outputs agreed but whose traces differed at some node beyond what rounding

@@ -56,7 +56,7 @@ inline std::string unavailable(const worker_options& o) {
 /// PyTorch behind a Python worker process, as a campaign executor.
 class worker_runtime final : public keras_json_worker {
 public:
-    explicit worker_runtime(const worker_options& o) : keras_json_worker(argv(o), o.limits, o.name, torch::supports) {}
+    explicit worker_runtime(const worker_options& o) : keras_json_worker(argv(o), o.limits, o.name, torch::supports) { set_writes_reproducers(true); }
 
 private:
     static std::vector<std::string> argv(const worker_options& o) {
