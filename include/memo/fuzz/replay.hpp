@@ -195,8 +195,10 @@ inline int replay(const cli::args& a) {
     if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": neither a bug directory (no bug.json) nor a campaign (no store.db)");
     const auto& reg = memo::fuzz::setup().layers();
     const auto b = load_bug(a, dir);
-    const auto &bug = b.bug, &m = b.m;
-    const auto &want_kind = b.kind, &file = b.file;
+    const auto& bug = b.bug;
+    const auto& m = b.m;
+    const auto& want_kind = b.kind;
+    const auto& file = b.file;
     const auto& want_culprits = b.culprits;
     const bool metamorphic = b.metamorphic, resource = b.resource;
     const auto& backends = b.backends;
