@@ -274,9 +274,7 @@ inline int reproduce(const cli::args& a) {
     }
     int written = 0, shown = 0;
     for (const auto& c : v.culprits) {
-        memo::executor* x = nullptr;
-        for (auto* p : diff.participants())
-            if (p->name() == c) x = p;
+        memo::executor* x = diff.by_name(c);
         if (!x || !x->writes_reproducers()) {
             fmt::print("  {}: writes no reproducer\n", c);
             continue;

@@ -239,6 +239,12 @@ public:
     /// Milliseconds spent on the float64 truth while judging, and on localising verdicts (the
     /// truth's runs for it included), in the caller's thread.
     double truth_ms() const noexcept { return truth_ms_; }
+    /// The participant of that name, or null.
+    executor* by_name(std::string_view n) const {
+        for (auto* x : xs_)
+            if (x->name() == n) return x;
+        return nullptr;
+    }
     /// Every node's float64 value for the last model and its inputs (the reference's, run once).
     const std::vector<tensor>& truth_values() {
         truth_outputs();
@@ -372,12 +378,6 @@ private:
                 if (const auto key = it->second.find(decline_key::of(n)); key != it->second.end() && ++key->second % retry_declined != 0)
                     return fail("declined " + key->first.text() + " before");
         return {};
-    }
-
-    executor* by_name(std::string_view n) const {
-        for (auto* x : xs_)
-            if (x->name() == n) return x;
-        return nullptr;
     }
 
     std::vector<tensor> truth_outputs() {
