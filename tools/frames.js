@@ -12,6 +12,7 @@ class Reader {
   u32() { const v = this.buf.readUInt32LE(this.at); this.at += 4; return v; }
   i64() { const v = Number(this.buf.readBigInt64LE(this.at)); this.at += 8; return v; }
   u64() { const v = Number(this.buf.readBigUInt64LE(this.at)); this.at += 8; return v; }
+  f64() { const v = this.buf.readDoubleLE(this.at); this.at += 8; return v; }
   bytes(n) {
     if (this.at + n > this.buf.length) throw new Error('truncated request');
     const v = this.buf.subarray(this.at, this.at + n); this.at += n; return v;

@@ -9,6 +9,9 @@ the backend's compiler (XLA through tf.function(jit_compile=True) or jax.jit, In
 torch.compile), so that a compiler's fusion and layout passes are tested against the eager run.
 Every node's output and teacher forcing apply each layer in turn, eagerly.
 
+A request of mode 3 asks for the model's reproducer instead (reproducer.py): a script in Keras'
+terms and its data, written into the folder the request names, and run once.
+
 Usage: worker.py --backend tensorflow|jax|torch [--jit]"""
 import argparse
 import collections
@@ -74,6 +77,7 @@ import keras  # noqa: E402
 from keras import ops  # noqa: E402
 
 from frames import CompileTime, Reader, answer, result_frame, serve_frames  # noqa: E402
+import reproducing  # noqa: E402
 
 if opts.backend == "tensorflow":
     import tensorflow as tf
@@ -287,6 +291,8 @@ def decode(frame):
     q["shapes"] = [r.dims() for _ in range(r.u32())]
     if q["mode"] == 2:
         q["forced"] = [r.tensor() for _ in range(r.u32())]
+    if q["mode"] == 3:
+        q.update(reproducing.read_request(r))
     return q
 
 
@@ -633,6 +639,14 @@ def serve(frame):
         q["weights"] = {keras_name(k): v for k, v in q["weights"].items()}
         graph = Graph(spec, q["shapes"], q["weights"], q["inputs"][0].shape[0] if q["inputs"] else None)
         feeds = [ops.convert_to_tensor(x) for x in q["inputs"]]
+        if q["mode"] == 3:  # the bug's reproducer (reproducer.py), written and run once
+            import reproducer
+
+            names = [o[0] for o in spec["config"]["output_layers"]]
+            script = reproducer.write(q["directory"], q["stem"], q["title"], graph, names, q["inputs"], q["checks"], opts.backend, opts.jit,
+                                      library_version, producers)
+            answer(result_frame(0, (time.perf_counter() - start) * 1e3, reproducing.run(script), "", []))
+            return
         if q["mode"] == 0:
             names = [o[0] for o in spec["config"]["output_layers"]]
             if opts.jit:

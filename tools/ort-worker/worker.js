@@ -5,13 +5,19 @@
 //   request  u64 onnx length, onnx bytes,
 //            u32 inputs,  each: str name, u8 type (0 float32, 1 float64), u32 rank, i64 dims, data
 //            u32 outputs, each: str name
+//            and, for a reproducer (reproducer.js) rather than a run: str directory, str stem,
+//            str title, and for each output: u8 checked, if checked the values expected (u32 rank,
+//            i64 dims, float64 data) and f64 the most rounding explains
 //   result   u8 status (0 ok, 1 error), f64 milliseconds (session creation and run), str message,
 //            u32 outputs, each: u8 type (0 float32, 1 float64), u32 rank, i64 dims, data
+//            (a reproducer's answer: status 0, what running it printed, no outputs)
 //
 // (str: u32 length and UTF-8 bytes.) Usage: node worker.js [--optimize disabled|basic|extended|all]
 'use strict';
 const { Reader, dimsHeader, answer, serveFrames } = require('../frames.js');
 const ort = require('onnxruntime-node');
+const reproducer = require('./reproducer.js');
+const version = require('onnxruntime-node/package.json').version;
 
 const level = (() => {
   const i = process.argv.indexOf('--optimize');
@@ -42,7 +48,18 @@ function decode(frame) {
   }
   const outputs = [];
   for (let n = r.u32(); n > 0; --n) outputs.push(r.str());
-  return { model, feeds, outputs };
+  if (r.at === r.buf.length) return { model, feeds, outputs };
+  const repro = { directory: r.str(), stem: r.str(), title: r.str(), outputs: [] };
+  for (const name of outputs) {
+    if (!r.u8()) {
+      repro.outputs.push({ name });
+      continue;
+    }
+    const dims = r.dims();
+    const expected = { dims, data: r.floats(dims.reduce((a, b) => a * b, 1), 8) };
+    repro.outputs.push({ name, expected, bound: r.f64() });
+  }
+  return { model, feeds, outputs, repro };
 }
 
 function encode(status, ms, message, tensors) {
@@ -69,6 +86,12 @@ async function serve(frame) {
   let session = null;
   try {
     const q = decode(frame);
+    if (q.repro) {
+      const { directory, stem, title, outputs } = q.repro;
+      const script = reproducer.write(directory, stem, title, q.model, q.feeds, outputs, level, version);
+      answer(encode(0, ms(), reproducer.run(script), []));
+      return;
+    }
     session = await ort.InferenceSession.create(q.model, options);
     const result = await session.run(q.feeds, q.outputs);
     answer(encode(0, ms(), '', q.outputs.map((name) => result[name])));

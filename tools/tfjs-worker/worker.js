@@ -10,9 +10,9 @@
 //            u32 inputs (the model's input layers in order), each: tensor
 //            u32 layers, each: u32 rank, i64 dims (its output shape as Keras infers it; -1: batch)
 //            mode 2: u32 tensors (one per layer, in the JSON's order), each: tensor
-//            mode 3 (a bug's reproducer; memo sends it only to workers that write one, PyTorch's):
-//            str folder, str file stem, str title, u32 checks, each: u32 node, tensor expected,
-//            f64 bound; the answer's message says whether the script written shows the fault
+//            mode 3 (a bug's reproducer, reproducer.js; memo sends it only to workers that write
+//            one): str folder, str file stem, str title, u32 checks, each: u32 node, tensor
+//            expected, f64 bound; the answer's message says whether the script written shows the fault
 //   result   u8 status (0 ok, 1 error, 2 declined: a layer or setting tfjs lacks, 3 a layer whose
 //            output shape tfjs infers otherwise than Keras, 4 an error of model.predict where
 //            every layer applied alone runs), f64 milliseconds
@@ -32,85 +32,14 @@ const backend = (() => {
   return i >= 0 ? process.argv[i + 1] : 'cpu';
 })();
 
-// tfjs-core's CommonJS build leaves out the chained tensor methods (x.flatten(), x.add(y), ...)
-// that its bundles register and tfjs-layers' recurrent layers call: each op becomes a method.
-for (const [name, fn] of Object.entries(tf)) {
-  if (typeof fn === 'function' && /^[a-z]/.test(name) && !(name in tf.Tensor.prototype)) {
-    tf.Tensor.prototype[name] = function (...args) { return fn(this, ...args); };
-  }
-}
-if (!tf.Tensor.prototype.flatten) {
-  tf.Tensor.prototype.flatten = function () { return tf.reshape(this, [this.size]); };
-}
-
-// memo's layers that Keras has no class for (MEMO's custom objects and memo's adapters), as tfjs
-// layers of the same class names and meanings as memo's reference interpreter gives them. (tfjs
-// hands a layer its config with camelCase keys: constant_values is constantValues.)
-class Elementwise extends tfl.layers.Layer {
-  constructor(config) { super(config); this.config = config; }
-  computeOutputShape(shape) { return shape; }
-  getConfig() { return { ...super.getConfig(), ...this.own() }; }
-  own() { return {}; }
-  call(inputs) { return tf.tidy(() => this.f(Array.isArray(inputs) ? inputs[0] : inputs, inputs)); }
-}
-const custom = {
-  Abs: (x) => tf.abs(x),
-  Square: (x) => tf.mul(x, x),
-  StopGradient: (x) => tf.clone(x),
-  // The product is rounded to float32 before the shift is added, as memo's reference does.
-  ScaleShift: (x, _, c) => tf.add(tf.mul(x, tf.scalar(c.scale ?? 1)), tf.scalar(c.shift ?? 0)),
-  CustomCastLayer: (x, _, c) => {
-    if ((c.targetDtype ?? 'float32') !== 'float32') throw new Declined('tfjs layers compute in float32 only, not ' + c.targetDtype);
-    return tf.clone(x);
-  },
-  CustomScaleLayer: (_, inputs, c) => tf.add(inputs[0], tf.mul(inputs[1], tf.scalar(c.scale ?? 1))),
-  CustomInjectLayer: (x, _, c) => {
-    const fill = c.value === 'inf' ? Infinity : c.value === '-inf' ? -Infinity : NaN;
-    const stride = Math.max(1, c.stride ?? 1);
-    const mask = new Uint8Array(x.size);
-    for (let i = 0; i < mask.length; i += stride) mask[i] = 1;
-    return tf.where(tf.tensor(mask, x.shape, 'bool'), tf.fill(x.shape, fill), x);
-  },
-  CustomExpandLayer: (x, _, c) => tf.expandDims(x, c.axis ?? 1),
-  // Index 0 along the axis, which goes.
-  CustomDropDimLayer: (x, _, c) => {
-    const axis = c.axis ?? 1;
-    const begin = x.shape.map(() => 0);
-    const size = x.shape.map((d, i) => (i === axis ? 1 : -1));
-    return tf.squeeze(tf.slice(x, begin, size), [axis]);
-  },
-  // (before, after) for each non-batch dimension.
-  CustomPadLayer: (x, _, c) => {
-    const p = c.padding.flat();
-    const pairs = [[0, 0]];
-    for (let i = 0; i + 1 < p.length; i += 2) pairs.push([p[i], p[i + 1]]);
-    return tf.pad(x, pairs, c.constantValues ?? 0);
-  },
-  CustomCropLayer: (x, _, c) => {
-    const p = c.cropping.flat();
-    const begin = [0], size = [-1];
-    for (let i = 1; i < x.rank; ++i) {
-      begin.push(p[2 * (i - 1)]);
-      size.push(x.shape[i] - p[2 * (i - 1)] - p[2 * (i - 1) + 1]);
-    }
-    return tf.slice(x, begin, size);
-  },
-};
-const shapeOf = {
-  CustomScaleLayer: (s) => s[0],
-  CustomExpandLayer: (s, c) => { const r = s.slice(); r.splice(c.axis ?? 1, 0, 1); return r; },
-  CustomDropDimLayer: (s, c) => s.filter((_, i) => i !== (c.axis ?? 1)),
-  CustomPadLayer: (s, c) => s.map((d, i) => (i === 0 || d == null ? d : d + c.padding.flat()[2 * (i - 1)] + c.padding.flat()[2 * (i - 1) + 1])),
-  CustomCropLayer: (s, c) => s.map((d, i) => (i === 0 || d == null ? d : d - c.cropping.flat()[2 * (i - 1)] - c.cropping.flat()[2 * (i - 1) + 1])),
-};
-for (const [name, f] of Object.entries(custom)) {
-  const cls = class extends Elementwise {
-    f(x, inputs) { return f(x, inputs, this.config); }
-    computeOutputShape(s) { return shapeOf[name] ? shapeOf[name](s, this.config) : Array.isArray(s[0]) ? s[0] : s; }
-    static get className() { return name; }
-  };
-  tf.serialization.registerClass(cls);
-}
+// What tfjs needs besides its packages to run memo's models (layers.js): the chained tensor
+// methods its CommonJS build leaves out, and memo's layers that Keras has no class for.
+const { addChainedOps, registerCustomLayers } = require('./layers.js');
+const { readRequest } = require('../reproducing.js');
+const reproducer = require('./reproducer.js');
+const version = require('@tensorflow/tfjs-core/package.json').version;
+addChainedOps(tf);
+let customClasses = new Set();
 
 // Keras' JSON as tfjs should read it for inference. Initializers become Zeros: memo sets every
 // weight, and drawing them (an Orthogonal one of a large kernel) would only cost time, or fail
@@ -170,7 +99,8 @@ function decode(frame) {
   }
   const forced = [];
   if (mode === 2) for (let n = r.u32(); n > 0; --n) forced.push(r.tensor());
-  return { json, mode, weights, inputs, shapes, forced };
+  const repro = mode === 3 ? readRequest(r) : null;
+  return { json, mode, weights, inputs, shapes, forced, repro };
 }
 
 function encode(status, ms, message, layer, outputs) {
@@ -345,6 +275,16 @@ async function serve(frame) {
     }
     checkShapes(model, spec, q.shapes);
     setWeights(model, q.weights);
+    if (q.mode === 3) {  // the bug's reproducer (reproducer.js), written and run once
+      const { directory, stem, title, checks } = q.repro;
+      const layers = spec.config.layers;
+      const outputs = checks.length ? checks.map((c) => ({ name: layers[c.node].name, expected: c.expected, bound: c.bound }))
+        : spec.config.output_layers.slice(0, wanted.length).map((o) => ({ name: o[0] }));
+      const script = await reproducer.write(directory, stem, title, spec, model, q.inputs, outputs, backend, version, customClasses);
+      answer(encode(0, ms(), reproducer.run(script), '', []));
+      model.dispose();
+      return;
+    }
     if (q.mode === 0) {
       const feeds = q.inputs.map(toTensor);
       made.push(...feeds);
@@ -394,6 +334,7 @@ async function serve(frame) {
 }
 
 async function main() {
+  customClasses = new Set(registerCustomLayers(tf, tfl, Declined));
   if (backend === 'wasm') require('@tensorflow/tfjs-backend-wasm');
   if (!(await tf.setBackend(backend))) throw new Error('tfjs backend ' + backend + ' did not start');
   await tf.ready();

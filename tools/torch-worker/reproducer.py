@@ -8,13 +8,13 @@ eagerly) within memo's rounding bound, prints what differs, and exits 1 while th
 0 once it does not. A failing call is the fault where memo saw a crash."""
 from __future__ import annotations
 
-import ast
 import os
 
 import numpy as np
 import torch
 
 import lowering
+from reproducing import CHECK, definitions, needed, run  # noqa: F401: run is the worker's
 
 HEADER = '''"""{title}
 
@@ -25,6 +25,7 @@ folder: it prints each output's largest difference from the values expected,
 and exits 1 while the fault shows, 0 once it does not."""
 import functools
 import math
+import platform
 import sys
 
 import numpy as np
@@ -34,50 +35,7 @@ from torch import Tensor
 
 '''
 
-CHECK = '''
-
-def differs(name, got, expected, bound):
-    """Whether got differs from expected by more than bound anywhere (a NaN or infinity where the
-    other has none counts as any difference); prints the largest difference."""
-    got, expected = (t.detach().to(torch.float64).numpy() if isinstance(t, Tensor) else np.asarray(t, dtype=np.float64) for t in (got, expected))
-    if got.shape != expected.shape:
-        print("%s: shape %s, expected %s" % (name, list(got.shape), list(expected.shape)))
-        return True
-    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
-    diff = np.nan_to_num(np.where(same, 0.0, np.abs(got - expected)), nan=np.inf)
-    at = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
-    worst = float(diff[at]) if diff.size else 0.0
-    print("%s: largest difference %.6g at %s (%r against %r); rounding allows %.3g" % (name, worst, [int(i) for i in at], float(got[at]), float(expected[at]), bound))
-    return worst > bound
-'''
-
-
-def top_level(path: str) -> dict[str, tuple[int, str, set[str]]]:
-    """lowering.py's top-level definitions: name -> (line, source, names its body reads)."""
-    source = open(path).read()
-    tree = ast.parse(source)
-    defs = {}
-    for node in tree.body:
-        names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
-        for name in names:
-            read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            defs[name] = (node.lineno, ast.get_source_segment(source, node), read)
-    return defs
-
-
-DEFINITIONS = top_level(lowering.__file__)
-
-
-def needed(functions: list[str]) -> list[str]:
-    """The functions named and every definition of lowering.py they reach, in the file's order."""
-    seen, todo = set(), list(functions)
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in DEFINITIONS:
-            continue
-        seen.add(name)
-        todo.extend(DEFINITIONS[name][2])
-    return sorted(seen, key=lambda n: DEFINITIONS[n][0])
+DEFINITIONS = definitions(lowering.__file__)
 
 
 DTYPE_NAMES = {torch.float32: "torch.float32", torch.float16: "torch.float16", torch.bfloat16: "torch.bfloat16", torch.float64: "torch.float64"}
@@ -114,7 +72,7 @@ def write(directory: str, stem: str, title: str, nodes, outputs: list[int], inpu
         data["expected_%d" % i] = np.asarray(e, dtype=np.float32)
     np.savez(os.path.join(directory, stem + ".npz"), **data)
 
-    functions = needed(sorted({lowering.LAYERS[n.cls].__name__ for n in nodes if n.cls != "InputLayer"}))
+    functions = needed(DEFINITIONS, sorted({lowering.LAYERS[n.cls].__name__ for n in nodes if n.cls != "InputLayer"}))
     outs = [nodes[k] for k in outputs]
     how = "compiled by torch.compile (Inductor, CPU)" if compile else "eager"
     against = "the same program's run eagerly" if compile else "those memo's float64 reference computes"
@@ -129,6 +87,7 @@ x = [torch.from_numpy(data["input_%d" % i]) for i in range({len(inputs)})]
 w = {{k: torch.from_numpy(data[k]) for k in data.files if k.startswith("weight_")}}
 outputs = {[n.name for n in outs]!r}
 bounds = {[float(b) for b in bounds]!r}
+print("PyTorch %s, numpy %s, Python %s, %s" % (torch.__version__, np.__version__, platform.python_version(), platform.platform()))
 ''')
     if compile:
         script.append('''expected = model(x, w)
@@ -144,26 +103,11 @@ compiled = torch.compile(model, dynamic=False, fullgraph=True)
     except Exception as e:  # the fault, where memo saw a crash
         print("the model fails: %s: %s" % (type(e).__name__, e))
         sys.exit(1)
-faults = [differs(name, g, e, b) for name, g, e, b in zip(outputs, got, expected, bounds)]
+numpy = lambda t: t.detach().to(torch.float64).numpy() if isinstance(t, Tensor) else t
+faults = [differs(name, numpy(g), numpy(e), b) for name, g, e, b in zip(outputs, got, expected, bounds)]
 sys.exit(1 if any(faults) else 0)
 ''')
     path = os.path.join(directory, stem + ".py")
     with open(path, "w") as out:
         out.write("".join(script))
     return path
-
-
-def run(script: str) -> str:
-    """Runs a reproducer from its folder, as a maintainer would: whether it shows the fault, and the
-    last line it printed."""
-    import subprocess
-    import sys
-
-    try:
-        p = subprocess.run([sys.executable, os.path.basename(script)], cwd=os.path.dirname(script), capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return "does not finish in 600 s"
-    said = [line for line in p.stdout.splitlines() if line.strip()]
-    last = said[-1] if said else (p.stderr.strip().splitlines() or [""])[-1]
-    verdict = {1: "shows the fault", 0: "does not show the fault"}.get(p.returncode, "fails (exit %d)" % p.returncode)
-    return "%s (exit %d): %s" % (verdict, p.returncode, last)

@@ -40,6 +40,7 @@ import torch  # noqa: E402
 
 import lowering  # noqa: E402
 import reproducer  # noqa: E402
+import reproducing  # noqa: E402
 from frames import CompileTime, Reader, answer, result_frame, serve_frames  # noqa: E402
 from lowering import Declined  # noqa: E402
 
@@ -169,8 +170,7 @@ def decode(frame: bytes) -> dict:
     if q["mode"] == 2:
         q["forced"] = [r.tensor() for _ in range(r.u32())]
     if q["mode"] == 3:
-        q["directory"], q["stem"], q["title"] = r.str(), r.str(), r.str()
-        q["checks"] = [(r.u32(), r.tensor(), r.f64()) for _ in range(r.u32())]
+        q.update(reproducing.read_request(r))
     return q
 
 

@@ -40,6 +40,12 @@ namespace memo::campaign {
 struct execution_options {
     std::size_t queue_limit = 8;  // models that raised coverage, waiting to run; beyond it the search waits
     bool minimise = true;
+    /// Each new differential bug gets its reproducers in its libraries' own terms, each run once
+    /// (store/bugs.hpp: repro/): seconds a bug, spent where a library's worker writes one.
+    bool reproducers = true;
+    /// Root causes already reported (oracle/root_cause.hpp; memo-fuzz run --known FILE): a bug of
+    /// one is counted apart (stats.json's bugs.known_sightings), neither minimised nor stored.
+    std::set<std::string> known_root_causes{};
     // Models costing more per sample (layers/cost.hpp) are not run; 0: no limit. Small tensors keep
     // the workers fast while the layers and parameters stay those of larger models: at 3e6 a
     // campaign executes about half as many again as at 2e7, with as much coverage (docs/benchmarks.md).
@@ -213,8 +219,10 @@ public:
     std::string progress(double t) const override {
         std::string kinds;
         for (auto k : reported_kinds()) kinds += fmt::format(" {} {}", bugs_.unique(oracle::name_of(k)), short_name(k));
-        return fmt::format(" | exec {} ({:.0f}/s){} bugs{}", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
-                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), kinds);
+        const std::size_t causes = bugs_.unique() ? bugs_.root_causes().size() : 0;
+        return fmt::format(" | exec {} ({:.0f}/s){} bugs{}{}", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
+                           hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), kinds,
+                           causes ? fmt::format(" ({} root causes)", causes) : std::string());
     }
 
     void write_stats(io::json& s) const override {
@@ -229,7 +237,11 @@ public:
         s["models_single_backend"] = single_backend_;
         s["max_cost"] = o_.max_cost;
         s["replay"] = o_.replay;
-        io::json bugs = {{"unique", bugs_.unique()}, {"suppressed_rounding", suppressed_}, {"all_backends_failed", all_failed_}};
+        io::json bugs = {{"unique", bugs_.unique()},
+                         {"root_causes", bugs_.root_causes().size()},
+                         {"known_sightings", known_sightings_},
+                         {"suppressed_rounding", suppressed_},
+                         {"all_backends_failed", all_failed_}};
         for (std::size_t k = 1; k < std::size(oracle::kind_names); ++k) {
             const std::string name(oracle::kind_names[k]);
             if (name != "shape") bugs[name] = found_.count(name) ? found_.at(name) : 0;  // sightings
@@ -300,6 +312,7 @@ public:
                 {"saved_ms", saved_ms_},
                 {"found", found_},
                 {"known", known_},
+                {"known_sightings", known_sightings_},
                 {"per_backend", per},
                 {"coverage", save_coverage(cov_)},
                 {"input_ranges", ranges_.save()},
@@ -526,6 +539,7 @@ private:
         saved_ms_ = j.at("saved_ms");
         j.at("found").get_to(found_);
         j.at("known").get_to(known_);
+        known_sightings_ = j.value("known_sightings", std::uint64_t{0});
         const auto& per = j.at("per_backend");
         for (auto it = per.begin(); it != per.end(); ++it) {
             auto& c = per_backend_[it.key()];
@@ -620,6 +634,11 @@ private:
             bugs_.count(v.what, it->second);
             return it->second;
         }
+        // A root cause already reported upstream: a sighting, no minimisation spent on it.
+        if (!o_.known_root_causes.empty() && o_.known_root_causes.count(oracle::root_cause(v, v.variant ? v.variant->m : cur.m))) {
+            ++known_sightings_;
+            return {};
+        }
         store::bug_report b;
         b.original = cur.m;
         b.observations = obs;
@@ -641,6 +660,9 @@ private:
             return {};
         }
         if (!beside) ++found_[std::string(oracle::name_of(v.what))];
+        auto* differential = dynamic_cast<oracle::differential*>(&diff);
+        if (o_.reproducers && differential && (b.v.what == oracle::kind::crash || b.v.what == oracle::kind::nan || b.v.what == oracle::kind::inconsistency))
+            b.reproduce = [differential, &b](const std::filesystem::path& dir) { return oracle::write_reproducers(*differential, b.minimal, dir.string()); };
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
         if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak || b.v.what == oracle::kind::nondeterminism) {
@@ -670,6 +692,7 @@ private:
     std::vector<std::string> names_;
     std::deque<pending> queue_;
     std::uint64_t executed_ = 0, suppressed_ = 0, all_failed_ = 0, too_costly_ = 0, too_large_ = 0, single_backend_ = 0;
+    std::uint64_t known_sightings_ = 0;  // bugs of a root cause in o_.known_root_causes
     std::uint64_t abandoned_ = 0;        // in flight at the budget's end
     std::uint64_t runs_ = 0, hits_ = 0;  // models run on the backends; models whose stored judgement counted instead
     double saved_ms_ = 0;                // the backends' time those judgements took when they were made

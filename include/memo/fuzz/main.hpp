@@ -20,6 +20,7 @@
 #include "reduce.hpp"
 #include "replay.hpp"
 #include "report.hpp"
+#include "report_bug.hpp"
 #include "run.hpp"
 #include "selftest.hpp"
 #include "states.hpp"
@@ -35,6 +36,7 @@ inline std::vector<cli::command> all_commands() {
     cmds.push_back(commands::selftest_command());
     for (auto& c : commands::execution_commands()) cmds.push_back(std::move(c));
     for (auto& c : commands::report_commands()) cmds.push_back(std::move(c));
+    cmds.push_back(commands::report_bug_command());
     cmds.push_back(commands::stats_command());
     cmds.push_back(commands::states_command());
     cmds.push_back(commands::backends_command());

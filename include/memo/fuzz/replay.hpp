@@ -9,6 +9,7 @@
 
 #include "../campaign/progress.hpp"
 #include "../campaign/seeds.hpp"
+#include "../oracle/reproducers.hpp"
 #include "../store/bugs.hpp"
 #include "../store/replay.hpp"
 
@@ -249,49 +250,17 @@ inline int reproduce(const cli::args& a) {
         throw memo::error(dir.string() + ": a " + b.kind + " bug; reproducers are written for the differential oracle's (crash, nan, inconsistency)");
     testers t(a, b.backends, memo::fuzz::setup().layers(), b.in, 1, b.tester);
     auto& diff = dynamic_cast<memo::oracle::differential&>(t.first());
-    const auto v = diff.check(b.m);
+    const auto r = memo::oracle::write_reproducers(diff, b.m, (dir / "repro").string());
     fmt::print("{}: {} layers on {}\n", b.file.string(), b.m.layer_count(), b.backends);
-    print_verdict(diff, v, b.m);
-    if (!v) {
+    print_verdict(diff, r.v, b.m);
+    if (!r.v) {
         fmt::print("the bug does not show: no reproducer written\n");
         return 2;
     }
-    memo::reproducer_request q;
-    q.directory = fs::absolute(dir / "repro").string();
-    q.title = fmt::format("{} on {}{}{} (memo signature {})", memo::oracle::name_of(v.what), fmt::join(v.culprits, ","),
-                          v.layer.empty() ? "" : " at " + v.layer, v.message.empty() ? "" : ": " + v.message, memo::oracle::signature(v, b.m));
-    // The node where the fault shows against the float64 reference, and the most rounding explains
-    // there (what the oracle measured on identical inputs; else the rule without measured slack).
-    if ((v.what == memo::oracle::kind::inconsistency || v.what == memo::oracle::kind::nan) && v.node >= 0) {
-        const auto& truth = diff.truth_values();
-        const auto i = static_cast<std::size_t>(v.node);
-        if (i < truth.size()) {
-            const double bound = v.at_node.bound > 0 ? v.at_node.bound
-                                                     : memo::oracle::rounding_bound(b.m, i, memo::oracle::magnitude(truth[i]),
-                                                                                    memo::oracle::input_magnitude(b.m, i, truth), 0.0);
-            q.checks.push_back({v.node, truth[i], bound});
-        }
-    }
     int written = 0, shown = 0;
-    for (const auto& c : v.culprits) {
-        memo::executor* x = diff.by_name(c);
-        if (!x || !x->writes_reproducers()) {
-            fmt::print("  {}: writes no reproducer\n", c);
-            continue;
-        }
-        q.stem = "repro_" + c;
-        std::replace(q.stem.begin(), q.stem.end(), '-', '_');
-        x->set_time_limit(std::max(x->time_limit(), 600000.0));  // the script imports its library again, and may compile
-        memo::run_options o;
-        o.reproducer = &q;
-        const auto r = x->run(b.m, diff.last_inputs(), o);
-        if (!r.ok()) {
-            fmt::print("  {}: no reproducer: {}\n", c, r.message);
-            continue;
-        }
-        ++written;
-        shown += r.message.starts_with("shows");
-        fmt::print("  {}: {}: {}\n", c, (fs::path(q.directory) / (q.stem + ".py")).string(), r.message);
+    for (const auto& w : r.culprits) {
+        written += w.written, shown += w.shows;
+        fmt::print("  {}: {}{}\n", w.backend, w.written ? w.script + ": " : "", w.said);
     }
     return written > 0 && shown == written ? 0 : 2;
 }

@@ -1,6 +1,9 @@
 #pragma once
 // memo-fuzz run: a campaign.
 #include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include <fmt/core.h>
 
@@ -170,6 +173,24 @@ inline std::string rank_dir(const std::string& dir, int rank) {
     return rank == 0 ? dir : (std::filesystem::path(dir) / "ranks" / std::to_string(rank)).string();
 }
 
+/// The root causes a --known file names: the first word of each line, # starting a comment.
+inline std::set<std::string> known_root_causes(const std::string& file) {
+    std::string text;
+    try {
+        text = memo::io::read_file(file);
+    } catch (const std::exception& e) {
+        throw memo::error(file + ": cannot read the known root causes: " + e.what());
+    }
+    std::set<std::string> out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        line = line.substr(0, line.find('#'));
+        std::istringstream words(line);
+        if (std::string word; words >> word) out.insert(word);
+    }
+    return out;
+}
+
 /// A campaign; `world` when this process is one rank of an MPI job (--mpi).
 inline int run_campaign(const cli::args& given, memo::cluster::communicator* world) {
     namespace fs = std::filesystem;
@@ -264,6 +285,8 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
             for (auto* x : d->participants()) x->set_traceable(false);
     memo::campaign::execution_options eo;
     eo.minimise = !a.has("no-minimise");
+    eo.reproducers = !a.has("no-reproducers");
+    if (a.has("known")) eo.known_root_causes = known_root_causes(*a.get("known"));
     eo.attach = bug_files();
     eo.replay = replay_command();  // repro.sh calls this program, which knows its backends
     eo.versions = versions_of(split_list(backends));
@@ -284,6 +307,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         bugs += fmt::format("{}{} {}", bugs.empty() ? "" : ", ", exec.store().unique(memo::oracle::name_of(k)), memo::oracle::name_of(k));
     // Over several ranks, the job's figures are in rank 0's stats.json.
     const auto job = world ? memo::io::parse_json_file((fs::path(o.out) / "stats.json").string()) : memo::io::json::object();
+    if (exec.store().unique()) bugs += fmt::format(" ({} root causes)", exec.store().root_causes().size());
     const std::uint64_t executed = job.value("models_executed", exec.executed());
     fmt::print("{}: {}{} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s; {} run, {} memo hits); bugs: {}\n", o.out,
                world ? fmt::format("{} ranks, ", world->size()) : std::string(), s.generated, static_cast<double>(s.generated) / secs, executed, backends,
@@ -297,11 +321,39 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
 }
 
 inline int run(const cli::args& given) {
-    auto flags = std::vector<std::string>{
-        "backends",       "seconds", "out",         "iterations", "seed",     "selector", "operators", "coverage",     "seeds",   "p",
-        "max-seed-nodes", "quiet",   "no-minimise", "full-size",  "max-cost", "lanes",    "models",    "resume",       "no-fill", "no-trace",
-        "oracle",         "repeats", "slower",      "larger",     "min-ms",   "leak-kb",  "mpi",       "sync-seconds", "share",   "grow-seed-nodes-to",
-        "stall-steps"};
+    auto flags = std::vector<std::string>{"backends",
+                                          "seconds",
+                                          "out",
+                                          "iterations",
+                                          "seed",
+                                          "selector",
+                                          "operators",
+                                          "coverage",
+                                          "seeds",
+                                          "p",
+                                          "max-seed-nodes",
+                                          "quiet",
+                                          "no-minimise",
+                                          "no-reproducers",
+                                          "known",
+                                          "full-size",
+                                          "max-cost",
+                                          "lanes",
+                                          "models",
+                                          "resume",
+                                          "no-fill",
+                                          "no-trace",
+                                          "oracle",
+                                          "repeats",
+                                          "slower",
+                                          "larger",
+                                          "min-ms",
+                                          "leak-kb",
+                                          "mpi",
+                                          "sync-seconds",
+                                          "share",
+                                          "grow-seed-nodes-to",
+                                          "stall-steps"};
     flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
     given.only(flags);
     if (!given.positional().empty()) throw memo::error("unexpected argument '" + given.positional()[0] + "'");
@@ -369,6 +421,9 @@ inline cli::command run_command() {
             "                       (default 5000; 0: the limit never grows)\n"
             "  --quiet              no progress line\n"
             "  --no-minimise        store bugs without shrinking their models\n"
+            "  --no-reproducers     store bugs without their reproducers in repro/ (see memo-fuzz reproduce)\n"
+            "  --known FILE         root causes already reported, one a line as bug.json names them (# starts a\n"
+            "                       comment): their bugs are counted (bugs.known_sightings), not minimised or stored\n"
             "  --max-cost C         generate and run only models costing at most C multiply-add equivalents\n"
             "                       per sample (default 3000000; see docs/execution.md); seeds are shrunk\n"
             "                       (inputs, filters, units) to a tenth of it\n"
@@ -408,7 +463,7 @@ inline cli::command run_command() {
             {"backends",       "seconds",  "out",     "iterations", "seed",       "selector",  "operators", "coverage",     "seeds",       "p",
              "max-seed-nodes", "max-cost", "lanes",   "models",     "timeout-ms", "memory-mb", "samples",   "inputs",       "input-range", "dmad-threshold",
              "resume",         "oracle",   "repeats", "slower",     "larger",     "min-ms",    "leak-kb",   "sync-seconds", "share",       "grow-seed-nodes-to",
-             "stall-steps"},
+             "stall-steps",    "known"},
             run};
 }
 

@@ -60,6 +60,7 @@ inline memo::io::json campaign_figures(const std::filesystem::path& dir) {
             for (const auto& b : fs::directory_iterator(dir / "bugs" / k)) n += fs::exists(b.path() / "bug.json");
         f[k] = n;
     }
+    f["root_causes"] = memo::store::bug_store(dir).root_causes().size();
     const auto cov = s.value("coverage", memo::io::json::object());
     for (const char* k : {"layer_type", "layer_pair", "layer_param", "layer_input"}) {
         const auto c = cov.value(k, memo::io::json::object());
@@ -94,6 +95,7 @@ inline int stats(const cli::args& a) {
         {"nan", num("nan")},
         {"incons", num("inconsistency")},
         {"shape", num("shape")},
+        {"causes", num("root_causes")},
         {"diverge", num("divergences")},
         {"type", [](const memo::io::json& r) { return r.at("layer_type").get<std::string>(); }},
         {"pair", [](const memo::io::json& r) { return r.at("layer_pair").get<std::string>(); }},
@@ -135,7 +137,8 @@ inline cli::command stats_command() {
             "stats DIR [DIR...] [--json]",
             "Prints a table of campaigns, one row each, from their stats.json and store.db: models generated,\n"
             "unique models, executions stored, models run on the backends, memo hits (models judged before,\n"
-            "not run again) and the backends' time they saved, distinct bugs by kind, divergences found by\n"
+            "not run again) and the backends' time they saved, distinct bugs by kind and their root causes\n"
+            "(bugs whose minimal models show one fault: docs/findings.md), divergences found by\n"
             "memo-fuzz replay, coverage per criterion, the store's size and its bytes per model. A campaign\n"
             "stopped before its end is marked (stopped) and counted up to its last checkpoint.\n\n"
             "  --json               the same figures as a JSON array",

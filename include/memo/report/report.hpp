@@ -77,6 +77,7 @@ inline std::string summary_section(const campaign_data& c) {
         std::string b;
         for (const auto& [k, v] : s["bugs"].items())
             if (k.rfind("unique_", 0) == 0) b += (b.empty() ? "" : ", ") + fmt::format("{} {}", v.dump(), escape(k.substr(7)));
+        if (s["bugs"].contains("root_causes")) b += fmt::format("; {} root causes", s["bugs"]["root_causes"].dump());
         row("distinct bugs", b);
     }
     return h + "</table>";
@@ -161,6 +162,11 @@ inline std::string bugs_section(const campaign_data& c) {
         std::string files =
             fmt::format("<a href=\"{0}repro.sh\">repro.sh</a> <a href=\"{0}minimal.json\">minimal.json</a> <a href=\"{0}bug.json\">bug.json</a>", base);
         if (b.has_onnx) files += fmt::format(" <a href=\"{0}minimal.onnx\">minimal.onnx</a> <a href=\"{0}model.onnx\">model.onnx</a>", base);
+        const auto reproducers = d.value("reproducers", io::json::object());  // a named json: items() refers to it
+        for (const auto& [backend, r] : reproducers.items())
+            if (r.is_object() && r.contains("script"))
+                files += fmt::format(" <a href=\"{}{}\">{}</a>{}", base, escape(r["script"].get<std::string>()), escape(backend),
+                                     r.value("shows", false) ? "" : " (shows no fault)");
         std::string message = d.value("message", std::string());
         if (message.size() > 160) message = message.substr(0, 157) + "...";
         h += fmt::format(
@@ -168,6 +174,29 @@ inline std::string bugs_section(const campaign_data& c) {
             "<td class=\"n\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>",
             escape(b.kind), escape(backends), escape(where.value("layer", std::string())), escape(where.value("pair", std::string())), escape(params),
             first.value("seconds", 0.0), first.value("iteration", std::uint64_t{0}), d.value("count", 1), escape(message), files);
+    }
+    return h + "</table>";
+}
+
+/// The stored bugs by root cause (oracle/root_cause.hpp): one row each, with its signatures.
+inline std::string root_causes_section(const campaign_data& c) {
+    if (c.bugs.empty()) return {};
+    std::map<std::string, std::vector<const bug_entry*>> by;
+    for (const auto& b : c.bugs) by[b.data.value("root_cause", b.kind + "/" + b.signature)].push_back(&b);
+    std::string h = fmt::format(
+        "<h2>Root causes ({})</h2><p class=\"muted\">Bugs whose minimal models show one fault: the same kind and culprits, the "
+        "same operation whatever its dimensionality, dtype and error text.</p>"
+        "<table class=\"bugs\"><tr><th>root cause</th><th>kind</th><th>backends</th><th>sightings</th><th>bugs</th></tr>",
+        by.size());
+    for (const auto& [cause, bugs] : by) {
+        std::string links;
+        std::int64_t sightings = 0;
+        for (const auto* b : bugs) {
+            links += fmt::format("{}<a href=\"{}/bug.json\">{}</a>", links.empty() ? "" : " ", escape(b->path), escape(b->signature));
+            sightings += b->data.value("count", std::int64_t{1});
+        }
+        h += fmt::format("<tr><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"mono\">{}</td></tr>", escape(cause),
+                         escape(bugs.front()->kind), escape(join(bugs.front()->data.value("culprits", io::json::array()))), sightings, links);
     }
     return h + "</table>";
 }
@@ -205,7 +234,8 @@ inline std::string missing_section(const memo_coverage& cov) {
 /// The page of one campaign, whose coverage is `cov`.
 inline std::string campaign_html(const campaign_data& c, const memo_coverage& cov) {
     std::string body = fmt::format("<h1>memo campaign: {}</h1>", escape(c.name));
-    body += detail::summary_section(c) + detail::coverage_section(c, cov) + detail::executions_section(c) + detail::bugs_section(c);
+    body += detail::summary_section(c) + detail::coverage_section(c, cov) + detail::executions_section(c) + detail::root_causes_section(c) +
+            detail::bugs_section(c);
     body += detail::missing_section(cov);
     if (c.unreadable) body += fmt::format("<p class=\"muted\">{} files of the directory could not be read and are left out.</p>", c.unreadable);
     return page("memo campaign " + c.name, body);

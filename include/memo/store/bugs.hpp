@@ -8,6 +8,8 @@
 //                 and output summary, the inputs' options, sizes, first seen, count, reproduction
 //   repro.sh      the one-line reproduction: the replay command of the program that found it
 //                 (memo-fuzz replay <this directory>, or a memo::fuzz program's own)
+//   repro/        a differential bug's reproducers in its libraries' own terms (oracle/reproducers.hpp),
+//                 one per culprit whose worker writes one, each run once: bug.json's "reproducers"
 #include <unistd.h>
 
 #include <cmath>
@@ -21,7 +23,9 @@
 
 #include "../io/json.hpp"
 #include "../oracle/differential.hpp"
+#include "../oracle/reproducers.hpp"
 #include "../oracle/resources.hpp"
+#include "../oracle/root_cause.hpp"
 
 namespace memo::store {
 
@@ -37,7 +41,23 @@ struct bug_report {
     std::vector<oracle::resource_runs> resources;  // performance and leak: every run's figures
     oracle::resource_options resource_options{};   // and the options they were judged with
     std::string tester = "differential";           // which tester judged the model (oracle/tester.hpp)
+    /// Writes the reproducers into the folder given (the bug's repro/, before the bug is moved into
+    /// place); none: the bug gets none.
+    std::function<oracle::reproducers_written(const std::filesystem::path&)> reproduce;
 };
+
+/// bug.json's "reproducers": each culprit's script (relative to the bug's folder), whether it
+/// showed the fault when run, and its last line.
+inline io::json reproducers_json(const oracle::reproducers_written& r) {
+    io::json j = io::json::object();
+    if (!r.v) j["not_shown"] = "the minimal model did not show the bug when judged again";
+    for (const auto& w : r.culprits) {
+        io::json c = {{"said", w.said}};
+        if (w.written) c["script"] = "repro/" + std::filesystem::path(w.script).filename().string(), c["shows"] = w.shows;
+        j[w.backend] = std::move(c);
+    }
+    return j;
+}
 
 inline io::json resource_options_json(const oracle::resource_options& r) {
     return {{"repeats", r.repeats}, {"slower", r.slower}, {"larger", r.larger}, {"min_ms", r.min_ms}, {"min_kb", r.min_kb}, {"leak_kb", r.leak_kb}};
@@ -133,6 +153,7 @@ public:
         io::json obs = io::json::array();
         for (const auto& o : b.observations) obs.push_back(observation_json(o));
         j["signature"] = b.signature;
+        j["root_cause"] = oracle::root_cause(b.v, b.v.variant ? b.v.variant->m : b.minimal);
         j["backends"] = backends;
         if (versions_.is_object()) {
             j["versions"] = io::json::object();
@@ -157,7 +178,7 @@ public:
         j["count"] = 1;
         if (const auto& x = b.v.variant)
             j["variant"] = {{"relation", std::string(metamorphic::name_of(x->rel))}, {"output", x->output}, {"first_new", x->first_new}, {"gate", x->gate}};
-        store_new(kind, b.signature, std::move(j), [&](const fs::path& tmp) {
+        store_new(kind, b.signature, std::move(j), [&](const fs::path& tmp, io::json& written) {
             io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
             io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
             if (const auto& x = b.v.variant) io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
@@ -168,6 +189,13 @@ public:
                     attach_(b.original, b.minimal, tmp);
                 } catch (const std::exception&) {
                     // An extra file that cannot be written must not cost the bug itself.
+                }
+            }
+            if (b.reproduce) {
+                try {
+                    written["reproducers"] = reproducers_json(b.reproduce(tmp / "repro"));
+                } catch (const std::exception& e) {
+                    written["reproducers"] = {{"error", e.what()}};
                 }
             }
         });
@@ -217,7 +245,7 @@ public:
         j["count"] = sightings;
         j["sightings_by_rank"] = {{from, sightings}};
         j["rank"] = rank;  // the process that found it (first_seen is that process's)
-        store_new(key.substr(0, slash), key.substr(slash + 1), std::move(j), [&](const fs::path& tmp) {
+        store_new(key.substr(0, slash), key.substr(slash + 1), std::move(j), [&](const fs::path& tmp, io::json&) {
             for (const auto& [name, bytes] : files)
                 if (name != "bug.json") io::write_file((tmp / name).string(), bytes);
         });
@@ -231,9 +259,18 @@ public:
     }
     std::size_t unique() const { return seen_.size(); }
 
+    /// The stored bugs by root cause (oracle/root_cause.hpp): root cause -> their keys
+    /// ("<kind>/<signature>"). A bug stored without one (by an older memo) is a root cause alone.
+    std::map<std::string, std::vector<std::string>> root_causes() const {
+        std::map<std::string, std::vector<std::string>> out;
+        for (const auto& [key, j] : seen_) out[j.value("root_cause", key)].push_back(key);
+        return out;
+    }
+
 private:
-    /// Stores a new bug: its directory is written beside (`write` fills it, then bug.json goes in,
-    /// with its reproduction line) and renamed into place, so a stored bug is always complete.
+    /// Stores a new bug: its directory is written beside (`write` fills it and may add to its
+    /// bug.json, which goes in last, with its reproduction line) and renamed into place, so a
+    /// stored bug is always complete.
     template <class Write>
     void store_new(const std::string& kind, const std::string& signature, io::json j, Write write) {
         namespace fs = std::filesystem;
@@ -243,7 +280,7 @@ private:
         fs::remove_all(tmp);
         fs::create_directories(tmp);
         fs::create_directories(final_dir.parent_path());
-        write(tmp);
+        write(tmp, j);
         j["reproduce"] = "memo-fuzz replay " + final_dir.string();
         io::write_file((tmp / "bug.json").string(), j.dump(2) + "\n");
         if (fs::exists(tmp / "repro.sh"))

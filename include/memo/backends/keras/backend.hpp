@@ -92,7 +92,7 @@ inline std::string unavailable(const options& o) {
 /// Keras 3 on one backend behind a Python worker process, as a campaign executor.
 class runtime final : public keras_json_worker {
 public:
-    explicit runtime(const options& o) : keras_json_worker(argv(o), o.limits, o.name, keras3::supports) {}
+    explicit runtime(const options& o) : keras_json_worker(argv(o), o.limits, o.name, keras3::supports) { set_writes_reproducers(true); }
 
 private:
     static std::vector<std::string> argv(const options& o) {

@@ -49,7 +49,15 @@ struct feed {
     dtype type;  // the dtype of the node it stands for
 };
 
-inline std::string encode(const std::string& onnx_bytes, const std::vector<feed>& inputs, const std::vector<std::string>& outputs) {
+/// A reproducer's part of a request: where to write it, and for each output run the values
+/// expected and the bound (none: the output is run, not checked).
+struct reproducer_part {
+    const reproducer_request* request;
+    std::vector<const reproducer_request::check*> checks;  // one per output
+};
+
+inline std::string encode(const std::string& onnx_bytes, const std::vector<feed>& inputs, const std::vector<std::string>& outputs,
+                          const reproducer_part* repro = nullptr) {
     wire::writer w;
     w.pod<std::uint64_t>(onnx_bytes.size());
     w.bytes().append(onnx_bytes);
@@ -70,6 +78,16 @@ inline std::string encode(const std::string& onnx_bytes, const std::vector<feed>
     }
     w.pod<std::uint32_t>(static_cast<std::uint32_t>(outputs.size()));
     for (const auto& o : outputs) str(o);
+    if (repro) {
+        str(repro->request->directory), str(repro->request->stem), str(repro->request->title);
+        for (const auto* c : repro->checks) {
+            w.pod<std::uint8_t>(c ? 1 : 0);
+            if (!c) continue;
+            w.dims(c->expected.dims);
+            for (double x : c->expected.data) w.pod<double>(x);
+            w.pod<double>(c->bound);
+        }
+    }
     return std::move(w.bytes());
 }
 
@@ -83,6 +101,7 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
     const auto len = r.pod<std::uint32_t>();
     std::string message;
     for (std::uint32_t i = 0; i < len; ++i) message.push_back(static_cast<char>(r.pod<std::uint8_t>()));
+    x.message = message;  // a reproducer's answer: what running it printed
     const auto n = r.pod<std::uint32_t>();
     for (std::uint32_t k = 0; k < n; ++k) {
         tensor t;
@@ -120,6 +139,7 @@ public:
 
     std::string_view name() const override { return o_.name; }
     expected<void> supports(const model& m) const override { return exporter_.supports(m); }
+    bool writes_reproducers() const override { return true; }
     onnx::exporter& exporter() noexcept { return exporter_; }
 
     void submit(const model& m, std::span<const tensor> inputs, const run_options& o) override {
@@ -128,7 +148,8 @@ public:
         if (o.precision) return settle(run_result::failed(run_status::unsupported, "ONNX Runtime runs a model in its own dtypes"));
         onnx::export_options eo;
         eo.batch = inputs.empty() || inputs[0].dims.empty() ? 1 : inputs[0].dims[0];
-        eo.every_node = o.every_node;
+        // A reproducer checks the nodes where the fault shows: each node's value is an output then.
+        eo.every_node = o.every_node || (o.reproducer && !o.reproducer->checks.empty());
         eo.forced = !o.forced.empty();
         eo.metadata = false;  // the worker only runs it
         if (eo.forced && o.forced.size() != m.size()) return settle(run_result::failed(run_status::error, "forced run needs one tensor per node"));
@@ -160,6 +181,22 @@ public:
         }
         std::vector<std::string> names;
         for (const auto& v : x.proto.graph().output()) names.push_back(v.name());
+        if (o.reproducer) {
+            detail::reproducer_part part{o.reproducer, {}};
+            if (o.reproducer->checks.empty()) part.checks.assign(names.size(), nullptr);
+            else {
+                std::vector<std::string> checked;
+                for (const auto& c : o.reproducer->checks) {
+                    if (c.node < 0 || static_cast<std::size_t>(c.node) >= names.size() || names.size() != m.size())
+                        return settle(run_result::failed(run_status::error, "no output for node " + std::to_string(c.node)));
+                    checked.push_back(names[static_cast<std::size_t>(c.node)]);
+                    part.checks.push_back(&c);
+                }
+                names = std::move(checked);
+            }
+            worker().send(detail::encode(x.bytes(), feeds, names, &part));
+            return;
+        }
         if (eo.every_node || eo.forced)
             for (const auto& n : m.nodes) types_.push_back(n.type);
         else

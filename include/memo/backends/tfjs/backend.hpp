@@ -80,7 +80,9 @@ inline expected<void> supports(const model& m) {
 /// TensorFlow.js behind a Node.js worker process, as a campaign executor.
 class runtime final : public keras_json_worker {
 public:
-    explicit runtime(options o) : keras_json_worker({o.node, o.worker, "--backend", o.kernels}, o.limits, o.name, tfjs::supports) {}
+    explicit runtime(options o) : keras_json_worker({o.node, o.worker, "--backend", o.kernels}, o.limits, o.name, tfjs::supports) {
+        set_writes_reproducers(true);
+    }
 };
 
 }  // namespace memo::tfjs

@@ -1,0 +1,70 @@
+#pragma once
+// Root causes, not signatures. A bug's signature (differential.hpp) tells its minimal models
+// apart by every setting of the faulty node; one fault of a library shows under many of them
+// (NaN dropped by a max over a window in 1D, 2D, 3D and global pooling; a kernel wrong with and
+// without padding). A root cause is what those signatures share: the verdict's kind, its culprits,
+// how the culprit failed, the operation (the layer class without its dimensionality or Global
+// prefix, and the max-based operations as one where a NaN is lost), the dtype the node computes in,
+// and the error text with its numbers and dimensionalities blanked. Mode parameters are left out:
+// the same kernel met with other paddings or activations is the same fault.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "../core/hash.hpp"
+#include "oracle.hpp"
+
+namespace memo::oracle {
+
+/// The operation a layer class computes, whatever its dimensionality: "MaxPooling" for
+/// MaxPooling1D and GlobalMaxPooling3D, "ConvTranspose" for Conv2DTranspose.
+inline std::string operation_of(std::string_view layer) {
+    std::string op(layer);
+    if (op.starts_with("Global")) op.erase(0, 6);
+    for (const char* d : {"1D", "2D", "3D"})
+        if (const auto at = op.find(d); at != std::string::npos) op.erase(at, 2);
+    return op;
+}
+
+/// Where a NaN or an infinity is lost, the operations that take a maximum (pooling, ReLU, Maximum)
+/// lose it the same way: a comparison with NaN that is false, so the other operand wins.
+inline bool max_based(std::string_view op) { return op == "MaxPooling" || op == "ReLU" || op == "Maximum" || op == "ThresholdedReLU"; }
+
+/// The error text with each number blanked to one '#' and each dimensionality (1D, 2D, 3D) to 'ND'.
+inline std::string blank_numbers(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size() && i < 160; ++i) {
+        const char c = text[i];
+        const bool digit = c >= '0' && c <= '9';
+        if (digit && i + 1 < text.size() && text[i + 1] == 'D' && (i == 0 || !(text[i - 1] >= '0' && text[i - 1] <= '9'))) {
+            out += 'N';
+            continue;
+        }
+        if (!digit) out += c;
+        else if (out.empty() || out.back() != '#') out += '#';
+    }
+    return out;
+}
+
+/// A stable name for a bug's root cause: its operation and a hash of what else it hinges on.
+/// "MaxPooling-9c1e2f30".
+inline std::string root_cause(const verdict& v, const model& m) {
+    std::string op = v.layer.empty() ? "unlocalised" : operation_of(v.layer);
+    const bool lost = v.what == kind::nan && v.message.find("lost") != std::string::npos;
+    if (lost && max_based(op)) op = "max";
+    hasher h;
+    h.mix(name_of(v.what));
+    auto culprits = v.culprits;
+    std::sort(culprits.begin(), culprits.end());
+    for (const auto& c : culprits) h.mix(c);
+    h.mix(name_of(v.status));
+    h.mix(op);
+    if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) h.mix(name_of(m[v.node].type));
+    h.mix(blank_numbers(v.message));
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
+    return op + "-" + hex;
+}
+
+}  // namespace memo::oracle

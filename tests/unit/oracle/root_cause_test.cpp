@@ -1,0 +1,131 @@
+// Root causes (oracle/root_cause.hpp): one fault's signatures across dimensionalities, paddings
+// and max-based operations are one root cause; a different kind, culprit, dtype or message is
+// another. The bug store writes each bug's root cause and counts them, and runs a bug's
+// reproducer hook into its repro/ before the bug is moved into place.
+#include <filesystem>
+
+#include <memo/io/json.hpp>
+#include <memo/oracle/root_cause.hpp>
+#include <memo/store/bugs.hpp>
+
+#include "../support.hpp"
+
+namespace test_oracle_root_cause_test {
+
+namespace {
+
+/// A model of an input of the given shape and one layer of class `cls` with the given parameters
+/// and output shape (per sample), in `dtype`.
+memo::model one_layer(const std::string& cls, const std::vector<std::int64_t>& shape, memo::io::json params, const std::vector<std::int64_t>& out,
+                      const std::string& dtype = "float32") {
+    auto batched = [](const std::vector<std::int64_t>& dims) {
+        memo::io::json j = {nullptr};
+        for (auto d : dims) j.push_back(d);
+        return j;
+    };
+    memo::io::json in = {
+        {"layer", "InputLayer"}, {"name", "in"},           {"inputs", memo::io::json::array()}, {"params", {{"shape", shape}, {"dtype", dtype}}},
+        {"dtype", dtype},        {"shape", batched(shape)}};
+    memo::io::json op = {{"layer", cls}, {"name", "op"}, {"inputs", {0}}, {"params", params}, {"dtype", dtype}, {"shape", batched(out)}};
+    memo::io::json j = {{"format", "memo.model"}, {"version", 1}, {"seed", 1}, {"outputs", {1}}, {"nodes", {in, op}}};
+    return memo::io::model_from_json(j, test::reg());
+}
+
+memo::oracle::verdict lost_nan(const std::string& layer, const std::string& culprit = "ort") {
+    memo::oracle::verdict v;
+    v.what = memo::oracle::kind::nan;
+    v.culprits = {culprit};
+    v.peers = {"reference"};
+    v.message = "finite outputs where the float64 reference's are not: a NaN or infinity lost";
+    v.node = 1;
+    v.layer = layer;
+    return v;
+}
+
+}  // namespace
+
+TEST(RootCause, OperationsDropDimensionalityAndGlobal) {
+    EXPECT_EQ(memo::oracle::operation_of("MaxPooling1D"), "MaxPooling");
+    EXPECT_EQ(memo::oracle::operation_of("GlobalMaxPooling3D"), "MaxPooling");
+    EXPECT_EQ(memo::oracle::operation_of("Conv2DTranspose"), "ConvTranspose");
+    EXPECT_EQ(memo::oracle::operation_of("LSTM"), "LSTM");
+    EXPECT_EQ(memo::oracle::blank_numbers("Conv3D: kernel 12 by 3D"), "ConvND: kernel # by ND");
+}
+
+TEST(RootCause, OneFaultAcrossDimensionalitiesPaddingsAndMaxBasedLayersIsOne) {
+    const auto pool1 = one_layer("MaxPooling1D", {8, 3}, {{"pool_size", {2}}, {"padding", "valid"}}, {4, 3});
+    const auto pool2 = one_layer("MaxPooling2D", {6, 6, 3}, {{"pool_size", {2, 2}}, {"padding", "same"}}, {3, 3, 3});
+    const auto global = one_layer("GlobalMaxPooling1D", {8, 3}, memo::io::json::object(), {3});
+    const auto relu = one_layer("ReLU", {8, 3}, memo::io::json::object(), {8, 3});
+    const std::string cause = memo::oracle::root_cause(lost_nan("MaxPooling1D"), pool1);
+    EXPECT_TRUE(cause.starts_with("max-")) << cause;
+    EXPECT_EQ(memo::oracle::root_cause(lost_nan("MaxPooling2D"), pool2), cause);
+    EXPECT_EQ(memo::oracle::root_cause(lost_nan("GlobalMaxPooling1D"), global), cause);
+    EXPECT_EQ(memo::oracle::root_cause(lost_nan("ReLU"), relu), cause);
+    // Their signatures tell them apart.
+    EXPECT_NE(memo::oracle::signature(lost_nan("MaxPooling1D"), pool1), memo::oracle::signature(lost_nan("MaxPooling2D"), pool2));
+}
+
+TEST(RootCause, AnotherKindCulpritDtypeOrMessageIsAnother) {
+    const auto pool = one_layer("MaxPooling1D", {8, 3}, {{"pool_size", {2}}}, {4, 3});
+    const std::string cause = memo::oracle::root_cause(lost_nan("MaxPooling1D"), pool);
+    EXPECT_NE(memo::oracle::root_cause(lost_nan("MaxPooling1D", "ort-opt"), pool), cause);
+    EXPECT_NE(memo::oracle::root_cause(lost_nan("MaxPooling1D"), one_layer("MaxPooling1D", {8, 3}, {{"pool_size", {2}}}, {4, 3}, "float16")), cause);
+    auto made = lost_nan("MaxPooling1D");
+    made.message.clear();  // NaN made where the reference is finite: pooling is then itself, not "max"
+    EXPECT_TRUE(memo::oracle::root_cause(made, pool).starts_with("MaxPooling-"));
+    auto wrong = lost_nan("MaxPooling1D");
+    wrong.what = memo::oracle::kind::inconsistency;
+    wrong.message.clear();
+    EXPECT_NE(memo::oracle::root_cause(wrong, pool), memo::oracle::root_cause(made, pool));
+    auto crash = wrong;
+    crash.what = memo::oracle::kind::crash;
+    crash.status = memo::run_status::error;
+    crash.message = "Conv1D: kernel size 3 exceeds input 2";
+    auto crash3d = crash;
+    crash3d.message = "Conv3D: kernel size 5 exceeds input 4";
+    EXPECT_EQ(memo::oracle::root_cause(crash, pool), memo::oracle::root_cause(crash3d, pool));
+    crash3d.message = "Conv3D: out of memory";
+    EXPECT_NE(memo::oracle::root_cause(crash, pool), memo::oracle::root_cause(crash3d, pool));
+}
+
+TEST(RootCause, TheBugStoreWritesAndCountsRootCausesAndRunsTheReproducerHook) {
+    const auto dir = std::filesystem::temp_directory_path() / ("memo-root-cause-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    {
+        memo::store::bug_store bugs(dir);
+        std::vector<std::string> written_into;
+        for (const auto& [layer, out] :
+             std::vector<std::pair<std::string, std::vector<std::int64_t>>>{{"MaxPooling1D", {4, 3}}, {"GlobalMaxPooling1D", {3}}, {"Softmax", {8, 3}}}) {
+            memo::store::bug_report b;
+            b.original = b.minimal = one_layer(layer, {8, 3}, memo::io::json::object(), out);
+            b.v = lost_nan(layer);
+            b.signature = memo::oracle::signature(b.v, b.minimal);
+            b.reproduce = [&](const std::filesystem::path& repro) {
+                std::filesystem::create_directories(repro);
+                memo::io::write_file((repro / "repro_ort.js").string(), "process.exit(1);\n");
+                written_into.push_back(repro.string());
+                memo::oracle::reproducers_written r;
+                r.v = b.v;
+                r.culprits.push_back({"ort", (repro / "repro_ort.js").string(), "shows the fault (exit 1): x", true, true});
+                return r;
+            };
+            EXPECT_TRUE(bugs.record(b, {"reference", "ort"}));
+        }
+        EXPECT_EQ(bugs.unique(), 3u);
+        EXPECT_EQ(bugs.root_causes().size(), 2u);  // the two max poolings are one
+        ASSERT_EQ(written_into.size(), 3u);
+        EXPECT_EQ(written_into[0].find(dir.string() + "/bugs/nan/MaxPooling1D"), std::string::npos);  // written before the bug is in place
+    }
+    memo::store::bug_store reloaded(dir);
+    EXPECT_EQ(reloaded.root_causes().size(), 2u);
+    for (const auto& [key, j] : reloaded.all()) {
+        EXPECT_TRUE(j.contains("root_cause")) << key;
+        EXPECT_EQ(j.at("reproducers").at("ort").at("script"), "repro/repro_ort.js") << key;
+        EXPECT_EQ(j.at("reproducers").at("ort").at("shows"), true) << key;
+        EXPECT_TRUE(std::filesystem::exists(reloaded.dir_of(key) / "repro" / "repro_ort.js")) << key;
+    }
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace test_oracle_root_cause_test

@@ -1,0 +1,77 @@
+"""What memo's Python workers share to write a bug's reproducer (tools/torch-worker/reproducer.py,
+tools/keras-worker/reproducer.py; docs/reproducers.md): the request's reproducer part, copying
+definitions out of a worker's own source with the helpers they call, the check every reproducer
+ends with, and running one from its folder as a maintainer would."""
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+
+def read_request(r) -> dict:
+    """The reproducer part of a request (mode 3), after the run's fields: the folder, the file
+    stem, the title and the checks, each (node, expected value, bound)."""
+    q = {"directory": r.str(), "stem": r.str(), "title": r.str()}
+    q["checks"] = [(r.u32(), r.tensor(), r.f64()) for _ in range(r.u32())]
+    return q
+
+
+def definitions(path: str) -> dict[str, tuple[int, str, set[str]]]:
+    """A module's top-level definitions: name -> (line, source, names its body reads)."""
+    source = open(path).read()
+    tree = ast.parse(source)
+    defs = {}
+    for node in tree.body:
+        names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        for name in names:
+            read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            defs[name] = (node.lineno, ast.get_source_segment(source, node), read)
+    return defs
+
+
+def needed(defs: dict, names) -> list[str]:
+    """The definitions named and every one of `defs` they reach, in the module's order."""
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in defs:
+            continue
+        seen.add(name)
+        todo.extend(defs[name][2])
+    return sorted(seen, key=lambda n: defs[n][0])
+
+
+# The check each reproducer ends with, on numpy arrays (each script converts its library's tensors).
+CHECK = '''
+
+def differs(name, got, expected, bound):
+    """Whether got differs from expected by more than bound anywhere (a NaN or infinity where the
+    other has none counts as any difference); prints the largest difference."""
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape:
+        print("%s: shape %s, expected %s" % (name, list(got.shape), list(expected.shape)))
+        return True
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+    diff = np.nan_to_num(np.where(same, 0.0, np.abs(got - expected)), nan=np.inf)
+    at = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
+    worst = float(diff[at]) if diff.size else 0.0
+    print("%s: largest difference %.6g at %s (%r against %r); rounding allows %.3g" % (name, worst, [int(i) for i in at], float(got[at]), float(expected[at]), bound))
+    return worst > bound
+'''
+
+
+def run(script: str) -> str:
+    """Runs a reproducer from its folder with this Python: whether it shows the fault, and the last
+    line it printed. All it printed goes beside it (STEM.out), for the bug's report."""
+    try:
+        p = subprocess.run([sys.executable, os.path.basename(script)], cwd=os.path.dirname(script), capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "does not finish in 600 s"
+    with open(os.path.splitext(script)[0] + ".out", "w") as out:
+        out.write(p.stdout + p.stderr)
+    said = [line for line in p.stdout.splitlines() if line.strip()]
+    last = said[-1] if said else (p.stderr.strip().splitlines() or [""])[-1]
+    verdict = {1: "shows the fault", 0: "does not show the fault"}.get(p.returncode, "fails (exit %d)" % p.returncode)
+    return "%s (exit %d): %s" % (verdict, p.returncode, last)
