@@ -61,10 +61,21 @@ async function write(directory, stem, title, spec, model, inputs, outputs, backe
   fs.mkdirSync(directory, { recursive: true });
   const out = JSON.parse(JSON.stringify(spec));
   out.config.output_layers = outputs.map((o) => [o.name, 0, 0]);
+  // Only the layers the checked outputs need (tfjs would leave the others out of the model, and
+  // their weights would name no layer of it); the inputs stay, as the script feeds them all.
+  const byName = new Map(spec.config.layers.map((l) => [l.name, l]));
+  const needed = new Set();
+  for (const todo = outputs.map((o) => o.name); todo.length;) {
+    const name = todo.pop();
+    if (needed.has(name) || !byName.has(name)) continue;
+    needed.add(name);
+    for (const e of byName.get(name).inbound_nodes[0] || []) todo.push(e[0]);
+  }
+  out.config.layers = out.config.layers.filter((l) => l.class_name === 'InputLayer' || needed.has(l.name));
   const weights = {};
   for (const layer of model.layers) {
     const values = layer.getWeights();
-    if (!values.length) continue;
+    if (!values.length || !needed.has(layer.name)) continue;
     weights[layer.name] = [];
     for (const v of values) weights[layer.name].push(tensorJson({ dims: v.shape, data: await v.data() }));
   }

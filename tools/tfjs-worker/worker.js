@@ -58,13 +58,30 @@ function tfjsDialect(config, cls) {
   }
 }
 
+// The Keras option a layer sets that tfjs-layers (the Keras 2 API) does not have, and would ignore
+// without a word: a decline, not a difference of shapes. (A documented option tfjs ignores, such as
+// a transposed convolution's dilationRate, stays a bug.)
+function lacking(c, cls) {
+  if (/^Global(Average|Max)Pooling[123]D$/.test(cls) && c.keepdims) return 'keepdims';
+  if (/Pooling1D$/.test(cls) && c.data_format === 'channels_first') return 'data_format for 1-D pooling';
+  if (/Conv[23]DTranspose$/.test(cls) && c.output_padding != null) return 'output_padding';
+  // MEMO's pool draws shared_axes -1 and -2, which Keras reads from the end (param_shape[axis - 1])
+  // and tfjs-layers' same line in JavaScript not at all.
+  if (cls === 'PReLU' && [].concat(c.shared_axes ?? []).some((a) => a < 0)) return 'negative shared_axes';
+  return '';
+}
+
 // The model as tfjs should build it: in tfjs' dialect, with every layer no other reads among its
 // outputs (a Functional model holds only the layers its outputs need, and memo's models may
 // have others), and with the batch size fixed where a stateful RNN needs it. Returns which of
 // the outputs are the model's own.
 function graphOf(spec, inputs) {
   const layers = spec.config.layers;
-  for (const l of layers) tfjsDialect(l.config, l.class_name);
+  for (const l of layers) {
+    tfjsDialect(l.config, l.class_name);
+    const lacks = lacking(l.config, l.class_name);
+    if (lacks) throw new Declined(`layer ${l.name} (${l.class_name}): tfjs-layers has no ${lacks}`, l.name);
+  }
   const read = new Set();
   for (const l of layers) for (const e of l.inbound_nodes[0] || []) read.add(e[0]);
   const outputs = spec.config.output_layers;
@@ -273,13 +290,15 @@ async function serve(frame) {
       if (error instanceof Misshapen) throw error;
       throw declines(error) ? new Declined(error.message, layer) : new Failed(error, layer);
     }
-    checkShapes(model, spec, q.shapes);
+    if (q.mode !== 3) checkShapes(model, spec, q.shapes);  // a reproducer shows a misshapen layer itself
     setWeights(model, q.weights);
     if (q.mode === 3) {  // the bug's reproducer (reproducer.js), written and run once
       const { directory, stem, title, checks } = q.repro;
       const layers = spec.config.layers;
+      // A crash's script returns every output graphOf gave the model: a layer no other reads may be
+      // what makes it fail.
       const outputs = checks.length ? checks.map((c) => ({ name: layers[c.node].name, expected: c.expected, bound: c.bound }))
-        : spec.config.output_layers.slice(0, wanted.length).map((o) => ({ name: o[0] }));
+        : spec.config.output_layers.map((o) => ({ name: o[0] }));
       const script = await reproducer.write(directory, stem, title, spec, model, q.inputs, outputs, backend, version, customClasses);
       answer(encode(0, ms(), reproducer.run(script), '', []));
       model.dispose();
@@ -324,6 +343,14 @@ async function serve(frame) {
     // tfjs' first line, without its advice on serialization ("This may be due to ...").
     const message = String(e && e.message ? e.message : e).split('\n')[0].replace(/ This may be due to .*$/, '');
     const layer = e && e.layer ? e.layer : '';
+    // A trap of the WebAssembly kernels ("memory access out of bounds") leaves their memory
+    // corrupt: every later model on this worker would fail for it. The worker ends, as a library
+    // that crashed: memo sees this model's crash (the message is the log's last line) and starts a
+    // fresh worker for the next.
+    if ([e, e && e.cause].some((x) => x instanceof WebAssembly.RuntimeError)) {
+      process.stderr.write(`${layer ? `layer ${layer}: ` : ''}${message}\n`, () => process.exit(70));
+      return;
+    }
     const status = e instanceof Misshapen ? 3 : e instanceof Declined || declines(e.cause || e) ? 2 : e instanceof GraphFailed ? 4 : 1;
     answer(encode(status, ms(), message, layer, []));
   }
