@@ -94,3 +94,22 @@ grep -q "nothing.txt" "$tmp/err" || fail "--known with a missing file: $(cat "$t
 echo "--known: $(json "$tmp/known/stats.json" 'd["bugs"]["known_sightings"]') sightings of $(grep -vc '^#' "$tmp/known.txt") known root causes counted"
 check reference,keras-jax keras-dense "inconsistency/Dense-*" repro_keras_jax.py 20 "$py|keras|jax" --seeds "$tmp/dense"
 check reference,tfjs-cpu tfjs-dense "inconsistency/Dense-*" repro_tfjs_cpu.js 10 "fs|@tensorflow/tfjs-core|@tensorflow/tfjs-layers|@tensorflow/tfjs-backend-cpu" --seeds "$tmp/dense"
+
+# A shape bug's reproducer: tfjs-layers' DepthwiseConv2D takes the dilation rate it documents and
+# ignores it, so its output has the shape of dilation 1. No fault is planted: the script shows the
+# library's own shape against the model's.
+mkdir -p "$tmp/dilated"
+python3 - "$tmp/dilated/dilated.json" <<'PY'
+import json, sys
+nodes = [{"layer": "InputLayer", "name": "n0", "inputs": [], "params": {"shape": [7, 7, 1], "dtype": "float32"}, "dtype": "float32", "shape": [None, 7, 7, 1]},
+         {"layer": "DepthwiseConv2D", "name": "n1", "inputs": [0], "params": {"kernel_size": [3, 3], "dilation_rate": [2, 2]}, "dtype": "float32",
+          "shape": [None, 3, 3, 1]}]
+json.dump({"format": "memo.model", "version": 1, "seed": 3, "outputs": [1], "nodes": nodes}, open(sys.argv[1], "w"))
+PY
+"$memo" run --backends reference,tfjs-cpu --models 3 --seconds 60 --seed 1 --quiet --seeds "$tmp/dilated" --out "$tmp/shape" >"$tmp/run.out" 2>&1 ||
+  fail "shape campaign exited $?: $(tail -3 "$tmp/run.out")"
+bug=$(ls -d "$tmp"/shape/bugs/shape/DepthwiseConv2D-*/ 2>/dev/null | head -1 || true)
+[[ -n $bug && -f $bug/repro/repro_tfjs_cpu.js ]] || fail "no shape bug with repro/repro_tfjs_cpu.js: $(ls -R "$tmp/shape/bugs" 2>&1 | head -20 | tr '\n' ' ')"
+run_script "$bug/repro/repro_tfjs_cpu.js" env >"$tmp/shape.out" 2>&1 && fail "the shape bug's reproducer exits 0: $(cat "$tmp/shape.out")"
+grep -qE "shape \[[0-9]+,5,5,1\], expected \[[0-9]+,3,3,1\]" "$tmp/shape.out" || fail "the shape bug's reproducer shows no shape: $(tail -5 "$tmp/shape.out")"
+echo "repro_tfjs_cpu.js of $(basename "$bug"): shows tfjs' shape against the model's"

@@ -533,7 +533,9 @@ def to_numpy(t):
 class Graph:
     """memo's model as Keras layers in memo's node order, each reading its producers' outputs."""
 
-    def __init__(self, spec, shapes, weights, batch):
+    def __init__(self, spec, shapes, weights, batch, strict=True):
+        """`strict`: a layer whose output shape Keras infers otherwise than memo is a verdict
+        (Misshapen); a reproducer's graph (not strict) keeps it, for its script to show."""
         self.specs = layers_of(spec)
         self.index = {l["name"]: i for i, l in enumerate(self.specs)}
         self.input_names = [e[0] for e in spec["config"]["input_layers"]]
@@ -549,7 +551,7 @@ class Graph:
             ps = [self.index[p] for p in producers(l)]
             layer, inferred, step = POOL.take(l, [expected_shape(shapes[k]) for k in ps], [dtypes[k] for k in ps], batch, used)
             want = shapes[i]
-            if want and (len(inferred) != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(inferred))):
+            if strict and want and (len(inferred) != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(inferred))):
                 # A layer that ignores a parameter shows here, not later as another layer's error.
                 raise Misshapen("layer %s (%s): Keras 3 infers the output shape %s, memo %s" % (l["name"], l["class_name"], list(inferred[1:]),
                                                                                                 list(want[1:])), l["name"])
@@ -637,7 +639,7 @@ def serve(frame):
         q = decode(frame)
         spec = plain_names(json.loads(q["json"]))
         q["weights"] = {keras_name(k): v for k, v in q["weights"].items()}
-        graph = Graph(spec, q["shapes"], q["weights"], q["inputs"][0].shape[0] if q["inputs"] else None)
+        graph = Graph(spec, q["shapes"], q["weights"], q["inputs"][0].shape[0] if q["inputs"] else None, strict=q["mode"] != 3)
         feeds = [ops.convert_to_tensor(x) for x in q["inputs"]]
         if q["mode"] == 3:  # the bug's reproducer (reproducer.py), written and run once
             import reproducer

@@ -219,7 +219,7 @@ public:
     std::string progress(double t) const override {
         std::string kinds;
         for (auto k : reported_kinds()) kinds += fmt::format(" {} {}", bugs_.unique(oracle::name_of(k)), short_name(k));
-        const std::size_t causes = bugs_.unique() ? bugs_.root_causes().size() : 0;
+        const std::size_t causes = bugs_.root_cause_count();
         return fmt::format(" | exec {} ({:.0f}/s){} bugs{}{}", executed_, t > 0 ? static_cast<double>(executed_) / t : 0.0,
                            hits_ ? fmt::format(", {} memo hits", hits_) : std::string(), kinds,
                            causes ? fmt::format(" ({} root causes)", causes) : std::string());
@@ -238,7 +238,7 @@ public:
         s["max_cost"] = o_.max_cost;
         s["replay"] = o_.replay;
         io::json bugs = {{"unique", bugs_.unique()},
-                         {"root_causes", bugs_.root_causes().size()},
+                         {"root_causes", bugs_.root_cause_count()},
                          {"known_sightings", known_sightings_},
                          {"suppressed_rounding", suppressed_},
                          {"all_backends_failed", all_failed_}};
@@ -661,7 +661,8 @@ private:
         }
         if (!beside) ++found_[std::string(oracle::name_of(v.what))];
         auto* differential = dynamic_cast<oracle::differential*>(&diff);
-        if (o_.reproducers && differential && (b.v.what == oracle::kind::crash || b.v.what == oracle::kind::nan || b.v.what == oracle::kind::inconsistency))
+        if (o_.reproducers && differential &&
+            (b.v.what == oracle::kind::crash || b.v.what == oracle::kind::nan || b.v.what == oracle::kind::inconsistency || b.v.what == oracle::kind::shape))
             b.reproduce = [differential, &b](const std::filesystem::path& dir) { return oracle::write_reproducers(*differential, b.minimal, dir.string()); };
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);

@@ -247,7 +247,7 @@ inline int reproduce(const cli::args& a) {
     if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": not a bug directory (no bug.json)");
     const auto b = load_bug(a, dir);
     if (b.tester != "differential" || b.resource)
-        throw memo::error(dir.string() + ": a " + b.kind + " bug; reproducers are written for the differential oracle's (crash, nan, inconsistency)");
+        throw memo::error(dir.string() + ": a " + b.kind + " bug; reproducers are written for the differential oracle's (crash, nan, inconsistency, shape)");
     testers t(a, b.backends, memo::fuzz::setup().layers(), b.in, 1, b.tester);
     auto& diff = dynamic_cast<memo::oracle::differential&>(t.first());
     const auto r = memo::oracle::write_reproducers(diff, b.m, (dir / "repro").string());

@@ -42,7 +42,8 @@ inline reproducers_written write_reproducers(differential& diff, const model& m,
               " (memo signature " + signature(v, m) + ")";
     // The node where the fault shows against the float64 reference, and the most rounding explains
     // there (what the oracle measured on identical inputs; else the rule without measured slack).
-    if ((v.what == kind::inconsistency || v.what == kind::nan) && v.node >= 0) {
+    // A shape bug's check is the same: the script shows the shape the library gives against it.
+    if ((v.what == kind::inconsistency || v.what == kind::nan || v.what == kind::shape) && v.node >= 0) {
         const auto& truth = diff.truth_values();
         const auto i = static_cast<std::size_t>(v.node);
         if (i < truth.size()) {
