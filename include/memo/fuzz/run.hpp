@@ -307,7 +307,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         bugs += fmt::format("{}{} {}", bugs.empty() ? "" : ", ", exec.store().unique(memo::oracle::name_of(k)), memo::oracle::name_of(k));
     // Over several ranks, the job's figures are in rank 0's stats.json.
     const auto job = world ? memo::io::parse_json_file((fs::path(o.out) / "stats.json").string()) : memo::io::json::object();
-    if (exec.store().unique()) bugs += fmt::format(" ({} root causes)", exec.store().root_causes().size());
+    if (exec.store().unique()) bugs += fmt::format(" ({} root causes)", exec.store().root_cause_count());
     const std::uint64_t executed = job.value("models_executed", exec.executed());
     fmt::print("{}: {}{} models generated ({:.0f}/s), {} executed on {} ({:.1f}/s; {} run, {} memo hits); bugs: {}\n", o.out,
                world ? fmt::format("{} ranks, ", world->size()) : std::string(), s.generated, static_cast<double>(s.generated) / secs, executed, backends,

@@ -60,7 +60,7 @@ inline memo::io::json campaign_figures(const std::filesystem::path& dir) {
             for (const auto& b : fs::directory_iterator(dir / "bugs" / k)) n += fs::exists(b.path() / "bug.json");
         f[k] = n;
     }
-    f["root_causes"] = memo::store::bug_store(dir).root_causes().size();
+    f["root_causes"] = memo::store::bug_store(dir).root_cause_count();
     const auto cov = s.value("coverage", memo::io::json::object());
     for (const char* k : {"layer_type", "layer_pair", "layer_param", "layer_input"}) {
         const auto c = cov.value(k, memo::io::json::object());

@@ -84,12 +84,7 @@ inline std::uint64_t hang_trigger(const node& n) {
 /// from Keras' defaults (not for a time-out or memory blow-up), its dtype and the error text with
 /// each number blanked to one '#'. "Conv2DTranspose-1a2b3c4d".
 inline std::string signature(const verdict& v, const model& m) {
-    hasher h;
-    h.mix(name_of(v.what));
-    auto culprits = v.culprits;
-    std::sort(culprits.begin(), culprits.end());
-    for (const auto& c : culprits) h.mix(c);
-    h.mix(name_of(v.status));
+    hasher h = verdict_hash(v);
     std::string layer = v.layer.empty() ? "unlocalised" : v.layer;
     h.mix(layer);
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
@@ -103,9 +98,7 @@ inline std::string signature(const verdict& v, const model& m) {
         else if (msg.empty() || msg.back() != '#') msg += '#';  // a number, whatever its length: one '#'
     }
     h.mix(msg);
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
-    return layer + "-" + hex;
+    return layer + "-" + hex8(h);
 }
 
 class differential final : public tester {

@@ -15,6 +15,7 @@
 //   leak           a worker's memory grows across repeated runs of one model (resources.hpp)
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <iterator>
 #include <optional>
@@ -23,6 +24,7 @@
 
 #include "../backends/backend.hpp"
 #include "../backends/executor.hpp"
+#include "../core/hash.hpp"
 #include "../metamorphic/variant.hpp"
 #include "../tensors/digest.hpp"
 
@@ -184,6 +186,25 @@ struct verdict {
 
     explicit operator bool() const noexcept { return what != kind::none; }
 };
+
+/// What a bug's names (its signature, its root cause) hash first: its kind, its culprits in
+/// order of name and its run status.
+inline hasher verdict_hash(const verdict& v) {
+    hasher h;
+    h.mix(name_of(v.what));
+    auto culprits = v.culprits;
+    std::sort(culprits.begin(), culprits.end());
+    for (const auto& c : culprits) h.mix(c);
+    h.mix(name_of(v.status));
+    return h;
+}
+
+/// The low 32 bits of a hash as eight hex digits: the tail of a bug's name.
+inline std::string hex8(const hasher& h) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
+    return hex;
+}
 
 /// Judges one model's results. `truth` computes the float64 reference outputs on demand (only
 /// when two backends disagree beyond tolerance).

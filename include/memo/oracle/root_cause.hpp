@@ -7,8 +7,6 @@
 // prefix, and the max-based operations as one where a NaN is lost), the dtype the node computes in,
 // and the error text with its numbers and dimensionalities blanked. Mode parameters are left out:
 // the same kernel met with other paddings or activations is the same fault.
-#include <algorithm>
-#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -53,18 +51,11 @@ inline std::string root_cause(const verdict& v, const model& m) {
     std::string op = v.layer.empty() ? "unlocalised" : operation_of(v.layer);
     const bool lost = v.what == kind::nan && v.message.find("lost") != std::string::npos;
     if (lost && max_based(op)) op = "max";
-    hasher h;
-    h.mix(name_of(v.what));
-    auto culprits = v.culprits;
-    std::sort(culprits.begin(), culprits.end());
-    for (const auto& c : culprits) h.mix(c);
-    h.mix(name_of(v.status));
+    hasher h = verdict_hash(v);
     h.mix(op);
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) h.mix(name_of(m[v.node].type));
     h.mix(blank_numbers(v.message));
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(h.value() & 0xffffffffULL));
-    return op + "-" + hex;
+    return op + "-" + hex8(h);
 }
 
 }  // namespace memo::oracle

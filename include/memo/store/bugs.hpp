@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,9 @@ public:
     }
     std::size_t unique() const { return seen_.size(); }
 
+    /// How many root causes the stored bugs have (the size of root_causes(), without building it).
+    std::size_t root_cause_count() const { return causes_.size(); }
+
     /// The stored bugs by root cause (oracle/root_cause.hpp): root cause -> their keys
     /// ("<kind>/<signature>"). A bug stored without one (by an older memo) is a root cause alone.
     std::map<std::string, std::vector<std::string>> root_causes() const {
@@ -286,7 +290,7 @@ private:
         if (fs::exists(tmp / "repro.sh"))
             fs::permissions(tmp / "repro.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
         fs::rename(tmp, final_dir);
-        seen_.emplace(key, std::move(j));
+        remember(key, std::move(j));
         ++unique_[kind];
     }
 
@@ -298,10 +302,14 @@ private:
             if (!k.is_directory() || k.path().filename() == ".tmp") continue;  // unfinished writes
             for (const auto& b : fs::directory_iterator(k.path()))
                 if (b.is_directory() && fs::exists(b.path() / "bug.json")) {
-                    seen_.emplace(k.path().filename().string() + "/" + b.path().filename().string(), io::parse_json_file((b.path() / "bug.json").string()));
+                    remember(k.path().filename().string() + "/" + b.path().filename().string(), io::parse_json_file((b.path() / "bug.json").string()));
                     ++unique_[k.path().filename().string()];
                 }
         }
+    }
+    void remember(const std::string& key, io::json j) {
+        causes_.insert(j.value("root_cause", key));
+        seen_.emplace(key, std::move(j));
     }
     std::filesystem::path dir_;
     bug_files attach_;
@@ -309,6 +317,7 @@ private:
     std::string replay_;  // repro.sh's command
     std::map<std::string, io::json> seen_;
     std::map<std::string, std::size_t> unique_;
+    std::set<std::string> causes_;  // the root causes of seen_, counted as each is stored
 };
 
 }  // namespace memo::store
