@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "../unit/compare.hpp"
+#include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
 
 namespace {
@@ -334,4 +335,17 @@ TEST(OnnxRuntimeWorker, ErrorsNameTheModelNode) {
     const auto got = r.run(m, memo::make_inputs(m));
     EXPECT_EQ(got.status, memo::run_status::unsupported) << got.message;
     EXPECT_EQ(got.node, y) << got.message;
+}
+
+// Every layer class gets a reproducer in ONNX Runtime's own terms (the .onnx and a Node script)
+// that shows a fault where one is planted (every output of a session off by 1 %,
+// tests/data/planted_library/node_planted.js) and exits 0 on the clean library.
+TEST(OnnxRuntimeReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibrary) {
+    const auto r = test::sweep_reproducers({.fault = "ort-outputs",
+                                            .modules = MEMO_SOURCE_DIR "/tools/ort-worker/node_modules",
+                                            .supports = [](const memo::model&) { return true; },
+                                            .known = [](std::string_view) { return false; }},
+                                           [] { return memo::ort::runtime({.worker = worker_script()}); });
+    EXPECT_GE(r.classes, 40);
+    EXPECT_TRUE(r.without.empty());
 }

@@ -13,8 +13,11 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "../unit/compare.hpp"
+#include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
 
 namespace {
@@ -276,4 +279,17 @@ TEST(TfjsBackend, PredictOfATensorReadTwiceIsAnError) {
     EXPECT_EQ(v.what, memo::oracle::kind::crash);
     EXPECT_EQ(v.node, -1);
     EXPECT_TRUE(memo::oracle::signature(v, m).starts_with("unlocalised-")) << memo::oracle::signature(v, m);
+}
+
+// Every layer class tfjs runs gets a reproducer in tfjs' own terms that shows a fault where one is
+// planted (every tfjs-layers layer's outputs off by 1 %, tests/data/planted_library/node_planted.js)
+// and exits 0 on the clean library: the script is the model as tfjs builds it, whatever its class.
+TEST(TfjsReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibrary) {
+    const auto r = test::sweep_reproducers({.fault = "tfjs-layers",
+                                            .modules = MEMO_SOURCE_DIR "/tools/tfjs-worker/node_modules",
+                                            .supports = [](const memo::model& m) { return static_cast<bool>(memo::tfjs::supports(m)); },
+                                            .known = [](std::string_view c) { return known_findings.count(c) != 0; }},
+                                           [] { return memo::tfjs::runtime({.worker = worker_script()}); });
+    EXPECT_GE(r.classes, 40);
+    EXPECT_TRUE(r.without.empty());
 }
