@@ -142,7 +142,8 @@ print("Keras %s on %s %s, numpy %s, Python %s, %s" % (keras.__version__, "{lib}"
         script.append(listed + "expected = listed(model(x, training=False))\n")
         call = COMPILED[backend]
     else:
-        script.append(listed + 'expected = [data["expected_%d" % i] for i in range(len(outputs))]\n')
+        # A crash checks no values: none were saved, and the script shows the call that fails.
+        script.append(listed + 'expected = [data["expected_%%d" %% i] for i in range(%d)]\n' % len(expected))
         call = "model(x, training=False)"
     script.append('''try:
     got = listed(%s)
@@ -150,6 +151,8 @@ except Exception as e:  # the fault, where memo saw a crash
     print("the model fails: %%s: %%s" %% (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
     sys.exit(1)
 faults = [differs(name, ops.convert_to_numpy(ops.cast(g, "float32")), np.asarray(e), b) for name, g, e, b in zip(outputs, got, expected, bounds)]
+if not faults:
+    print("the model runs")
 sys.exit(1 if any(faults) else 0)
 ''' % call)
     path = os.path.join(directory, stem + ".py")
