@@ -9,11 +9,15 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "../unit/compare.hpp"
+#include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
 
 namespace {
@@ -52,7 +56,8 @@ const memo::model& lenet() {
 /// other class must agree.
 const std::map<std::string, std::string, std::less<>> known_findings = {
     {"LayerNormalization", "keras-torch: an axis other than the last fails (torch's layer_norm is given the wrong normalized_shape)"},
-    {"AveragePooling3D", "keras-torch: 'same' padding averages the padded zeros in"},
+    {"AveragePooling2D", "keras-torch: uneven 'same' padding counts replicated edges in (keras-torch-avgpool-same-replicate)"},
+    {"AveragePooling3D", "keras-torch: uneven 'same' padding counts replicated edges in (keras-torch-avgpool-same-replicate)"},
 };
 
 }  // namespace
@@ -194,4 +199,31 @@ TEST(KerasWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
     const auto late = r.run(m, in);
     EXPECT_EQ(late.status, memo::run_status::timeout) << late.message;
     EXPECT_EQ(r.restarts(), 2U);
+}
+
+// Every layer class gets a reproducer in Keras' own terms that shows a fault planted in every
+// keras.layers class (outputs off by 1 %, tests/data/planted_library/sitecustomize.py) and exits 0
+// on the clean library, on each Keras backend named in MEMO_REPRODUCER_SWEEP (keras-torch, say).
+// Each script imports Keras anew (2 to 6 s), twice a class: some ten minutes a backend, so it runs
+// when asked for, not in every test run.
+TEST(KerasReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibrary) {
+    const char* asked = std::getenv("MEMO_REPRODUCER_SWEEP");
+    if (!asked || !*asked) GTEST_SKIP() << "set MEMO_REPRODUCER_SWEEP=keras-torch (or another Keras backend) to run it";
+    std::vector<std::string> names;
+    for (std::string rest = asked; !rest.empty();) {
+        const auto comma = rest.find(',');
+        names.push_back(rest.substr(0, comma));
+        rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    }
+    for (const auto& name : names) {
+        SCOPED_TRACE(name);
+        const auto r = test::sweep_reproducers({.fault = "keras-layers",
+                                                .plant = {{"PYTHONPATH", MEMO_TEST_DATA_DIR "/planted_library"}},
+                                                .runner = MEMO_SOURCE_DIR "/.venv/bin/python",
+                                                .supports = [](const memo::model&) { return true; },
+                                                .known = [](std::string_view c) { return known_findings.count(c) != 0; }},
+                                               [&] { return memo::keras3::runtime(options_for(name)); });
+        EXPECT_GE(r.classes, 40);
+        EXPECT_TRUE(r.without.empty());
+    }
 }

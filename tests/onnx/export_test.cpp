@@ -342,7 +342,8 @@ TEST(OnnxRuntimeWorker, ErrorsNameTheModelNode) {
 // tests/data/planted_library/node_planted.js) and exits 0 on the clean library.
 TEST(OnnxRuntimeReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibrary) {
     const auto r = test::sweep_reproducers({.fault = "ort-outputs",
-                                            .modules = MEMO_SOURCE_DIR "/tools/ort-worker/node_modules",
+                                            .plant = {{"NODE_OPTIONS", "--require " MEMO_TEST_DATA_DIR "/planted_library/node_planted.js"}},
+                                            .runner = "NODE_PATH='" MEMO_SOURCE_DIR "/tools/ort-worker/node_modules' node",
                                             .supports = [](const memo::model&) { return true; },
                                             .known = [](std::string_view) { return false; }},
                                            [] { return memo::ort::runtime({.worker = worker_script()}); });

@@ -286,7 +286,8 @@ TEST(TfjsBackend, PredictOfATensorReadTwiceIsAnError) {
 // and exits 0 on the clean library: the script is the model as tfjs builds it, whatever its class.
 TEST(TfjsReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibrary) {
     const auto r = test::sweep_reproducers({.fault = "tfjs-layers",
-                                            .modules = MEMO_SOURCE_DIR "/tools/tfjs-worker/node_modules",
+                                            .plant = {{"NODE_OPTIONS", "--require " MEMO_TEST_DATA_DIR "/planted_library/node_planted.js"}},
+                                            .runner = "NODE_PATH='" MEMO_SOURCE_DIR "/tools/tfjs-worker/node_modules' node",
                                             .supports = [](const memo::model& m) { return static_cast<bool>(memo::tfjs::supports(m)); },
                                             .known = [](std::string_view c) { return known_findings.count(c) != 0; }},
                                            [] { return memo::tfjs::runtime({.worker = worker_script()}); });

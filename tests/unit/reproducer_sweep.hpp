@@ -3,8 +3,9 @@
 // class, a random single-layer model that the library, with a fault planted in it, computes
 // otherwise than the reference; its reproducer (oracle/reproducers.hpp, written by the library's
 // worker) must show the planted fault, and run again on the clean library, exit 0. The fault is
-// planted in Node packages by tests/data/planted_library/node_planted.js, through NODE_OPTIONS:
-// the faulty worker starts (and restarts) with it, the clean run goes without.
+// planted by tests/data/planted_library/ (node_planted.js through NODE_OPTIONS for Node's packages,
+// sitecustomize.py through PYTHONPATH for Python's) and MEMO_PLANTED_FAULT: the faulty worker
+// starts (and restarts) with them, the clean run goes without.
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/oracle/reproducers.hpp>
 
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support.hpp"
@@ -23,8 +25,9 @@
 namespace test {
 
 struct sweep_options {
-    std::string fault;    // MEMO_PLANTED_FAULT
-    std::string modules;  // NODE_PATH of a clean run: the worker's node_modules
+    std::string fault;                                       // MEMO_PLANTED_FAULT
+    std::vector<std::pair<std::string, std::string>> plant;  // the variables that plant it
+    std::string runner;                                      // what runs a script on the clean library
     std::function<bool(const memo::model&)> supports;
     std::function<bool(std::string_view)> known;  // a class the clean library may compute otherwise too
 };
@@ -39,11 +42,10 @@ struct sweep_result {
 template <class Make>
 sweep_result sweep_reproducers(const sweep_options& o, Make make) {
     namespace fs = std::filesystem;
-    const std::string planted = "--require " MEMO_TEST_DATA_DIR "/planted_library/node_planted.js";
     const fs::path dir = fs::temp_directory_path() / ("memo-reproducers-" + o.fault + "-" + std::to_string(::getpid()));
     const auto plant = [&](bool on) {
-        if (on) ::setenv("NODE_OPTIONS", planted.c_str(), 1), ::setenv("MEMO_PLANTED_FAULT", o.fault.c_str(), 1);
-        else ::unsetenv("NODE_OPTIONS"), ::unsetenv("MEMO_PLANTED_FAULT");
+        for (const auto& [name, value] : o.plant) on ? ::setenv(name.c_str(), value.c_str(), 1) : ::unsetenv(name.c_str());
+        on ? ::setenv("MEMO_PLANTED_FAULT", o.fault.c_str(), 1) : ::unsetenv("MEMO_PLANTED_FAULT");
     };
     plant(true);
     auto faulty = make();
@@ -70,7 +72,7 @@ sweep_result sweep_reproducers(const sweep_options& o, Make make) {
             }
             plant(false);
             const std::string run =
-                "cd '" + where.string() + "' && NODE_PATH='" + o.modules + "' node " + fs::path(w.culprits[0].script).filename().string() + " >clean.out 2>&1";
+                "cd '" + where.string() + "' && " + o.runner + " " + fs::path(w.culprits[0].script).filename().string() + " >clean.out 2>&1";
             const int status = std::system(run.c_str());
             const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
             if (code == 0) held = true;

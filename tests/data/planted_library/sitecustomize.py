@@ -4,7 +4,9 @@ starts (memo's workers, and a reproducer run alone) gets, as a library with a wr
   MEMO_PLANTED_FAULT=torch-conv2d   a torch.nn.functional.conv2d whose results are 1 % too large;
   MEMO_PLANTED_FAULT=keras-dense    a keras.layers.Dense whose outputs are 1 % too large, on every
                                     Keras backend, eager or compiled (patched once Keras is
-                                    imported: importing it here would fix its backend too early).
+                                    imported: importing it here would fix its backend too early);
+  MEMO_PLANTED_FAULT=keras-layers   every keras.layers class's floating outputs 1 % too large, plus
+                                    0.01 (so that zeros are wrong too).
 Without the variable nothing is imported or changed."""
 import os
 import sys
@@ -21,23 +23,42 @@ if FAULT == "torch-conv2d":
 
     F.conv2d = conv2d
 
-elif FAULT == "keras-dense":
+elif FAULT in ("keras-dense", "keras-layers"):
     import builtins
     import functools
 
     _import = builtins.__import__
 
+    def off(y):
+        """y 1 % too large (keras-dense), plus 0.01 (keras-layers); lists and non-floats as they are."""
+        if isinstance(y, (list, tuple)):
+            return type(y)(off(v) for v in y)
+        if "float" not in str(getattr(y, "dtype", "")):
+            return y
+        ops = sys.modules["keras"].ops
+        y = ops.multiply(y, 1.01)
+        return ops.add(y, 0.01) if FAULT == "keras-layers" else y
+
+    def plant(cls):
+        call = cls.__dict__["call"]
+
+        @functools.wraps(call)  # Keras reads call's signature to bind its arguments
+        def wrong(self, *a, **k):
+            return off(call(self, *a, **k))
+
+        cls.call, cls.planted = wrong, True
+
     def planted_import(name, *args, **kwargs):
         module = _import(name, *args, **kwargs)
-        dense = getattr(getattr(sys.modules.get("keras"), "layers", None), "Dense", None)
-        if dense is not None and not getattr(dense, "planted", False):
-            call = dense.call
-
-            @functools.wraps(call)  # Keras reads call's signature to bind its arguments
-            def wrong(self, *a, **k):
-                return sys.modules["keras"].ops.multiply(call(self, *a, **k), 1.01)
-
-            dense.call, dense.planted = wrong, True
+        layers = getattr(sys.modules.get("keras"), "layers", None)
+        base = getattr(layers, "Layer", None)
+        if base is not None and not getattr(base, "planted_all", False):
+            base.planted_all = True
+            wanted = ["Dense"] if FAULT == "keras-dense" else [n for n, c in vars(layers).items() if isinstance(c, type) and issubclass(c, base)]
+            for n in wanted:  # the class that defines each one's call (Conv2D's is BaseConv's)
+                owner = next((k for k in getattr(layers, n).__mro__ if "call" in k.__dict__), base)
+                if owner is not base and not owner.__dict__.get("planted"):
+                    plant(owner)
         return module
 
     builtins.__import__ = planted_import
