@@ -247,5 +247,7 @@ TEST(TorchWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
     r.set_time_limit(1);
     const auto late = r.run(m, in);
     EXPECT_EQ(late.status, memo::run_status::timeout) << late.message;
-    EXPECT_EQ(r.restarts(), 2U);
+    // Past the limit the worker is killed and restarted; an answer already waiting when the
+    // campaign's thread looks (it was descheduled, on a loaded machine) is a timeout all the same.
+    EXPECT_TRUE(r.restarts() == 2U || late.message.starts_with("answered after")) << late.message;
 }
