@@ -338,8 +338,8 @@ def set_weights(layer, name, weights):
 # dilation rates larger than 1".)
 LACKS = re.compile(r"Could not locate class|Unknown layer|Unrecognized keyword arguments|Could not interpret|not supported|"
                    r"is not implemented|NotImplementedError|Unknown activation|Invalid dtype|not understood|does not support|"
-                   r"only supports (the )?NDHWC|only supports (the )?NHWC|Could not find device for node|not currently supported|Unsupported|Current implementation only supports|"
-                   r"not yet support")
+                   r"only supports (the )?ND?HWC|Could not find device for node|not currently supported|Unsupported|"
+                   r"Current implementation only supports|not yet support")
 
 
 def lacks(e):
