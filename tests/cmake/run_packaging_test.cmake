@@ -1,6 +1,6 @@
 # cmake -DMODE=find_package|add_subdirectory -DMEMO_SOURCE_DIR=... -DMEMO_BINARY_DIR=...
 #       -DWORK_DIR=... [-DGENERATOR=...] [-DCXX_COMPILER=...] [-DCXX_COMPILER_LAUNCHER=...]
-#       [-DBUILD_TYPE=...] -P run_packaging_test.cmake
+#       [-DBUILD_TYPE=...] [-DTORCH_DIR=...] -P run_packaging_test.cmake
 #
 # find_package:     installs memo from MEMO_BINARY_DIR into WORK_DIR/prefix, then configures,
 #                   builds and runs tests/cmake/find_package against that prefix only.
@@ -47,6 +47,11 @@ endif()
 if(BUILD_TYPE)
   list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
 endif()
+# The libtorch memo was built with (the wheel's in .venv/, found by memo's own CMakeLists): a
+# project that asks for the torch component says where libtorch is, as memo-config.cmake expects.
+if(TORCH_DIR)
+  list(APPEND configure_args "-DTorch_DIR=${TORCH_DIR}")
+endif()
 
 # A parent make's job-server variables mean nothing to the builds below.
 unset(ENV{MAKEFLAGS})
@@ -72,6 +77,8 @@ if(MODE STREQUAL "find_package")
     endif()
   endforeach()
   message(STATUS "packaging test 'find_package': optional components installed: ${components}")
+  # Comma-separated: a ';' would split the argument in two.
+  list(JOIN components "," components)
   run("configure" "${CMAKE_COMMAND}" ${configure_args}
       "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DMEMO_COMPONENTS=${components}")
   # The memo that was found must be the one just installed.

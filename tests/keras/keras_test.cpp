@@ -209,14 +209,8 @@ TEST(KerasWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
 // Each script imports Keras anew (2 to 6 s), twice a class: some ten minutes a backend, so it runs
 // when asked for, not in every test run.
 TEST(KerasReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibrary) {
-    const char* asked = std::getenv("MEMO_REPRODUCER_SWEEP");
-    if (!asked || !*asked) GTEST_SKIP() << "set MEMO_REPRODUCER_SWEEP=keras-torch (or another Keras backend) to run it";
-    std::vector<std::string> names;
-    for (std::string rest = asked; !rest.empty();) {
-        const auto comma = rest.find(',');
-        names.push_back(rest.substr(0, comma));
-        rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    }
+    const auto names = test::sweeps_asked({"keras-tensorflow", "keras-jax", "keras-torch", "keras-tensorflow-xla", "keras-jax-xla"});
+    if (names.empty()) GTEST_SKIP() << "set MEMO_REPRODUCER_SWEEP=keras-torch (or another Keras backend) to run it";
     for (const auto& name : names) {
         SCOPED_TRACE(name);
         const auto r = test::sweep_reproducers({.fault = "keras-layers",

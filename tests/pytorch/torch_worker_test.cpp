@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "../unit/compare.hpp"
+#include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
 
 namespace {
@@ -250,4 +251,26 @@ TEST(TorchWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
     // Past the limit the worker is killed and restarted; an answer already waiting when the
     // campaign's thread looks (it was descheduled, on a loaded machine) is a timeout all the same.
     EXPECT_TRUE(r.restarts() == 2U || late.message.starts_with("answered after")) << late.message;
+}
+
+// Every layer class gets a reproducer in PyTorch's own terms that shows a planted fault and exits
+// 0 on the clean library (tests/data/planted_library/sitecustomize.py): for torch, every torch
+// function's results off by 1 %; for torch-compile, what torch.compile returns off so, the eager
+// run right (the reproducer holds the compiled run against the eager one). Each script imports
+// PyTorch anew, twice a class, and the compiled ones compile: minutes, so it runs when
+// MEMO_REPRODUCER_SWEEP names torch or torch-compile.
+TEST(TorchReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibrary) {
+    const auto names = test::sweeps_asked({"torch", "torch-compile"});
+    if (names.empty()) GTEST_SKIP() << "set MEMO_REPRODUCER_SWEEP=torch,torch-compile to run it";
+    for (const auto& name : names) {
+        SCOPED_TRACE(name);
+        const auto r = test::sweep_reproducers({.fault = name == "torch" ? "torch-eager" : "torch-compile",
+                                                .plant = {{"PYTHONPATH", MEMO_TEST_DATA_DIR "/planted_library"}},
+                                                .runner = python(),
+                                                .supports = [](const memo::model& m) { return static_cast<bool>(memo::torch::supports(m)); },
+                                                .known = [](std::string_view c) { return known_findings.count(c) != 0; }},
+                                               [&] { return memo::torch::worker_runtime(options_for(name)); });
+        EXPECT_GE(r.classes, 40);
+        EXPECT_TRUE(r.without.empty());
+    }
 }

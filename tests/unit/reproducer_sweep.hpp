@@ -1,5 +1,6 @@
 #pragma once
-// The sweep of a library's reproducers over every layer class (tests/tfjs, tests/onnx): for each
+// The sweep of a library's reproducers over every layer class (tests/tfjs, tests/onnx, tests/keras,
+// tests/pytorch): for each
 // class, a random single-layer model that the library, with a fault planted in it, computes
 // otherwise than the reference; its reproducer (oracle/reproducers.hpp, written by the library's
 // worker) must show the planted fault, and run again on the clean library, exit 0. The fault is
@@ -13,7 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -37,6 +40,20 @@ struct sweep_result {
     std::vector<std::string> without;  // of them, classes no model of which gave a reproducer that held
     std::string excused;               // classes every model of which met a known fault on the clean library
 };
+
+/// The backends among `ours` that MEMO_REPRODUCER_SWEEP names (a comma-separated list): sweeps
+/// that import a Python library twice a class take minutes, and run when asked for.
+inline std::vector<std::string> sweeps_asked(const std::vector<std::string>& ours) {
+    std::vector<std::string> names;
+    const char* asked = std::getenv("MEMO_REPRODUCER_SWEEP");
+    for (std::string rest = asked ? asked : ""; !rest.empty();) {
+        const auto comma = rest.find(',');
+        const auto name = rest.substr(0, comma);
+        if (std::find(ours.begin(), ours.end(), name) != ours.end()) names.push_back(name);
+        rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    }
+    return names;
+}
 
 /// `faulty` is made by `make` once the fault is planted.
 template <class Make>

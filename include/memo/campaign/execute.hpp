@@ -661,8 +661,7 @@ private:
         }
         if (!beside) ++found_[std::string(oracle::name_of(v.what))];
         auto* differential = dynamic_cast<oracle::differential*>(&diff);
-        if (o_.reproducers && differential &&
-            (b.v.what == oracle::kind::crash || b.v.what == oracle::kind::nan || b.v.what == oracle::kind::inconsistency || b.v.what == oracle::kind::shape))
+        if (o_.reproducers && differential && oracle::differential_kind(b.v.what))
             b.reproduce = [differential, &b](const std::filesystem::path& dir) { return oracle::write_reproducers(*differential, b.minimal, dir.string()); };
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);

@@ -33,6 +33,8 @@ namespace memo::oracle {
 enum class kind : unsigned char { none, crash, nan, inconsistency, shape, metamorphic, performance, leak, nondeterminism };
 inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape", "metamorphic", "performance", "leak", "nondeterminism"};
 constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
+/// The differential oracle's kinds: a verdict of one of them gets reproducers in each library's terms.
+constexpr bool differential_kind(kind k) noexcept { return k == kind::crash || k == kind::nan || k == kind::inconsistency || k == kind::shape; }
 /// The kind a name stands for (a stored judgement's); none for a name that is no kind.
 constexpr kind kind_from(std::string_view s) noexcept {
     for (std::size_t k = 0; k < std::size(kind_names); ++k)

@@ -2,6 +2,11 @@
 node_planted.js plants them in Node packages). With this folder on PYTHONPATH, every Python that
 starts (memo's workers, and a reproducer run alone) gets, as a library with a wrong kernel would:
   MEMO_PLANTED_FAULT=torch-conv2d   a torch.nn.functional.conv2d whose results are 1 % too large;
+  MEMO_PLANTED_FAULT=torch-eager    every torch function's floating results 1 % too large, plus 0.01
+                                    (a function mode on the main thread: eager runs only, as
+                                    torch.compile traces the mode into what it compiles);
+  MEMO_PLANTED_FAULT=torch-compile  what torch.compile returns gives outputs 1 % too large, plus
+                                    0.01: a compiler's fault, the eager run right;
   MEMO_PLANTED_FAULT=keras-dense    a keras.layers.Dense whose outputs are 1 % too large, on every
                                     Keras backend, eager or compiled (patched once Keras is
                                     imported: importing it here would fix its backend too early);
@@ -22,6 +27,35 @@ if FAULT == "torch-conv2d":
         return _conv2d(*args, **kwargs) * 1.01
 
     F.conv2d = conv2d
+
+elif FAULT in ("torch-eager", "torch-compile"):
+    import torch
+
+    def off(y):
+        """y 1 % too large, plus 0.01; lists of them alike; what is not a floating tensor as it is."""
+        if isinstance(y, (list, tuple)):
+            return type(y)(off(v) for v in y)
+        return y * 1.01 + 0.01 if isinstance(y, torch.Tensor) and y.is_floating_point() else y
+
+    if FAULT == "torch-eager":
+
+        class Off(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                y = func(*args, **(kwargs or {}))
+                in_place = getattr(func, "__name__", "").endswith("_") or (kwargs or {}).get("out") is not None
+                return y if in_place else off(y)
+
+        Off().__enter__()  # left entered: every later call on this thread goes through it
+    else:
+        _compile = torch.compile
+
+        def compile(model=None, **kwargs):
+            if model is None:  # torch.compile(**options) as a decorator
+                return lambda m: compile(m, **kwargs)
+            compiled = _compile(model, **kwargs)
+            return lambda *a, **k: off(compiled(*a, **k))
+
+        torch.compile = compile
 
 elif FAULT in ("keras-dense", "keras-layers"):
     import builtins
