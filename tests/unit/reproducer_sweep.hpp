@@ -1,11 +1,11 @@
 #pragma once
 // The sweep of a library's reproducers over every layer class (tests/tfjs, tests/onnx, tests/keras,
 // tests/pytorch): for each class, a random single-layer model that the library, with a fault
-// planted in it, computes otherwise than the reference; its reproducer (oracle/reproducers.hpp, written by the library's
-// worker) must show the planted fault, and run again on the clean library, exit 0. The fault is
-// planted by tests/data/planted_library/ (node_planted.js through NODE_OPTIONS for Node's packages,
-// sitecustomize.py through PYTHONPATH for Python's) and MEMO_PLANTED_FAULT: the faulty worker
-// starts (and restarts) with them, the clean run goes without.
+// planted in it, computes otherwise than the reference; its reproducer (oracle/reproducers.hpp,
+// written by the library's worker) must show the planted fault, and run again on the clean
+// library, exit 0. The fault is planted by tests/data/planted_library/ (node_planted.js through
+// NODE_OPTIONS for Node's packages, sitecustomize.py through PYTHONPATH for Python's) and
+// MEMO_PLANTED_FAULT: the faulty worker starts (and restarts) with them, the clean run goes without.
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/oracle/reproducers.hpp>
 
