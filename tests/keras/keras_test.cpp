@@ -20,6 +20,8 @@
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
 
+namespace test_keras_keras_test {
+
 namespace {
 
 using test::describe;
@@ -223,3 +225,5 @@ TEST(KerasReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibra
         EXPECT_TRUE(r.without.empty());
     }
 }
+
+}  // namespace test_keras_keras_test

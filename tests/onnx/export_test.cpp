@@ -18,6 +18,8 @@
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
 
+namespace test_onnx_export_test {
+
 namespace {
 
 using test::describe;
@@ -350,3 +352,5 @@ TEST(OnnxRuntimeReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheClea
     EXPECT_GE(r.classes, 40);
     EXPECT_TRUE(r.without.empty());
 }
+
+}  // namespace test_onnx_export_test

@@ -18,6 +18,8 @@
 #include "memo/onnx/import.hpp"
 #include "memo/tensors/weights.hpp"
 
+namespace test_onnx_import_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -1319,3 +1321,5 @@ TEST(OnnxImport, EveryCorpusFileGivesAModelOrAnError) {
 }
 
 }  // namespace
+
+}  // namespace test_onnx_import_test

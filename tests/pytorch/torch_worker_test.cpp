@@ -20,6 +20,8 @@
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
 
+namespace test_pytorch_torch_worker_test {
+
 namespace {
 
 using test::describe;
@@ -274,3 +276,5 @@ TEST(TorchReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibra
         EXPECT_TRUE(r.without.empty());
     }
 }
+
+}  // namespace test_pytorch_torch_worker_test

@@ -20,6 +20,8 @@
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
 
+namespace test_tfjs_tfjs_test {
+
 namespace {
 
 using test::describe;
@@ -294,3 +296,5 @@ TEST(TfjsReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibrar
     EXPECT_GE(r.classes, 40);
     EXPECT_TRUE(r.without.empty());
 }
+
+}  // namespace test_tfjs_tfjs_test
