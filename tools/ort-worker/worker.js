@@ -15,6 +15,10 @@
 // (str: u32 length and UTF-8 bytes.) Usage: node worker.js [--optimize disabled|basic|extended|all]
 'use strict';
 const { Reader, dimsHeader, answer, serveFrames } = require('../frames.js');
+// ONNX Runtime 1.30's telemetry (on by default on Linux) reads the machine's id, uploads session
+// events and leaves a /tmp/mat-debug-<pid>.log in each worker process (docs/findings.md): off,
+// before the library reads the setting at its first session.
+process.env.ORT_DISABLE_TELEMETRY = '1';
 const ort = require('onnxruntime-node');
 const reproducer = require('./reproducer.js');
 const version = require('onnxruntime-node/package.json').version;
