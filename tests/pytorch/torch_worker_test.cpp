@@ -5,8 +5,10 @@
 // back one per node; the worker's death and time-out are verdicts.
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/backends/torch/worker.hpp>
+#include <memo/oracle/differential.hpp>
 
 #include <signal.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -195,6 +197,31 @@ TEST(TorchWorker, EveryNodeAndTeacherForcing) {
 // What the worker cannot take is declined with the reason: float64 before anything is sent (the
 // frames carry float32), a CPU kernel PyTorch lacks for float16 when the worker meets it, and a
 // layer class the lowering has no function for.
+// A fault of the compiler alone (tests/data/planted_library: what torch.compile returns gives
+// outputs 1 % off, the eager run right) shows in no layer run alone, as torch-compile's forced
+// runs are eager: the oracle keeps it as the whole graph's, since the same library's every-node
+// run of the model agrees with the reference. Without rewrites_graph it would be dropped as
+// rounding accumulated over the layers.
+TEST(TorchWorker, ACompilersFaultIsAVerdictOfTheWholeGraph) {
+    ::setenv("PYTHONPATH", MEMO_TEST_DATA_DIR "/planted_library", 1);
+    ::setenv("MEMO_PLANTED_FAULT", "torch-compile", 1);
+    memo::torch::worker_runtime faulty(options_for("torch-compile"));  // its worker starts at the first run
+    EXPECT_TRUE(faulty.rewrites_graph());
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
+    std::vector<memo::executor*> xs{&ref, &faulty};
+    memo::oracle::differential diff(xs, truth, test::reg());
+    const auto v = diff.check(lenet());
+    ASSERT_EQ(v.what, memo::oracle::kind::inconsistency) << v.message;
+    EXPECT_TRUE(v.whole_graph);
+    EXPECT_LT(v.node, 0);
+    EXPECT_EQ(v.culprits, std::vector<std::string>{"torch-compile"});
+    EXPECT_NE(v.message.find("rewritten graph"), std::string::npos) << v.message;
+    faulty.set_rewrites_graph(false);
+    EXPECT_FALSE(diff.check(lenet())) << "without rewrites_graph the fault would be taken for rounding";
+    ::unsetenv("MEMO_PLANTED_FAULT");
+    ::unsetenv("PYTHONPATH");
+}
+
 TEST(TorchWorker, DeclinesWhatItCannotRun) {
     {
         memo::builder b(test::reg());

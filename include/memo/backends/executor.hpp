@@ -61,12 +61,18 @@ public:
     bool traceable() const noexcept { return traceable_; }
     void set_traceable(bool t) noexcept { traceable_ = t; }
 
+    /// Whether the backend's plain runs rewrite the whole graph first (a compiler: torch.compile,
+    /// XLA; graph optimisations: ONNX Runtime's), while its every-node and forced runs compute
+    /// each layer as it does without them: a fault of the rewriting shows in no layer alone.
+    bool rewrites_graph() const noexcept { return rewrites_graph_; }
+    void set_rewrites_graph(bool r) noexcept { rewrites_graph_ = r; }
+
     /// How the backend rounds (arithmetic above): what the oracle allows its results.
     const arithmetic& rounding() const noexcept { return rounding_; }
     void set_rounding(const arithmetic& a) noexcept { rounding_ = a; }
 
 private:
-    bool traceable_ = true;
+    bool traceable_ = true, rewrites_graph_ = false;
     arithmetic rounding_;
 };
 

@@ -499,7 +499,8 @@ private:
                 name_node(w);
                 v.more.push_back(std::move(w));
             }
-            if (v.node < 0) return false;  // accumulated rounding: no single layer to blame
+            // No single layer to blame: rounding accumulated, or the library's rewriting of the graph.
+            if (v.node < 0) return !v.masked && !v.carried && rewriting_differs(v, *culprit);
             // The culprit is the side farther from float64 at the node, on the same inputs: at the
             // outputs, a chaotic layer after the node (a recurrence whose values reach 1e20) can
             // leave the right side the farther one, or the outputs agree (masked), or end in NaN.
@@ -632,6 +633,31 @@ private:
         }
         fed_truth_ = std::move(base.outputs);
         return out;
+    }
+
+    /// A library that rewrites the whole graph before running it (executor::rewrites_graph) computes
+    /// each layer in the forced runs as it does without the rewriting. Every layer agreeing there,
+    /// its plain run's difference is the rewriting's when the same library's layer-by-layer run of
+    /// the whole model (its every-node run) agrees with the peers: a fault of the whole graph, kept
+    /// unlocalised (minimisation keeps the shortest prefix that still shows it), as the eager run
+    /// against the compiled one tells a compiler's fault from a kernel's. Otherwise rounding
+    /// accumulated over the layers, as in any library.
+    bool rewriting_differs(verdict& v, executor& culprit) {
+        if (!culprit.rewrites_graph()) return false;
+        const auto layered = culprit.run(current_, inputs_, run_options{true, {}, {}});
+        if (!layered.ok() || layered.outputs.size() != current_.size()) return false;
+        auto obs = obs_;
+        for (auto& o : obs) {
+            if (o.backend != culprit.name()) continue;
+            o.result.outputs.clear();
+            for (int k : current_.outputs) o.result.outputs.push_back(layered.outputs[static_cast<std::size_t>(k)]);
+        }
+        const verdict w = judge(
+            obs, [&] { return truth_outputs(); }, o_);
+        if (w && std::find(w.culprits.begin(), w.culprits.end(), culprit.name()) != w.culprits.end()) return false;
+        v.whole_graph = true;
+        v.message = "the rewritten graph differs, its layers run in turn agree (" + v.message + ")";
+        return true;
     }
 
     /// The shortest prefix on which the culprit still fails (binary search over the last node): a

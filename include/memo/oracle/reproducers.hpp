@@ -50,6 +50,15 @@ inline reproducers_written write_reproducers(differential& diff, const model& m,
             const double bound = v.at_node.bound > 0 ? v.at_node.bound : rounding_bound(m, i, magnitude(truth[i]), input_magnitude(m, i, truth), 0.0);
             q.checks.push_back({v.node, truth[i], std::isfinite(bound) ? bound : 0.0});  // a NaN bound would excuse anything
         }
+    } else if (v.what == kind::inconsistency && v.whole_graph) {
+        // A fault of the rewritten graph shows in the model's outputs alone.
+        const auto& truth = diff.truth_values();
+        for (int k : m.outputs) {
+            const auto i = static_cast<std::size_t>(k);
+            if (i >= truth.size()) continue;
+            const double bound = rounding_bound(m, i, magnitude(truth[i]), input_magnitude(m, i, truth), 0.0);
+            q.checks.push_back({k, truth[i], std::isfinite(bound) ? bound : 0.0});
+        }
     }
     for (const auto& c : v.culprits) {
         reproducer_written w;

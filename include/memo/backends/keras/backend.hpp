@@ -92,7 +92,10 @@ inline std::string unavailable(const options& o) {
 /// Keras 3 on one backend behind a Python worker process, as a campaign executor.
 class runtime final : public keras_json_worker {
 public:
-    explicit runtime(const options& o) : keras_json_worker(argv(o), o.limits, o.name, keras3::supports) { set_writes_reproducers(true); }
+    explicit runtime(const options& o) : keras_json_worker(argv(o), o.limits, o.name, keras3::supports) {
+        set_writes_reproducers(true);
+        set_rewrites_graph(o.jit);  // compiled whole by XLA; its every-node and forced runs are eager
+    }
 
 private:
     static std::vector<std::string> argv(const options& o) {

@@ -12,6 +12,7 @@
 // Needs memo::onnx (libonnx) for the export and Node.js with onnxruntime-node for the worker.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -135,7 +136,10 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
 /// ONNX Runtime behind a Node.js worker process, as a campaign executor.
 class runtime final : public worker_executor {
 public:
-    explicit runtime(options o) : worker_executor({o.node, o.worker, "--optimize", o.optimize}, o.limits), o_(std::move(o)) {}
+    explicit runtime(options o) : worker_executor({o.node, o.worker, "--optimize", o.optimize}, o.limits), o_(std::move(o)) {
+        // Optimised, the graph is rewritten (fusions) where no node's output is wanted: plain runs.
+        set_rewrites_graph(o_.optimize != "disabled");
+    }
 
     std::string_view name() const override { return o_.name; }
     expected<void> supports(const model& m) const override { return exporter_.supports(m); }
@@ -148,8 +152,13 @@ public:
         if (o.precision) return settle(run_result::failed(run_status::unsupported, "ONNX Runtime runs a model in its own dtypes"));
         onnx::export_options eo;
         eo.batch = inputs.empty() || inputs[0].dims.empty() ? 1 : inputs[0].dims[0];
-        // A reproducer checks the nodes where the fault shows: each node's value is an output then.
-        eo.every_node = o.every_node || (o.reproducer && !o.reproducer->checks.empty());
+        // A reproducer checks the nodes where the fault shows: each node's value is an output then,
+        // unless all of them are the model's outputs (a fault of the optimised graph, which outputs
+        // inside it would keep from being rewritten).
+        const auto is_output = [&](int k) { return std::find(m.outputs.begin(), m.outputs.end(), k) != m.outputs.end(); };
+        const bool outputs_checked =
+            o.reproducer && std::all_of(o.reproducer->checks.begin(), o.reproducer->checks.end(), [&](const auto& c) { return is_output(c.node); });
+        eo.every_node = o.every_node || (o.reproducer && !o.reproducer->checks.empty() && !outputs_checked);
         eo.forced = !o.forced.empty();
         eo.metadata = false;  // the worker only runs it
         if (eo.forced && o.forced.size() != m.size()) return settle(run_result::failed(run_status::error, "forced run needs one tensor per node"));
@@ -187,9 +196,12 @@ public:
             else {
                 std::vector<std::string> checked;
                 for (const auto& c : o.reproducer->checks) {
-                    if (c.node < 0 || static_cast<std::size_t>(c.node) >= names.size() || names.size() != m.size())
+                    // The graph's outputs: one a node, or the model's outputs in their order.
+                    const auto at = eo.every_node ? static_cast<std::size_t>(c.node)
+                                                  : static_cast<std::size_t>(std::find(m.outputs.begin(), m.outputs.end(), c.node) - m.outputs.begin());
+                    if (c.node < 0 || at >= names.size() || (eo.every_node && names.size() != m.size()))
                         return settle(run_result::failed(run_status::error, "no output for node " + std::to_string(c.node)));
-                    checked.push_back(names[static_cast<std::size_t>(c.node)]);
+                    checked.push_back(names[at]);
                     part.checks.push_back(&c);
                 }
                 names = std::move(checked);

@@ -56,7 +56,10 @@ inline std::string unavailable(const worker_options& o) {
 /// PyTorch behind a Python worker process, as a campaign executor.
 class worker_runtime final : public keras_json_worker {
 public:
-    explicit worker_runtime(const worker_options& o) : keras_json_worker(argv(o), o.limits, o.name, torch::supports) { set_writes_reproducers(true); }
+    explicit worker_runtime(const worker_options& o) : keras_json_worker(argv(o), o.limits, o.name, torch::supports) {
+        set_writes_reproducers(true);
+        set_rewrites_graph(o.compile);  // compiled whole; its every-node and forced runs are eager
+    }
 
 private:
     static std::vector<std::string> argv(const worker_options& o) {
