@@ -78,3 +78,13 @@ for b in $(find "$tmp/p/bugs" -mindepth 2 -maxdepth 2 -type d -not -path '*/.tmp
   "$memo" replay "$b" >"$tmp/replay" || fail "replay does not confirm $b: $(cat "$tmp/replay")"
 done
 echo "$executed models executed on reference and ort; $(find "$tmp/p/bugs" -mindepth 2 -maxdepth 2 -type d -not -path '*/.tmp/*' | wc -l) bugs, each confirmed by replay"
+
+# A fault of ONNX Runtime's graph optimisations (PadFusion folds a zero Pad into MaxPool's pads,
+# which act as -inf: docs/findings.md) shows in no layer alone: it is a verdict of the rewritten
+# graph on ort-opt, named by the layer its model ends with, and none on ort.
+"$memo" run-model "$data/findings/ort-pad-fusion-maxpool-zero-pad.json" --backends reference,ort,ort-opt --inputs uniform --input-range -2,-1 >"$tmp/pad" 2>&1 ||
+  fail "run-model of the PadFusion model: $(tail -1 "$tmp/pad")"
+grep -q "^verdict: inconsistency on ort-opt " "$tmp/pad" || fail "PadFusion's fault is not a verdict on ort-opt: $(cat "$tmp/pad")"
+grep -q "the rewritten graph differs" "$tmp/pad" || fail "PadFusion's fault is not the rewritten graph's: $(cat "$tmp/pad")"
+grep -q "signature: MaxPooling2D-" "$tmp/pad" || fail "PadFusion's fault is not named by its last layer: $(cat "$tmp/pad")"
+echo "ort-opt's PadFusion fault: a verdict of the rewritten graph"

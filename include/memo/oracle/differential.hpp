@@ -85,11 +85,14 @@ inline std::uint64_t hang_trigger(const node& n) {
 /// each number blanked to one '#'. "Conv2DTranspose-1a2b3c4d".
 inline std::string signature(const verdict& v, const model& m) {
     hasher h = verdict_hash(v);
-    std::string layer = v.layer.empty() ? "unlocalised" : v.layer;
+    const bool rewritten = of_rewritten_graph(v) && m.size() > 0;
+    std::string layer = !v.layer.empty() ? v.layer : rewritten ? std::string(m.nodes.back().layer->name) : "unlocalised";
     h.mix(layer);
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
         if (named_by_class(v)) h.mix(name_of(m[v.node].type));
         else hash_trigger(h, m[v.node]);
+    } else if (rewritten) {
+        hash_trigger(h, m.nodes.back());
     }
     std::string msg;
     for (char c : v.message.substr(0, 120)) {
@@ -656,7 +659,7 @@ private:
             obs, [&] { return truth_outputs(); }, o_);
         if (w && std::find(w.culprits.begin(), w.culprits.end(), culprit.name()) != w.culprits.end()) return false;
         v.whole_graph = true;
-        v.message = "the rewritten graph differs, its layers run in turn agree (" + v.message + ")";
+        v.message = "the rewritten graph differs, its layers run in turn agree" + (v.message.empty() ? std::string() : " (" + v.message + ")");
         return true;
     }
 

@@ -169,7 +169,7 @@ struct verdict {
     run_status status = run_status::ok;  // the culprit's status (crash verdicts)
     double dmad = 0, max_abs = 0, max_rel = 0;
     int node = -1;             // the localised node, -1 when not localised
-    bool whole_graph = false;  // crash: the culprit ran every node alone; its running of the graph fails (no layer to blame)
+    bool whole_graph = false;  // the culprit's layers run alone are right, its running of the graph fails or differs (no layer to blame)
     std::string layer;         // its class
     std::string producer;      // the class of its first input's producer (the pair)
     /// At the localised node, on identical inputs (inconsistency, metamorphic): the largest
@@ -188,6 +188,11 @@ struct verdict {
 
     explicit operator bool() const noexcept { return what != kind::none; }
 };
+
+/// A difference of a library's rewritten graph (a compiler's, a graph optimisation's), which no
+/// layer shows alone (differential::localise): no layer to blame, it is named by the layer its
+/// model ends with, which for a stored bug's minimal model is the shortest prefix that shows it.
+inline bool of_rewritten_graph(const verdict& v) noexcept { return v.what == kind::inconsistency && v.whole_graph && v.layer.empty(); }
 
 /// What a bug's names (its signature, its root cause) hash first: its kind, its culprits in
 /// order of name and its run status.
