@@ -85,14 +85,14 @@ inline std::uint64_t hang_trigger(const node& n) {
 /// each number blanked to one '#'. "Conv2DTranspose-1a2b3c4d".
 inline std::string signature(const verdict& v, const model& m) {
     hasher h = verdict_hash(v);
-    const bool rewritten = of_rewritten_graph(v) && m.size() > 0;
-    std::string layer = !v.layer.empty() ? v.layer : rewritten ? std::string(m.nodes.back().layer->name) : "unlocalised";
+    const std::string_view cls = named_class(v, m);
+    std::string layer = cls.empty() ? "unlocalised" : std::string(cls);
     h.mix(layer);
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
         if (named_by_class(v)) h.mix(name_of(m[v.node].type));
         else hash_trigger(h, m[v.node]);
-    } else if (rewritten) {
-        hash_trigger(h, m.nodes.back());
+    } else if (!cls.empty()) {
+        hash_trigger(h, m.nodes.back());  // a rewritten graph's: the settings of the layer it ends with
     }
     std::string msg;
     for (char c : v.message.substr(0, 120)) {

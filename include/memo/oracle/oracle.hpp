@@ -20,6 +20,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../backends/backend.hpp"
@@ -190,9 +191,17 @@ struct verdict {
 };
 
 /// A difference of a library's rewritten graph (a compiler's, a graph optimisation's), which no
-/// layer shows alone (differential::localise): no layer to blame, it is named by the layer its
-/// model ends with, which for a stored bug's minimal model is the shortest prefix that shows it.
+/// layer shows alone (differential::localise).
 inline bool of_rewritten_graph(const verdict& v) noexcept { return v.what == kind::inconsistency && v.whole_graph && v.layer.empty(); }
+
+/// The layer class a bug's names (signature, root cause) carry: the localised one; for a fault of
+/// a rewritten graph, which has none, the class its model ends with (for a stored bug's minimal
+/// model, the shortest prefix that shows it); else empty (unlocalised).
+inline std::string_view named_class(const verdict& v, const model& m) {
+    if (!v.layer.empty()) return v.layer;
+    if (of_rewritten_graph(v) && m.size() > 0) return m.nodes.back().layer->name;
+    return {};
+}
 
 /// What a bug's names (its signature, its root cause) hash first: its kind, its culprits in
 /// order of name and its run status.

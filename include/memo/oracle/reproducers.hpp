@@ -43,23 +43,16 @@ inline reproducers_written write_reproducers(differential& diff, const model& m,
     // The node where the fault shows against the float64 reference, and the most rounding explains
     // there (what the oracle measured on identical inputs; else the rule without measured slack).
     // A shape bug's check is the same: the script shows the shape the library gives against it.
-    if ((v.what == kind::inconsistency || v.what == kind::nan || v.what == kind::shape) && v.node >= 0) {
+    const auto check = [&](int k, double measured) {
         const auto& truth = diff.truth_values();
-        const auto i = static_cast<std::size_t>(v.node);
-        if (i < truth.size()) {
-            const double bound = v.at_node.bound > 0 ? v.at_node.bound : rounding_bound(m, i, magnitude(truth[i]), input_magnitude(m, i, truth), 0.0);
-            q.checks.push_back({v.node, truth[i], std::isfinite(bound) ? bound : 0.0});  // a NaN bound would excuse anything
-        }
-    } else if (v.what == kind::inconsistency && v.whole_graph) {
-        // A fault of the rewritten graph shows in the model's outputs alone.
-        const auto& truth = diff.truth_values();
-        for (int k : m.outputs) {
-            const auto i = static_cast<std::size_t>(k);
-            if (i >= truth.size()) continue;
-            const double bound = rounding_bound(m, i, magnitude(truth[i]), input_magnitude(m, i, truth), 0.0);
-            q.checks.push_back({k, truth[i], std::isfinite(bound) ? bound : 0.0});
-        }
-    }
+        const auto i = static_cast<std::size_t>(k);
+        if (i >= truth.size()) return;
+        const double bound = measured > 0 ? measured : rounding_bound(m, i, magnitude(truth[i]), input_magnitude(m, i, truth), 0.0);
+        q.checks.push_back({k, truth[i], std::isfinite(bound) ? bound : 0.0});  // a NaN bound would excuse anything
+    };
+    if ((v.what == kind::inconsistency || v.what == kind::nan || v.what == kind::shape) && v.node >= 0) check(v.node, v.at_node.bound);
+    else if (of_rewritten_graph(v))  // a fault of the rewritten graph shows in the model's outputs alone
+        for (int k : m.outputs) check(k, 0.0);
     for (const auto& c : v.culprits) {
         reproducer_written w;
         w.backend = c;

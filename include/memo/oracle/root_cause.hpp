@@ -48,8 +48,8 @@ inline std::string blank_numbers(std::string_view text) {
 /// A stable name for a bug's root cause: its operation and a hash of what else it hinges on.
 /// "MaxPooling-9c1e2f30".
 inline std::string root_cause(const verdict& v, const model& m) {
-    const bool rewritten = of_rewritten_graph(v) && m.size() > 0;  // named by the layer its model ends with
-    std::string op = !v.layer.empty() ? operation_of(v.layer) : rewritten ? operation_of(m.nodes.back().layer->name) : "unlocalised";
+    const std::string_view cls = named_class(v, m);
+    std::string op = cls.empty() ? "unlocalised" : operation_of(cls);
     const bool lost = v.what == kind::nan && v.message.find("lost") != std::string::npos;
     if (lost && max_based(op)) op = "max";
     hasher h = verdict_hash(v);

@@ -155,9 +155,9 @@ public:
         // A reproducer checks the nodes where the fault shows: each node's value is an output then,
         // unless all of them are the model's outputs (a fault of the optimised graph, which outputs
         // inside it would keep from being rewritten).
-        const auto is_output = [&](int k) { return std::find(m.outputs.begin(), m.outputs.end(), k) != m.outputs.end(); };
-        const bool outputs_checked =
-            o.reproducer && std::all_of(o.reproducer->checks.begin(), o.reproducer->checks.end(), [&](const auto& c) { return is_output(c.node); });
+        const auto output_index = [&](int k) { return static_cast<std::size_t>(std::find(m.outputs.begin(), m.outputs.end(), k) - m.outputs.begin()); };
+        const bool outputs_checked = o.reproducer && std::all_of(o.reproducer->checks.begin(), o.reproducer->checks.end(),
+                                                                 [&](const auto& c) { return output_index(c.node) < m.outputs.size(); });
         eo.every_node = o.every_node || (o.reproducer && !o.reproducer->checks.empty() && !outputs_checked);
         eo.forced = !o.forced.empty();
         eo.metadata = false;  // the worker only runs it
@@ -197,8 +197,7 @@ public:
                 std::vector<std::string> checked;
                 for (const auto& c : o.reproducer->checks) {
                     // The graph's outputs: one a node, or the model's outputs in their order.
-                    const auto at = eo.every_node ? static_cast<std::size_t>(c.node)
-                                                  : static_cast<std::size_t>(std::find(m.outputs.begin(), m.outputs.end(), c.node) - m.outputs.begin());
+                    const auto at = eo.every_node ? static_cast<std::size_t>(c.node) : output_index(c.node);
                     if (c.node < 0 || at >= names.size() || (eo.every_node && names.size() != m.size()))
                         return settle(run_result::failed(run_status::error, "no output for node " + std::to_string(c.node)));
                     checked.push_back(names[at]);
