@@ -53,17 +53,22 @@ function fill(template, fields) {
   return template.replace(/\{(\w+)\}/g, (all, k) => (k in fields ? String(fields[k]) : all));
 }
 
+// A reproducer exits 1 while the fault shows, and so does Node on an error nobody catches: the
+// script runs under this harness, which makes its own failure exit 2, not a fault shown.
+const HARNESS = "process.on('uncaughtException', (e) => { console.error(e); console.error(String(e)); process.exit(2); });\n" +
+  "require(require('path').resolve(process.argv[1]));";
+
 /// Runs a reproducer from its folder (its packages found beside the worker that wrote it, in
 /// `modules`): whether it shows the fault, and the last line it printed. All it printed goes
 /// beside it (STEM.out), for the bug's report.
 function run(script, modules) {
   const env = { ...process.env, NODE_PATH: modules };
-  const p = spawnSync(process.execPath, [path.basename(script)], { cwd: path.dirname(script), env, encoding: 'utf8', timeout: 600000 });
+  const p = spawnSync(process.execPath, ['-e', HARNESS, path.basename(script)], { cwd: path.dirname(script), env, encoding: 'utf8', timeout: 600000 });
   if (p.error) return `does not finish: ${p.error.message}`;
   fs.writeFileSync(script.replace(/\.js$/, '.out'), (p.stdout || '') + (p.stderr || ''));
   const said = (p.stdout || '').split('\n').filter((l) => l.trim());
   const last = said.length ? said[said.length - 1] : ((p.stderr || '').trim().split('\n').pop() || '');
-  const verdict = { 1: 'shows the fault', 0: 'does not show the fault' }[p.status] || `fails (exit ${p.status})`;
+  const verdict = { 1: 'shows the fault', 0: 'does not show the fault' }[p.status] || 'fails';
   return `${verdict} (exit ${p.status}): ${last}`;
 }
 

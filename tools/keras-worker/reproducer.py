@@ -71,9 +71,19 @@ def write(directory, stem, title, graph, output_names, inputs, checks, backend, 
     expected, bounds = [c[1] for c in checks], [c[2] for c in checks]
     data, lines, classes = {}, [], set()
     batch = inputs[0].shape[0] if inputs else None
+    # Only the layers the checked outputs need (keras.Model leaves the others out, and setting their
+    # weights would name no layer of it); the inputs stay, as the script feeds them all.
+    live, todo = set(), list(outputs)
+    while todo:
+        k = todo.pop()
+        if k not in live:
+            live.add(k)
+            todo += [graph.index[p] for p in producers(specs[k])]
     for i, l in enumerate(specs):
         name, cls = l["name"], l["class_name"]
         v = "v%d" % i
+        if graph.layers[i] is not None and i not in live:
+            continue
         if graph.layers[i] is None:
             k = graph.input_names.index(name)
             data["input_%d" % k] = np.asarray(inputs[k], dtype=np.float32)
@@ -91,7 +101,7 @@ def write(directory, stem, title, graph, output_names, inputs, checks, backend, 
         lines.append("%s = layer(%r, %r)(%s)" % (v, cls, config, arg))
     weights = []
     for i, layer in enumerate(graph.layers):
-        if layer is None or not layer.weights:
+        if layer is None or not layer.weights or i not in live:
             continue
         keys = []
         for k, variable in enumerate(layer.weights):  # the values memo set, in Keras' order

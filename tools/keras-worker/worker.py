@@ -17,6 +17,7 @@ import argparse
 import collections
 import copy
 import gc
+import inspect
 import json
 import os
 import re
@@ -87,6 +88,13 @@ if opts.backend == "tensorflow":
     library_version = tf.__version__
 elif opts.backend == "jax":
     import jax
+    from jax._src.interpreters import mlir
+
+    # JAX makes an MLIR context for each program it lowers, 5 ms of registering dialects: a
+    # layer's lowering took 18 ms, and the eager run lowers each new layer. One context serves
+    # them all (the programs are the same; its types are shared, made thread-safe by JAX).
+    _context = mlir.make_ir_context()
+    mlir.make_ir_context = lambda: _context
 
     if CACHE:
         jax.config.update("jax_compilation_cache_dir", os.path.join(CACHE, "jax"))
@@ -268,9 +276,19 @@ CUSTOM = KERAS_LAYERS | {c.__name__: c for c in (Unset, Abs, Square, StopGradien
                                   CustomExpandLayer, CustomDropDimLayer, CustomPadLayer, CustomCropLayer)}
 
 
-def keras3_dialect(config):
-    """A Keras 2 layer config as Keras 3 reads it for inference. Initializers become Unset (memo
-    sets every weight); regularizers and constraints go (they act in training only)."""
+def keras3_dialect(class_name, config):
+    """A Keras 2 layer config as Keras 3 reads it for inference. Every initializer the class takes
+    becomes Unset, those memo's JSON leaves out too (memo sets every weight; a default one, random
+    or orthogonal, ran on the backend: JAX compiled it for each new weight shape, 16 ms a variable),
+    and LSTM's unit_forget_bias goes (it adds ones to the bias's initial value);
+    regularizers and constraints go (they act in training only)."""
+    cls = CUSTOM.get(class_name)
+    takes = inspect.signature(cls.__init__).parameters if cls else {}
+    for key in takes:
+        if key.endswith("_initializer"):
+            config[key] = {"class_name": "Unset", "config": {}}
+    if "unit_forget_bias" in takes:
+        config["unit_forget_bias"] = False
     for key in list(config):
         v = config[key]
         if key.endswith("_initializer"):
@@ -278,7 +296,7 @@ def keras3_dialect(config):
         elif key.endswith("_regularizer") or key.endswith("_constraint"):
             config.pop(key)
         elif key == "layer" and isinstance(v, dict):
-            keras3_dialect(v.get("config", {}))
+            keras3_dialect(v.get("class_name", ""), v.get("config", {}))
 
 
 def decode(frame):
@@ -427,7 +445,7 @@ class Pool:
 
     def take(self, l, in_shapes, in_dtypes, batch, used):
         config = l["config"]
-        keras3_dialect(config)
+        keras3_dialect(l["class_name"], config)
         # Keras 3's SpatialDropout layers take neither noise_shape (theirs to choose) nor trainable
         # (Keras 2 wrote both; both are inert at inference).
         if l["class_name"].startswith("SpatialDropout"):
@@ -493,7 +511,7 @@ def eager_step(layer, twin_step=None):
         t, n = state()
         sig = signature(x)
         if sig not in compiled:
-            compiled[sig] = CompileTime.timed(lambda: f.lower(t, n, x).compile())
+            compiled[sig] = CompileTime.timed(lambda: f.lower(t, n, x).compile(QUICK))
         return compiled[sig](t, n, x)
 
     step.jitted, step.compiled, step.lowered = f, compiled, lowered
@@ -505,13 +523,25 @@ def signature(x):
     return tuple((tuple(a.shape), str(a.dtype)) for a in (x if isinstance(x, (list, tuple)) else [x]))
 
 
+# JAX's eager run tests its kernels and Keras' ops, a layer at a time; XLA's fusion and LLVM's
+# optimisation at their defaults are what keras-jax-xla tests, on whole models. So the eager run's
+# layers are compiled quickly: the older fusion emitter, LLVM unoptimised. XLA took 16 ms rather
+# than 47 for a small layer, whose run keeps its kernels (docs/benchmarks.md).
+QUICK = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
+
 # XLA compiles with Python's lock released: a model's new layers are compiled two at a time, on the
-# core the other workers leave free. Only JAX's eager run compiles layer by layer.
+# core the other workers leave free, while Python lowers the next ones. Only JAX's eager run compiles layer by layer.
 COMPILERS = None
 if opts.backend == "jax" and not opts.jit:
     import concurrent.futures
 
     COMPILERS = concurrent.futures.ThreadPoolExecutor(2)
+
+
+def timed_compile(lowered):
+    """XLA's executable of a lowered layer and the milliseconds it took, on a compiler thread."""
+    start = time.perf_counter()
+    return lowered.compile(QUICK), (time.perf_counter() - start) * 1e3
 
 
 def stateless(layer, trainable, fixed, x):
@@ -563,8 +593,9 @@ class Graph:
             self.compile_ahead(shapes, batch)
 
     def compile_ahead(self, shapes, batch):
-        """Compiles, two at a time, the code of each layer that has none yet for the shapes memo
-        gives its inputs. What cannot be lowered ahead is left to its run, which says why."""
+        """Compiles the code of each layer that has none yet for the shapes memo gives its inputs,
+        each as soon as it is lowered: XLA compiles on two threads while Python lowers the next
+        layer. What cannot be lowered ahead is left to its run, which says why."""
         todo = {}
         for i, l in enumerate(self.specs):
             if self.layers[i] is None:
@@ -578,14 +609,13 @@ class Graph:
             if sig in step.compiled or key in todo:
                 continue
             try:
-                todo[key] = (step.compiled, sig, step.lowered(x))
+                lowered = step.lowered(x)
             except Exception:  # noqa: BLE001: the layer's own run raises it again, in its place
                 continue
-        if len(todo) < 2:
-            return
-        work = list(todo.values())
-        for (into, sig, _), c in zip(work, CompileTime.timed(lambda: list(COMPILERS.map(lambda w: w[2].compile(), work)))):
-            into[sig] = c
+            todo[key] = (step.compiled, sig, COMPILERS.submit(timed_compile, lowered))
+        for into, sig, compiling in todo.values():
+            into[sig], ms = compiling.result()
+            CompileTime.ms += ms  # each layer's compiling counted, though two run at once
 
     def run(self, inputs, forced=(), call=None):
         """Every node's output: each layer applied in turn by `call(i, x)` (its eager step), or with
