@@ -73,6 +73,11 @@ if opts.backend != "jax":
     # Keras imports JAX wherever it is installed (for a checkpointing callback memo never uses): a
     # second of CPU at each start of a TensorFlow or PyTorch worker. Keras goes on without it.
     sys.modules["jax"] = None
+if opts.backend != "tensorflow":
+    # Keras imports TensorFlow, where installed, the first time it serializes a layer (to ask
+    # whether a value is a tf.TensorShape: Bidirectional copies its layer so): 2.5 s of CPU and
+    # 1,700 modules in the middle of a JAX or PyTorch worker's campaign. Keras goes on without it.
+    sys.modules["tensorflow"] = None
 
 import keras  # noqa: E402
 from keras import ops  # noqa: E402
