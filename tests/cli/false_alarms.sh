@@ -20,4 +20,17 @@ for inputs in uniform varied; do
   loud=$(awk '/: [0-9]+ layers, seed/ {m = $1} /^verdict:/ && !/^verdict: none/ {print m, $0}' "$tmp/out")
   [[ -z $loud ]] || fail "--inputs $inputs: $loud"
 done
+# Stored bugs that were false (tests/data/false_alarms/bugs/: bug.json and its models, as a campaign
+# stored them) replay quiet with their own inputs on their own backends: compilers-float16-round-trip
+# is keras-tensorflow-xla against torch-compile, each within rounding of the eager runs.
+bugs=0
+for bug in "$data"/false_alarms/bugs/*/; do
+  [[ -f $bug/bug.json ]] || continue
+  status=0
+  rm -rf "$tmp/bug" && cp -r "$bug" "$tmp/bug"  # replayed from a copy: the data stays as it is
+  "$memo" replay "$tmp/bug" >"$tmp/replay" 2>&1 || status=$?
+  (( status == 2 )) || fail "replay of $bug exited $status (2: not reproduced): $(grep -E '^(verdict|stored)' "$tmp/replay" | tr '\n' ' ')"
+  bugs=$((bugs + 1))
+done
+echo "false alarms: $bugs stored bugs replay quiet"
 echo "false alarms: ${#models[@]} models quiet on $(awk '/: [0-9]+ layers, seed/ {n++} n == 1 && / ok / {k++} END {print k}' "$tmp/out") backends"

@@ -69,6 +69,7 @@ public:
     explicit lane_executor(std::shared_ptr<shared_executor> s) : s_(std::move(s)) {
         set_traceable(s_->x_->traceable());
         set_rounding(s_->x_->rounding());
+        set_rewrites_graph(s_->x_->rewrites_graph());
         time_limit_ = s_->x_->time_limit();
         memory_mb_ = s_->x_->memory_limit_mb();
     }
