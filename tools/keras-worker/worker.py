@@ -16,6 +16,7 @@ Usage: worker.py --backend tensorflow|jax|torch [--jit]"""
 import argparse
 import collections
 import copy
+import functools
 import gc
 import inspect
 import json
@@ -281,24 +282,29 @@ CUSTOM = KERAS_LAYERS | {c.__name__: c for c in (Unset, Abs, Square, StopGradien
                                   CustomExpandLayer, CustomDropDimLayer, CustomPadLayer, CustomCropLayer)}
 
 
+@functools.lru_cache(maxsize=None)
+def constructor_args(class_name):
+    """The parameters a layer class's constructor names (none for a class Keras lacks): asked for
+    each layer of each model, answered once a class."""
+    cls = CUSTOM.get(class_name)
+    return frozenset(inspect.signature(cls.__init__).parameters) if cls else frozenset()
+
+
 def keras3_dialect(class_name, config):
     """A Keras 2 layer config as Keras 3 reads it for inference. Every initializer the class takes
     becomes Unset, those memo's JSON leaves out too (memo sets every weight; a default one, random
     or orthogonal, ran on the backend: JAX compiled it for each new weight shape, 16 ms a variable),
     and LSTM's unit_forget_bias goes (it adds ones to the bias's initial value);
     regularizers and constraints go (they act in training only)."""
-    cls = CUSTOM.get(class_name)
-    takes = inspect.signature(cls.__init__).parameters if cls else {}
-    for key in takes:
+    takes = constructor_args(class_name)
+    for key in takes | set(config):
         if key.endswith("_initializer"):
             config[key] = {"class_name": "Unset", "config": {}}
     if "unit_forget_bias" in takes:
         config["unit_forget_bias"] = False
     for key in list(config):
         v = config[key]
-        if key.endswith("_initializer"):
-            config[key] = {"class_name": "Unset", "config": {}}
-        elif key.endswith("_regularizer") or key.endswith("_constraint"):
+        if key.endswith("_regularizer") or key.endswith("_constraint"):
             config.pop(key)
         elif key == "layer" and isinstance(v, dict):
             keras3_dialect(v.get("class_name", ""), v.get("config", {}))
@@ -535,7 +541,8 @@ def signature(x):
 QUICK = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
 
 # XLA compiles with Python's lock released: a model's new layers are compiled two at a time, on the
-# core the other workers leave free, while Python lowers the next ones. Only JAX's eager run compiles layer by layer.
+# core the other workers leave free, while Python lowers the next ones. Only JAX's eager run
+# compiles layer by layer.
 COMPILERS = None
 if opts.backend == "jax" and not opts.jit:
     import concurrent.futures
