@@ -1,11 +1,9 @@
 // What memo's Node.js workers share to write a bug's reproducer (tools/ort-worker/reproducer.js,
 // tools/tfjs-worker/reproducer.js; docs/reproducers.md), as tools/reproducing.py is for the Python
 // ones: the request's reproducer part, tensors as JSON that rounds nothing, the code every script
-// shares, and running one from its folder as a maintainer would.
+// shares, and the command that runs one from its folder as a maintainer would.
 'use strict';
-const fs = require('fs');
 const path = require('path');
-const { spawnSync } = require('child_process');
 
 /// The reproducer part of a Keras-JSON request (mode 3), after the run's fields: the folder, the
 /// file stem, the title and the checks, each {node, expected, bound} (expected float32).
@@ -58,18 +56,11 @@ function fill(template, fields) {
 const HARNESS = "process.on('uncaughtException', (e) => { console.error(e); console.error(String(e)); process.exit(2); });\n" +
   "require(require('path').resolve(process.argv[1]));";
 
-/// Runs a reproducer from its folder (its packages found beside the worker that wrote it, in
-/// `modules`): whether it shows the fault, and the last line it printed. All it printed goes
-/// beside it (STEM.out), for the bug's report.
-function run(script, modules) {
-  const env = { ...process.env, NODE_PATH: modules };
-  const p = spawnSync(process.execPath, ['-e', HARNESS, path.basename(script)], { cwd: path.dirname(script), env, encoding: 'utf8', timeout: 600000 });
-  if (p.error) return `does not finish: ${p.error.message}`;
-  fs.writeFileSync(script.replace(/\.js$/, '.out'), (p.stdout || '') + (p.stderr || ''));
-  const said = (p.stdout || '').split('\n').filter((l) => l.trim());
-  const last = said.length ? said[said.length - 1] : ((p.stderr || '').trim().split('\n').pop() || '');
-  const verdict = { 1: 'shows the fault', 0: 'does not show the fault' }[p.status] || 'fails';
-  return `${verdict} (exit ${p.status}): ${last}`;
+/// How memo runs a reproducer, as the worker's answer: this Node, the harness and the script, from
+/// the script's folder, its packages found beside the worker that wrote it (`modules`).
+/// oracle/reproducers.hpp judges its exit status and keeps its output beside it (STEM.out).
+function command(script, modules) {
+  return JSON.stringify({ script: path.resolve(script), argv: [process.execPath, '-e', HARNESS, path.basename(script)], env: { NODE_PATH: modules } });
 }
 
-module.exports = { readRequest, tensorJson, PRELUDE, fill, run };
+module.exports = { readRequest, tensorJson, PRELUDE, fill, command };

@@ -1,12 +1,12 @@
 """What memo's Python workers share to write a bug's reproducer (tools/torch-worker/reproducer.py,
 tools/keras-worker/reproducer.py; docs/reproducers.md): the request's reproducer part, copying
 definitions out of a worker's own source with the helpers they call, the check every reproducer
-ends with, and running one from its folder as a maintainer would."""
+ends with, and the command that runs one from its folder as a maintainer would."""
 from __future__ import annotations
 
 import ast
+import json
 import os
-import subprocess
 import sys
 
 
@@ -75,16 +75,8 @@ except Exception:
 """
 
 
-def run(script: str) -> str:
-    """Runs a reproducer from its folder with this Python: whether it shows the fault, and the last
-    line it printed. All it printed goes beside it (STEM.out), for the bug's report."""
-    try:
-        p = subprocess.run([sys.executable, "-c", HARNESS, os.path.basename(script)], cwd=os.path.dirname(script), capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return "does not finish in 600 s"
-    with open(os.path.splitext(script)[0] + ".out", "w") as out:
-        out.write(p.stdout + p.stderr)
-    said = [line for line in p.stdout.splitlines() if line.strip()]
-    last = said[-1] if said else (p.stderr.strip().splitlines() or [""])[-1]
-    verdict = {1: "shows the fault", 0: "does not show the fault"}.get(p.returncode, "fails")
-    return "%s (exit %d): %s" % (verdict, p.returncode, last)
+def command(script: str) -> str:
+    """How memo runs a reproducer, as the worker's answer: this Python, the harness and the script,
+    from the script's folder (oracle/reproducers.hpp judges its exit status and keeps its output
+    beside it, STEM.out)."""
+    return json.dumps({"script": os.path.abspath(script), "argv": [sys.executable, "-c", HARNESS, os.path.basename(script)]})

@@ -689,7 +689,7 @@ def serve(frame):
             names = [o[0] for o in spec["config"]["output_layers"]]
             script = reproducer.write(q["directory"], q["stem"], q["title"], graph, names, q["inputs"], q["checks"], opts.backend, opts.jit,
                                       library_version, producers)
-            answer(result_frame(0, (time.perf_counter() - start) * 1e3, reproducing.run(script), "", []))
+            answer(result_frame(0, (time.perf_counter() - start) * 1e3, reproducing.command(script), "", []))
             return
         if q["mode"] == 0:
             names = [o[0] for o in spec["config"]["output_layers"]]

@@ -8,7 +8,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { tensorJson, PRELUDE, fill, run } = require('../reproducing.js');
+const { tensorJson, PRELUDE, fill, command } = require('../reproducing.js');
 
 const SCRIPT = `// {title}
 //
@@ -60,4 +60,4 @@ function write(directory, stem, title, model, feeds, outputs, level, version) {
   return file;
 }
 
-module.exports = { write, run: (script) => run(script, path.join(__dirname, 'node_modules')) };
+module.exports = { write, command: (script) => command(script, path.join(__dirname, 'node_modules')) };

@@ -93,7 +93,7 @@ async function serve(frame) {
     if (q.repro) {
       const { directory, stem, title, outputs } = q.repro;
       const script = reproducer.write(directory, stem, title, q.model, q.feeds, outputs, level, version);
-      answer(encode(0, ms(), reproducer.run(script), []));
+      answer(encode(0, ms(), reproducer.command(script), []));
       return;
     }
     session = await ort.InferenceSession.create(q.model, options);

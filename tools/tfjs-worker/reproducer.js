@@ -10,7 +10,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { tensorJson, PRELUDE, fill, run } = require('../reproducing.js');
+const { tensorJson, PRELUDE, fill, command } = require('../reproducing.js');
 const { addChainedOps, registerCustomLayers } = require('./layers.js');
 
 const SCRIPT = `// {title}
@@ -97,4 +97,4 @@ async function write(directory, stem, title, spec, model, inputs, outputs, backe
   return file;
 }
 
-module.exports = { write, run: (script) => run(script, path.join(__dirname, 'node_modules')) };
+module.exports = { write, command: (script) => command(script, path.join(__dirname, 'node_modules')) };

@@ -300,7 +300,7 @@ async function serve(frame) {
       const outputs = checks.length ? checks.map((c) => ({ name: layers[c.node].name, expected: c.expected, bound: c.bound }))
         : spec.config.output_layers.map((o) => ({ name: o[0] }));
       const script = await reproducer.write(directory, stem, title, spec, model, q.inputs, outputs, backend, version, customClasses);
-      answer(encode(0, ms(), reproducer.run(script), '', []));
+      answer(encode(0, ms(), reproducer.command(script), '', []));
       model.dispose();
       return;
     }

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 import lowering
-from reproducing import CHECK, definitions, needed, run  # noqa: F401: run is the worker's
+from reproducing import CHECK, command, definitions, needed  # noqa: F401: command is the worker's
 
 HEADER = '''"""{title}
 

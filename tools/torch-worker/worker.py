@@ -259,7 +259,7 @@ def serve(frame: bytes) -> None:
         if q["mode"] == 3:
             nodes, outputs, _ = build(json.loads(q["json"]))
             script = reproducer.write(q["directory"], q["stem"], q["title"], nodes, outputs, q["inputs"], q["weights"], q["checks"], opts.compile)
-            said = reproducer.run(script)
+            said = reproducer.command(script)
             answer(result_frame(0, (time.perf_counter() - start) * 1e3, said, "", []))
             return
         with torch.inference_mode():

@@ -84,6 +84,7 @@ struct stage_clock {
     double store = 0;      // the campaign store and the bug directories
     double wait = 0;       // blocked on the workers (the queue full)
     double resources = 0;  // the resource oracles' extra runs
+    double settle = 0;     // after the budget: waiting for the reproducers still running
 
     /// Adds the time until it goes out of scope to `into`.
     class timer {
@@ -167,6 +168,7 @@ public:
     bool declines(std::string_view layer, dtype t) const override { return o_.fill && declines_.declined(layer, t); }
 
     bool poll(double t) override {
+        bugs_.poll_reproducers();
         for (auto& l : lanes_)
             if (l.running && l.diff->ready()) complete(l, t);
         start_idle();
@@ -214,6 +216,12 @@ public:
             if (o_.fill || queue_.empty()) return;
             start_idle();
         }
+    }
+
+    std::size_t unsettled() const override { return bugs_.reproducers_running(); }
+    void settle() override {
+        const stage_clock::timer timed(clock_.settle);
+        bugs_.wait_reproducers();
     }
 
     std::string progress(double t) const override {
@@ -278,9 +286,10 @@ public:
         s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
         // Where this run's own thread spent its time in the stage; the rest of the campaign's
         // seconds went to the search and its books.
-        s["time_ms"] = {{"offer", clock_.offer}, {"start", clock_.start},       {"judge", clock_.judge - clock_.truth - clock_.localise},
-                        {"truth", clock_.truth}, {"localise", clock_.localise}, {"minimise", clock_.minimise},
-                        {"store", clock_.store}, {"wait", clock_.wait},         {"resources", clock_.resources}};
+        s["time_ms"] = {{"offer", clock_.offer},  {"start", clock_.start},       {"judge", clock_.judge - clock_.truth - clock_.localise},
+                        {"truth", clock_.truth},  {"localise", clock_.localise}, {"minimise", clock_.minimise},
+                        {"store", clock_.store},  {"wait", clock_.wait},         {"resources", clock_.resources},
+                        {"settle", clock_.settle}};
     }
 
     void open(store::campaign_store& st, const io::json* resumed) override {
@@ -662,7 +671,11 @@ private:
         if (!beside) ++found_[std::string(oracle::name_of(v.what))];
         auto* differential = dynamic_cast<oracle::differential*>(&diff);
         if (o_.reproducers && differential && oracle::differential_kind(b.v.what))
-            b.reproduce = [differential, &b](const std::filesystem::path& dir) { return oracle::write_reproducers(*differential, b.minimal, dir.string()); };
+            // Written now (the worker is at hand), run beside the campaign: a reproducer imports
+            // its library afresh, seconds that would hold every lane up (bug_store::record).
+            b.reproduce = [differential, &b](const std::filesystem::path& dir) {
+                return oracle::write_reproducers(*differential, b.minimal, dir.string(), false);
+            };
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
         b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
         if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak || b.v.what == oracle::kind::nondeterminism) {

@@ -339,8 +339,17 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     engine::driver d{stop, wait, stepped};
     engine::drive(s, n, d);
     if (exec) exec->drain(t0 + std::chrono::duration<double>(clock::now() - start).count());
+    // Reproducers of bugs found late, still running beside the campaign: their verdicts belong in
+    // the bugs stored (and shipped). The wait is after the budget, not the campaign's seconds.
+    double settling = 0;
+    if (exec && exec->unsettled()) {
+        const auto from = clock::now();
+        if (!o.quiet) bar.finish(fmt::format("waiting for {} reproducer{} to finish", exec->unsettled(), exec->unsettled() == 1 ? "" : "s"));
+        exec->settle();
+        settling = std::chrono::duration<double>(clock::now() - from).count();
+    }
     if (peers) peers->ship_bugs();  // what the last models found
-    sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count();
+    sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count() - settling;
     sum.generated = n.generated, sum.valid = n.valid, sum.diverse = n.diverse;
     for (auto k : all_criteria) {
         sum.covered[static_cast<std::size_t>(k)] = s.coverage().covered(k);

@@ -38,6 +38,11 @@ public:
     virtual void set_deadline(std::chrono::steady_clock::time_point) {}
     /// Finishes what runs, at the end of the campaign.
     virtual void drain(double seconds) = 0;
+    /// Work the stage does beside the campaign that outlives its budget (a new bug's reproducers,
+    /// each a fresh process of its library): how much is left, and waiting for it to finish, after
+    /// the budget and before stats.json is written.
+    virtual std::size_t unsettled() const { return 0; }
+    virtual void settle() {}
     /// The stage's part of the progress line.
     virtual std::string progress(double seconds) const = 0;
     /// Adds the stage's figures to stats.json.

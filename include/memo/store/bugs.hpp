@@ -9,13 +9,15 @@
 //   repro.sh      the one-line reproduction: the replay command of the program that found it
 //                 (memo-fuzz replay <this directory>, or a memo::fuzz program's own)
 //   repro/        a differential bug's reproducers in its libraries' own terms (oracle/reproducers.hpp),
-//                 one per culprit whose worker writes one, each run once: bug.json's "reproducers"
+//                 one per culprit whose worker writes one, each run once (beside the campaign,
+//                 after the bug is stored): bug.json's "reproducers"
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,7 +55,7 @@ inline io::json reproducers_json(const oracle::reproducers_written& r) {
     io::json j = io::json::object();
     if (!r.v) j["not_shown"] = "the minimal model did not show the bug when judged again";
     for (const auto& w : r.culprits) {
-        io::json c = {{"said", w.said}};
+        io::json c = {{"said", w.written && !w.run ? std::string("running") : w.said}};
         if (w.written) c["script"] = "repro/" + std::filesystem::path(w.script).filename().string(), c["shows"] = w.shows;
         j[w.backend] = std::move(c);
     }
@@ -145,6 +147,7 @@ public:
         namespace fs = std::filesystem;
         const std::string kind(oracle::name_of(b.v.what));
         const std::string key = kind + "/" + b.signature;
+        oracle::reproducers_written reproducers;
         if (seen_.count(key)) {
             count(b.v.what, b.signature);
             return false;
@@ -194,13 +197,43 @@ public:
             }
             if (b.reproduce) {
                 try {
-                    written["reproducers"] = reproducers_json(b.reproduce(tmp / "repro"));
+                    reproducers = b.reproduce(tmp / "repro");
+                    written["reproducers"] = reproducers_json(reproducers);
                 } catch (const std::exception& e) {
                     written["reproducers"] = {{"error", e.what()}};
                 }
             }
         });
+        // Reproducers written but not run yet run from the bug's folder, beside the campaign.
+        for (auto w : reproducers.culprits)
+            if (w.written && !w.run) {
+                w.script = (dir_ / key / "repro" / std::filesystem::path(w.script).filename()).string();
+                running_.push_back({key, std::move(w), nullptr});
+            }
+        poll_reproducers();
         return true;
+    }
+
+    /// Reproducers not finished yet (record() queued them); poll_reproducers() moves them along.
+    std::size_t reproducers_running() const noexcept { return running_.size(); }
+    /// Writes what each reproducer that finished said into its bug.json, and starts those waiting
+    /// while fewer than two run (each may import a library of a gigabyte); does not wait.
+    void poll_reproducers() {
+        std::size_t started = 0;
+        for (auto it = running_.begin(); it != running_.end();) {
+            if (!it->p && started < 2) it->p = std::make_unique<oracle::reproducer_process>(it->w);
+            if (it->p && it->p->done()) {
+                settle(*it);
+                it = running_.erase(it);
+                continue;
+            }
+            started += it->p != nullptr;
+            ++it;
+        }
+    }
+    /// Waits for every reproducer not finished (each has its limit: reproducer_process).
+    void wait_reproducers() {
+        for (poll_reproducers(); !running_.empty(); poll_reproducers()) ::usleep(20000);
     }
 
     /// One more sighting of a stored bug (its bug.json's count).
@@ -307,6 +340,20 @@ private:
                 }
         }
     }
+    /// A reproducer run beside the campaign: its bug, and its process once started.
+    struct running {
+        std::string key;
+        oracle::reproducer_written w;
+        std::unique_ptr<oracle::reproducer_process> p;
+    };
+    void settle(const running& r) {
+        auto it = seen_.find(r.key);
+        if (it == seen_.end()) return;
+        auto& c = it->second["reproducers"][r.w.backend];
+        c["said"] = r.p->said();
+        c["shows"] = r.p->shows();
+        io::write_file((dir_ / r.key / "bug.json").string(), it->second.dump(2) + "\n");
+    }
     void remember(const std::string& key, io::json j) {
         causes_.insert(j.value("root_cause", key));
         seen_.emplace(key, std::move(j));
@@ -318,6 +365,7 @@ private:
     std::map<std::string, io::json> seen_;
     std::map<std::string, std::size_t> unique_;
     std::set<std::string> causes_;  // the root causes of seen_, counted as each is stored
+    std::vector<running> running_;
 };
 
 }  // namespace memo::store
