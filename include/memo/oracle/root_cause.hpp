@@ -29,7 +29,8 @@ inline std::string operation_of(std::string_view layer) {
 /// lose it the same way: a comparison with NaN that is false, so the other operand wins.
 inline bool max_based(std::string_view op) { return op == "MaxPooling" || op == "ReLU" || op == "Maximum" || op == "ThresholdedReLU"; }
 
-/// The error text with each number blanked to one '#' and each dimensionality (1D, 2D, 3D) to 'ND'.
+/// The error text with each number blanked to one '#', each list of numbers too (a shape, "[2, 1,
+/// 2]": its length is the input's rank, not the fault), and each dimensionality (1D, 2D, 3D) to 'ND'.
 inline std::string blank_numbers(std::string_view text) {
     std::string out;
     for (std::size_t i = 0; i < text.size() && i < 160; ++i) {
@@ -39,7 +40,14 @@ inline std::string blank_numbers(std::string_view text) {
             out += 'N';
             continue;
         }
-        if (!digit) out += c;
+        if (!digit) {
+            out += c;
+            continue;
+        }
+        // After "#, " or "#,": the list goes on, its separator dropped.
+        std::size_t k = out.size();
+        while (k > 0 && out[k - 1] == ' ') --k;
+        if (k > 1 && out[k - 1] == ',' && out[k - 2] == '#') out.resize(k - 1);
         else if (out.empty() || out.back() != '#') out += '#';
     }
     return out;

@@ -50,6 +50,14 @@ TEST(RootCause, OperationsDropDimensionalityAndGlobal) {
     EXPECT_EQ(memo::oracle::operation_of("Conv2DTranspose"), "ConvTranspose");
     EXPECT_EQ(memo::oracle::operation_of("LSTM"), "LSTM");
     EXPECT_EQ(memo::oracle::blank_numbers("Conv3D: kernel 12 by 3D"), "ConvND: kernel # by ND");
+    // A shape is one '#' whatever its rank: Keras on PyTorch fails LayerNormalization over a
+    // middle axis with one message for inputs of rank 3 to 6.
+    const std::string rank4 = "Given normalized_shape=[2], expected input with shape [*, 2], but got input of size[2, 1, 2, 1]";
+    const std::string rank6 = "Given normalized_shape=[1], expected input with shape [*, 1], but got input of size[2, 1, 1, 1, 1, 2]";
+    EXPECT_EQ(memo::oracle::blank_numbers(rank4), "Given normalized_shape=[#], expected input with shape [*, #], but got input of size[#]");
+    EXPECT_EQ(memo::oracle::blank_numbers(rank4), memo::oracle::blank_numbers(rank6));
+    EXPECT_EQ(memo::oracle::blank_numbers("at 2,3 and (4, 5)"), "at # and (#)");
+    EXPECT_NE(memo::oracle::blank_numbers("took 2, then failed"), memo::oracle::blank_numbers("took 2 then failed"));
 }
 
 TEST(RootCause, OneFaultAcrossDimensionalitiesPaddingsAndMaxBasedLayersIsOne) {
@@ -103,15 +111,23 @@ TEST(RootCause, TheBugStoreWritesAndCountsRootCausesAndRunsTheReproducerHook) {
             b.signature = memo::oracle::signature(b.v, b.minimal);
             b.reproduce = [&](const std::filesystem::path& repro) {
                 std::filesystem::create_directories(repro);
-                memo::io::write_file((repro / "repro_ort.js").string(), "process.exit(1);\n");
+                memo::io::write_file((repro / "repro_ort.sh").string(), "echo differs\nexit 1\n");
                 written_into.push_back(repro.string());
                 memo::oracle::reproducers_written r;
                 r.v = b.v;
-                r.culprits.push_back({"ort", (repro / "repro_ort.js").string(), "shows the fault (exit 1): x", true, true});
+                // Written, not run: the store runs it from the bug's folder once the bug is in place.
+                memo::oracle::reproducer_written w;
+                w.backend = "ort", w.script = (repro / "repro_ort.sh").string(), w.written = true;
+                w.argv = {"/bin/sh", "repro_ort.sh"};
+                r.culprits.push_back(w);
                 return r;
             };
             EXPECT_TRUE(bugs.record(b, {"reference", "ort"}));
+            EXPECT_EQ(bugs.all().at("nan/" + b.signature).at("reproducers").at("ort").at("said"), "running");
         }
+        EXPECT_GT(bugs.reproducers_running(), 0u);
+        bugs.wait_reproducers();
+        EXPECT_EQ(bugs.reproducers_running(), 0u);
         EXPECT_EQ(bugs.unique(), 3u);
         EXPECT_EQ(bugs.root_causes().size(), 2u);  // the two max poolings are one
         ASSERT_EQ(written_into.size(), 3u);
@@ -121,9 +137,10 @@ TEST(RootCause, TheBugStoreWritesAndCountsRootCausesAndRunsTheReproducerHook) {
     EXPECT_EQ(reloaded.root_causes().size(), 2u);
     for (const auto& [key, j] : reloaded.all()) {
         EXPECT_TRUE(j.contains("root_cause")) << key;
-        EXPECT_EQ(j.at("reproducers").at("ort").at("script"), "repro/repro_ort.js") << key;
+        EXPECT_EQ(j.at("reproducers").at("ort").at("script"), "repro/repro_ort.sh") << key;
+        EXPECT_EQ(j.at("reproducers").at("ort").at("said"), "shows the fault (exit 1): differs") << key;
         EXPECT_EQ(j.at("reproducers").at("ort").at("shows"), true) << key;
-        EXPECT_TRUE(std::filesystem::exists(reloaded.dir_of(key) / "repro" / "repro_ort.js")) << key;
+        EXPECT_TRUE(std::filesystem::exists(reloaded.dir_of(key) / "repro" / "repro_ort.out")) << key;  // what it printed
     }
     std::filesystem::remove_all(dir);
 }
