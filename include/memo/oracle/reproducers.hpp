@@ -36,6 +36,9 @@ struct reproducer_written {
     std::vector<std::string> argv;
     std::map<std::string, std::string> env;
     bool run = false;  // said and shows tell how it ran (else it waits for a reproducer_process)
+
+    /// Written with a command, not run yet: a reproducer_process is to run it.
+    bool waits() const noexcept { return written && !run && !argv.empty(); }
 };
 
 /// A reproducer running as a maintainer would run it: its worker's command, in the script's folder,
@@ -46,9 +49,9 @@ class reproducer_process {
 public:
     static constexpr double limit_s = 600;
 
-    explicit reproducer_process(const reproducer_written& w) : out_(std::filesystem::path(w.script).replace_extension(".out")) {
+    explicit reproducer_process(const reproducer_written& w)
+        : out_(std::filesystem::path(w.script).replace_extension(".out")), err_(std::filesystem::path(w.script).replace_extension(".err")) {
         namespace fs = std::filesystem;
-        const fs::path err = fs::path(out_).replace_extension(".err");
         std::vector<std::string> env;
         for (const auto& [k, v] : w.env) env.push_back(k + "=" + v);
         std::fflush(nullptr);
@@ -56,7 +59,7 @@ public:
         if (pid_ == 0) {
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a campaign killed takes its reproducers with it
             ::setpgid(0, 0);                     // and a time-out kills what the script started too
-            const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
             const int in = ::open("/dev/null", O_RDONLY);
             if (out < 0 || e < 0 || in < 0 || ::chdir(fs::path(w.script).parent_path().c_str()) != 0) ::_exit(127);
             ::dup2(in, 0), ::dup2(out, 1), ::dup2(e, 2);
@@ -73,11 +76,7 @@ public:
     reproducer_process(const reproducer_process&) = delete;
     reproducer_process& operator=(const reproducer_process&) = delete;
     ~reproducer_process() {
-        if (pid_ > 0) {
-            ::kill(-pid_, SIGKILL);
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
+        if (pid_ > 0) kill_now();
     }
 
     /// Whether it has finished (a look, no waiting); past its limit it is killed and has.
@@ -87,10 +86,7 @@ public:
         const pid_t r = ::waitpid(pid_, &status, WNOHANG);
         if (r == pid_) return settle(status, false);
         if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() < limit_s) return false;
-        ::kill(-pid_, SIGKILL);
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        return settle(status, true);
+        return settle(kill_now(), true);
     }
     void wait() {
         while (!done()) ::usleep(20000);
@@ -101,19 +97,27 @@ public:
     bool shows() const noexcept { return shows_; }
 
 private:
+    /// Kills it and what it started; its exit status.
+    int kill_now() {
+        int status = 0;
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        return status;
+    }
+
     bool settle(int status, bool timed_out) {
         namespace fs = std::filesystem;
         pid_ = -1;
-        const fs::path err = fs::path(out_).replace_extension(".err");
         const auto read = [](const fs::path& p) {
             std::ifstream f(p);
             std::stringstream s;
             s << f.rdbuf();
             return s.str();
         };
-        const std::string out = read(out_), errors = read(err);
+        const std::string out = read(out_), errors = read(err_);
         std::error_code ec;
-        fs::remove(err, ec);
+        fs::remove(err_, ec);
         std::ofstream(out_, std::ios::app) << errors;  // STEM.out: its output, then its errors
         if (timed_out) {
             said_ = "does not finish in " + std::to_string(static_cast<int>(limit_s)) + " s";
@@ -136,7 +140,7 @@ private:
         return true;
     }
 
-    std::filesystem::path out_;
+    std::filesystem::path out_, err_;  // what it prints; its errors, appended to out_ once it ends
     pid_t pid_ = -1;
     std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
     std::string said_;

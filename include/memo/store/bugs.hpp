@@ -55,7 +55,7 @@ inline io::json reproducers_json(const oracle::reproducers_written& r) {
     io::json j = io::json::object();
     if (!r.v) j["not_shown"] = "the minimal model did not show the bug when judged again";
     for (const auto& w : r.culprits) {
-        io::json c = {{"said", w.written && !w.run && !w.argv.empty() ? std::string("running") : w.said}};
+        io::json c = {{"said", w.waits() ? std::string("running") : w.said}};
         if (w.written) c["script"] = "repro/" + std::filesystem::path(w.script).filename().string(), c["shows"] = w.shows;
         j[w.backend] = std::move(c);
     }
@@ -206,7 +206,7 @@ public:
         });
         // Reproducers written but not run yet run from the bug's folder, beside the campaign.
         for (auto w : reproducers.culprits)
-            if (w.written && !w.run && !w.argv.empty()) {
+            if (w.waits()) {
                 w.script = (dir_ / key / "repro" / std::filesystem::path(w.script).filename()).string();
                 running_.push_back({key, std::move(w), nullptr});
             }
