@@ -89,11 +89,12 @@ class CompileTime:
         return out
 
 
-def result_frame(status, ms, message, layer, outputs):
+def result_frame(status, ms, message, layer, outputs, non_finite=()):
     """The parts of a Python worker's answer (keras_json_worker.hpp decodes it): the status (0 ok,
     1 error, 2 declined, 3 misshapen, 4 an error of the whole graph's run), the worker's time for
-    the request, the message, the failing layer, the outputs, and the part of the time spent
-    compiling (CompileTime)."""
+    the request, the message, the failing layer, the outputs, the part of the time spent
+    compiling (CompileTime), and for a plain run that computed every node, which nodes' outputs
+    hold a NaN or infinity (non_finite_nodes): where a NaN starts, without running it again."""
     parts = [bytes([status]), np.float64(ms).tobytes()]
     put_str(parts, message)
     put_str(parts, layer)
@@ -101,7 +102,14 @@ def result_frame(status, ms, message, layer, outputs):
     for t in outputs:
         put_tensor(parts, t)
     parts.append(np.float64(CompileTime.ms).tobytes())
+    parts.append(np.uint32(len(non_finite)).tobytes())
+    parts.append(bytes(bool(x) for x in non_finite))
     return parts
+
+
+def non_finite_nodes(values):
+    """Per node, whether its output (a NumPy array) holds a NaN or infinity."""
+    return [not np.isfinite(v).all() for v in values]
 
 
 def _read_exactly(fd, n):

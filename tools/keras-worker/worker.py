@@ -83,7 +83,7 @@ if opts.backend != "tensorflow":
 import keras  # noqa: E402
 from keras import ops  # noqa: E402
 
-from frames import CompileTime, Reader, answer, result_frame, serve_frames  # noqa: E402
+from frames import CompileTime, Reader, answer, non_finite_nodes, result_frame, serve_frames  # noqa: E402
 import reproducing  # noqa: E402
 
 if opts.backend == "tensorflow":
@@ -691,6 +691,7 @@ def serve(frame):
                                       library_version, producers)
             answer(result_frame(0, (time.perf_counter() - start) * 1e3, reproducing.command(script), "", []))
             return
+        flags = []  # which nodes' outputs hold a NaN or infinity, when every node ran (eagerly)
         if q["mode"] == 0:
             names = [o[0] for o in spec["config"]["output_layers"]]
             if opts.jit:
@@ -707,6 +708,7 @@ def serve(frame):
             else:
                 values = graph.run(feeds)
                 outputs = [values[graph.index[n]] for n in names]
+                flags = non_finite_nodes(to_numpy(t) for t in values)
         else:
             outputs = graph.run(feeds, q["forced"])
             names = [l["name"] for l in layers_of(spec)]
@@ -715,7 +717,7 @@ def serve(frame):
             want = q["shapes"][graph.index[name]]
             if v.ndim != len(want) or any(k > 0 and d != want[k] for k, d in enumerate(v.shape)):
                 raise Misshapen("layer %s: Keras 3 computes an output of shape %s per sample, memo %s" % (name, list(v.shape[1:]), list(want[1:])), name)
-        answer(result_frame(0, (time.perf_counter() - start) * 1e3, "", "", values))
+        answer(result_frame(0, (time.perf_counter() - start) * 1e3, "", "", values, flags))
     except Exception as e:  # noqa: BLE001
         cause = getattr(e, "cause", e)
         status = 3 if isinstance(e, Misshapen) else 2 if lacks(e) or lacks(cause) else 4 if isinstance(e, GraphFailed) else 1

@@ -113,6 +113,9 @@ struct run_result {
     std::int64_t start_kb = 0;           // resident memory of the worker when the run began (0: not measured)
     std::vector<digest> node_digests;    // every node's, from a worker asked for digest_nodes
     std::vector<value_span> node_spans;  // with node_digests: the classes and range of every node's values
+    /// From a worker whose plain run computed every node (Keras' eager runs): per node, whether its
+    /// output holds a NaN or infinity. Where a NaN starts is then known without running again.
+    std::vector<std::uint8_t> node_non_finite;
     /// With every_node, from the reference interpreter in process: per node, the largest magnitude
     /// of what it held inside (a recurrence's hidden and cell states over its steps; 0 for a layer
     /// without). A state past its dtype's range leaves no trace in the outputs (tanh(inf) is 1),

@@ -85,8 +85,9 @@ inline std::string get_str(wire::reader& r) {
 
 /// The result frame: status (0 ok, 1 error, 2 declined, 3 misshapen, 4 an error of the whole
 /// graph's run), the worker's own time, message, the failing layer, float32 outputs, and the part
-/// of its time spent compiling (the Python workers': tools/frames.py; TensorFlow.js' frames end
-/// before it). A layer whose
+/// of its time spent compiling and, for a plain run that computed every node, which nodes' outputs
+/// hold a NaN or infinity (the Python workers': tools/frames.py; TensorFlow.js' frames end before
+/// these). A layer whose
 /// output shape the library infers otherwise is an invalid run (a shape verdict), as a model
 /// ONNX's shape inference disagrees with is; a whole-model run that fails where every layer
 /// applied alone runs is an error of the whole graph. Outputs take the dtypes of their nodes.
@@ -108,6 +109,10 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
         x.outputs.push_back(std::move(t));
     }
     const double compile_ms = r.done() ? 0.0 : r.pod<double>();
+    if (!r.done()) {
+        x.node_non_finite.resize(r.pod<std::uint32_t>());
+        for (auto& f : x.node_non_finite) f = r.pod<std::uint8_t>();
+    }
     if (status != 0) {
         x = run_result::failed(status == 2 ? run_status::unsupported : status == 3 ? run_status::invalid : run_status::error, message);
         x.whole_graph = status == 4;

@@ -85,6 +85,7 @@ struct stage_clock {
     double wait = 0;       // blocked on the workers (the queue full)
     double resources = 0;  // the resource oracles' extra runs
     double settle = 0;     // after the budget: waiting for the reproducers still running
+    double startup = 0;    // before the budget: the workers started, each running a seed once (warm_up)
 
     /// Adds the time until it goes out of scope to `into`.
     class timer {
@@ -119,6 +120,25 @@ public:
 
     void set_deadline(std::chrono::steady_clock::time_point t) override {
         for (auto& l : lanes_) l.diff->set_deadline(t);
+    }
+
+    /// Every lane's participants take m at once (a worker serving several lanes queues them), so
+    /// the workers start side by side; what they answer is dropped.
+    double warm_up(const model& m) override {
+        const stage_clock::timer timed(clock_.startup);
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<std::vector<tensor>> inputs;
+        std::vector<executor*> sent;
+        for (auto& l : lanes_) {
+            inputs.push_back(make_inputs(m, l.diff->inputs()));
+            for (auto* x : l.diff->participants())
+                if (x->supports(m)) {
+                    x->submit(m, inputs.back(), {});
+                    sent.push_back(x);
+                }
+        }
+        for (auto* x : sent) (void)x->collect();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
 
     void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
@@ -286,10 +306,10 @@ public:
         s["memo"] = {{"models_run", runs_}, {"hits", hits_}, {"saved_seconds", saved_ms_ / 1000.0}};
         // Where this run's own thread spent its time in the stage; the rest of the campaign's
         // seconds went to the search and its books.
-        s["time_ms"] = {{"offer", clock_.offer},  {"start", clock_.start},       {"judge", clock_.judge - clock_.truth - clock_.localise},
-                        {"truth", clock_.truth},  {"localise", clock_.localise}, {"minimise", clock_.minimise},
-                        {"store", clock_.store},  {"wait", clock_.wait},         {"resources", clock_.resources},
-                        {"settle", clock_.settle}};
+        s["time_ms"] = {{"offer", clock_.offer},   {"start", clock_.start},       {"judge", clock_.judge - clock_.truth - clock_.localise},
+                        {"truth", clock_.truth},   {"localise", clock_.localise}, {"minimise", clock_.minimise},
+                        {"store", clock_.store},   {"wait", clock_.wait},         {"resources", clock_.resources},
+                        {"settle", clock_.settle}, {"startup", clock_.startup}};
     }
 
     void open(store::campaign_store& st, const io::json* resumed) override {

@@ -212,6 +212,14 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     memo_coverage recorded(reg);
     // The execution stage's columns of coverage.csv (after the criteria and the extra metric's).
     auto more_columns = [&] { return exec ? exec->columns() : io::json::object(); };
+    // The libraries' workers start before the budget does (importing TensorFlow takes seconds):
+    // the campaign's seconds are for running models, as AFL's fuzzing starts after its set-up.
+    progress bar;
+    if (exec && !seeds.empty()) {
+        if (!o.quiet) bar.show("starting the backends (each runs the first seed once)", clock::now());
+        const double took = exec->warm_up(seeds.front());
+        if (!o.quiet) bar.finish(fmt::format("backends ready in {:.1f} s", took));
+    }
     if (resumed) {
         restore_state(s, n, resumed->state, st, reg);
         t0 = resumed->seconds;
@@ -257,7 +265,6 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
     };
 
     generation_summary sum;
-    progress bar;
     const auto start = clock::now();
     if (exec && o.seconds < 1e7) exec->set_deadline(start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds)));
     auto next_row = start + std::chrono::seconds(1);

@@ -21,6 +21,10 @@ public:
     virtual ~stage() = default;
     /// Whether the stage would take a model that raised no coverage now (it is idle).
     virtual bool wants_any() const = 0;
+    /// Before the campaign's clock starts: runs m once on every backend, judging nothing, so that
+    /// each library's worker is up (TensorFlow or PyTorch import for seconds) and the budget goes
+    /// to running models. Returns the seconds it took.
+    virtual double warm_up(const model&) { return 0; }
     /// Offers a valid model (diverse: it raised coverage). The stage copies what it keeps.
     virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
     /// Drives the stage; returns true when the loop should wait for it rather than generate more.

@@ -19,8 +19,10 @@
 
 #include "../backends/executor.hpp"
 #include "../core/hash.hpp"
+#include "../coverage/value_span.hpp"
 #include "../tensors/budget.hpp"
 #include "../tensors/inputs.hpp"
+#include "../tensors/weights.hpp"
 #include "rounding.hpp"
 #include "tester.hpp"
 
@@ -46,11 +48,17 @@ inline int add_input(model& s, const model& m, int src, const registry& reg) {
     return static_cast<int>(s.size()) - 1;
 }
 
-/// Node k of m alone, fed by fresh inputs of its inputs' shapes and dtypes.
-inline expected<model> isolate_node(const model& m, int k, const registry& reg) {
+/// Node k of m alone, fed by fresh inputs of its inputs' shapes and dtypes. With `same_weights`
+/// it holds the weights it has in m; else they are drawn anew for its place in the smaller model.
+inline expected<model> isolate_node(const model& m, int k, const registry& reg, bool same_weights = false) {
     model s;
     s.seed = m.seed;
     node copy = m[k];
+    if (same_weights) {
+        std::vector<given_weights::one> ws;
+        for (auto& w : weights_of(m, k)) ws.push_back({w.value.dims, std::move(w.value.data)});
+        copy.weights = give_weights(std::move(ws));
+    }
     for (int& e : copy.inputs) e = add_input(s, m, e, reg);
     s.nodes.push_back(std::move(copy));
     s.outputs = {static_cast<int>(s.size()) - 1};
@@ -446,14 +454,17 @@ private:
             // Fed identical inputs too, so that a NaN carried in from a wrong layer before it (whose
             // values overflow a later recurrence) is not blamed on the layer where it shows.
             const auto fed = fed_inputs();
-            const run_options opts{true, fed, {}};
-            const auto [a, b] = run_both(*culprit, *peer, m, opts);
-            if (a.ok() && b.ok())
-                for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
-                    if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) {
-                        v.node = static_cast<int>(i);
-                        break;
-                    }
+            v.node = nan_alone(*culprit, *peer, fed);
+            if (v.node < 0) {
+                const run_options opts{true, fed, {}};
+                const auto [a, b] = run_both(*culprit, *peer, m, opts);
+                if (a.ok() && b.ok())
+                    for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
+                        if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) {
+                            v.node = static_cast<int>(i);
+                            break;
+                        }
+            }
             if (v.node >= 0 && overflow_explains(v.node)) return false;
             if (v.node < 0 && !fed.empty()) {
                 // No node makes it alone: the NaN is the end of a difference before it, judged as
@@ -516,6 +527,44 @@ private:
         }
         name_node(v);
         return true;
+    }
+
+    /// The node where a NaN starts, found without running the whole model again: the first node
+    /// whose output is non-finite in the plain run of a or of b only (as their traces or the
+    /// workers' per-node flags say), when it stays so run alone on both with its own weights and
+    /// the fed inputs (O's values of its inputs). -1 when a run does not say or that node alone
+    /// does not show it: the whole model is then fed again. One layer taking seconds (a ConvLSTM3D
+    /// that Keras' TensorFlow compiles with XLA at every step) then costs its plain run alone.
+    int nan_alone(executor& a, executor& b, const std::vector<tensor>& fed) {
+        const model& m = current_;
+        const auto flags = [&](const executor& x) {
+            std::vector<std::uint8_t> f;
+            for (const auto& o : obs_) {
+                if (o.backend != x.name()) continue;
+                if (o.spans.size() == m.size())
+                    for (const auto& s : o.spans) f.push_back(s.has(value_class::non_finite));
+                else if (o.result.node_non_finite.size() == m.size()) f = o.result.node_non_finite;
+            }
+            return f;
+        };
+        const auto fa = flags(a), fb = flags(b);
+        if (fa.size() != m.size() || fb.size() != m.size() || fed.size() < m.size()) return -1;
+        std::size_t i = 0;
+        while (i < m.size() && (fa[i] != 0) == (fb[i] != 0)) ++i;
+        if (i == m.size() || m[static_cast<int>(i)].inputs.empty()) return -1;
+        auto alone = isolate_node(m, static_cast<int>(i), *reg_, true);
+        if (!alone) return -1;
+        std::vector<tensor> ins;
+        for (int e : m[static_cast<int>(i)].inputs) {
+            ins.push_back(fed[static_cast<std::size_t>(e)]);
+            ins.back().type = m[e].type;
+        }
+        a.submit(*alone, ins, {});
+        b.submit(*alone, ins, {});
+        const auto ra = a.collect();
+        const auto rb = b.collect();
+        if (!ra.ok() || !rb.ok() || ra.outputs.empty() || rb.outputs.empty()) return -1;
+        return ra.outputs[0].has_non_finite() != rb.outputs[0].has_non_finite() ? static_cast<int>(i) : -1;
     }
 
     /// m on two backends with the same options, both started before either is waited for: each

@@ -284,6 +284,42 @@ INSTANTIATE_TEST_SUITE_P(Faults, OracleCatches,
                                            oracle_case{test::fault::wrong_value, kind::inconsistency}),
                          [](const ::testing::TestParamInfo<oracle_case>& i) { return std::string(test::name_of(i.param.f)); });
 
+/// An executor that counts the forced runs (every node fed given inputs) made through it.
+class counting_forced final : public memo::executor {
+public:
+    explicit counting_forced(std::unique_ptr<memo::executor> x) : x_(std::move(x)) {}
+    std::string_view name() const override { return x_->name(); }
+    memo::expected<void> supports(const memo::model& m) const override { return x_->supports(m); }
+    void submit(const memo::model& m, std::span<const memo::tensor> in, const memo::run_options& o) override {
+        forced += !o.forced.empty();
+        x_->submit(m, in, o);
+    }
+    memo::run_result collect() override { return x_->collect(); }
+    bool ready() const override { return x_->ready(); }
+    int forced = 0;
+
+private:
+    std::unique_ptr<memo::executor> x_;
+};
+
+// Where the traced runs show a NaN start, that node alone is run to confirm it, on the fed inputs
+// and with its own weights: the whole model is not fed again (a layer that takes a library seconds
+// is not paid for twice). Untraced, the whole model is fed; both name the same node.
+TEST(Oracle, ANanIsLocalisedByItsNodeAloneWhereTheRunsSayWhereItStarts) {
+    for (const bool traced : {true, false}) {
+        auto good = memo::make_in_process(memo::reference::interpreter());
+        counting_forced bad(isolated_fault(test::fault::nan));
+        memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+        memo::oracle::differential diff({good.get(), &bad}, truth, test::reg());
+        diff.set_trace(traced);
+        const auto v = diff.check(small_model());
+        EXPECT_EQ(v.what, kind::nan) << "traced " << traced;
+        EXPECT_EQ(v.node, 2) << "traced " << traced;
+        EXPECT_EQ(v.layer, "Activation") << "traced " << traced;
+        EXPECT_EQ(bad.forced, traced ? 0 : 1) << "traced " << traced;
+    }
+}
+
 TEST(Oracle, HangIsACrashVerdictOfKindTimeout) {
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = isolated_fault(test::fault::hang);
@@ -432,6 +468,38 @@ TEST(Campaign, GoesOnThroughFaultsAndStoresBugs) {
     EXPECT_EQ(rows, exec.store().unique());
     EXPECT_NE(html.find("<td>faulty vs reference</td><td>Dense</td>"), std::string::npos);
     EXPECT_NE(html.find("/repro.sh\">repro.sh</a>"), std::string::npos);
+    fs::remove_all(dir);
+}
+
+/// The workers start before the campaign's clock does (a library imports for seconds): a worker
+/// that takes 1.5 s to start leaves the campaign's one second to running models, and the wait is
+/// stats.json's time_ms.startup, outside its seconds.
+TEST(Campaign, StartsItsWorkersBeforeItsClock) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("memo-slow-start-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const pid_t campaign = ::getpid();
+    auto good = memo::make_in_process(memo::reference::interpreter());
+    auto slow = memo::make_isolated<memo::reference::interpreter>(
+        [campaign] {
+            if (::getpid() != campaign) std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the worker's start only
+            return memo::reference::interpreter();
+        },
+        test::reg(), roomy());
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::oracle::differential diff({good.get(), slow.get()}, truth, test::reg());
+    memo::campaign::execution exec(diff, test::reg(), dir);
+    memo::campaign::generation_options o;
+    o.out = dir.string();
+    o.seconds = 1;
+    o.quiet = true;
+    memo::builder b(test::reg());
+    b.add("Dense", {b.add("Activation", {b.input({6})}, {{"activation", "relu"}})}, {{"units", std::int64_t{3}}});
+    const auto sum = memo::campaign::generate({b.finish()}, test::reg(), o, &exec);
+    EXPECT_LT(sum.seconds, 1.4);
+    EXPECT_GT(exec.executed(), 5u);
+    const auto stats = memo::io::parse_json_file((dir / "stats.json").string());
+    EXPECT_GE(stats.at("time_ms").at("startup").get<double>(), 1500.0);
     fs::remove_all(dir);
 }
 
