@@ -16,8 +16,12 @@
 namespace memo::oracle {
 
 /// The operation a layer class computes, whatever its dimensionality: "MaxPooling" for
-/// MaxPooling1D and GlobalMaxPooling3D, "ConvTranspose" for Conv2DTranspose.
+/// MaxPooling1D and GlobalMaxPooling3D, "ConvTranspose" for Conv2DTranspose. A wrapper computes
+/// the layer it wraps (memo's Bidirectional is Bidirectional(LSTM), its TimeDistributed is
+/// TimeDistributed(ReLU)): a fault of ONNX Runtime's LSTM shows in both.
 inline std::string operation_of(std::string_view layer) {
+    if (layer == "Bidirectional") return "LSTM";
+    if (layer == "TimeDistributed") return "ReLU";
     std::string op(layer);
     if (op.starts_with("Global")) op.erase(0, 6);
     for (const char* d : {"1D", "2D", "3D"})

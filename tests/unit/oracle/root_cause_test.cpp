@@ -49,6 +49,8 @@ TEST(RootCause, OperationsDropDimensionalityAndGlobal) {
     EXPECT_EQ(memo::oracle::operation_of("GlobalMaxPooling3D"), "MaxPooling");
     EXPECT_EQ(memo::oracle::operation_of("Conv2DTranspose"), "ConvTranspose");
     EXPECT_EQ(memo::oracle::operation_of("LSTM"), "LSTM");
+    EXPECT_EQ(memo::oracle::operation_of("Bidirectional"), "LSTM");  // memo's is Bidirectional(LSTM)
+    EXPECT_EQ(memo::oracle::operation_of("TimeDistributed"), "ReLU");
     EXPECT_EQ(memo::oracle::blank_numbers("Conv3D: kernel 12 by 3D"), "ConvND: kernel # by ND");
     // A shape is one '#' whatever its rank: Keras on PyTorch fails LayerNormalization over a
     // middle axis with one message for inputs of rank 3 to 6.
