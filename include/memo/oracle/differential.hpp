@@ -559,19 +559,18 @@ private:
             ins.push_back(fed[static_cast<std::size_t>(e)]);
             ins.back().type = m[e].type;
         }
-        a.submit(*alone, ins, {});
-        b.submit(*alone, ins, {});
-        const auto ra = a.collect();
-        const auto rb = b.collect();
+        const auto [ra, rb] = run_both(a, b, *alone, {}, ins);
         if (!ra.ok() || !rb.ok() || ra.outputs.empty() || rb.outputs.empty()) return -1;
         return ra.outputs[0].has_non_finite() != rb.outputs[0].has_non_finite() ? static_cast<int>(i) : -1;
     }
 
     /// m on two backends with the same options, both started before either is waited for: each
     /// runs in its own worker, so a localisation waits for the slower run, not for both in turn.
-    std::pair<run_result, run_result> run_both(executor& a, executor& b, const model& m, const run_options& o) {
-        a.submit(m, inputs_, o);
-        b.submit(m, inputs_, o);
+    /// Fed `inputs` when given, else the model's (inputs_).
+    std::pair<run_result, run_result> run_both(executor& a, executor& b, const model& m, const run_options& o, std::span<const tensor> inputs = {}) {
+        if (inputs.empty()) inputs = inputs_;
+        a.submit(m, inputs, o);
+        b.submit(m, inputs, o);
         auto first = a.collect();
         return {std::move(first), b.collect()};
     }
