@@ -113,7 +113,9 @@ TEST(RootCause, TheBugStoreWritesAndCountsRootCausesAndRunsTheReproducerHook) {
             b.signature = memo::oracle::signature(b.v, b.minimal);
             b.reproduce = [&](const std::filesystem::path& repro) {
                 std::filesystem::create_directories(repro);
-                memo::io::write_file((repro / "repro_ort.sh").string(), "echo differs\nexit 1\n");
+                // It waits for the test's word, so that "running" is seen before it ends.
+                memo::io::write_file((repro / "repro_ort.sh").string(),
+                                     "while [ ! -e '" + (dir / "go").string() + "' ]; do sleep 0.01; done\necho differs\nexit 1\n");
                 written_into.push_back(repro.string());
                 memo::oracle::reproducers_written r;
                 r.v = b.v;
@@ -128,6 +130,7 @@ TEST(RootCause, TheBugStoreWritesAndCountsRootCausesAndRunsTheReproducerHook) {
             EXPECT_EQ(bugs.all().at("nan/" + b.signature).at("reproducers").at("ort").at("said"), "running");
         }
         EXPECT_GT(bugs.reproducers_running(), 0u);
+        memo::io::write_file((dir / "go").string(), "");
         bugs.wait_reproducers();
         EXPECT_EQ(bugs.reproducers_running(), 0u);
         EXPECT_EQ(bugs.unique(), 3u);
