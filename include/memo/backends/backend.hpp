@@ -73,9 +73,10 @@ struct run_options {
     bool digest_nodes = false;
     /// Moves the result of every activation function (Keras' activations, gates included) by this
     /// many units of roundoff of its node's dtype times the magnitude the activation's usual
-    /// formula rounds against (layers::activation_rounds_at), with random signs: a float64 run that
-    /// shows how far a library's rounding of exp(x) - 1 or 1 / (1 + exp(-x)) can move a node, as a
-    /// recurrence amplifies it step by step. 0: none. Only the reference interpreter reads it, in
+    /// formula rounds against (layers::activation_rounds_at), with random signs, and a layer's
+    /// pre-activations before its activation by as many units of their own magnitude: a float64 run
+    /// that shows how far a library's rounding of exp(x) - 1 or 1 / (1 + exp(-x)) can move a node,
+    /// as a recurrence amplifies it step by step, or its own sums' rounding a fused softmax. 0: none. Only the reference interpreter reads it, in
     /// process (the oracle's rounding measure); workers are not sent it.
     double shake_activations = 0;
     /// Not a run: the backend's worker writes this reproducer of the model (executor::

@@ -630,8 +630,9 @@ private:
     /// move from rounding alone (the slack of oracle/rounding.hpp), from two measures:
     ///   moved  the float64 change when the fed inputs are perturbed by 4 to 12 units of their
     ///          dtype's roundoff and every activation's result by a unit of what its formula rounds
-    ///          against (random signs): the node's conditioning in its inputs and in its
-    ///          activations' rounding. A recurrence whose state grows (a ConvLSTM with selu and
+    ///          against (random signs), a layer's pre-activations by a unit of their own: the node's
+    ///          conditioning in its inputs and in its activations' and own sums' rounding (a
+    ///          Conv2D with softmax over equal pre-activations of 1e6 passes their rounding on). A recurrence whose state grows (a ConvLSTM with selu and
     ///          exponential gates: 2.7 times a step) amplifies a library's exp(x) - 1, rounded at 1,
     ///          step after step; the float32 reference, which calls expm1, does not show it;
     ///   drift  how far the better of the two compared libraries (a, b: their runs on the same fed

@@ -430,6 +430,50 @@ TEST(Oracle, RoundingAloneIsNotAnInconsistency) {
     EXPECT_GT(suppressed, 0);  // the outputs did differ beyond tolerance: the localisation dropped them
 }
 
+TEST(Oracle, AFusedSoftmaxIsJudgedAtItsPreActivationsRounding) {
+    // Three filters of ones over inputs up to 1e6: equal pre-activations in float64 that a library
+    // summing each filter in an order of its own leaves a unit of float32 apart (about 0.5 here),
+    // and the softmax turns that into outputs 0.1 from 1/3: the library's rounding, not a fault.
+    memo::builder b(test::reg());
+    const int x = b.input({6, 6, 16});
+    b.add("Conv2D", {x},
+          {{"filters", std::int64_t{3}},
+           {"kernel_size", memo::ints{3, 3}},
+           {"activation", "softmax"},
+           {"kernel_initializer", "Ones"},
+           {"bias_initializer", "Ones"}});
+    auto m = b.finish();
+    memo::reference::interpreter per_filter(std::nullopt, "per-filter");
+    per_filter.wrap_kernel(
+        "Conv2D",
+        []<class T>(std::type_identity<T>, const memo::reference::kernel_in_context<T>& good, const memo::reference::kernel_context& c,
+                    std::span<const memo::reference::array<T>> in, std::span<const memo::reference::array<T>> w) -> memo::expected<memo::reference::array<T>> {
+            memo::node linear = c.n;
+            linear.set("activation", "linear");
+            auto z = good({linear, c.m, c.index, c.type}, in, w);
+            if (!z) return z;
+            if constexpr (std::is_floating_point_v<T>) {
+                const auto filters = static_cast<std::size_t>(z->dim(z->rank() - 1));
+                for (std::size_t j = 0; j < z->data.size(); ++j)
+                    for (std::size_t k = 0; k < j % filters; ++k) z->data[j] = std::nextafter(z->data[j], std::numeric_limits<T>::infinity());
+            }
+            memo::reference::apply_activation(*z, "softmax");
+            return z;
+        });
+    auto a = memo::make_in_process(memo::reference::interpreter());
+    auto p = memo::make_in_process(std::move(per_filter));
+    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::oracle::differential diff({a.get(), p.get()}, truth, test::reg(), {}, {2, -1e6, 1e6, false});
+    int apart = 0;
+    for (std::uint64_t s = 0; s < 5; ++s) {
+        m.seed = s;
+        const auto v = diff.check(m);
+        EXPECT_FALSE(v) << "seed " << s << ": " << v.message;
+        apart += diff.last_suppressed();
+    }
+    EXPECT_GT(apart, 0);  // the outputs did part beyond tolerance: the localisation judged them rounding
+}
+
 /// A campaign over a faulty backend goes on past every fault and stores each bug once.
 TEST(Campaign, GoesOnThroughFaultsAndStoresBugs) {
     namespace fs = std::filesystem;

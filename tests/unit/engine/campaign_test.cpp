@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "../scratch.hpp"
+
 namespace test_engine_campaign_test {
 
 namespace {
@@ -109,9 +111,7 @@ const std::vector<numbers> seeds{{1}, {2, 3}};
 
 /// Where a test campaign keeps its directory: a folder of this process's own under the system's
 /// temporary directory, never the directory the tests were started from.
-std::filesystem::path scratch(const std::string& name) {
-    return std::filesystem::temp_directory_path() / ("memo-engine-test-" + std::to_string(::getpid())) / name;
-}
+std::filesystem::path scratch(const std::string& name) { return test::scratch_root() / "engine" / name; }
 
 }  // namespace
 

@@ -119,19 +119,29 @@ TEST(ReferenceAct, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(
 // u * scale * alpha, tanh by u, relu not at all; the same run shakes alike, and no shake leaves the
 // plain result.
 TEST(ReferenceAct, ShakenActivationsMoveByUnitsOfTheirFormulasConstant) {
+    // A Dense layer's pre-activations z move by 2 units of themselves, then its activation's result
+    // by 2 units of its formula's constant: each output is act(z (1 +- 2u)) +- 2u * constant.
     const auto x = make({1, 4}, {-0.75, -0.25, 0.5, 1.5});
     const double u = memo::unit_roundoff(dtype::float32);
     for (auto [act, at] : {std::pair{"selu", 1.0507009873554805 * 1.6732632423543772}, {"tanh", 1.0}, {"relu", 0.0}}) {
         const auto m = one_layer("Dense", {4}, {{"units", 5}, {"activation", act}}, dtype::float32);
+        const auto linear = one_layer("Dense", {4}, {{"units", 5}, {"activation", "linear"}}, dtype::float32);
         memo::reference::interpreter truth(dtype::float64);
         const std::vector<tensor> in{x};
         memo::run_options shaking;
         shaking.shake_activations = 2;
-        const auto plain = truth.run(m, in), shaken = truth.run(m, in, shaking), again = truth.run(m, in, shaking);
-        ASSERT_TRUE(plain.ok() && shaken.ok() && again.ok()) << act;
+        const auto plain = truth.run(m, in), shaken = truth.run(m, in, shaking), again = truth.run(m, in, shaking), z = truth.run(linear, in);
+        ASSERT_TRUE(plain.ok() && shaken.ok() && again.ok() && z.ok()) << act;
         ASSERT_EQ(shaken.outputs[0].data.size(), 5u);
         for (std::size_t i = 0; i < 5; ++i) {
-            EXPECT_NEAR(std::abs(shaken.outputs[0].data[i] - plain.outputs[0].data[i]), 2 * u * at, 1e-15) << act << " element " << i;
+            const double pre = z.outputs[0].data[i];
+            double nearest = INFINITY;
+            for (double by : {1.0, -1.0})
+                for (double after : {1.0, -1.0})
+                    nearest = std::min(
+                        nearest, std::abs(shaken.outputs[0].data[i] - memo::reference::activate<double>(act, pre * (1 + by * 2 * u)) - after * 2 * u * at));
+            EXPECT_LT(nearest, 1e-15) << act << " element " << i;
+            if (at > 0 || pre > 0) EXPECT_NE(shaken.outputs[0].data[i], plain.outputs[0].data[i]) << act << " element " << i;
             EXPECT_EQ(shaken.outputs[0].data[i], again.outputs[0].data[i]) << act << " element " << i;
         }
         EXPECT_EQ(truth.run(m, in).outputs[0].data, plain.outputs[0].data) << act;

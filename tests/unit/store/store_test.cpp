@@ -12,6 +12,8 @@
 #include <memo/engine/rng.hpp>
 #include <memo/store/store.hpp>
 
+#include "../scratch.hpp"
+
 namespace test_store_store_test {
 
 namespace {
@@ -19,12 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using memo::store::campaign_store;
 
-fs::path fresh_file(const std::string& name) {
-    const fs::path d = fs::temp_directory_path() / ("memo-store-test-" + std::to_string(::getpid()) + "-" + name);
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d / "store.db";
-}
+fs::path fresh_file(const std::string& name) { return test::scratch_dir("store-" + name) / "store.db"; }
 
 memo::store::execution_record record(std::int64_t i) {
     memo::store::execution_record e;
