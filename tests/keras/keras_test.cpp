@@ -166,6 +166,38 @@ TEST(KerasBackend, EveryNodeAndTeacherForcing) {
     }
 }
 
+// JAX's eager run compiles each layer once for all layers that compute the same function: a Dense
+// that differs from one run before only in its initializers, regularizer and constraint (which the
+// worker's keras3_dialect sets aside: memo sets every weight) runs that one's code, nothing
+// compiled, with its own weights.
+TEST(KerasBackend, LayersThatDifferInInertParametersShareJaxsCodeAndKeepTheirWeights) {
+    memo::reference::interpreter ref;
+    const auto dense = [](std::initializer_list<std::pair<std::string_view, memo::value>> p) {
+        memo::builder b(test::reg());
+        const int x = b.add("InputLayer", {}, {{"shape", memo::ints{7}}, {"dtype", "float32"}});
+        b.add("Dense", {x}, p);
+        b.seed(3);
+        return b.finish();
+    };
+    const auto first = dense({{"units", std::int64_t{5}}, {"kernel_initializer", "glorot_uniform"}});
+    const auto second = dense({{"units", std::int64_t{5}},
+                               {"kernel_initializer", "Ones"},
+                               {"bias_initializer", "RandomNormal"},
+                               {"kernel_regularizer", "l2"},
+                               {"kernel_constraint", "NonNeg"}});
+    const auto other = dense({{"units", std::int64_t{5}}, {"kernel_initializer", "Ones"}, {"use_bias", false}});
+    auto& jax = keras("keras-jax");
+    for (const auto* m : {&first, &second, &other}) {
+        const auto in = memo::make_inputs(*m);
+        const auto got = jax.run(*m, in);
+        ASSERT_TRUE(got.ok()) << got.message;
+        const auto truth = ref.run(*m, in, {false, {}, dtype::float64});
+        EXPECT_LE(relative_error(got.outputs[0], truth.outputs[0]), 1e-5);
+        if (m == &second) EXPECT_EQ(got.compile_ms, 0.0);  // first's code
+        if (m == &other) EXPECT_GT(got.compile_ms, 0.0);   // no bias: a function of its own
+    }
+}
+
 // What Keras 3 lacks is declined with the reason before anything is sent: a class it dropped.
 TEST(KerasBackend, DeclinesWhatItLacks) {
     memo::builder b(test::reg());
