@@ -26,10 +26,11 @@ timeout 300 "${mpi[@]}" "$memo" "${common[@]}" --seconds 12 --seed 5 --out "$tmp
 grep -q "3 ranks" "$tmp/c.log" || { cat "$tmp/c.log"; fail "rank 0's summary does not name the ranks"; }
 for r in 1 2; do [[ -f "$tmp/c/ranks/$r/store.db" ]] || fail "rank $r has no store of its own"; done
 
-check() {  # $1: a campaign directory
-  python3 - "$1" <<'PY' || fail "$1: stats.json"
+check() {  # $1: a campaign directory; $2: "killed" when a rank of it died (see below)
+  python3 - "$1" "${2:-}" <<'PY' || fail "$1: stats.json"
 import json, pathlib, sys
 d = pathlib.Path(sys.argv[1])
+killed = sys.argv[2] == "killed"
 s = json.load(open(d / "stats.json"))
 assert s["ranks"] == 3, f"ranks {s['ranks']}"
 per = s["per_rank"]
@@ -39,7 +40,12 @@ for k in ("layer_type", "layer_pair", "layer_param", "layer_input"):
     union = 0
     for b in bits: union |= b
     merged = s["coverage"][k]["covered"]
-    assert bin(union).count("1") == merged, f"{k}: merged {merged} != union of the ranks' {bin(union).count('1')}"
+    # A rank killed resumes from its own last checkpoint, without what it covered and shared since:
+    # rank 0's merge keeps those (their models did run), so after a kill it may hold more.
+    if killed:
+        assert bin(union).count("1") <= merged, f"{k}: merged {merged} < union of the ranks' {bin(union).count('1')}"
+    else:
+        assert bin(union).count("1") == merged, f"{k}: merged {merged} != union of the ranks' {bin(union).count('1')}"
     for p, b in zip(per, bits):
         assert bin(b).count("1") == p["coverage"][k]["covered"], f"{k}: rank {p['rank']}'s items and count differ"
 # The job's counters are the ranks' summed.
@@ -115,7 +121,7 @@ if timeout 60 bash -c "wait $launcher" 2>/dev/null; then :; fi
 for _ in $(seq 100); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.2; done
 kill -0 "$launcher" 2>/dev/null && fail "the job went on after a rank died"
 timeout 300 "${mpi[@]}" "$memo" run --mpi --resume "$tmp/k" --seconds 6 --quiet >"$tmp/kr.log" 2>&1 || { cat "$tmp/kr.log"; fail "resume after a rank died failed"; }
-check "$tmp/k"
+check "$tmp/k" killed
 
 # Clear errors: a job's campaign resumed without MPI or over another number of ranks.
 if "$memo" run --resume "$tmp/c" --seconds 1 >"$tmp/e1" 2>&1; then fail "resumed a 3-rank campaign in one process"; fi
