@@ -76,8 +76,9 @@ struct run_options {
     /// formula rounds against (layers::activation_rounds_at), with random signs, and a layer's
     /// pre-activations before its activation by as many units of their own magnitude: a float64 run
     /// that shows how far a library's rounding of exp(x) - 1 or 1 / (1 + exp(-x)) can move a node,
-    /// as a recurrence amplifies it step by step, or its own sums' rounding a fused softmax. 0: none. Only the reference interpreter reads it, in
-    /// process (the oracle's rounding measure); workers are not sent it.
+    /// as a recurrence amplifies it step by step, or its own sums' rounding a fused softmax. 0:
+    /// none. Only the reference interpreter reads it, in process (the oracle's rounding measure);
+    /// workers are not sent it.
     double shake_activations = 0;
     /// Not a run: the backend's worker writes this reproducer of the model (executor::
     /// writes_reproducers says which do), runs it, and answers ok with what it printed.

@@ -632,8 +632,9 @@ private:
     ///          dtype's roundoff and every activation's result by a unit of what its formula rounds
     ///          against (random signs), a layer's pre-activations by a unit of their own: the node's
     ///          conditioning in its inputs and in its activations' and own sums' rounding (a
-    ///          Conv2D with softmax over equal pre-activations of 1e6 passes their rounding on). A recurrence whose state grows (a ConvLSTM with selu and
-    ///          exponential gates: 2.7 times a step) amplifies a library's exp(x) - 1, rounded at 1,
+    ///          Conv2D with softmax over equal pre-activations of 1e6 passes their rounding on).
+    ///          A recurrence whose state grows (a ConvLSTM with selu and exponential gates: 2.7
+    ///          times a step) amplifies a library's exp(x) - 1, rounded at 1,
     ///          step after step; the float32 reference, which calls expm1, does not show it;
     ///   drift  how far the better of the two compared libraries (a, b: their runs on the same fed
     ///          inputs) lies from float64: the node's conditioning in its own dtype. In a recurrence

@@ -190,8 +190,7 @@ void apply_activation(array<T>& a, std::string_view name) {
     // signs): a layer computes them in its dtype, and two libraries that sum in other orders round
     // each apart. Softmax passes their differences on at any magnitude: three filters with equal
     // pre-activations of 1e6 give 1/3 each only while rounding leaves them equal.
-    if (auto* s = detail::shaking)
-        for (auto& x : a.data) x = static_cast<T>(static_cast<double>(x) * (1.0 + s->amount * (s->draws.chance(0.5) ? 1.0 : -1.0)));
+    detail::shake_gate(std::span<T>(a.data));  // each value by `amount` of itself, as a gate's
     if (name == "softmax") return softmax(a);
     for (auto& x : a.data) x = activate(name, x);
 }
