@@ -107,9 +107,12 @@ inline memo::fuzz::backend_kind keras_backend(const std::string& backend, bool j
         x.limits = lim;
         // Keras and its backend's library take seconds to import: the first run of a fresh worker
         // has a minute more. A compiled run compiles the model first, within a limit three times
-        // the eager one's.
+        // the eager one's. JAX compiles even eagerly, each operation at its first shapes: an
+        // unrolled GRU's dozens of new operations took 23 s of compiling (26 to 32 s in all), so
+        // both JAX runs have six times the limit.
         x.limits.startup_ms = std::max(x.limits.startup_ms, 60000.0);
-        if (jit) x.limits.timeout_ms *= 3;
+        if (o.backend == "jax") x.limits.timeout_ms *= 6;
+        else if (jit) x.limits.timeout_ms *= 3;
         auto r = std::make_unique<memo::keras3::runtime>(x);
         r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
         return r;

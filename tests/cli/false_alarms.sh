@@ -23,6 +23,8 @@ done
 # Stored bugs that were false (tests/data/false_alarms/bugs/: bug.json and its models, as a campaign
 # stored them) replay quiet with their own inputs on their own backends: compilers-float16-round-trip
 # is keras-tensorflow-xla against torch-compile, each within rounding of the eager runs.
+# keras-jax-eager-compile-time is an unrolled GRU that eager JAX compiles for about 23 s, within
+# the compile allowance of its time limit.
 bugs=0
 for bug in "$data"/false_alarms/bugs/*/; do
   [[ -f $bug/bug.json ]] || continue
