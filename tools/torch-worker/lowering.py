@@ -462,11 +462,12 @@ def layer_norm(x, gamma=None, beta=None, *, axis, epsilon) -> Tensor:
 
 
 def relu(x, *, max_value, negative_slope, threshold) -> Tensor:
-    """Keras' ReLU(max_value, negative_slope, threshold): x * (x > threshold), clipped to
-    [0, max_value], minus negative_slope * relu(threshold - x)."""
+    """Keras 3's ReLU(max_value, negative_slope, threshold): where(x > threshold, x, 0) (NaN and
+    -inf give 0; F.threshold would keep a NaN), clipped to [0, max_value], minus
+    negative_slope * relu(threshold - x)."""
     if max_value is None and threshold == 0.0:
         return torch.relu(x) if negative_slope == 0.0 else F.leaky_relu(x, negative_slope)
-    y = F.threshold(x, threshold, 0.0)
+    y = torch.relu(x) if threshold == 0.0 else torch.where(x > threshold, x, torch.zeros((), dtype=x.dtype))
     if max_value is not None:
         y = torch.clamp(y, 0.0, max_value)
     if negative_slope != 0.0:

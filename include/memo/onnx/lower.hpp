@@ -552,9 +552,9 @@ inline std::string layer_norm(call& c) {
     return transpose(c.g, y, inverse(p));
 }
 
-/// Keras' ReLU(max_value, negative_slope, threshold): relu(x), or x * cast(x > threshold) for a
-/// threshold, clipped to [0, max_value], minus negative_slope * relu(threshold - x). The product
-/// keeps a NaN as Keras does (a Where(x > threshold, x, 0) made it 0: a false "NaN lost").
+/// Keras 3's ReLU(max_value, negative_slope, threshold): relu(x), or Where(x > threshold, x, 0)
+/// for a threshold (NaN and -inf give 0, as in Keras 3), clipped to [0, max_value], minus
+/// negative_slope * relu(threshold - x).
 inline std::string relu(call& c) {
     graph& g = c.g;
     const auto& x = c.in[0];
@@ -564,8 +564,7 @@ inline std::string relu(call& c) {
         if (slope == 0.0) return g.op("Relu", {x});
         return c.type == dtype::float64 ? g.op("PRelu", {x, c.scalar(slope)}) : g.op("LeakyRelu", {x}, {{"alpha", slope}});
     }
-    std::string y =
-        threshold == 0.0 ? g.op("Relu", {x}) : g.op("Mul", {x, g.op("Cast", {g.op("Greater", {x, c.scalar(threshold)})}, {{"to", elem_type(c.type)}})});
+    std::string y = threshold == 0.0 ? g.op("Relu", {x}) : g.op("Where", {g.op("Greater", {x, c.scalar(threshold)}), x, c.scalar(0.0)});
     if (clip) y = g.op("Clip", {y, c.scalar(0.0), c.scalar(c.real("max_value"))});
     if (slope != 0.0) y = g.op("Sub", {y, g.op("Mul", {c.scalar(slope), g.op("Relu", {g.op("Sub", {c.scalar(threshold), x})})})});
     return y;

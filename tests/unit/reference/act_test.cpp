@@ -74,7 +74,8 @@ TEST(ReferenceAct, PreluBroadcastsAlphaAlongSharedAxis) {
 }
 
 TEST(ReferenceAct, NonFiniteInputsFollowKerasFormulas) {
-    // relu keeps NaN; x * cast(x > theta) makes -inf * 0 = NaN; the alpha branch keeps -inf.
+    // relu keeps NaN; Keras 3's ReLU threshold selects (NaN and -inf give 0); ThresholdedReLU's
+    // x * cast(x > theta) (Keras 2's layer) makes -inf * 0 = NaN; the alpha branch keeps -inf.
     const double nan = std::nan(""), inf = HUGE_VAL;
     const auto x = make({1, 3}, {nan, -inf, inf});
     auto expect = [](const tensor& got, std::array<double, 3> want) {
@@ -86,7 +87,7 @@ TEST(ReferenceAct, NonFiniteInputsFollowKerasFormulas) {
     };
     expect(run(one_layer("ReLU", {3}, {}), x), {nan, 0, inf});
     expect(run(one_layer("ReLU", {3}, {{"max_value", 6.0}}), x), {nan, 0, 6});
-    expect(run(one_layer("ReLU", {3}, {{"threshold", 0.5}}), x), {nan, nan, inf});
+    expect(run(one_layer("ReLU", {3}, {{"threshold", 0.5}}), x), {0, 0, inf});  // Keras 3 selects
     expect(run(one_layer("ReLU", {3}, {{"negative_slope", 0.5}}), x), {nan, -inf, inf});
     expect(run(one_layer("ThresholdedReLU", {3}, {}), x), {nan, nan, inf});
     expect(run(one_layer("LeakyReLU", {3}, {}), x), {nan, -inf, inf});

@@ -153,8 +153,8 @@ MEMO_HD A apply(unary_fn f, A x, A p0, A p1, A p2) {
         case unary_fn::exponential: return exp(x);
         case unary_fn::leaky_relu: return x < A(0) ? p0 * x : x;
         case unary_fn::keras_relu: {
-            A y = p1 != A(0) ? x * A(x > p1 ? 1 : 0) : relu0(x);
-            if (p2 == p2) {  // a max_value
+            A y = p1 != A(0) ? (x > p1 ? x : A(0)) : relu0(x);  // Keras 3 selects (see the reference's ReLU)
+            if (p2 == p2) {                                     // a max_value
                 const A top = p2 < A(0) ? A(0) : p2;
                 y = y < A(0) ? A(0) : (y > top ? top : y);
             }

@@ -36,16 +36,17 @@ void register_act(kernel_table<T>& t) {
     using A = acc_t<T>;
     using detail::act::rounded, detail::act::map;
     using ins = std::span<const array<T>>;
-    // Keras' backend.relu(x, alpha, max_value, threshold): relu(x), or x * (x > threshold) for a
-    // threshold, clipped to [0, max_value], minus alpha * relu(threshold - x) for an alpha. Written
-    // as Keras computes it, so NaN propagates and x * 0 gives NaN for x = -inf as it does there.
+    // Keras 3's ReLU(negative_slope, max_value, threshold): relu(x), or where(x > threshold, x, 0)
+    // for a threshold, clipped to [0, max_value], minus negative_slope * relu(threshold - x).
+    // Written as Keras computes it: relu keeps a NaN, the threshold's select makes NaN and -inf 0
+    // (Keras 2 multiplied by x > threshold, which made both NaN; Keras 3 selects).
     t.set("ReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
         params p{n};
         const A slope = rounded<T>(p.real("negative_slope")), threshold = rounded<T>(p.real("threshold"));
         const bool clip = !p.is_none("max_value");
         const A top = clip ? std::max(A(0), rounded<T>(p.real("max_value"))) : A(0);
         return map(in[0], [&](A x) {
-            A y = threshold != A(0) ? x * A(x > threshold ? 1 : 0) : detail::act::relu(x);
+            A y = threshold != A(0) ? (x > threshold ? x : A(0)) : detail::act::relu(x);
             if (clip) y = std::clamp(y, A(0), top);
             return slope != A(0) ? y - slope * detail::act::relu(threshold - x) : y;
         });

@@ -451,14 +451,14 @@ inline Tensor layer_norm(const call& c) {
     return ::at::layer_norm(x, {x.size(-1)}, maybe(c.weight("gamma")), maybe(c.weight("beta")), c.real("epsilon"), false).movedim(-1, axis);
 }
 
-/// Keras' ReLU(max_value, negative_slope, threshold): x * (x > threshold), clipped to
-/// [0, max_value], minus negative_slope * relu(threshold - x).
+/// Keras 3's ReLU(max_value, negative_slope, threshold): where(x > threshold, x, 0) (NaN and -inf
+/// give 0), clipped to [0, max_value], minus negative_slope * relu(threshold - x).
 inline Tensor relu(const call& c) {
     const Tensor& x = c.in[0];
     const double slope = c.real("negative_slope"), threshold = c.real("threshold");
     const bool clip = !c.none("max_value");
     if (!clip && threshold == 0.0) return slope == 0.0 ? ::at::relu(x) : ::at::leaky_relu(x, slope);
-    Tensor y = ::at::threshold(x, threshold, 0.0);
+    Tensor y = threshold == 0.0 ? ::at::relu(x) : ::at::where(x > threshold, x, ::at::zeros({}, x.options()));
     if (clip) y = ::at::clamp(y, 0.0, c.real("max_value"));
     if (slope != 0.0) y = y - slope * ::at::relu(threshold - x);
     return y;
