@@ -142,7 +142,9 @@ TEST(ReferenceAct, ShakenActivationsMoveByUnitsOfTheirFormulasConstant) {
                     nearest = std::min(
                         nearest, std::abs(shaken.outputs[0].data[i] - memo::reference::activate<double>(act, pre * (1 + by * 2 * u)) - after * 2 * u * at));
             EXPECT_LT(nearest, 1e-15) << act << " element " << i;
-            if (at > 0 || pre > 0) EXPECT_NE(shaken.outputs[0].data[i], plain.outputs[0].data[i]) << act << " element " << i;
+            if (at > 0 || pre > 0) {
+                EXPECT_NE(shaken.outputs[0].data[i], plain.outputs[0].data[i]) << act << " element " << i;
+            }
             EXPECT_EQ(shaken.outputs[0].data[i], again.outputs[0].data[i]) << act << " element " << i;
         }
         EXPECT_EQ(truth.run(m, in).outputs[0].data, plain.outputs[0].data) << act;
