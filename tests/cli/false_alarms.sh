@@ -25,6 +25,9 @@ done
 # is keras-tensorflow-xla against torch-compile, each within rounding of the eager runs.
 # keras-jax-eager-compile-time is an unrolled GRU that eager JAX compiles for about 23 s, within
 # the compile allowance of its time limit.
+# compiled-conv-summation-order: torch-compile sums a Conv2D in another order than its layered run,
+# within the outputs' rounding bound. keras-xla-stateful-graph-run-per-output: a stateful LSTM under
+# tf.function(jit_compile) once ran once per output of the model, its state advanced between them.
 bugs=0
 for bug in "$data"/false_alarms/bugs/*/; do
   [[ -f $bug/bug.json ]] || continue

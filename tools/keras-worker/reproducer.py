@@ -150,6 +150,8 @@ print("Keras %s on %s %s, numpy %s, Python %s, %s" % (keras.__version__, "{lib}"
     listed = "\ndef listed(out):\n    return list(out) if isinstance(out, (list, tuple)) else [out]\n\n\n"
     if jit:
         script.append(listed + "expected = listed(model(x, training=False))\n")
+        if any(getattr(graph.layers[i], "stateful", False) for i in live):  # the compiled run starts from zero state too
+            script.append("for layer in model.layers:\n    if getattr(layer, \"stateful\", False):\n        layer.reset_state()\n")
         call = COMPILED[backend]
     else:
         # A crash checks no values: none were saved, and the script shows the call that fails.

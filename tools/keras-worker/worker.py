@@ -650,17 +650,19 @@ class Graph:
     def compiled(self, outputs, feeds):
         """The outputs of the whole model compiled by the backend's compiler (a new function per
         model). JAX compiles ahead, on request; TensorFlow and PyTorch compile at the first call,
-        which is timed as compiling less the second's run."""
+        which is timed as compiling less the second's run. The graph runs once for all outputs:
+        once per output would advance a stateful layer's state between them."""
         at = [self.index[n] for n in outputs]
+        pick = lambda values: [values[k] for k in at]
         if opts.backend == "jax":
             state = [([v.value for v in l.trainable_variables], [v.value for v in l.non_trainable_variables]) if l else None for l in self.layers]
 
             def whole(state, xs):
                 step = lambda i, x: stateless(self.layers[i], state[i][0], state[i][1], x)
-                return [self.run(xs, call=step)[k] for k in at]
+                return pick(self.run(xs, call=step))
 
             return CompileTime.timed(lambda: jax.jit(whole).lower(state, feeds).compile())(state, feeds)
-        f = lambda xs: [self.run(xs, call=lambda i, x: self.layers[i](x, training=False))[k] for k in at]
+        f = lambda xs: pick(self.run(xs, call=lambda i, x: self.layers[i](x, training=False)))
         f = tf.function(f, jit_compile=True) if opts.backend == "tensorflow" else torch.compile(f)
         return CompileTime.first_call(lambda: f(feeds), between=self.reset_states)
 
