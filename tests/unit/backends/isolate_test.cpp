@@ -330,6 +330,42 @@ TEST(Oracle, HangIsACrashVerdictOfKindTimeout) {
     EXPECT_EQ(v.status, run_status::timeout);
 }
 
+// A compiler that needs three times its limit (a long recurrence compiled on a loaded machine) is
+// slow, not hung: its time-out is confirmed with four times the limit, and it then runs. The same
+// backend that does not compile is confirmed with twice the limit, and its time-out holds. A fake
+// backend: what it takes to answer is what the oracle is tested on.
+class slow_compiler final : public memo::executor {
+public:
+    explicit slow_compiler(bool compiles) { set_rewrites_graph(compiles); }
+    std::string_view name() const override { return "slow"; }
+    memo::expected<void> supports(const memo::model&) const override { return {}; }
+    void submit(const memo::model& m, std::span<const memo::tensor> in, const memo::run_options& o) override {
+        result_ = limit_ >= 3 * first_limit_ ? ref_.run(m, in, o) : memo::run_result{};
+        if (limit_ < 3 * first_limit_) result_.status = run_status::timeout;
+    }
+    memo::run_result collect() override { return std::move(result_); }
+    double time_limit() const override { return limit_; }
+    void set_time_limit(double ms) override { limit_ = ms; }
+
+private:
+    double first_limit_ = 1000, limit_ = 1000;
+    memo::reference::interpreter ref_;
+    memo::run_result result_;
+};
+
+TEST(Oracle, ACompilersTimeOutIsConfirmedWithFourTimesItsLimit) {
+    for (const bool compiles : {true, false}) {
+        auto good = memo::make_in_process(memo::reference::interpreter());
+        slow_compiler slow(compiles);
+        memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+        memo::oracle::differential diff({good.get(), &slow}, truth, test::reg());
+        const auto v = diff.check(small_model());
+        if (compiles) EXPECT_FALSE(v) << "a compiler slower than its limit but not hung: " << v.message;
+        else EXPECT_EQ(v.status, run_status::timeout);
+        EXPECT_EQ(slow.time_limit(), 1000) << "the limit is restored after the confirmation";
+    }
+}
+
 // A worker that hangs or blows its memory says where: the node its backend was running when it
 // was killed (backends/progress.hpp). Two hangs in two layers are two bugs, each naming its layer.
 TEST(Oracle, HangsAndBlowUpsNameTheirLayerAndEachIsItsOwnBug) {
