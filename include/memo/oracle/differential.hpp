@@ -318,7 +318,7 @@ private:
     /// A time-out is reported only when the model, run again alone on each culprit with the limit
     /// doubled, times out again (as AFL confirms its hangs); four times for a backend that compiles
     /// the whole graph first, whose compiling of a long recurrence takes minutes on a loaded
-    /// machine (Inductor: 135 s for a model with a GRU, beside two other lanes compiling).
+    /// machine (Inductor: 135 s for a model with a GRU, beside a test suite and a campaign).
     bool timeout_confirmed(const verdict& v) {
         if (past_deadline()) return false;  // no time left to confirm it: not reported
         for (const auto& c : v.culprits) {
