@@ -733,8 +733,7 @@ private:
         for (std::size_t j = 0; j < current_.outputs.size() && j < plain->result.outputs.size(); ++j) {
             const auto k = static_cast<std::size_t>(current_.outputs[j]);
             if (k >= truth.size()) continue;
-            const double bound = rounding_bound(current_, k, magnitude(truth[k]), input_magnitude(current_, k, truth), 0.0, o_);
-            past_rounding = past_rounding || beyond(compare({plain->result.outputs[j]}, {layered.outputs[k]}), bound);
+            past_rounding = past_rounding || beyond(compare({plain->result.outputs[j]}, {layered.outputs[k]}), unmeasured_bound(current_, k, truth, o_));
         }
         if (!past_rounding) return false;
         v.whole_graph = true;

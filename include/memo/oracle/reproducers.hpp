@@ -185,7 +185,7 @@ inline reproducers_written write_reproducers(differential& diff, const model& m,
         const auto& truth = diff.truth_values();
         const auto i = static_cast<std::size_t>(k);
         if (i >= truth.size()) return;
-        const double bound = measured > 0 ? measured : rounding_bound(m, i, magnitude(truth[i]), input_magnitude(m, i, truth), 0.0);
+        const double bound = measured > 0 ? measured : unmeasured_bound(m, i, truth);
         q.checks.push_back({k, truth[i], std::isfinite(bound) ? bound : 0.0});  // a NaN bound would excuse anything
     };
     if ((v.what == kind::inconsistency || v.what == kind::nan || v.what == kind::shape) && v.node >= 0) check(v.node, v.at_node.bound);

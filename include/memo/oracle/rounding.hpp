@@ -82,6 +82,13 @@ inline double input_magnitude(const model& m, std::size_t i, const std::vector<t
     return s;
 }
 
+/// The rule's bound for node i with no measured slack, its magnitudes read from every node's
+/// float64 values: what a whole-graph fault is judged by at each output, by the oracle and by
+/// the reproducer that holds a compiled run against the eager one.
+inline double unmeasured_bound(const model& m, std::size_t i, const std::vector<tensor>& values, const options& o = {}) {
+    return rounding_bound(m, i, magnitude(values[i]), input_magnitude(m, i, values), 0.0, o);
+}
+
 /// Whether a difference goes beyond that bound (different dims always do).
 inline bool beyond(const difference& d, double bound) noexcept { return d.shapes_differ || d.max_abs > bound; }
 
