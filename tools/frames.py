@@ -1,6 +1,7 @@
 """The framing memo's Python workers share, the same as tools/frames.js for the Node.js ones:
 requests arrive on fd 3 and answers leave on fd 4, each a little-endian u64 length and a payload.
 Strings are a u32 length and UTF-8 bytes; a tensor is a u32 rank, i64 dims and float32 values."""
+import contextlib
 import os
 import struct
 import time
@@ -63,30 +64,59 @@ def put_tensor(parts, t):
 class CompileTime:
     """The time the request being served spent compiling (XLA's programs, Inductor's code): a
     compiled backend's time per model is mostly this, and its run time is the rest. serve_frames
-    sets it to 0 before each request; result_frame sends it."""
+    starts each request at 0; result_frame sends it. Each compiling phase is also told as it begins
+    and ends on fd 5 (a u8, 1 compiling and 0 running, and the f64 milliseconds since the request
+    was read), so that memo holds compiling and running each to its own limit while it waits: a
+    compiler slower than the run's limit is not a hang, a run that hangs after it is one."""
     ms = 0.0
+    start = 0.0  # when the request was read (perf_counter)
+    depth = 0  # compiling phases open (a compile inside a compile is one phase)
+    tell = True  # whether fd 5 is there to tell (not in a worker's --replay)
+
+    @classmethod
+    def begin_request(cls):
+        cls.ms, cls.start, cls.depth = 0.0, time.perf_counter(), 0
+
+    @classmethod
+    def _phase(cls, compiling):
+        if not cls.tell:
+            return
+        try:
+            os.write(5, struct.pack("<Bd", compiling, (time.perf_counter() - cls.start) * 1e3))
+        except OSError:  # no fd 5: run by hand, not by memo
+            cls.tell = False
+
+    @classmethod
+    @contextlib.contextmanager
+    def compiling(cls):
+        """A phase of compiling: timed, and told as it begins and ends."""
+        cls.depth += 1
+        if cls.depth == 1:
+            cls._phase(1)
+        begun = time.perf_counter()
+        try:
+            yield
+        finally:
+            cls.depth -= 1
+            if cls.depth == 0:
+                cls.ms += (time.perf_counter() - begun) * 1e3
+                cls._phase(0)
 
     @classmethod
     def timed(cls, f):
         """f(), its time counted as compiling."""
-        start = time.perf_counter()
-        try:
+        with cls.compiling():
             return f()
-        finally:
-            cls.ms += (time.perf_counter() - start) * 1e3
 
     @classmethod
     def first_call(cls, f, between=lambda: None):
         """The result of f()'s second call, where f compiles at its first (tf.function,
-        torch.compile): the first call's time less the second's is counted as compiling.
+        torch.compile): the first call, compiling and one run, is counted as compiling.
         `between` restores what the first call changed (a stateful layer's state)."""
-        start = time.perf_counter()
-        f()
-        first = time.perf_counter()
+        with cls.compiling():
+            f()
         between()
-        out = f()
-        cls.ms += max(0.0, (first - start) - (time.perf_counter() - first)) * 1e3
-        return out
+        return f()
 
 
 def result_frame(status, ms, message, layer, outputs, non_finite=()):
@@ -146,7 +176,8 @@ def serve_frames(serve, replay=None):
         _printing = True
         for path in replay:
             with open(path, "rb") as f:
-                CompileTime.ms = 0.0
+                CompileTime.tell = False
+                CompileTime.begin_request()
                 serve(f.read())
         return
     while True:
@@ -156,5 +187,5 @@ def serve_frames(serve, replay=None):
         frame = _read_exactly(3, struct.unpack("<Q", head)[0])
         if frame is None:
             return
-        CompileTime.ms = 0.0
+        CompileTime.begin_request()
         serve(frame)

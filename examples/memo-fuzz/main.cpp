@@ -91,6 +91,11 @@ inline std::string python() {
     return MEMO_SOURCE_DIR "/.venv/bin/python";
 }
 
+/// The time a run may spend compiling, apart from its own limit: twelve times it (two minutes at
+/// the default 10 s). Inductor took 135 s to compile a model with a GRU on a loaded machine, Keras'
+/// TimeDistributed over 1,917 steps minutes in XLA: a compile past it is declined as too long.
+inline double compile_limit(const memo::isolation_limits& lim) { return 12 * lim.timeout_ms; }
+
 /// Keras 3 on one of its backends (tensorflow, jax, torch), eager or compiled whole (`jit`), in a
 /// Python worker: "keras-tensorflow", "keras-jax-xla", ...
 inline memo::fuzz::backend_kind keras_backend(const std::string& backend, bool jit) {
@@ -102,17 +107,15 @@ inline memo::fuzz::backend_kind keras_backend(const std::string& backend, bool j
     o.name = "keras-" + backend + (jit ? "-xla" : "");
     memo::fuzz::backend_kind k;
     k.name = o.name;
-    k.make = [o, jit](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
+    k.make = [o](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
         auto x = o;
         x.limits = lim;
         // Keras and its backend's library take seconds to import: the first run of a fresh worker
-        // has a minute more. A compiled run compiles the model first, within a limit three times
-        // the eager one's. JAX compiles even eagerly, each operation at its first shapes: an
-        // unrolled GRU's dozens of new operations took 23 s of compiling (26 to 32 s in all), so
-        // both JAX runs have six times the limit.
+        // has a minute more. Compiling has its own limit (the worker tells when it compiles): a
+        // compiled run compiles the whole model first, and JAX compiles even eagerly, each layer
+        // at its first shapes (an unrolled GRU's took 23 s on a loaded machine).
         x.limits.startup_ms = std::max(x.limits.startup_ms, 60000.0);
-        if (o.backend == "jax") x.limits.timeout_ms *= 6;
-        else if (jit) x.limits.timeout_ms *= 3;
+        x.limits.compile_ms = compile_limit(lim);
         auto r = std::make_unique<memo::keras3::runtime>(x);
         r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
         return r;
@@ -143,14 +146,14 @@ inline memo::fuzz::backend_kind torch_backend(bool compile) {
     o.name = compile ? "torch-compile" : "torch";
     memo::fuzz::backend_kind k;
     k.name = o.name;
-    k.make = [o, compile](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
+    k.make = [o](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
         auto x = o;
         x.limits = lim;
         // Importing torch takes seconds: the first run of a fresh worker has a minute more.
         // Inductor compiles each model to C++ with g++ first, about a second a kernel (an unrolled
-        // recurrent layer has dozens): a compiled run has six times the eager limit.
+        // recurrent layer has dozens), within compiling's own limit.
         x.limits.startup_ms = std::max(x.limits.startup_ms, 60000.0);
-        if (compile) x.limits.timeout_ms *= 6;
+        x.limits.compile_ms = compile_limit(lim);
         auto r = std::make_unique<memo::torch::worker_runtime>(x);
         r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
         return r;

@@ -237,6 +237,25 @@ TEST(KerasWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
     EXPECT_TRUE(r.restarts() == 2U || late.message.starts_with("answered after")) << late.message;
 }
 
+// The worker tells memo when it compiles (tools/frames.py, fd 5) and how long it did: a compiled
+// run whose compiling is past compiling's own limit is declined as compiling too long, however
+// long the run's limit; with room to compile, the same run goes through.
+TEST(KerasWorker, CompilingPastItsLimitIsDeclined) {
+    const auto& m = lenet();
+    const auto in = memo::make_inputs(m);
+    auto o = options_for("keras-jax-xla");
+    o.limits.compile_ms = 1;
+    memo::keras3::runtime r(o);
+    const auto declined = r.run(m, in);
+    EXPECT_EQ(declined.status, memo::run_status::unsupported) << declined.message;
+    EXPECT_NE(declined.message.find("compiles too long"), std::string::npos) << declined.message;
+    o.limits.compile_ms = 60000;
+    memo::keras3::runtime roomy(o);
+    const auto ran = roomy.run(m, in);
+    EXPECT_TRUE(ran.ok()) << ran.message;
+    EXPECT_GT(ran.compile_ms, 0.0);
+}
+
 // Every layer class gets a reproducer in Keras' own terms that shows a fault planted in every
 // keras.layers class (outputs off by 1 %, tests/data/planted_library/sitecustomize.py) and exits 0
 // on the clean library, on each Keras backend named in MEMO_REPRODUCER_SWEEP (keras-torch, say).

@@ -550,12 +550,6 @@ if opts.backend == "jax" and not opts.jit:
     COMPILERS = concurrent.futures.ThreadPoolExecutor(2)
 
 
-def timed_compile(lowered):
-    """XLA's executable of a lowered layer and the milliseconds it took, on a compiler thread."""
-    start = time.perf_counter()
-    return lowered.compile(QUICK), (time.perf_counter() - start) * 1e3
-
-
 def stateless(layer, trainable, fixed, x):
     """The layer's outputs for x with the variables' values given (JAX traces functions of values).
     stateless_call passes `training` on only to a call that takes it."""
@@ -607,7 +601,12 @@ class Graph:
     def compile_ahead(self, shapes, batch):
         """Compiles the code of each layer that has none yet for the shapes memo gives its inputs,
         each as soon as it is lowered: XLA compiles on two threads while Python lowers the next
-        layer. What cannot be lowered ahead is left to its run, which says why."""
+        layer. What cannot be lowered ahead is left to its run, which says why. Lowering and
+        compiling are one phase of compiling, timed on the wall (two layers compile at once)."""
+        with CompileTime.compiling():
+            self._compile_ahead(shapes, batch)
+
+    def _compile_ahead(self, shapes, batch):
         todo = {}
         for i, l in enumerate(self.specs):
             if self.layers[i] is None:
@@ -624,10 +623,9 @@ class Graph:
                 lowered = step.lowered(x)
             except Exception:  # noqa: BLE001: the layer's own run raises it again, in its place
                 continue
-            todo[key] = (step.compiled, sig, COMPILERS.submit(timed_compile, lowered))
+            todo[key] = (step.compiled, sig, COMPILERS.submit(lowered.compile, QUICK))
         for into, sig, compiling in todo.values():
-            into[sig], ms = compiling.result()
-            CompileTime.ms += ms  # each layer's compiling counted, though two run at once
+            into[sig] = compiling.result()
 
     def run(self, inputs, forced=(), call=None):
         """Every node's output: each layer applied in turn by `call(i, x)` (its eager step), or with

@@ -27,6 +27,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backend.hpp"
@@ -38,6 +39,11 @@ struct isolation_limits {
     double timeout_ms = 10000;      // per run
     std::int64_t memory_mb = 4096;  // what the worker may add to its resident memory
     double startup_ms = 0;          // more time for the first run of a fresh worker (a Python library's imports)
+    // The time a run may spend compiling, apart from timeout_ms, for a worker that tells its
+    // phases (worker_process::phases); 0: compiling counts as running. A run still compiling past
+    // it is declined ("compiles too long"), not a hang: a compiler's time grows with the model
+    // (Keras' TimeDistributed unrolls its time axis into the program), a hung run's does not end.
+    double compile_ms = 0;
 };
 
 namespace detail::isolate {
@@ -241,6 +247,8 @@ public:
         }
         grace_ms_ = fresh ? lim_.startup_ms : 0;
         if (at_node_) at_node_->store(-1);
+        read_phases();  // what the last request told late is not this one's
+        phase_ = {};
         start_ = std::chrono::steady_clock::now();
         sent_ = detail::isolate::send_frame(to_, frame);
         return sent_;
@@ -250,7 +258,7 @@ public:
     bool ready() const {
         if (!pending_ || pid_ < 0 || !sent_) return true;
         pollfd p{from_, POLLIN, 0};
-        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() - start_ > std::chrono::duration<double, std::milli>(lim_.timeout_ms + grace_ms_);
+        return ::poll(&p, 1, 0) != 0 || std::chrono::steady_clock::now() > deadline();
     }
 
     /// The descriptor that becomes readable when the answer to the last request comes; -1 when
@@ -265,20 +273,16 @@ public:
         pending_ = false;
         if (!started_) return run_result::failed(run_status::crash, "worker could not start");
         if (!sent_) return died();
-        const auto deadline = start_ + std::chrono::duration<double, std::milli>(lim_.timeout_ms + grace_ms_);
         for (;;) {
             // What is there is read first: an answer that came in time is not thrown away because
             // the parent came to collect it late (it was waiting on another lane or backend).
-            const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
+            const auto until = deadline();
+            const double left = std::chrono::duration<double, std::milli>(until - std::chrono::steady_clock::now()).count();
             pollfd p{from_, POLLIN, 0};
             const int k = ::poll(&p, 1, left > 0 ? static_cast<int>(std::min(20.0, left + 1)) : 0);
             if (k > 0) break;
             if (k < 0 && errno != EINTR) return died();
-            if (left <= 0) {
-                auto r = kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(lim_.timeout_ms + grace_ms_)) + " ms");
-                r.ms = lim_.timeout_ms + grace_ms_;
-                return r;
-            }
+            if (left <= 0) return overran(std::chrono::duration<double, std::milli>(until - start_).count());
         }
         if (!recv_frame(from_, frame)) return died();
         return std::nullopt;
@@ -287,12 +291,24 @@ public:
     /// An answer read after its deadline is judged by when the worker finished the run (its own
     /// wall time, which it stamps on the result), not by when the parent came to read it: a run
     /// the worker itself timed beyond the limit is a time-out (the worker lives on: it answered).
+    /// With a limit for compiling, the worker's time less its compiling is held to the run's limit
+    /// and its compiling to compiling's.
     void judge_late(run_result& r) const {
-        if (r.ms <= lim_.timeout_ms) return;
-        const double took = r.ms;
-        r = run_result::failed(run_status::timeout, "answered after " + std::to_string(static_cast<long>(took)) + " ms, over the limit of " +
-                                                        std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
+        const double took = r.ms, compiling = lim_.compile_ms > 0 ? r.compile_ms : 0.0;
+        if (compiling > lim_.compile_ms) {
+            r = run_result::failed(run_status::unsupported, "compiles too long: compiled for " + std::to_string(static_cast<long>(compiling)) +
+                                                                " ms, over the limit of " + std::to_string(static_cast<long>(lim_.compile_ms)) +
+                                                                " ms for compiling");
+        } else if (took - compiling > lim_.timeout_ms) {
+            r = run_result::failed(run_status::timeout,
+                                   "answered after " + std::to_string(static_cast<long>(took)) + " ms" +
+                                       (compiling > 0 ? " (" + std::to_string(static_cast<long>(compiling)) + " ms of it compiling)" : "") +
+                                       ", over the limit of " + std::to_string(static_cast<long>(lim_.timeout_ms)) + " ms");
+        } else {
+            return;
+        }
         r.ms = took;
+        r.compile_ms = compiling;
     }
 
     /// Kills the worker after an unreadable answer; the result says so.
@@ -313,8 +329,7 @@ public:
         if (pid_ < 0) return;
         detail::isolate::memory_watch::instance().forget(&watched_);
         ::kill(pid_, SIGKILL);
-        ::close(to_);
-        ::close(from_);
+        close_pipes();
         ::waitpid(pid_, nullptr, 0);
         pid_ = -1;
     }
@@ -323,8 +338,7 @@ public:
     void stop() {
         if (pid_ < 0) return;
         detail::isolate::memory_watch::instance().forget(&watched_);
-        ::close(to_);
-        ::close(from_);
+        close_pipes();
         int status = 0;
         for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) ::usleep(10000);
         if (::waitpid(pid_, &status, WNOHANG) == 0) {
@@ -341,11 +355,15 @@ private:
         // A fresh, empty stderr file per worker (in memory: nothing is left on disk).
         if (log_ >= 0) ::close(log_);
         log_ = ::memfd_create("memo-worker-stderr", 0);
-        int down[2], up[2];
+        int down[2], up[2], told[2];
         if (::pipe(down) != 0) return false;
         if (::pipe(up) != 0) {
             ::close(down[0]);
             ::close(down[1]);
+            return false;
+        }
+        if (::pipe2(told, O_NONBLOCK) != 0) {
+            for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd);
             return false;
         }
         // A request carries its model's costly weights, an answer every node's outputs: at the
@@ -356,30 +374,35 @@ private:
         std::fflush(nullptr);
         const pid_t pid = ::fork();
         if (pid < 0) {
-            for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd);
+            for (int fd : {down[0], down[1], up[0], up[1], told[0], told[1]}) ::close(fd);
             return false;
         }
         if (pid == 0) {
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the campaign killed: its workers go too
             if (at_node_) progress::word() = at_node_;
-            // Keep only our two pipe ends (as fds 3 and 4) and the log (as stderr): another
-            // worker's pipe held open here would hide that worker's end-of-file from it. They move
-            // above 4 first, so that placing one on 3 or 4 never overwrites another.
-            const int in = ::fcntl(down[0], F_DUPFD, 10), out = ::fcntl(up[1], F_DUPFD, 10);
+            // Keep only our three pipe ends (as fds 3, 4 and 5: requests, answers, phases) and the
+            // log (as stderr): another worker's pipe held open here would hide that worker's
+            // end-of-file from it. They move above 5 first, so that placing one never overwrites
+            // another. The phases' end blocks again: a worker's write of 9 bytes is whole.
+            const int in = ::fcntl(down[0], F_DUPFD, 10), out = ::fcntl(up[1], F_DUPFD, 10), phases = ::fcntl(told[1], F_DUPFD, 10);
             const int log = log_ >= 0 ? ::fcntl(log_, F_DUPFD, 10) : -1;
             ::dup2(in, 3);
             ::dup2(out, 4);
+            ::dup2(phases, 5);
+            ::fcntl(5, F_SETFL, 0);
             if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
             if (log >= 0) ::dup2(log, 2);  // the library's own chatter, read when the worker dies
-            ::close_range(5, ~0U, 0);
+            ::close_range(6, ~0U, 0);
             body_();
             ::_exit(0);
         }
         ::close(down[0]);
         ::close(up[1]);
+        ::close(told[1]);
         pid_ = pid;
         to_ = down[1];
         from_ = up[0];
+        phases_ = told[0];
         watched_ = {pid, lim_.memory_mb * 1024, detail::isolate::resident_kb(::getpid()), 0};  // the child starts as a copy of us
         detail::isolate::memory_watch::instance().watch(&watched_);
         return true;
@@ -392,8 +415,8 @@ private:
         const auto seen = watch.read(&watched_);
         const auto killed_kb = seen.killed_kb;
         int status = 0;
-        ::close(to_);
-        ::close(from_);
+        read_phases();  // how far it got: compiling or running
+        close_pipes();
         ::waitpid(pid_, &status, 0);
         pid_ = -1;
         ++restarts_;
@@ -416,6 +439,59 @@ private:
         return r;
     }
 
+    void close_pipes() {
+        for (int* fd : {&to_, &from_, &phases_})
+            if (*fd >= 0) ::close(std::exchange(*fd, -1));
+    }
+
+    /// Where the worker's time for the request in flight went, from what it told on fd 5: each a
+    /// u8 (1 compiling, 0 running) and the f64 milliseconds since it read the request
+    /// (tools/frames.py, CompileTime). Its own clock, so that what is read late counts as told.
+    struct phases {
+        bool compiling = false;
+        double since_ms = 0;     // when the phase it is in began
+        double compiled_ms = 0;  // compiling's time before that
+    };
+    void read_phases() const {
+        if (phases_ < 0) return;
+        // Each record is written whole (9 bytes, under PIPE_BUF) and the buffer holds whole
+        // records, so a read never ends inside one.
+        char buf[9 * 64];
+        for (ssize_t n; (n = ::read(phases_, buf, sizeof buf)) > 0;)
+            for (ssize_t at = 0; at + 9 <= n; at += 9) {
+                const bool compiling = buf[at] != 0;
+                double ms = 0;
+                std::memcpy(&ms, buf + at + 1, sizeof ms);
+                if (compiling == phase_.compiling) continue;
+                if (phase_.compiling) phase_.compiled_ms += ms - phase_.since_ms;
+                phase_ = {compiling, ms, phase_.compiled_ms};
+            }
+    }
+
+    /// When the request in flight is over its time: its run's limit past the time it spent
+    /// compiling, or while it compiles, compiling's limit past the time it spent running.
+    std::chrono::steady_clock::time_point deadline() const {
+        read_phases();  // also when there is no limit for compiling: a full pipe would block the worker
+        double ms = lim_.timeout_ms;
+        if (lim_.compile_ms > 0) ms = phase_.compiling ? phase_.since_ms - phase_.compiled_ms + lim_.compile_ms : phase_.compiled_ms + lim_.timeout_ms;
+        return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double, std::milli>(grace_ms_ + ms));
+    }
+
+    /// The worker killed at its deadline, `ms` after the request: declined where it was compiling
+    /// (its compiler is slow, not stuck), a time-out where it was running.
+    run_result overran(double ms) {
+        const bool compiling = lim_.compile_ms > 0 && phase_.compiling;
+        const double compiled = phase_.compiled_ms + (compiling ? ms - grace_ms_ - phase_.since_ms : 0.0);
+        auto r = compiling
+                     ? kill_worker(run_status::unsupported,
+                                   "compiles too long: still compiling after " + std::to_string(static_cast<long>(compiled)) + " ms, the limit for compiling")
+                     : kill_worker(run_status::timeout, "no result within " + std::to_string(static_cast<long>(ms)) + " ms" +
+                                                            (compiled > 0 ? " (" + std::to_string(static_cast<long>(compiled)) + " ms of it compiling)" : ""));
+        r.ms = ms;
+        r.compile_ms = compiled;
+        return r;
+    }
+
     /// The last line the worker wrote to stderr before it died.
     std::string log_tail() const {
         if (log_ < 0) return {};
@@ -433,7 +509,8 @@ private:
     std::function<void()> body_;
     isolation_limits lim_;
     pid_t pid_ = -1;
-    int to_ = -1, from_ = -1, log_ = -1;
+    int to_ = -1, from_ = -1, phases_ = -1, log_ = -1;
+    mutable phases phase_{};  // the request in flight's, as far as read (reading it changes no state of the worker's)
     bool pending_ = false, sent_ = false, started_ = false;
     double grace_ms_ = 0;  // startup_ms for the first request of a fresh worker, else 0
     std::uint64_t restarts_ = 0;

@@ -316,9 +316,9 @@ public:
 
 private:
     /// A time-out is reported only when the model, run again alone on each culprit with the limit
-    /// doubled, times out again (as AFL confirms its hangs); four times for a backend that compiles
-    /// the whole graph first, whose compiling of a long recurrence takes minutes on a loaded
-    /// machine (Inductor: 135 s for a model with a GRU, beside a test suite and a campaign).
+    /// doubled, times out again (as AFL confirms its hangs). A compiler's time is held to a limit
+    /// of its own (isolation_limits::compile_ms), which is not doubled: compiling too long is a
+    /// decline, not a hang.
     bool timeout_confirmed(const verdict& v) {
         if (past_deadline()) return false;  // no time left to confirm it: not reported
         for (const auto& c : v.culprits) {
@@ -326,7 +326,7 @@ private:
             if (!x || x->time_limit() <= 0) continue;
             if (knows_hang(x, v)) continue;  // a sighting of a hang confirmed before
             const double limit = x->time_limit();
-            x->set_time_limit((x->rewrites_graph() ? 4 : 2) * limit);
+            x->set_time_limit(2 * limit);
             const auto again = x->run(current_, inputs_, {});
             x->set_time_limit(limit);
             if (again.status != run_status::timeout) return false;

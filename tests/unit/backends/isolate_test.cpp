@@ -2,6 +2,7 @@
 // localised to the faulty layer, and the worker comes back for the next model.
 #include <sys/wait.h>
 #include <cstdio>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -330,40 +331,72 @@ TEST(Oracle, HangIsACrashVerdictOfKindTimeout) {
     EXPECT_EQ(v.status, run_status::timeout);
 }
 
-// A compiler that needs three times its limit (a long recurrence compiled on a loaded machine) is
-// slow, not hung: its time-out is confirmed with four times the limit, and it then runs. The same
-// backend that does not compile is confirmed with twice the limit, and its time-out holds. A fake
-// backend: what it takes to answer is what the oracle is tested on.
-class slow_compiler final : public memo::executor {
-public:
-    explicit slow_compiler(bool compiles) { set_rewrites_graph(compiles); }
-    std::string_view name() const override { return "slow"; }
-    memo::expected<void> supports(const memo::model&) const override { return {}; }
-    void submit(const memo::model& m, std::span<const memo::tensor> in, const memo::run_options& o) override {
-        result_ = limit_ >= 3 * first_limit_ ? ref_.run(m, in, o) : memo::run_result{};
-        if (limit_ < 3 * first_limit_) result_.status = run_status::timeout;
+// A fake compiler in a worker: it compiles for `compile_ms`, telling the phase on fd 5 as memo's
+// Python workers do (tools/frames.py), then runs for `run_ms`; what it takes is what the limits
+// are tested on.
+struct compiler {
+    int compile_ms = 0, run_ms = 0;
+    std::string_view name() const { return "compiler"; }
+    memo::expected<void> supports(const memo::model&) const { return {}; }
+    static void tell(bool compiling, std::chrono::steady_clock::time_point since) {
+        char record[9] = {static_cast<char>(compiling)};
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+        std::memcpy(record + 1, &ms, sizeof ms);
+        if (::write(5, record, sizeof record) != sizeof record) std::abort();
     }
-    memo::run_result collect() override { return std::move(result_); }
-    double time_limit() const override { return limit_; }
-    void set_time_limit(double ms) override { limit_ = ms; }
-
-private:
-    double first_limit_ = 1000, limit_ = 1000;
-    memo::reference::interpreter ref_;
-    memo::run_result result_;
+    memo::run_result run(const memo::model&, std::span<const memo::tensor>, const memo::run_options&) const {
+        const auto start = std::chrono::steady_clock::now();
+        tell(true, start);
+        std::this_thread::sleep_for(std::chrono::milliseconds(compile_ms));
+        tell(false, start);
+        memo::run_result r;
+        r.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        std::this_thread::sleep_for(std::chrono::milliseconds(run_ms));
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        return r;
+    }
 };
 
-TEST(Oracle, ACompilersTimeOutIsConfirmedWithFourTimesItsLimit) {
-    for (const bool compiles : {true, false}) {
-        auto good = memo::make_in_process(memo::reference::interpreter());
-        slow_compiler slow(compiles);
-        memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
-        memo::oracle::differential diff({good.get(), &slow}, truth, test::reg());
-        const auto v = diff.check(small_model());
-        if (compiles) EXPECT_FALSE(v) << "a compiler slower than its limit but not hung: " << v.message;
-        else EXPECT_EQ(v.status, run_status::timeout);
-        EXPECT_EQ(slow.time_limit(), 1000) << "the limit is restored after the confirmation";
+memo::run_result run_compiler(compiler c, memo::isolation_limits lim, bool collect_late = false) {
+    auto w = memo::make_isolated<compiler>([c] { return c; }, test::reg(), lim);
+    const auto m = small_model();
+    const auto in = memo::make_inputs(m);
+    w->submit(m, in, {});
+    if (collect_late) std::this_thread::sleep_for(std::chrono::milliseconds(c.compile_ms + c.run_ms + 500));
+    return w->collect();
+}
+
+// Compiling has its own limit: a compiler three times slower than the run's limit is slow, not
+// hung, whether the parent waits on it or reads its answer late; without a limit for compiling,
+// compiling counts as running and the same run is a time-out.
+TEST(Isolation, CompilingIsHeldToItsOwnLimit) {
+    const compiler slow{3000, 100};
+    for (const bool late : {false, true}) {
+        const auto r = run_compiler(slow, {1000, 512, 0, 10000}, late);
+        EXPECT_EQ(r.status, run_status::ok) << r.message;
+        EXPECT_GE(r.compile_ms, 3000) << "the worker's compiling is reported apart";
     }
+    const auto r = run_compiler(slow, {1000, 512});
+    EXPECT_EQ(r.status, run_status::timeout) << r.message;
+}
+
+// A run still compiling past compiling's limit is declined as compiling too long (the worker is
+// killed, as a hung one is); a run that hangs after it compiled is a time-out, given the run's
+// limit from where compiling ended.
+TEST(Isolation, CompilingTooLongIsDeclinedAndAHangAfterItIsATimeout) {
+    const auto declined = run_compiler({3000, 0}, {1000, 512, 0, 1500});
+    EXPECT_EQ(declined.status, run_status::unsupported) << declined.message;
+    EXPECT_NE(declined.message.find("compiles too long"), std::string::npos) << declined.message;
+    const auto declined_late = run_compiler({3000, 0}, {1000, 512, 0, 1500}, true);
+    EXPECT_EQ(declined_late.status, run_status::unsupported) << declined_late.message;
+
+    const auto start = std::chrono::steady_clock::now();
+    const auto hung = run_compiler({1500, 60000}, {1000, 512, 0, 10000});
+    const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(hung.status, run_status::timeout) << hung.message;
+    EXPECT_NE(hung.message.find("of it compiling"), std::string::npos) << hung.message;
+    EXPECT_GE(took, 2500) << "the run's limit counts from where compiling ended";
+    EXPECT_LT(took, 10000) << "a hung run is not given compiling's limit";
 }
 
 // A worker that hangs or blows its memory says where: the node its backend was running when it
