@@ -1523,10 +1523,20 @@ concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) 
 //                           rates: nothing changes at inference)
 //   layer_input             per non-merge class: each accepted input rank, each dtype, and 5
 //                           buckets of elements per sample
+//   graph_pair              every ordered pair (producer, consumer) over all classes of the
+//                           registry, InputLayer as a producer: the graph a library runs
+//   graph_pair_connectable  its pairs that memo's shape rules let meet: a consumer that takes
+//                           inputs, merges included, whose input ranks overlap the producer's
+//                           output ranks
 //
-// A pair is a direct edge between two universe classes. Adapters (pad, crop, expand, ...), Input,
-// Dense and Activation are outside the universe: in Conv2D -> CustomPadLayer -> ReLU there is no
-// pair, since ReLU does not consume what Conv2D computed, but a padded copy of it.
+// MEMO's pair is a direct edge between two universe classes. Adapters (pad, crop, expand, ...),
+// Input, Dense and Activation are outside the universe: in Conv2D -> CustomPadLayer -> ReLU MEMO
+// counts no pair, since ReLU does not consume what Conv2D computed, but a padded copy of it. A
+// library runs the adapter as an operation like any other (a Pad, a Slice, a Cast), and its
+// optimiser rewrites such producer-consumer patterns: the graph pairs count Conv2D ->
+// CustomPadLayer and CustomPadLayer -> ReLU. They sit beside MEMO's four criteria, whose figures
+// (memo_coverage::covered) stay MEMO's; a search counts them as new where it pursues them
+// (memo_coverage::pursue_graph_pairs).
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -1535,22 +1545,38 @@ concept mutator = requires(const Op op, const Model& m, rng& r, const Ctx& ctx) 
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 // #include <memo/core/model.hpp> (already included)
 
 namespace memo {
 
-enum class criterion : unsigned char { layer_type, layer_pair, layer_pair_connectable, layer_param, layer_param_effective, layer_input };
-inline constexpr std::array<criterion, 6> all_criteria{
-    criterion::layer_type, criterion::layer_pair, criterion::layer_pair_connectable, criterion::layer_param, criterion::layer_param_effective,
-    criterion::layer_input};
+enum class criterion : unsigned char {
+    layer_type,
+    layer_pair,
+    layer_pair_connectable,
+    layer_param,
+    layer_param_effective,
+    layer_input,
+    graph_pair,
+    graph_pair_connectable
+};
+inline constexpr std::array<criterion, 8> all_criteria{
+    criterion::layer_type,  criterion::layer_pair, criterion::layer_pair_connectable, criterion::layer_param, criterion::layer_param_effective,
+    criterion::layer_input, criterion::graph_pair, criterion::graph_pair_connectable};
 inline constexpr std::size_t criteria_count = all_criteria.size();
 
 constexpr std::string_view name_of(criterion c) noexcept {
-    constexpr std::array<std::string_view, 6> names{"layer_type", "layer_pair", "layer_pair_connectable", "layer_param", "layer_param_effective",
-                                                    "layer_input"};
+    constexpr std::array<std::string_view, 8> names{"layer_type",  "layer_pair", "layer_pair_connectable", "layer_param", "layer_param_effective",
+                                                    "layer_input", "graph_pair", "graph_pair_connectable"};
     return names[static_cast<std::size_t>(c)];
+}
+
+/// MEMO's four criteria: what its fitness sums and its seed reduction keeps (the others are
+/// subsets of them, or memo's own).
+constexpr bool is_memos(criterion c) noexcept {
+    return c == criterion::layer_type || c == criterion::layer_pair || c == criterion::layer_param || c == criterion::layer_input;
 }
 
 /// Elements-per-sample bucket of an input shape: <=64, <=512, <=4096, <=32768, more.
@@ -1593,6 +1619,21 @@ public:
                 input_total_ += static_cast<std::size_t>(classes_[s]->ranks.count() + static_cast<int>(all_dtypes.size()) + shape_buckets);
             }
         }
+        const auto all = reg.size();
+        std::vector<rank_set> all_out(all);
+        for (std::size_t a = 0; a < all; ++a) {
+            all_out[a] = slot_[a] >= 0 ? out_ranks_[static_cast<std::size_t>(slot_[a])] : probe_output_ranks(reg[a]);
+            // A class whose parameters are sized to its input (a padding's amounts, a target
+            // shape) infers nothing from drawn ones: it is taken to keep its input's ranks.
+            if (all_out[a].empty()) all_out[a] = reg[a].ranks;
+        }
+        graph_connectable_.assign(all * all, -1);
+        for (std::size_t a = 0; a < all; ++a)
+            for (std::size_t b = 0; b < all; ++b)
+                if (reg[b].arity.max != 0 && !(all_out[a] & reg[b].ranks).empty()) {
+                    graph_connectable_[a * all + b] = static_cast<int>(graph_connectable_pairs_.size());
+                    graph_connectable_pairs_.emplace_back(a, b);
+                }
     }
 
     const registry& layers() const noexcept { return *reg_; }
@@ -1611,12 +1652,19 @@ public:
             case criterion::layer_param: return param_total_;
             case criterion::layer_param_effective: return effective_total_;
             case criterion::layer_input: return input_total_;
+            case criterion::graph_pair: return reg_->size() * reg_->size();
+            case criterion::graph_pair_connectable: return graph_connectable_pairs_.size();
         }
         return 0;
     }
 
     // The item numbers, one function per kind of item (-1 where there is no such item).
     std::size_t pair_item(std::size_t a, std::size_t b) const noexcept { return a * classes_.size() + b; }
+    /// A graph pair's items, by the two classes' indices in the registry (not universe slots).
+    std::size_t graph_pair_item(std::size_t a, std::size_t b) const noexcept { return a * reg_->size() + b; }
+    int graph_connectable_item(std::size_t a, std::size_t b) const noexcept { return graph_connectable_[a * reg_->size() + b]; }
+    /// The (producer, consumer) registry indices of a connectable graph pair's item.
+    std::pair<std::size_t, std::size_t> graph_connectable_pair(std::size_t item) const noexcept { return graph_connectable_pairs_[item]; }
     int connectable_item(std::size_t a, std::size_t b) const noexcept { return connectable_[a * classes_.size() + b]; }
     std::size_t param_item(std::size_t slot, std::size_t j, int bucket) const noexcept { return static_cast<std::size_t>(param_offset_[slot][j] + bucket); }
     int effective_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
@@ -1641,6 +1689,7 @@ public:
     /// of the pairs its input edges make.
     template <class F>
     void node_items(const model& m, std::size_t i, F&& f) const {
+        graph_pair_items(m, i, f);
         const node& nd = m.nodes[i];
         const int s = slot_of(*nd.layer);
         if (s < 0) return;
@@ -1664,6 +1713,19 @@ public:
         }
     }
 
+    /// Calls f(criterion, item) for the graph pairs of node i's input edges (graph_pair, and
+    /// graph_pair_connectable where the pair is one).
+    template <class F>
+    void graph_pair_items(const model& m, std::size_t i, F&& f) const {
+        const node& nd = m.nodes[i];
+        const auto b = reg_->index_of(*nd.layer);
+        for (int src : nd.inputs) {
+            const auto a = reg_->index_of(*m.nodes[static_cast<std::size_t>(src)].layer);
+            f(criterion::graph_pair, graph_pair_item(a, b));
+            if (const int c = graph_connectable_item(a, b); c >= 0) f(criterion::graph_pair_connectable, static_cast<std::size_t>(c));
+        }
+    }
+
     /// Calls f(criterion, item) for every item the model covers (items may repeat).
     template <class F>
     void items(const model& m, F&& f) const {
@@ -1681,6 +1743,11 @@ public:
                 for (std::size_t k = 0; k < connectable_.size(); ++k)
                     if (connectable_[k] == static_cast<int>(item)) return cls(k / n) + " -> " + cls(k % n);
                 return "?";
+            case criterion::graph_pair: return graph_pair_name(item);
+            case criterion::graph_pair_connectable: {
+                const auto [a, b] = graph_connectable_pairs_[item];
+                return graph_pair_name(graph_pair_item(a, b));
+            }
             case criterion::layer_param:
             case criterion::layer_param_effective: {
                 const auto& offs = c == criterion::layer_param ? param_offset_ : effective_offset_;
@@ -1726,6 +1793,10 @@ public:
     static const universe& of(const registry& reg);
 
 private:
+    std::string graph_pair_name(std::size_t item) const {
+        const auto all = reg_->size();
+        return std::string((*reg_)[item / all].name) + " -> " + std::string((*reg_)[item % all].name);
+    }
     static std::string bucket_name(const param& p, int b) {
         if (auto c = std::get_if<choice>(&p.dom.d)) return "=" + to_string(c->options[static_cast<std::size_t>(b)]);
         if (std::holds_alternative<boolean>(p.dom.d)) return b ? "=true" : "=false";
@@ -1736,6 +1807,7 @@ private:
     /// The output ranks a class can produce: inference on probe inputs of each accepted rank,
     /// under its default parameters and a fixed sample of drawn ones.
     static rank_set probe_output_ranks(const layer_def& L) {
+        if (L.arity.max == 0) return L.ranks;  // an input: its ranks are its output's
         rank_set out;
         rng r(0x6d656d6fULL);
         L.ranks.for_each([&](int rank) {
@@ -1763,6 +1835,8 @@ private:
     std::vector<std::vector<int>> param_offset_, effective_offset_;
     std::vector<int> input_offset_;
     std::size_t param_total_ = 0, effective_total_ = 0, input_total_ = 0;
+    std::vector<int> graph_connectable_;                                        // by registry indices a * size + b: the item, or -1
+    std::vector<std::pair<std::size_t, std::size_t>> graph_connectable_pairs_;  // by item: the registry indices
 };
 
 inline const universe& universe::of(const registry& reg) {
@@ -1827,14 +1901,16 @@ private:
 /// New items per criterion, from one model.
 struct coverage_delta {
     std::array<std::size_t, criteria_count> by{};
+    std::size_t graph = 0;  // new connectable graph pairs, where the search pursues them (memo_coverage::pursue_graph_pairs)
     std::size_t extra = 0;  // new items of the metric attached beside MEMO's criteria (memo_coverage::attach)
     std::size_t operator[](criterion c) const noexcept { return by[static_cast<std::size_t>(c)]; }
     /// MEMO's diversity test: anything new under type, pair, parameter or input coverage.
     std::size_t memo_total() const noexcept {
         return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] + (*this)[criterion::layer_input];
     }
-    /// The search's diversity test and fitness: MEMO's, and the extra metric's new items.
-    operator std::size_t() const noexcept { return memo_total() + extra; }
+    /// The search's diversity test and fitness: MEMO's, the graph pairs' where pursued, and the
+    /// extra metric's new items.
+    operator std::size_t() const noexcept { return memo_total() + graph + extra; }
 };
 
 /// One criterion's count, as stats.json writes it: {"name": {"covered": c, "total": t}}.
@@ -1920,12 +1996,17 @@ public:
     /// (coverage_delta::extra); replaces any before.
     void attach(any_metric m) { extra_ = std::move(m); }
     const any_metric* extra() const noexcept { return extra_ ? &*extra_ : nullptr; }
+    /// Whether a new connectable graph pair counts as new in the diversity test and the fitness
+    /// (coverage_delta::graph), beside MEMO's four criteria; off, they are counted and reported only.
+    void pursue_graph_pairs(bool on) noexcept { graph_pairs_ = on; }
+    bool pursues_graph_pairs() const noexcept { return graph_pairs_; }
     any_metric* extra() noexcept { return extra_ ? &*extra_ : nullptr; }
 
     coverage_delta add(const model& m) {
         coverage_delta d;
         u_->items(m, [&](criterion c, std::size_t i) { d.by[static_cast<std::size_t>(c)] += sets_[static_cast<std::size_t>(c)].set(i); });
         if (extra_) d.extra = extra_->add(m);
+        if (graph_pairs_) d.graph = d[criterion::graph_pair_connectable];
         return d;
     }
     coverage_delta gain(const model& m) const {
@@ -1941,6 +2022,7 @@ public:
             seen[k].push_back(i);
             ++d.by[k];
         });
+        if (graph_pairs_) d.graph = d[criterion::graph_pair_connectable];
         return d;
     }
     std::size_t covered() const noexcept {
@@ -1959,11 +2041,12 @@ public:
     bool has(criterion c, std::size_t item) const noexcept { return sets_[static_cast<std::size_t>(c)].test(item); }
     bool has(criterion c, int item) const noexcept { return item < 0 || has(c, static_cast<std::size_t>(item)); }
 
-    /// What one node would add (its type, parameters, input, and the pairs of its input edges).
+    /// What one node would add to MEMO's four criteria (its type, parameters, input, and the
+    /// pairs of its input edges).
     std::size_t node_gain(const model& m, std::size_t i) const {
         std::size_t k = 0;
         u_->node_items(m, i, [&](criterion c, std::size_t item) {
-            if (c != criterion::layer_pair_connectable && c != criterion::layer_param_effective && !has(c, item)) ++k;
+            if (is_memos(c) && !has(c, item)) ++k;
         });
         return k;
     }
@@ -1972,6 +2055,7 @@ private:
     const universe* u_;
     std::array<item_set, criteria_count> sets_;
     std::optional<any_metric> extra_;
+    bool graph_pairs_ = false;
 };
 
 /// One criterion as a metric of its own.
@@ -3799,12 +3883,15 @@ struct operator_set {
 
 }  // namespace memo
 // end #include <memo/engine/operators.hpp>
-// begin #include <memo/mutation/lemon_ops.hpp>
-// LEMON's operators, for the paper's ablation MEMO_o: the model-level rules (layer removal,
-// switch, duplication, addition, activation removal and replacement) and the weight-level rules
-// (Gaussian fuzzing, neuron effect blocking, neuron activation inverse, neuron switch), the latter
-// kept as weight edits that backends apply when they draw weights from the model's seed.
-// None of them looks at coverage.
+// begin #include <memo/mutation/graph_ops.hpp>
+// memo's operator for the graph a library runs (coverage/universe.hpp, graph_pair): it places a
+// producer directly before a consumer, of a pair of classes not yet covered, adapters, Dense and
+// InputLayer included. MEMO's operators pair only the classes of its universe: Dense never fed
+// Dense or Dot in the models of a 300 s campaign, though each is a line of ordinary Keras.
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
 // begin #include <memo/mutation/steps.hpp>
 // The steps the operators are made of: draw parameters that prefer uncovered values, pick an
 // input configuration that prefers uncovered input items, insert a layer after a node, and
@@ -4202,6 +4289,153 @@ inline expected<model> within_limits(model m, const context& ctx) {
 
 }  // namespace memo::mutation::steps
 // end #include <memo/mutation/steps.hpp>
+
+namespace memo::mutation {
+
+namespace detail {
+
+/// A connectable graph pair (its item) the search has not covered: drawn at random, then looked
+/// for in order once most are covered; any when all are (or when unguided). -1: the registry has
+/// none.
+inline std::ptrdiff_t open_graph_pair(const context& ctx, rng& r) {
+    const auto n = ctx.space().total(criterion::graph_pair_connectable);
+    if (n == 0) return -1;
+    for (int k = 0; k < 32; ++k)
+        if (const auto item = r.index(n); !ctx.has(criterion::graph_pair_connectable, item)) return static_cast<std::ptrdiff_t>(item);
+    const auto from = r.index(n);  // from a random place, so that the same pair is not always first
+    for (std::size_t k = 0; k < n; ++k)
+        if (const auto item = (from + k) % n; !ctx.has(criterion::graph_pair_connectable, item)) return static_cast<std::ptrdiff_t>(item);
+    return static_cast<std::ptrdiff_t>(r.index(n));
+}
+
+/// A node of class A that reads node src as it is, inserted at `pos`, where A is one of the
+/// classes whose parameters are sized to their input (the adapters, Reshape): drawn parameters
+/// never fit them, so they are made for src's shape. -1: A is none of them.
+inline expected<int> sized_to_input(model& m, const context& ctx, const layer_def& A, int src, int pos, rng& r) {
+    const shape s = m.nodes[static_cast<std::size_t>(src)].out;
+    const dtype t = m.nodes[static_cast<std::size_t>(src)].type;
+    const auto& ad = ctx.ad;
+    if (&A == ad.pad || &A == ad.crop) {
+        ints amounts;
+        bool any = false;
+        for (int i = 1; i < s.rank(); ++i)
+            for (int side = 0; side < 2; ++side) {
+                // A crop leaves at least one element of each axis.
+                const std::int64_t most = &A == ad.pad ? 2 : std::max<std::int64_t>(0, (s[i] - 1) / 2);
+                const auto k = static_cast<std::int64_t>(r.uniform(0, most));
+                amounts.push(k);
+                any = any || k > 0;
+            }
+        if (!any) return fail(std::string(A.name) + " has nothing to take from " + s.str());
+        return &A == ad.pad ? add_node(m, pos, A, {amounts, 0.0}, {src}, {}) : add_node(m, pos, A, {amounts}, {src}, {});
+    }
+    if (&A == ad.expand) return add_node(m, pos, A, {static_cast<std::int64_t>(r.uniform(1, s.rank()))}, {src}, {});
+    if (&A == ad.drop) return add_node(m, pos, A, {static_cast<std::int64_t>(r.uniform(1, s.rank() - 1))}, {src}, {});
+    if (&A == ad.cast) {
+        const dtype other = all_dtypes[r.index(all_dtypes.size())];
+        return add_node(m, pos, A, {std::string(name_of(other == t ? dtype::float32 : other))}, {src}, {});
+    }
+    if (A.name == "Reshape") {  // the same elements, the dimensions in reverse order
+        ints dims;
+        for (int i = s.rank() - 1; i >= 1; --i) dims.push(s[i]);
+        return add_node(m, pos, A, {dims}, {src}, {});
+    }
+    return -1;
+}
+
+/// A node of class A whose output B takes: one the model has, or one made on a branch from a
+/// random node, its input adapted to a rank B takes (most classes keep their input's rank).
+inline expected<int> producer_for(model& m, const context& ctx, const layer_def& A, const layer_def& B, rng& r) {
+    std::vector<int> have;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i)
+        if (m.nodes[i].layer == &A && B.ranks.contains(m.nodes[i].out.rank())) have.push_back(static_cast<int>(i));
+    if (!have.empty() && (A.arity.max == 0 || r.chance(0.5))) return have[r.index(have.size())];
+    if (A.arity.max == 0) {  // a new input of a rank B takes (no seed has a 3-D volume as input)
+        std::vector<int> ranks;
+        B.ranks.for_each([&](int k) {
+            if (A.ranks.contains(k)) ranks.push_back(k);
+        });
+        if (ranks.empty()) return fail(std::string(B.name) + " takes no rank an input has");
+        const shape s = shape_in_bucket(ranks[r.index(ranks.size())], static_cast<int>(r.index(3)), r);
+        ints dims;
+        for (int i = 1; i < s.rank(); ++i) dims.push(s[i]);
+        return add_node(m, 0, A, {dims, std::string("float32")}, {}, {});
+    }
+    const int v = steps::pick_node(m, r);
+    const shape natural = m.nodes[static_cast<std::size_t>(v)].out;
+    std::vector<int> ranks;
+    A.ranks.for_each([&](int k) {
+        if (B.ranks.contains(k)) ranks.push_back(k);
+    });
+    if (ranks.empty()) A.ranks.for_each([&](int k) { ranks.push_back(k); });
+    const int k = ranks[r.index(ranks.size())];
+    const shape target = k == natural.rank() ? natural : shape_in_bucket(k, std::min(shape_bucket(natural), 3), r);
+    auto in = convert(m, ctx.ad, v, v + 1, target, m.nodes[static_cast<std::size_t>(v)].type);
+    if (!in) return in;
+    expected<int> made = sized_to_input(m, ctx, A, *in, *in + 1, r);
+    if (made && *made < 0) {
+        made = fail("no parameters of " + std::string(A.name) + " take " + target.str());
+        const std::vector<int> ins(static_cast<std::size_t>(std::max(1, A.arity.min)), *in);  // a merge of the value with itself
+        for (int tries = 0; tries < 8 && !made; ++tries) made = add_node(m, *in + 1, A, steps::fresh_params(ctx, A, r), ins, {});
+    }
+    return made;
+}
+
+/// A node of class B reading node p as it is (both inputs of a merge), inserted after p; its
+/// output, adapted back to p's, feeds p's consumers (or is an output when p fed nothing).
+inline expected<int> consume_directly(model& m, const context& ctx, const layer_def& B, int p, rng& r) {
+    const shape natural = m.nodes[static_cast<std::size_t>(p)].out;
+    const dtype t = m.nodes[static_cast<std::size_t>(p)].type;
+    if (!B.ranks.contains(natural.rank())) return fail(std::string(B.name) + " takes no input of rank " + std::to_string(natural.rank()));
+    const bool feeds_something = !consumers(m, p).empty() || std::find(m.outputs.begin(), m.outputs.end(), p) != m.outputs.end();
+    const std::vector<int> ins(static_cast<std::size_t>(std::max(1, B.arity.min)), p);
+    expected<int> added = sized_to_input(m, ctx, B, p, p + 1, r);
+    if (added && *added < 0) {
+        added = fail("no parameters of " + std::string(B.name) + " take that input");
+        for (int tries = 0; tries < 8 && !added; ++tries) added = add_node(m, p + 1, B, steps::fresh_params(ctx, B, r), ins, {});
+        if (!added) added = add_node(m, p + 1, B, make_node(B).params, ins, {});
+    }
+    if (!added) return added;
+    if (!feeds_something) {
+        m.outputs.push_back(*added);
+        return added;
+    }
+    auto back = convert(m, ctx.ad, *added, *added + 1, natural, t);
+    if (!back) return back.error();
+    redirect(m, p, *back);
+    return added;
+}
+
+}  // namespace detail
+
+/// GPair: a producer placed directly before a consumer, of a connectable graph pair not yet
+/// covered (any two classes of the registry: an adapter feeding a pooling, Dense feeding Dot).
+struct gpair {
+    static constexpr std::string_view name = "GPair";
+    expected<model> operator()(const model& m, rng& r, const context& ctx) const {
+        const auto item = detail::open_graph_pair(ctx, r);
+        if (item < 0) return fail("the registry has no connectable graph pair");
+        const auto [a, b] = ctx.space().graph_connectable_pair(static_cast<std::size_t>(item));
+        for (int attempt = 0; attempt < 4; ++attempt) {  // another producer or parameters each time
+            model out = m;
+            const auto p = detail::producer_for(out, ctx, ctx.reg[a], ctx.reg[b], r);
+            if (!p) continue;
+            if (!detail::consume_directly(out, ctx, ctx.reg[b], *p, r)) continue;
+            return steps::within_limits(std::move(out), ctx);
+        }
+        return fail(std::string(ctx.reg[a].name) + " -> " + std::string(ctx.reg[b].name) + " could not be placed");
+    }
+};
+
+}  // namespace memo::mutation
+// end #include <memo/mutation/graph_ops.hpp>
+// begin #include <memo/mutation/lemon_ops.hpp>
+// LEMON's operators, for the paper's ablation MEMO_o: the model-level rules (layer removal,
+// switch, duplication, addition, activation removal and replacement) and the weight-level rules
+// (Gaussian fuzzing, neuron effect blocking, neuron activation inverse, neuron switch), the latter
+// kept as weight edits that backends apply when they draw weights from the model's seed.
+// None of them looks at coverage.
+// #include <memo/mutation/steps.hpp> (already included)
 
 namespace memo::mutation {
 
@@ -4668,8 +4902,9 @@ struct mdtype {
 
 namespace memo::mutation {
 
-/// MEMO's operators: the paper's seven and its code's MDims and MDtype.
-using memo_operators = operator_set<nla, lresh, lmerge, lconn, cshape, cmode, nan_input, mdims, mdtype>;
+/// MEMO's operators: the paper's seven and its code's MDims and MDtype; and memo's GPair, which
+/// places a producer before a consumer of a graph pair not yet covered (graph_ops.hpp).
+using memo_operators = operator_set<nla, lresh, lmerge, lconn, cshape, cmode, nan_input, mdims, mdtype, gpair>;
 /// LEMON's operators (the ablation MEMO_o).
 using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplication, layer_addition, activation_removal, activation_replacement,
                                      gaussian_fuzzing, neuron_effect_block, neuron_activation_inverse, neuron_switch>;
@@ -4757,17 +4992,13 @@ using lemon_operators = operator_set<layer_removal, layer_switch, layer_duplicat
 
 namespace memo {
 
-inline constexpr bool reduction_criterion(criterion c) noexcept {
-    return c == criterion::layer_type || c == criterion::layer_pair || c == criterion::layer_param || c == criterion::layer_input;
-}
-
 /// The items m covers under the four criteria, each tagged with its criterion
 /// ((criterion << 32) | item), sorted and without repeats: two models cover the same items
 /// exactly when these are equal.
 inline std::vector<std::uint64_t> reduction_items(const universe& u, const model& m) {
     std::vector<std::uint64_t> xs;
     u.items(m, [&](criterion c, std::size_t i) {
-        if (reduction_criterion(c)) xs.push_back(static_cast<std::uint64_t>(c) << 32 | static_cast<std::uint64_t>(i));
+        if (is_memos(c)) xs.push_back(static_cast<std::uint64_t>(c) << 32 | static_cast<std::uint64_t>(i));
     });
     std::sort(xs.begin(), xs.end());
     xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
@@ -4915,7 +5146,7 @@ protected:
         out.clear();
         bool ok = true;
         u_.items(scratch, [&](criterion cr, std::size_t it) {
-            if (!reduction_criterion(cr) || cr == criterion::layer_pair) return;
+            if (!is_memos(cr) || cr == criterion::layer_pair) return;
             if (!frozen) {
                 out.push_back(dense(tag(cr, it)));
                 return;

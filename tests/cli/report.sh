@@ -102,8 +102,9 @@ grep -q "Parameter values ($missing of" "$r" || fail "missing parameter values: 
 p=$(probe "$r")
 [[ -n $p ]] || fail "headless Chromium did not render report.html"
 echo "report a: $p"
-# Seven coverage charts (MEMO's six criteria, layer_input_range) and models per second.
-[[ $(field "$p" svgs) == 8 && $(field "$p" drawn) -ge 10 && $(field "$p" drawn) == $(field "$p" paths) ]] || fail "charts not drawn: $p"
+# Nine coverage charts (MEMO's six criteria, the two graph-pair ones, layer_input_range) and
+# models per second.
+[[ $(field "$p" svgs) == 10 && $(field "$p" drawn) -ge 10 && $(field "$p" drawn) == $(field "$p" paths) ]] || fail "charts not drawn: $p"
 [[ $(field "$p" bugs) == 0 && $(field "$p" rows) -gt 8 ]] || fail "tables: $p"
 browser --window-size=1280,2400 --screenshot="$tmp/a.png" "file://$r" >/dev/null
 not_blank "$tmp/a.png" || fail "the screenshot of report.html is blank"
@@ -143,8 +144,8 @@ fi
 "$memo" compare "${dirs[@]}" --out "$tmp/compare.html" >/dev/null || fail "compare"
 p=$(probe "$tmp/compare.html")
 echo "compare: $p"
-# Six criteria and models per second (layer_input_range is a campaign's own: not compared).
-[[ $(field "$p" svgs) == 7 && $(field "$p" drawn) == 14 ]] || fail "compare charts: $p"
+# Eight criteria and models per second (layer_input_range is a campaign's own: not compared).
+[[ $(field "$p" svgs) == 9 && $(field "$p" drawn) == 18 ]] || fail "compare charts: $p"
 
 # Bad input: a clear error naming the directory, and a non-zero exit.
 if "$memo" report "$tmp/nowhere" 2>"$tmp/err"; then fail "report of a missing directory"; fi

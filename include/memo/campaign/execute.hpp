@@ -2,8 +2,9 @@
 // The execution stage of a campaign: the models the search generates run on the backends under
 // test (each in its worker), the oracle judges them, and every bug is localised, minimised,
 // deduplicated and stored before the campaign goes on. Models that raised coverage run first;
-// when none waits, the next valid model that brings a pair of parameter values not executed yet
-// runs (coverage/param_pairs.hpp; or, after a while without one, any), so the workers never idle. Several lanes (each a
+// when none waits, the next valid model that brings a pair not executed yet runs (a pair of
+// parameter values, coverage/param_pairs.hpp, or a producer-consumer pair of the graph,
+// graph_pair_connectable; or, after a while without one, any), so the workers never idle. Several lanes (each a
 // differential tester with workers of its own) keep several models in flight.
 //
 // The lanes' testers are differential (several libraries against each other) or metamorphic (each
@@ -145,7 +146,7 @@ public:
         const stage_clock::timer timed(clock_.offer);
         if (!diverse && !wants_any()) return;
         const bool to_fill = !diverse && queue_.empty() && idle() != nullptr;
-        const bool new_pairs = !diverse && pairs_.raises(m);
+        const bool new_pairs = !diverse && brings_pairs(m);
         if (!diverse && !new_pairs && !to_fill) return;
         if (!diverse && !runnable(m)) return;  // run to keep the workers busy: only what all of them take
         // Of the models that raised nothing, those that combine parameter values in a way not run
@@ -162,7 +163,7 @@ public:
         }
         if (!diverse && !to_fill) {
             // The waiting combination is the one with the most new pairs of those offered since.
-            const auto gain = pairs_.gain(m);
+            const auto gain = pair_gain(m);
             if (combination_ && gain <= combination_gain_) return;
             combination_ = pending{m, iteration};
             combination_gain_ = gain;
@@ -401,6 +402,30 @@ private:
         std::uint64_t ticket;  // order of starting, for wait()
     };
 
+    /// Whether m brings a pair not executed yet: of parameter values in one node, or of producer
+    /// and consumer in the graph.
+    bool brings_pairs(const model& m) const {
+        if (pairs_.raises(m)) return true;
+        bool any = false;
+        for (std::size_t i = 0; i < m.nodes.size() && !any; ++i)
+            cov_.space().graph_pair_items(m, i,
+                                          [&](criterion c, std::size_t item) { any = any || (c == criterion::graph_pair_connectable && !cov_.has(c, item)); });
+        return any;
+    }
+    /// How many pairs m brings that no executed model had: parameter pairs, and graph pairs
+    /// weighted by how much rarer they are (a model has dozens of new parameter pairs for each
+    /// new graph pair; each graph pair is a pattern a library's optimiser may rewrite).
+    std::size_t pair_gain(const model& m) const {
+        std::vector<std::size_t> fresh;
+        for (std::size_t i = 0; i < m.nodes.size(); ++i)
+            cov_.space().graph_pair_items(m, i, [&](criterion c, std::size_t item) {
+                if (c == criterion::graph_pair_connectable && !cov_.has(c, item) && std::find(fresh.begin(), fresh.end(), item) == fresh.end())
+                    fresh.push_back(item);
+            });
+        return pairs_.gain(m) + graph_pair_weight * fresh.size();
+    }
+    static constexpr std::size_t graph_pair_weight = 16;
+
     /// Whether fill candidates have been passed over for fill_patience_ms (the first starts the clock).
     bool patience_over() {
         const auto now = std::chrono::steady_clock::now();
@@ -441,7 +466,7 @@ private:
             if (l.running) continue;
             while (!queue_.empty() && memoised(queue_.front())) queue_.pop_front();
             // A combination waiting for its turn, still new (a model run since may have brought it).
-            if (combination_ && !pairs_.raises(combination_->m)) combination_.reset();
+            if (combination_ && !brings_pairs(combination_->m)) combination_.reset();
             // (A combination waits only where combination_every > 0: wants_any() offers none otherwise.)
             if (combination_ && (queue_.empty() || (o_.combination_every > 0 && ++started_ % o_.combination_every == 0))) {
                 l.current = std::move(*combination_);

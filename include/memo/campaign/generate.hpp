@@ -33,9 +33,10 @@ struct generation_options {
     std::uint64_t seed = 0;
     std::string selector = "mh";     // mh | random
     std::string operators = "memo";  // memo | lemon
-    /// What counts as new: MEMO's criteria ("memo"), or also DeepStellar's RNN states
-    /// ("memo,rnn-state": rnn_state/rnn_coverage.hpp).
-    std::string coverage = "memo";
+    /// What counts as new (coverage_choice): MEMO's criteria ("memo"), and with them the graph's
+    /// producer-consumer pairs ("graph-pairs", coverage/universe.hpp) or DeepStellar's RNN states
+    /// ("rnn-state", rnn_state/rnn_coverage.hpp).
+    std::string coverage = "memo,graph-pairs";
     double p = 0.05;  // Metropolis-Hastings parameter
     /// Diverse mutants grown past it are kept as results, not as seeds. 16 holds MEMO's own reduced
     /// models (11 layers on average): small models run fast, and the limit grows when the search stalls.
@@ -76,17 +77,35 @@ inline io::json coverage_json(const memo_coverage& c) {
     return j;
 }
 
-/// Whether generation_options::coverage asks for RNN states too; throws on what it does not know.
-inline bool wants_rnn_state(const std::string& coverage) {
-    if (coverage == "memo") return false;
-    if (coverage == "memo,rnn-state" || coverage == "rnn-state,memo") return true;
-    throw error("unknown coverage '" + coverage + "' (memo, or memo,rnn-state)");
-}
+/// What generation_options::coverage asks to count as new besides MEMO's criteria, which are
+/// always counted: a comma-separated list of memo, graph-pairs and rnn-state. Throws on a word it
+/// does not know, or a list without memo.
+struct coverage_choice {
+    bool graph_pairs = false, rnn_state = false;
+
+    static coverage_choice parse(const std::string& words) {
+        coverage_choice c;
+        bool memo = false;
+        for (std::size_t at = 0; at <= words.size();) {
+            const auto comma = std::min(words.find(',', at), words.size());
+            const auto w = words.substr(at, comma - at);
+            if (w == "memo") memo = true;
+            else if (w == "graph-pairs") c.graph_pairs = true;
+            else if (w == "rnn-state") c.rnn_state = true;
+            else throw error("unknown coverage '" + w + "' in '" + words + "' (memo, graph-pairs, rnn-state)");
+            at = comma + 1;
+        }
+        if (!memo) throw error("coverage '" + words + "' lacks memo: MEMO's criteria are always counted");
+        return c;
+    }
+};
 
 /// The coverage a campaign counts with (generation_options::coverage), before its seeds are added.
 inline memo_coverage campaign_coverage(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
     memo_coverage c(reg);
-    if (wants_rnn_state(o.coverage)) c.attach(rnn_state::rnn_coverage(reg, seeds, rnn_state::rnn_options{.seed = o.seed}));
+    const auto choice = coverage_choice::parse(o.coverage);
+    c.pursue_graph_pairs(choice.graph_pairs);
+    if (choice.rnn_state) c.attach(rnn_state::rnn_coverage(reg, seeds, rnn_state::rnn_options{.seed = o.seed}));
     return c;
 }
 
@@ -96,6 +115,8 @@ inline std::string coverage_line(const memo_coverage& c) {
     auto s = fmt::format("types {}/{} pairs {}/{} params {}/{} inputs {}/{}", c.covered(criterion::layer_type), c.total(criterion::layer_type),
                          c.covered(criterion::layer_pair), c.total(criterion::layer_pair), c.covered(criterion::layer_param), c.total(criterion::layer_param),
                          c.covered(criterion::layer_input), c.total(criterion::layer_input));
+    if (c.pursues_graph_pairs())
+        s += fmt::format(" graph pairs {}/{}", c.covered(criterion::graph_pair_connectable), c.total(criterion::graph_pair_connectable));
     if (c.extra()) {
         const auto x = criteria_json(c.extra()->criteria());
         s += fmt::format(" rnn states {} transitions {}", x.at("rnn_states").at("covered").dump(), x.at("rnn_transitions").at("covered").dump());
@@ -415,7 +436,7 @@ inline generation_summary generate(const std::vector<model>& seeds, const regist
     if (seeds.empty()) throw error("no seed models");
     if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
     if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
-    wants_rnn_state(o.coverage);
+    coverage_choice::parse(o.coverage);
     std::filesystem::create_directories(o.out);
     store::campaign_store st(store::campaign_store::file_in(o.out));
     std::optional<store::checkpoint> resumed;

@@ -29,7 +29,9 @@ inline io::json save_coverage(const memo_coverage& c) {
 
 /// Restores what save_coverage() gave (a saved extra state is ignored when no metric is attached).
 inline void restore_coverage(memo_coverage& c, const io::json& j) {
-    for (auto k : all_criteria) c.items(k).assign(j.at(std::string(name_of(k))).get<std::vector<std::uint64_t>>());
+    // A criterion a checkpoint of an older memo lacks starts empty: it fills as the campaign goes on.
+    for (auto k : all_criteria)
+        if (const auto it = j.find(std::string(name_of(k))); it != j.end()) c.items(k).assign(it->get<std::vector<std::uint64_t>>());
     if (!c.extra() || !j.contains("extra")) return;
     const auto& x = j.at("extra");
     c.extra()->restore(x.is_string() ? x.get<std::string>() : x.dump());  // text, or JSON itself (older checkpoints)

@@ -60,14 +60,16 @@ private:
 /// New items per criterion, from one model.
 struct coverage_delta {
     std::array<std::size_t, criteria_count> by{};
+    std::size_t graph = 0;  // new connectable graph pairs, where the search pursues them (memo_coverage::pursue_graph_pairs)
     std::size_t extra = 0;  // new items of the metric attached beside MEMO's criteria (memo_coverage::attach)
     std::size_t operator[](criterion c) const noexcept { return by[static_cast<std::size_t>(c)]; }
     /// MEMO's diversity test: anything new under type, pair, parameter or input coverage.
     std::size_t memo_total() const noexcept {
         return (*this)[criterion::layer_type] + (*this)[criterion::layer_pair] + (*this)[criterion::layer_param] + (*this)[criterion::layer_input];
     }
-    /// The search's diversity test and fitness: MEMO's, and the extra metric's new items.
-    operator std::size_t() const noexcept { return memo_total() + extra; }
+    /// The search's diversity test and fitness: MEMO's, the graph pairs' where pursued, and the
+    /// extra metric's new items.
+    operator std::size_t() const noexcept { return memo_total() + graph + extra; }
 };
 
 /// One criterion's count, as stats.json writes it: {"name": {"covered": c, "total": t}}.
@@ -153,12 +155,17 @@ public:
     /// (coverage_delta::extra); replaces any before.
     void attach(any_metric m) { extra_ = std::move(m); }
     const any_metric* extra() const noexcept { return extra_ ? &*extra_ : nullptr; }
+    /// Whether a new connectable graph pair counts as new in the diversity test and the fitness
+    /// (coverage_delta::graph), beside MEMO's four criteria; off, they are counted and reported only.
+    void pursue_graph_pairs(bool on) noexcept { graph_pairs_ = on; }
+    bool pursues_graph_pairs() const noexcept { return graph_pairs_; }
     any_metric* extra() noexcept { return extra_ ? &*extra_ : nullptr; }
 
     coverage_delta add(const model& m) {
         coverage_delta d;
         u_->items(m, [&](criterion c, std::size_t i) { d.by[static_cast<std::size_t>(c)] += sets_[static_cast<std::size_t>(c)].set(i); });
         if (extra_) d.extra = extra_->add(m);
+        if (graph_pairs_) d.graph = d[criterion::graph_pair_connectable];
         return d;
     }
     coverage_delta gain(const model& m) const {
@@ -174,6 +181,7 @@ public:
             seen[k].push_back(i);
             ++d.by[k];
         });
+        if (graph_pairs_) d.graph = d[criterion::graph_pair_connectable];
         return d;
     }
     std::size_t covered() const noexcept {
@@ -192,11 +200,12 @@ public:
     bool has(criterion c, std::size_t item) const noexcept { return sets_[static_cast<std::size_t>(c)].test(item); }
     bool has(criterion c, int item) const noexcept { return item < 0 || has(c, static_cast<std::size_t>(item)); }
 
-    /// What one node would add (its type, parameters, input, and the pairs of its input edges).
+    /// What one node would add to MEMO's four criteria (its type, parameters, input, and the
+    /// pairs of its input edges).
     std::size_t node_gain(const model& m, std::size_t i) const {
         std::size_t k = 0;
         u_->node_items(m, i, [&](criterion c, std::size_t item) {
-            if (c != criterion::layer_pair_connectable && c != criterion::layer_param_effective && !has(c, item)) ++k;
+            if (is_memos(c) && !has(c, item)) ++k;
         });
         return k;
     }
@@ -205,6 +214,7 @@ private:
     const universe* u_;
     std::array<item_set, criteria_count> sets_;
     std::optional<any_metric> extra_;
+    bool graph_pairs_ = false;
 };
 
 /// One criterion as a metric of its own.

@@ -11,10 +11,20 @@
 //                           rates: nothing changes at inference)
 //   layer_input             per non-merge class: each accepted input rank, each dtype, and 5
 //                           buckets of elements per sample
+//   graph_pair              every ordered pair (producer, consumer) over all classes of the
+//                           registry, InputLayer as a producer: the graph a library runs
+//   graph_pair_connectable  its pairs that memo's shape rules let meet: a consumer that takes
+//                           inputs, merges included, whose input ranks overlap the producer's
+//                           output ranks
 //
-// A pair is a direct edge between two universe classes. Adapters (pad, crop, expand, ...), Input,
-// Dense and Activation are outside the universe: in Conv2D -> CustomPadLayer -> ReLU there is no
-// pair, since ReLU does not consume what Conv2D computed, but a padded copy of it.
+// MEMO's pair is a direct edge between two universe classes. Adapters (pad, crop, expand, ...),
+// Input, Dense and Activation are outside the universe: in Conv2D -> CustomPadLayer -> ReLU MEMO
+// counts no pair, since ReLU does not consume what Conv2D computed, but a padded copy of it. A
+// library runs the adapter as an operation like any other (a Pad, a Slice, a Cast), and its
+// optimiser rewrites such producer-consumer patterns: the graph pairs count Conv2D ->
+// CustomPadLayer and CustomPadLayer -> ReLU. They sit beside MEMO's four criteria, whose figures
+// (memo_coverage::covered) stay MEMO's; a search counts them as new where it pursues them
+// (memo_coverage::pursue_graph_pairs).
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -23,22 +33,38 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "../core/model.hpp"
 
 namespace memo {
 
-enum class criterion : unsigned char { layer_type, layer_pair, layer_pair_connectable, layer_param, layer_param_effective, layer_input };
-inline constexpr std::array<criterion, 6> all_criteria{
-    criterion::layer_type, criterion::layer_pair, criterion::layer_pair_connectable, criterion::layer_param, criterion::layer_param_effective,
-    criterion::layer_input};
+enum class criterion : unsigned char {
+    layer_type,
+    layer_pair,
+    layer_pair_connectable,
+    layer_param,
+    layer_param_effective,
+    layer_input,
+    graph_pair,
+    graph_pair_connectable
+};
+inline constexpr std::array<criterion, 8> all_criteria{
+    criterion::layer_type,  criterion::layer_pair, criterion::layer_pair_connectable, criterion::layer_param, criterion::layer_param_effective,
+    criterion::layer_input, criterion::graph_pair, criterion::graph_pair_connectable};
 inline constexpr std::size_t criteria_count = all_criteria.size();
 
 constexpr std::string_view name_of(criterion c) noexcept {
-    constexpr std::array<std::string_view, 6> names{"layer_type", "layer_pair", "layer_pair_connectable", "layer_param", "layer_param_effective",
-                                                    "layer_input"};
+    constexpr std::array<std::string_view, 8> names{"layer_type",  "layer_pair", "layer_pair_connectable", "layer_param", "layer_param_effective",
+                                                    "layer_input", "graph_pair", "graph_pair_connectable"};
     return names[static_cast<std::size_t>(c)];
+}
+
+/// MEMO's four criteria: what its fitness sums and its seed reduction keeps (the others are
+/// subsets of them, or memo's own).
+constexpr bool is_memos(criterion c) noexcept {
+    return c == criterion::layer_type || c == criterion::layer_pair || c == criterion::layer_param || c == criterion::layer_input;
 }
 
 /// Elements-per-sample bucket of an input shape: <=64, <=512, <=4096, <=32768, more.
@@ -81,6 +107,21 @@ public:
                 input_total_ += static_cast<std::size_t>(classes_[s]->ranks.count() + static_cast<int>(all_dtypes.size()) + shape_buckets);
             }
         }
+        const auto all = reg.size();
+        std::vector<rank_set> all_out(all);
+        for (std::size_t a = 0; a < all; ++a) {
+            all_out[a] = slot_[a] >= 0 ? out_ranks_[static_cast<std::size_t>(slot_[a])] : probe_output_ranks(reg[a]);
+            // A class whose parameters are sized to its input (a padding's amounts, a target
+            // shape) infers nothing from drawn ones: it is taken to keep its input's ranks.
+            if (all_out[a].empty()) all_out[a] = reg[a].ranks;
+        }
+        graph_connectable_.assign(all * all, -1);
+        for (std::size_t a = 0; a < all; ++a)
+            for (std::size_t b = 0; b < all; ++b)
+                if (reg[b].arity.max != 0 && !(all_out[a] & reg[b].ranks).empty()) {
+                    graph_connectable_[a * all + b] = static_cast<int>(graph_connectable_pairs_.size());
+                    graph_connectable_pairs_.emplace_back(a, b);
+                }
     }
 
     const registry& layers() const noexcept { return *reg_; }
@@ -99,12 +140,19 @@ public:
             case criterion::layer_param: return param_total_;
             case criterion::layer_param_effective: return effective_total_;
             case criterion::layer_input: return input_total_;
+            case criterion::graph_pair: return reg_->size() * reg_->size();
+            case criterion::graph_pair_connectable: return graph_connectable_pairs_.size();
         }
         return 0;
     }
 
     // The item numbers, one function per kind of item (-1 where there is no such item).
     std::size_t pair_item(std::size_t a, std::size_t b) const noexcept { return a * classes_.size() + b; }
+    /// A graph pair's items, by the two classes' indices in the registry (not universe slots).
+    std::size_t graph_pair_item(std::size_t a, std::size_t b) const noexcept { return a * reg_->size() + b; }
+    int graph_connectable_item(std::size_t a, std::size_t b) const noexcept { return graph_connectable_[a * reg_->size() + b]; }
+    /// The (producer, consumer) registry indices of a connectable graph pair's item.
+    std::pair<std::size_t, std::size_t> graph_connectable_pair(std::size_t item) const noexcept { return graph_connectable_pairs_[item]; }
     int connectable_item(std::size_t a, std::size_t b) const noexcept { return connectable_[a * classes_.size() + b]; }
     std::size_t param_item(std::size_t slot, std::size_t j, int bucket) const noexcept { return static_cast<std::size_t>(param_offset_[slot][j] + bucket); }
     int effective_item(std::size_t slot, std::size_t j, int bucket) const noexcept {
@@ -129,6 +177,7 @@ public:
     /// of the pairs its input edges make.
     template <class F>
     void node_items(const model& m, std::size_t i, F&& f) const {
+        graph_pair_items(m, i, f);
         const node& nd = m.nodes[i];
         const int s = slot_of(*nd.layer);
         if (s < 0) return;
@@ -152,6 +201,19 @@ public:
         }
     }
 
+    /// Calls f(criterion, item) for the graph pairs of node i's input edges (graph_pair, and
+    /// graph_pair_connectable where the pair is one).
+    template <class F>
+    void graph_pair_items(const model& m, std::size_t i, F&& f) const {
+        const node& nd = m.nodes[i];
+        const auto b = reg_->index_of(*nd.layer);
+        for (int src : nd.inputs) {
+            const auto a = reg_->index_of(*m.nodes[static_cast<std::size_t>(src)].layer);
+            f(criterion::graph_pair, graph_pair_item(a, b));
+            if (const int c = graph_connectable_item(a, b); c >= 0) f(criterion::graph_pair_connectable, static_cast<std::size_t>(c));
+        }
+    }
+
     /// Calls f(criterion, item) for every item the model covers (items may repeat).
     template <class F>
     void items(const model& m, F&& f) const {
@@ -169,6 +231,11 @@ public:
                 for (std::size_t k = 0; k < connectable_.size(); ++k)
                     if (connectable_[k] == static_cast<int>(item)) return cls(k / n) + " -> " + cls(k % n);
                 return "?";
+            case criterion::graph_pair: return graph_pair_name(item);
+            case criterion::graph_pair_connectable: {
+                const auto [a, b] = graph_connectable_pairs_[item];
+                return graph_pair_name(graph_pair_item(a, b));
+            }
             case criterion::layer_param:
             case criterion::layer_param_effective: {
                 const auto& offs = c == criterion::layer_param ? param_offset_ : effective_offset_;
@@ -214,6 +281,10 @@ public:
     static const universe& of(const registry& reg);
 
 private:
+    std::string graph_pair_name(std::size_t item) const {
+        const auto all = reg_->size();
+        return std::string((*reg_)[item / all].name) + " -> " + std::string((*reg_)[item % all].name);
+    }
     static std::string bucket_name(const param& p, int b) {
         if (auto c = std::get_if<choice>(&p.dom.d)) return "=" + to_string(c->options[static_cast<std::size_t>(b)]);
         if (std::holds_alternative<boolean>(p.dom.d)) return b ? "=true" : "=false";
@@ -224,6 +295,7 @@ private:
     /// The output ranks a class can produce: inference on probe inputs of each accepted rank,
     /// under its default parameters and a fixed sample of drawn ones.
     static rank_set probe_output_ranks(const layer_def& L) {
+        if (L.arity.max == 0) return L.ranks;  // an input: its ranks are its output's
         rank_set out;
         rng r(0x6d656d6fULL);
         L.ranks.for_each([&](int rank) {
@@ -251,6 +323,8 @@ private:
     std::vector<std::vector<int>> param_offset_, effective_offset_;
     std::vector<int> input_offset_;
     std::size_t param_total_ = 0, effective_total_ = 0, input_total_ = 0;
+    std::vector<int> graph_connectable_;                                        // by registry indices a * size + b: the item, or -1
+    std::vector<std::pair<std::size_t, std::size_t>> graph_connectable_pairs_;  // by item: the registry indices
 };
 
 inline const universe& universe::of(const registry& reg) {

@@ -236,8 +236,8 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
         o.seed = to_u64(a.get_or("seed", "0"), "seed") + static_cast<std::uint64_t>(rank);  // each rank its own search
         o.selector = a.get_or("selector", "mh");
         o.operators = a.get_or("operators", "memo");
-        o.coverage = a.get_or("coverage", "memo");
-        memo::campaign::wants_rnn_state(o.coverage);  // an unknown one fails before anything starts
+        o.coverage = a.get_or("coverage", o.coverage);
+        memo::campaign::coverage_choice::parse(o.coverage);  // an unknown one fails before anything starts
         o.p = to_double(a.get_or("p", "0.05"), "p");
         o.max_seed_nodes = to_u64(a.get_or("max-seed-nodes", "16"), "max-seed-nodes");
         o.max_seed_nodes_grown = to_u64(a.get_or("grow-seed-nodes-to", "160"), "grow-seed-nodes-to");
@@ -255,7 +255,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     xo.seconds = to_double(a.get_or("sync-seconds", "3"), "sync-seconds");
     xo.share = to_u64(a.get_or("share", "8"), "share");
     if (xo.seconds <= 0) throw memo::error("--sync-seconds must be above 0");
-    if (world && memo::campaign::wants_rnn_state(o.coverage))
+    if (world && memo::campaign::coverage_choice::parse(o.coverage).rnn_state)
         throw memo::error("--mpi merges MEMO's four criteria; --coverage memo,rnn-state runs in one process only");
     const auto oracles = oracles_from(a);  // a bad oracle option fails before anything starts
     const auto backends = a.get_or("backends", default_backends());
@@ -379,7 +379,7 @@ inline int run(const cli::args& given) {
 inline cli::command run_command() {
     return {"run",
             "run (--out DIR | --resume DIR) [--backends LIST|none] [--seconds S] [--iterations N] [--models N] [--seed N] "
-            "[--selector mh|random] [--operators memo|lemon] [--coverage memo|memo,rnn-state] [--seeds zoo|DIR] [--oracle LIST] [--mpi] [execution options]",
+            "[--selector mh|random] [--operators memo|lemon] [--coverage LIST] [--seeds zoo|DIR] [--oracle LIST] [--mpi] [execution options]",
             "Runs a campaign: MEMO's search over (model, operator) seeds, from the reduced seed models, with\n"
             "the generated models run on the backends under test (each in its own worker process) and judged\n"
             "by the differential oracle (crash, nan, inconsistency; shape when ONNX's checks disagree), or by the\n"
@@ -409,9 +409,11 @@ inline cli::command run_command() {
             "  --selector mh|random Metropolis-Hastings (MEMO) or uniform (MEMO_r); default mh\n"
             "  --p P                the Metropolis-Hastings parameter (default 0.05)\n"
             "  --operators memo|lemon   MEMO's operators, or LEMON's (MEMO_o); default memo\n"
-            "  --coverage memo|memo,rnn-state   what counts as new: MEMO's criteria (default), or also\n"
-            "                       DeepStellar's RNN states and transitions of the recurrent layers, observed\n"
-            "                       on the reference interpreter (see docs/rnn-state.md)\n"
+            "  --coverage LIST      what counts as new: memo (MEMO's four criteria, always), graph-pairs\n"
+            "                       (every producer-consumer pair of classes in the graph a library runs,\n"
+            "                       adapters and Dense included; docs/coverage.md), rnn-state (DeepStellar's\n"
+            "                       RNN states and transitions, on the reference; docs/rnn-state.md);\n"
+            "                       default memo,graph-pairs (memo alone: MEMO's search as published)\n"
             "  --seeds zoo|zoo:NAME,...|DIR   the ten reduced architectures (default), some of them by name\n"
             "                       (zoo:lstm0-sinewave,lstm2-price), or a directory of .json and .onnx models\n"
             "  --max-seed-nodes N   diverse mutants grown past N nodes stay results, not seeds (default 16)\n"

@@ -62,7 +62,7 @@ inline memo::io::json campaign_figures(const std::filesystem::path& dir) {
     }
     f["root_causes"] = memo::store::bug_store(dir).root_cause_count();
     const auto cov = s.value("coverage", memo::io::json::object());
-    for (const char* k : {"layer_type", "layer_pair", "layer_param", "layer_input"}) {
+    for (const char* k : {"layer_type", "layer_pair", "layer_param", "layer_input", "graph_pair_connectable"}) {
         const auto c = cov.value(k, memo::io::json::object());
         f[k] = fmt::format("{}/{}", c.value("covered", 0), c.value("total", 0));
     }
@@ -101,6 +101,7 @@ inline int stats(const cli::args& a) {
         {"pair", [](const memo::io::json& r) { return r.at("layer_pair").get<std::string>(); }},
         {"param", [](const memo::io::json& r) { return r.at("layer_param").get<std::string>(); }},
         {"input", [](const memo::io::json& r) { return r.at("layer_input").get<std::string>(); }},
+        {"graph pairs", [](const memo::io::json& r) { return r.at("graph_pair_connectable").get<std::string>(); }},
         {"store MiB", [](const memo::io::json& r) { return fmt::format("{:.2f}", r.at("store_bytes").get<double>() / (1 << 20)); }},
         {"B/model", [](const memo::io::json& r) { return fmt::format("{:.0f}", r.at("bytes_per_model").get<double>()); }},
     };

@@ -20,17 +20,13 @@
 
 namespace memo {
 
-inline constexpr bool reduction_criterion(criterion c) noexcept {
-    return c == criterion::layer_type || c == criterion::layer_pair || c == criterion::layer_param || c == criterion::layer_input;
-}
-
 /// The items m covers under the four criteria, each tagged with its criterion
 /// ((criterion << 32) | item), sorted and without repeats: two models cover the same items
 /// exactly when these are equal.
 inline std::vector<std::uint64_t> reduction_items(const universe& u, const model& m) {
     std::vector<std::uint64_t> xs;
     u.items(m, [&](criterion c, std::size_t i) {
-        if (reduction_criterion(c)) xs.push_back(static_cast<std::uint64_t>(c) << 32 | static_cast<std::uint64_t>(i));
+        if (is_memos(c)) xs.push_back(static_cast<std::uint64_t>(c) << 32 | static_cast<std::uint64_t>(i));
     });
     std::sort(xs.begin(), xs.end());
     xs.erase(std::unique(xs.begin(), xs.end()), xs.end());

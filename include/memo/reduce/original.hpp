@@ -60,7 +60,7 @@ protected:
         out.clear();
         bool ok = true;
         u_.items(scratch, [&](criterion cr, std::size_t it) {
-            if (!reduction_criterion(cr) || cr == criterion::layer_pair) return;
+            if (!is_memos(cr) || cr == criterion::layer_pair) return;
             if (!frozen) {
                 out.push_back(dense(tag(cr, it)));
                 return;

@@ -226,7 +226,7 @@ inline std::string missing_group(const memo_coverage& cov, criterion k, const ch
 inline std::string missing_section(const memo_coverage& cov) {
     return "<h2>Coverage still missing</h2>" + missing_group(cov, criterion::layer_type, "Layer types") +
            missing_group(cov, criterion::layer_pair_connectable, "Connectable layer pairs") + missing_group(cov, criterion::layer_param, "Parameter values") +
-           missing_group(cov, criterion::layer_input, "Layer inputs");
+           missing_group(cov, criterion::layer_input, "Layer inputs") + missing_group(cov, criterion::graph_pair_connectable, "Connectable graph pairs");
 }
 
 }  // namespace detail

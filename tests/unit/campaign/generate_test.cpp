@@ -77,7 +77,9 @@ TEST(Generation, WritesItsDirectory) {
     std::ifstream csv(o.out + "/coverage.csv");
     std::string header;
     std::getline(csv, header);
-    EXPECT_EQ(header, "seconds,models,valid,executed,layer_type,layer_pair,layer_pair_connectable,layer_param,layer_param_effective,layer_input");
+    EXPECT_EQ(header,
+              "seconds,models,valid,executed,layer_type,layer_pair,layer_pair_connectable,layer_param,layer_param_effective,layer_input,graph_pair,"
+              "graph_pair_connectable");
     std::size_t queued = 0;
     for (const auto& e : fs::directory_iterator(fs::path(o.out) / "queue")) {
         ++queued;
@@ -196,7 +198,7 @@ TEST(Report, CoverageFromTheDirectoryIsTheSearchs) {
     for (auto k : memo::all_criteria) EXPECT_EQ(cov.covered(k), sum.covered[static_cast<std::size_t>(k)]) << memo::name_of(k);
 
     const std::string html = memo::io::read_file(o.out + "/report.html");
-    EXPECT_EQ(count(html, "<svg class=\"chart\""), 7u);  // one per criterion, and models per second
+    EXPECT_EQ(count(html, "<svg class=\"chart\""), memo::all_criteria.size() + 1);  // one per criterion, and models per second
     EXPECT_EQ(count(html, "<tr class=\"bug\">"), 0u);
     const auto k = memo::criterion::layer_param;
     EXPECT_NE(html.find(fmt::format("Parameter values ({} of {} missing)", cov.total(k) - cov.covered(k), cov.total(k))), std::string::npos);

@@ -29,6 +29,47 @@ TEST(Universe, ConnectableFollowsRanks) {
     EXPECT_TRUE(u.output_ranks(slot("LSTM")).contains(2) && u.output_ranks(slot("LSTM")).contains(3));
 }
 
+// The graph pairs are every ordered pair of the registry's classes, the universe's and the rest
+// (Dense, the adapters, InputLayer as a producer); their connectable ones include merges.
+TEST(Universe, GraphPairsSpanTheRegistry) {
+    const memo::memo_coverage c(test::reg());
+    const auto n = test::reg().size();
+    EXPECT_GT(n, 67u);
+    EXPECT_EQ(c.total(criterion::graph_pair), n * n);
+    EXPECT_GT(c.total(criterion::graph_pair_connectable), c.total(criterion::layer_pair_connectable));
+    EXPECT_LT(c.total(criterion::graph_pair_connectable), c.total(criterion::graph_pair));
+    const auto& u = memo::universe::of(test::reg());
+    auto at = [&](std::string_view n) { return test::reg().index_of(test::reg().at(n)); };
+    for (const auto& [a, b] : {std::pair{"Dense", "Dense"}, {"Dense", "Dot"}, {"InputLayer", "Dense"}, {"CustomPadLayer", "MaxPooling2D"}})
+        EXPECT_GE(u.graph_connectable_item(at(a), at(b)), 0) << a << " -> " << b;
+    EXPECT_LT(u.graph_connectable_item(at("Dense"), at("InputLayer")), 0) << "nothing feeds an input";
+    EXPECT_LT(u.graph_connectable_item(at("Flatten"), at("Conv2D")), 0) << "Flatten's rank 2 is no Conv2D input";
+}
+
+// Input -> Dense -> Dense: no pair of MEMO's (Dense is outside its universe), two graph pairs;
+// they count beside MEMO's criteria, and in the search's fitness only where it pursues them.
+TEST(Coverage, GraphPairsCountWhatMemosPairsLeaveOut) {
+    memo::builder b(test::reg());
+    auto x = b.input({8});
+    auto d = b.add("Dense", {x}, {{"units", std::int64_t{4}}});
+    b.output(b.add("Dense", {d}, {{"units", std::int64_t{2}}}));
+    const auto m = b.finish();
+    memo::memo_coverage cov(test::reg());
+    const auto added = cov.add(m);
+    EXPECT_EQ(added[criterion::layer_pair], 0u);
+    EXPECT_EQ(added[criterion::graph_pair], 2u);
+    EXPECT_EQ(added[criterion::graph_pair_connectable], 2u);
+    EXPECT_EQ(static_cast<std::size_t>(added), added.memo_total()) << "graph pairs are not MEMO's fitness";
+    memo::memo_coverage pursuing(test::reg());
+    pursuing.pursue_graph_pairs(true);
+    EXPECT_EQ(static_cast<std::size_t>(pursuing.gain(m)), pursuing.gain(m).memo_total() + 2);
+    EXPECT_EQ(static_cast<std::size_t>(pursuing.add(m)), added.memo_total() + 2);
+    const auto& u = cov.space();
+    EXPECT_EQ(
+        u.describe(criterion::graph_pair, u.graph_pair_item(test::reg().index_of(test::reg().at("Dense")), test::reg().index_of(test::reg().at("Dense")))),
+        "Dense -> Dense");
+}
+
 TEST(Coverage, ItemsOfASmallModel) {
     memo::builder b(test::reg());
     auto x = b.input({8, 8, 3});

@@ -8,6 +8,8 @@
 
 namespace test_mutation_operators_test {
 
+using memo::criterion;
+
 namespace {
 
 std::vector<memo::model> seeds() {
@@ -116,6 +118,41 @@ TEST(LemonOperators, WeightRulesAreEditsOnTheSeed) {
     EXPECT_EQ(memo::structural_hash(*x), memo::structural_hash(m));  // structure unchanged
     const auto back = memo::io::model_from_json(memo::io::model_to_json(*x), test::reg(), "edits");
     EXPECT_EQ(back.weight_edits, x->weight_edits);
+}
+
+/// GPair places the one connectable graph pair left open, whatever its classes: Dense feeding
+/// Dense and Dot, ThresholdedReLU feeding itself, an adapter feeding a pooling, an input of a
+/// rank the model has none of feeding Conv3D.
+TEST(MemoOperators, GPairPlacesAnOpenGraphPairDirectly) {
+    const auto m = seeds()[4];  // lenet5
+    const auto& reg = test::reg();
+    const auto& u = memo::universe::of(reg);
+    auto at = [&](std::string_view n) { return reg.index_of(reg.at(n)); };
+    for (const auto& [a, b] : {std::pair{"Dense", "Dense"},
+                               {"Dense", "Dot"},
+                               {"ThresholdedReLU", "ThresholdedReLU"},
+                               {"CustomPadLayer", "MaxPooling2D"},
+                               {"InputLayer", "Conv3D"}}) {
+        SCOPED_TRACE(std::string(a) + " -> " + b);
+        memo::memo_coverage cov(reg);
+        auto& seen = cov.items(criterion::graph_pair_connectable);
+        const auto open = static_cast<std::size_t>(u.graph_connectable_item(at(a), at(b)));
+        for (std::size_t i = 0; i < seen.size(); ++i)
+            if (i != open) seen.set(i);
+        const memo::mutation::context ctx(cov);
+        memo::rng r(7);
+        int placed = 0;
+        for (int k = 0; k < 10; ++k) {
+            auto x = memo::mutation::gpair{}(m, r, ctx);
+            if (!x) continue;
+            ASSERT_TRUE(memo::validate(*x)) << memo::validate(*x).reason();
+            bool has = false;
+            for (const auto& n : x->nodes)
+                for (int i : n.inputs) has = has || (x->nodes[static_cast<std::size_t>(i)].layer->name == a && n.layer->name == b);
+            placed += has;
+        }
+        EXPECT_GE(placed, 7);
+    }
 }
 
 /// A registry with no merge layer: LMerge declines, it does not pick from an empty pool.
