@@ -602,12 +602,9 @@ class Graph:
         """Compiles the code of each layer that has none yet for the shapes memo gives its inputs,
         each as soon as it is lowered: XLA compiles on two threads while Python lowers the next
         layer. What cannot be lowered ahead is left to its run, which says why. Lowering and
-        compiling are one phase of compiling, timed on the wall (two layers compile at once)."""
-        with CompileTime.compiling():
-            self._compile_ahead(shapes, batch)
-
-    def _compile_ahead(self, shapes, batch):
-        todo = {}
+        compiling are one phase of compiling, timed on the wall (two layers compile at once); a
+        model whose layers all have their code compiles nothing."""
+        wanted = {}
         for i, l in enumerate(self.specs):
             if self.layers[i] is None:
                 continue
@@ -616,16 +613,20 @@ class Graph:
                 continue
             x = ins[0] if len(ins) == 1 else ins
             step, sig = self.steps[i], signature(x)
-            key = (id(step.compiled), sig)
-            if sig in step.compiled or key in todo:
-                continue
-            try:
-                lowered = step.lowered(x)
-            except Exception:  # noqa: BLE001: the layer's own run raises it again, in its place
-                continue
-            todo[key] = (step.compiled, sig, COMPILERS.submit(lowered.compile, QUICK))
-        for into, sig, compiling in todo.values():
-            into[sig] = compiling.result()
+            if sig not in step.compiled:
+                wanted.setdefault((id(step.compiled), sig), (step, sig, x))
+        if not wanted:
+            return
+        with CompileTime.compiling():
+            todo = []
+            for step, sig, x in wanted.values():
+                try:
+                    lowered = step.lowered(x)
+                except Exception:  # noqa: BLE001: the layer's own run raises it again, in its place
+                    continue
+                todo.append((step.compiled, sig, COMPILERS.submit(lowered.compile, QUICK)))
+            for into, sig, compiling in todo:
+                into[sig] = compiling.result()
 
     def run(self, inputs, forced=(), call=None):
         """Every node's output: each layer applied in turn by `call(i, x)` (its eager step), or with

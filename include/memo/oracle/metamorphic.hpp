@@ -262,10 +262,13 @@ private:
     }
 
     /// The first node of the gate (then the product and the sum) whose output on x differs from
-    /// the reference's: the operator that broke the relation; -1 when none does.
+    /// the reference's on the same inputs (the reference reads x's values of each node's
+    /// producers): the operator that broke the relation, not a gate node downstream of a faulty
+    /// layer of the model itself; -1 when none does.
     int localise(executor& x) {
         const auto a = x.run(variant_->m, inputs_, {true, {}, {}});
-        const auto b = ref_->run(variant_->m, inputs_, {true, {}, {}});
+        if (!a.ok() || a.outputs.size() != variant_->m.size()) return -1;
+        const auto b = ref_->run(variant_->m, inputs_, {true, a.outputs, {}});
         if (!a.ok() || !b.ok()) return -1;
         for (int i : variant_->gate) {
             const auto k = static_cast<std::size_t>(i);
