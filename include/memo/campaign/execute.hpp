@@ -402,28 +402,23 @@ private:
         std::uint64_t ticket;  // order of starting, for wait()
     };
 
-    /// Whether m brings a pair not executed yet: of parameter values in one node, or of producer
-    /// and consumer in the graph.
-    bool brings_pairs(const model& m) const {
-        if (pairs_.raises(m)) return true;
-        bool any = false;
-        for (std::size_t i = 0; i < m.nodes.size() && !any; ++i)
-            cov_.space().graph_pair_items(m, i,
-                                          [&](criterion c, std::size_t item) { any = any || (c == criterion::graph_pair_connectable && !cov_.has(c, item)); });
-        return any;
-    }
-    /// How many pairs m brings that no executed model had: parameter pairs, and graph pairs
-    /// weighted by how much rarer they are (a model has dozens of new parameter pairs for each
-    /// new graph pair; each graph pair is a pattern a library's optimiser may rewrite).
-    std::size_t pair_gain(const model& m) const {
+    /// The connectable graph pairs of m that no executed model had, each once.
+    std::vector<std::size_t> new_graph_pairs(const model& m) const {
         std::vector<std::size_t> fresh;
         for (std::size_t i = 0; i < m.nodes.size(); ++i)
             cov_.space().graph_pair_items(m, i, [&](criterion c, std::size_t item) {
                 if (c == criterion::graph_pair_connectable && !cov_.has(c, item) && std::find(fresh.begin(), fresh.end(), item) == fresh.end())
                     fresh.push_back(item);
             });
-        return pairs_.gain(m) + graph_pair_weight * fresh.size();
+        return fresh;
     }
+    /// Whether m brings a pair not executed yet: of parameter values in one node, or of producer
+    /// and consumer in the graph.
+    bool brings_pairs(const model& m) const { return pairs_.raises(m) || !new_graph_pairs(m).empty(); }
+    /// How many pairs m brings that no executed model had: parameter pairs, and graph pairs
+    /// weighted by how much rarer they are (a model has dozens of new parameter pairs for each
+    /// new graph pair; each graph pair is a pattern a library's optimiser may rewrite).
+    std::size_t pair_gain(const model& m) const { return pairs_.gain(m) + graph_pair_weight * new_graph_pairs(m).size(); }
     static constexpr std::size_t graph_pair_weight = 16;
 
     /// Whether fill candidates have been passed over for fill_patience_ms (the first starts the clock).

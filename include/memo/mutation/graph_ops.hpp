@@ -69,11 +69,11 @@ inline expected<int> producer_for(model& m, const context& ctx, const layer_def&
     for (std::size_t i = 0; i < m.nodes.size(); ++i)
         if (m.nodes[i].layer == &A && B.ranks.contains(m.nodes[i].out.rank())) have.push_back(static_cast<int>(i));
     if (!have.empty() && (A.arity.max == 0 || r.chance(0.5))) return have[r.index(have.size())];
+    std::vector<int> ranks;  // the ranks both take: A's input (or, for an input, its output) and B's
+    A.ranks.for_each([&](int k) {
+        if (B.ranks.contains(k)) ranks.push_back(k);
+    });
     if (A.arity.max == 0) {  // a new input of a rank B takes (no seed has a 3-D volume as input)
-        std::vector<int> ranks;
-        B.ranks.for_each([&](int k) {
-            if (A.ranks.contains(k)) ranks.push_back(k);
-        });
         if (ranks.empty()) return fail(std::string(B.name) + " takes no rank an input has");
         const shape s = shape_in_bucket(ranks[r.index(ranks.size())], static_cast<int>(r.index(3)), r);
         ints dims;
@@ -82,10 +82,6 @@ inline expected<int> producer_for(model& m, const context& ctx, const layer_def&
     }
     const int v = steps::pick_node(m, r);
     const shape natural = m.nodes[static_cast<std::size_t>(v)].out;
-    std::vector<int> ranks;
-    A.ranks.for_each([&](int k) {
-        if (B.ranks.contains(k)) ranks.push_back(k);
-    });
     if (ranks.empty()) A.ranks.for_each([&](int k) { ranks.push_back(k); });
     const int k = ranks[r.index(ranks.size())];
     const shape target = k == natural.rank() ? natural : shape_in_bucket(k, std::min(shape_bucket(natural), 3), r);
