@@ -158,7 +158,7 @@ inline memo::fuzz::backend_kind torch_backend(bool compile) {
         r->set_traceable(false);  // its worker would ship every layer's tensor back (it computes no digests)
         return r;
     };
-    // A worker a lane: an eager run takes milliseconds, and one worker for three lanes would keep
+    // A worker a lane: an eager run takes milliseconds, and one worker for all lanes would keep
     // them waiting (and compiling lanes compile at once).
     k.by_default = !compile;
     k.library = compile ? "PyTorch, compiled by torch.compile (Inductor)" : "PyTorch (eager)";

@@ -175,8 +175,8 @@ def decode(frame: bytes) -> dict:
 
 
 def tensor(a: np.ndarray) -> torch.Tensor:
-    """A frame's float32 values as a tensor of its own (the frame's buffer is read-only)."""
-    return torch.from_numpy(np.array(a, dtype=np.float32))
+    """A frame's float32 values (an array of their own: Reader.tensor) as a tensor."""
+    return torch.from_numpy(a)
 
 
 def lacks(e: BaseException) -> bool:

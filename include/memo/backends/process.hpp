@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -78,27 +79,50 @@ inline bool recv_frame(int fd, std::string& s) {
     s.resize(n);
     return read_all(fd, s.data(), n);
 }
+/// Resident memory in KiB from an open /proc/<pid>/statm (read again from its start: the watch keeps
+/// each worker's open, and reads it hundreds of times a second); 0 once the process is gone.
+inline std::int64_t resident_kb_at(int statm_fd) {
+    char text[128];
+    const auto n = ::pread(statm_fd, text, sizeof text - 1, 0);
+    if (n <= 0) return 0;
+    text[n] = '\0';
+    char* after_size = nullptr;
+    (void)std::strtoll(text, &after_size, 10);  // the first field is the virtual size
+    static const std::int64_t page_kb = ::sysconf(_SC_PAGESIZE) / 1024;
+    return std::strtoll(after_size, nullptr, 10) * page_kb;
+}
+inline int open_statm(pid_t pid) { return ::open(("/proc/" + std::to_string(pid) + "/statm").c_str(), O_RDONLY | O_CLOEXEC); }
 /// Resident memory of a process in KiB, from /proc/<pid>/statm.
 inline std::int64_t resident_kb(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/statm");
-    std::int64_t size = 0, resident = 0;
-    f >> size >> resident;
-    return resident * (::sysconf(_SC_PAGESIZE) / 1024);
+    const int fd = open_statm(pid);
+    if (fd < 0) return 0;
+    const auto kb = resident_kb_at(fd);
+    ::close(fd);
+    return kb;
 }
 /// CPU time (user and system, every thread) of a process in ms, from /proc/<pid>/stat: clock ticks.
+/// Read twice a run for each worker: plain reads and strtoll, no streams.
 inline double cpu_ms_of(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const auto close = s.rfind(')');  // the command name may hold spaces
-    if (close == std::string::npos) return 0;
-    std::istringstream in(s.substr(close + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int k = 3; k <= 15 && in >> field; ++k) {  // fields 14 and 15: utime, stime
-        if (k == 14) utime = std::stod(field);
-        if (k == 15) stime = std::stod(field);
+    const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char text[1024];
+    const auto n = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (n <= 0) return 0;
+    text[n] = '\0';
+    const char* at = std::strrchr(text, ')');  // the command name may hold spaces
+    if (!at) return 0;
+    ++at;
+    // Fields 3 to 13 (state, ppid, ..., cmajflt), then 14 and 15: utime and stime.
+    for (int k = 3; k <= 13; ++k) {
+        while (*at == ' ') ++at;
+        while (*at && *at != ' ') ++at;
     }
-    return (utime + stime) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    char* end = nullptr;
+    const auto utime = std::strtoll(at, &end, 10);
+    const auto stime = std::strtoll(end, nullptr, 10);
+    static const double tick_ms = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    return static_cast<double>(utime + stime) * tick_ms;
 }
 /// This process's own CPU time in ms, every thread's (CLOCK_PROCESS_CPUTIME_ID counts nanoseconds;
 /// getrusage() may count whole clock ticks, far too coarse for runs of a few ms).
@@ -155,7 +179,7 @@ public:
     }
     void watch(watched* w) {
         std::lock_guard lock(m_);
-        list_.push_back(w);
+        list_.push_back({w, w->pid > 0 ? open_statm(w->pid) : -1});
         if (!started_) {
             std::thread([this] { loop(); }).detach();
             started_ = true;
@@ -165,7 +189,11 @@ public:
     /// be reaped (and reused) safely.
     void forget(watched* w) {
         std::lock_guard lock(m_);
-        std::erase(list_, w);
+        std::erase_if(list_, [w](const entry& e) {
+            if (e.w != w) return false;
+            if (e.statm_fd >= 0) ::close(e.statm_fd);
+            return true;
+        });
     }
     void set_limit(watched* w, std::int64_t kb) {
         std::lock_guard lock(m_);
@@ -184,9 +212,9 @@ private:
         for (;;) {
             {
                 std::lock_guard lock(m_);
-                for (auto* w : list_)
-                    if (w->pid > 0 && w->killed_kb == 0) {
-                        const auto rss = resident_kb(w->pid);
+                for (auto [w, statm_fd] : list_)
+                    if (w->pid > 0 && w->killed_kb == 0 && statm_fd >= 0) {
+                        const auto rss = resident_kb_at(statm_fd);
                         if (rss <= 0) continue;  // gone already
                         w->base_kb = std::min(w->base_kb, rss);
                         if (rss - w->base_kb > w->limit_kb) {
@@ -198,8 +226,12 @@ private:
             std::this_thread::sleep_for(period);
         }
     }
+    struct entry {
+        watched* w;
+        int statm_fd;  // its /proc/<pid>/statm, open while it is watched
+    };
     mutable std::mutex m_;
-    std::vector<watched*> list_;
+    std::vector<entry> list_;
     bool started_ = false;
 };
 

@@ -110,9 +110,10 @@ inline oracle_choice oracles_from(const cli::args& a) {
     return c;
 }
 
-/// Models in flight at once in a campaign: three lanes keep two cores busy while the campaign's
-/// own thread judges and generates (docs/benchmarks.md).
-inline constexpr std::size_t default_lanes = 3;
+/// Models in flight at once in a campaign: four lanes keep two cores busy with the libraries'
+/// workers while the campaign's own thread judges and generates; with three, the search took the
+/// cores the PyTorch and ONNX Runtime workers waited for (docs/benchmarks.md, "Four lanes").
+inline constexpr std::size_t default_lanes = 4;
 
 /// The testers a command runs models with: `lanes` of them over the same backends, each with
 /// workers of its own (so several models are in flight at once) but for the backends that have one
@@ -430,7 +431,7 @@ inline cli::command run_command() {
             "                       per sample (default 3000000; see docs/execution.md); seeds are shrunk\n"
             "                       (inputs, filters, units) to a tenth of it\n"
             "  --full-size          no shrinking and no cost limit\n"
-            "  --lanes N            models in flight at once, each lane with workers of its own (default 3)\n"
+            "  --lanes N            models in flight at once, each lane with workers of its own (default 4)\n"
             "  --no-fill            run only models that raised coverage, never another valid model when a\n"
             "                       worker idles: the models run then depend on --seed and --iterations alone, so\n"
             "                       a resumed campaign finds the same bugs as one run in one go\n"

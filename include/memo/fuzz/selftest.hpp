@@ -300,7 +300,7 @@ inline cli::command selftest_command() {
             "                   campaign against a clean copy, to compare its models per second (default all)\n"
             "  --out DIR        the campaign directory (default: a new one in the temporary directory)\n"
             "  --seed N         the search's seed (default 1)\n"
-            "  --lanes N        models in flight at once (default 3, as memo-fuzz run)\n"
+            "  --lanes N        models in flight at once (default 4, as memo-fuzz run)\n"
             "  --timeout-ms T   the workers' time limit (default 3000: each sighting of the hang costs it)\n"
             "  --memory-mb M    the workers' memory limit (default 512)",
             {"seconds", "out", "seed", "lanes", "timeout-ms", "memory-mb", "faults"},
