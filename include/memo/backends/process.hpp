@@ -213,8 +213,9 @@ private:
             {
                 std::lock_guard lock(m_);
                 for (auto [w, statm_fd] : list_)
-                    if (w->pid > 0 && w->killed_kb == 0 && statm_fd >= 0) {
-                        const auto rss = resident_kb_at(statm_fd);
+                    if (w->pid > 0 && w->killed_kb == 0) {
+                        // A statm that could not be kept open (no descriptor left) is opened each time.
+                        const auto rss = statm_fd >= 0 ? resident_kb_at(statm_fd) : resident_kb(w->pid);
                         if (rss <= 0) continue;  // gone already
                         w->base_kb = std::min(w->base_kb, rss);
                         if (rss - w->base_kb > w->limit_kb) {
