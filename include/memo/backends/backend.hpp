@@ -13,6 +13,7 @@
 #include <concepts>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -85,6 +86,16 @@ struct run_options {
     const reproducer_request* reproducer = nullptr;
 };
 
+/// What a node held on its way to its output, as far as its dtype's range goes: values past the
+/// range leave no trace in the outputs (tanh(inf) is 1; an L2 norm's sum of squares that overflows
+/// makes x / inf 0, one that underflows to 0 makes x / 0 infinite, one that is subnormal makes it a
+/// few percent off), yet each library's answer from there is its own, as it keeps such values in
+/// the node's dtype or in a wider one.
+struct inner_range {
+    double largest = 0;                                              // of its states (a recurrence's over its steps) and what it divides by (0: none)
+    double least_divisor = std::numeric_limits<double>::infinity();  // of what it divides by (an L2 norm's sum of squares; inf: nothing)
+};
+
 struct run_result {
     /// Keeps the model's outputs of an every_node result, with a digest of each node's output
     /// in node_digests and what its values reach in node_spans.
@@ -118,11 +129,9 @@ struct run_result {
     /// From a worker whose plain run computed every node (Keras' eager runs): per node, whether its
     /// output holds a NaN or infinity. Where a NaN starts is then known without running again.
     std::vector<std::uint8_t> node_non_finite;
-    /// With every_node, from the reference interpreter in process: per node, the largest magnitude
-    /// of what it held inside (a recurrence's hidden and cell states over its steps; 0 for a layer
-    /// without). A state past its dtype's range leaves no trace in the outputs (tanh(inf) is 1),
-    /// yet each library's answer from there is its own. Empty where the backend does not say.
-    std::vector<double> node_inner;
+    /// With every_node, from the reference interpreter in process: per node, what it held inside
+    /// (inner_range). Empty where the backend does not say.
+    std::vector<inner_range> node_inner;
 
     bool ok() const noexcept { return status == run_status::ok; }
     static run_result failed(run_status s, std::string why) {

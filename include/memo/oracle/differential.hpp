@@ -467,7 +467,7 @@ private:
                             break;
                         }
             }
-            if (v.node >= 0 && overflow_explains(v.node)) return false;
+            if (v.node >= 0 && range_explains(v.node)) return false;
             if (v.node < 0 && !fed.empty()) {
                 // No node makes it alone: the NaN is the end of a difference before it, judged as
                 // that inconsistency (or as rounding, when no node is beyond it).
@@ -492,9 +492,10 @@ private:
                 // A node that rounding alone (4 to 12 units in its inputs, or its own dtype) moves beyond
                 // the tolerance (a chaotic recurrence) amplifies any two libraries' rounding apart:
                 // nothing to judge.
-                // Nor does a node whose state, in float64, nears its dtype's largest value: past it each
+                // Nor does a node whose state, in float64, leaves its dtype's range: past it each
                 // library's state is infinite or saturated in a way of its own, and the outputs (an
-                // LSTM's o * tanh(c)) need not show it.
+                // LSTM's o * tanh(c)) need not show it; a divisor near the smallest normal is a few
+                // digits in one library and all of them in one that keeps it wider.
                 if (bounds[i].past_range || bounds[i].by_rounding > tolerance(like(i), o_) * bounds[i].scale) continue;
                 const auto d = compare({a.outputs[i]}, {b.outputs[i]});
                 const double bound = rounding_bound(m, i, like(i), bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
@@ -603,16 +604,19 @@ private:
         if (compare({a.outputs[v.node]}, {t}).max_abs < compare({b.outputs[v.node]}, {t}).max_abs) std::swap(v.culprits, v.peers);
     }
 
-    /// Whether node i's values come near its dtype's largest finite value (in float64, its output,
-    /// its inputs or its recurrent state within a factor of 32, the margin a sum's partial terms may
-    /// exceed its result by: near_range):
+    /// Whether node i's values leave its dtype's range (in float64, its output, its inputs, its
+    /// recurrent state or what it divides by within a factor of 32 of the dtype's largest finite
+    /// value, the margin a sum's partial terms may exceed its result by; or what it divides by
+    /// within a factor of 32 of the smallest normal, where the dtype keeps fewer digits and then
+    /// none: out_of_range):
     /// then one library overflowing to infinity where another stays finite is the dtype's range
-    /// (a sum accumulated in float16 or in float32 ends apart), not a fault. So does a node whose
-    /// float64 values are themselves non-finite while its inputs are finite: it grows past even
+    /// (a sum accumulated in float16 or in float32 ends apart), not a fault; as is one dividing by
+    /// a float16 sum of squares that overflowed or underflowed where another summed in float32. So does a node
+    /// whose float64 values are themselves non-finite while its inputs are finite: it grows past even
     /// float64's range (a SimpleRNN with exponential activation, NaN in float64 after 46 steps,
     /// ends at 22.75 in bfloat16 after a trajectory of its own), and whether a narrower dtype ends
     /// finite there is its range's doing. A NaN carried in from the inputs is still judged.
-    bool overflow_explains(int i) {
+    bool range_explains(int i) {
         const model& m = current_;
         const dtype t = m.nodes[static_cast<std::size_t>(i)].type;
         if (t == dtype::float64) return false;
@@ -620,13 +624,16 @@ private:
         if (static_cast<std::size_t>(i) >= truth_cache_.size()) return false;
         const auto non_finite = [&](int e) { return truth_cache_[static_cast<std::size_t>(e)].has_non_finite(); };
         if (non_finite(i) && std::ranges::none_of(m.nodes[static_cast<std::size_t>(i)].inputs, non_finite)) return true;
-        const double inner = static_cast<std::size_t>(i) < truth_inner_.size() ? truth_inner_[static_cast<std::size_t>(i)] : 0.0;
-        return near_range(
-            t, std::max({magnitude(truth_cache_[static_cast<std::size_t>(i)]), input_magnitude(m, static_cast<std::size_t>(i), truth_cache_), inner}));
+        const inner_range inner = static_cast<std::size_t>(i) < truth_inner_.size() ? truth_inner_[static_cast<std::size_t>(i)] : inner_range{};
+        return out_of_range(t, std::max(magnitude(truth_cache_[static_cast<std::size_t>(i)]), input_magnitude(m, static_cast<std::size_t>(i), truth_cache_)),
+                            inner);
     }
 
-    /// Whether a float64 magnitude s comes within a factor of 32 of dtype t's largest finite value.
-    static bool near_range(dtype t, double s) { return t != dtype::float64 && 32 * s >= max_finite(t); }
+    /// Whether float64 values of magnitude s, or a node's inner values, leave dtype t's range by a
+    /// margin of 32 (range_explains).
+    static bool out_of_range(dtype t, double s, const inner_range& inner) {
+        return t != dtype::float64 && (32 * std::max(s, inner.largest) >= max_finite(t) || inner.least_divisor < 32 * min_normal(t));
+    }
 
     /// Per node: the magnitude of its float64 output on the fed inputs, and how much that output may
     /// move from rounding alone (the slack of oracle/rounding.hpp), from two measures:
@@ -651,7 +658,7 @@ private:
     struct node_rounding {
         double scale = 0, slack = 0;
         double by_rounding = 0;   // the larger of moved and drift: beyond the tolerance, a chaotic node
-        bool past_range = false;  // its float64 state nears its dtype's largest value (near_range)
+        bool past_range = false;  // its float64 state leaves its dtype's range (out_of_range)
     };
     /// `like(i)`: the dtype whose rounding node i's two results carry (judged_as).
     template <class Like>
@@ -683,8 +690,8 @@ private:
             const double by_dtype = std::min(compare({base.outputs[i]}, {a.outputs[i]}).max_abs, compare({base.outputs[i]}, {b.outputs[i]}).max_abs);
             const double scale = magnitude(base.outputs[i]);
             const double most = std::max(by_inputs, by_dtype);
-            const double inner = i < base.node_inner.size() ? base.node_inner[i] : 0.0;
-            out[i] = {scale, 16.0 * most + unit_roundoff(like(i)) * scale, most, near_range(m.nodes[i].type, inner)};
+            const inner_range inner = i < base.node_inner.size() ? base.node_inner[i] : inner_range{};
+            out[i] = {scale, 16.0 * most + unit_roundoff(like(i)) * scale, most, out_of_range(m.nodes[i].type, 0, inner)};
         }
         fed_truth_ = std::move(base.outputs);
         return out;
@@ -832,7 +839,7 @@ private:
     input_options in_;
     model current_;
     std::vector<tensor> inputs_, truth_cache_;
-    std::vector<double> truth_inner_;  // with truth_cache_: each node's largest state (run_result::node_inner)
+    std::vector<inner_range> truth_inner_;  // with truth_cache_: what each node held inside (run_result::node_inner)
     std::vector<observation> obs_;
     std::vector<std::size_t> running_;
     bool suppressed_ = false, skipped_ = false, trace_ = false;

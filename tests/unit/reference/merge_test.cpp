@@ -1,6 +1,7 @@
 // Reference kernels of the merge layers against values worked out by hand, and a sweep of random
 // single-layer models of every merge class.
 #include <cmath>
+#include <limits>
 
 #include "kernels.hpp"
 
@@ -105,6 +106,24 @@ TEST(ReferenceMerge, NormalizedDotSquaresAndSumsInTheDtype) {
     expect_values(run(merge_of("Dot", {{1}, {1}}, {{"normalize", true}}), in), {1, 1}, {1});
     // 300 squared overflows float16 (65504): the norm is inf, the unit vector 0.
     expect_values(run(merge_of("Dot", {{1}, {1}}, {{"normalize", true}}, dtype::float16), {make({1, 1}, {300}), make({1, 1}, {300})}), {1, 1}, {0}, 0);
+}
+
+TEST(ReferenceMerge, NormalizedDotNotesItsDivisorsInAnEveryNodeRun) {
+    // The oracle's range rule reads them: rows of [3e-3, 4e-3] and [0.3, 0.4] have sums of squares
+    // 2.5e-5 and 0.25; in float64 both are noted as they are (float16 would keep 2 digits of the first).
+    const auto m = merge_of("Dot", {{2, 2}, {2, 2}}, {{"normalize", true}}, dtype::float16);
+    const tensor x = make({1, 2, 2}, {3e-3, 4e-3, 0.3, 0.4});
+    memo::reference::interpreter f64(dtype::float64);
+    const auto r = f64.run(m, std::vector<tensor>{x, x}, {true, {}, dtype::float64});
+    ASSERT_TRUE(r.ok()) << r.message;
+    ASSERT_EQ(r.node_inner.size(), 3u);
+    EXPECT_EQ(r.node_inner[0].least_divisor, std::numeric_limits<double>::infinity()) << "an Input divides by nothing";
+    EXPECT_NEAR(r.node_inner[2].least_divisor, 2.5e-5, 1e-12);
+    EXPECT_NEAR(r.node_inner[2].largest, 0.25, 1e-12) << "the largest divisor, which float16 may overflow";
+    // Without normalisation the Dot divides by nothing.
+    const auto plain = f64.run(merge_of("Dot", {{2, 2}, {2, 2}}, {}, dtype::float16), std::vector<tensor>{x, x}, {true, {}, dtype::float64});
+    ASSERT_TRUE(plain.ok()) << plain.message;
+    EXPECT_EQ(plain.node_inner.at(2).least_divisor, std::numeric_limits<double>::infinity());
 }
 
 TEST(ReferenceMerge, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::merge, 31337, 15, 100, 8); }

@@ -113,8 +113,8 @@ TEST(StateHook, EveryNodeRunSaysEachNodesLargestState) {
     const auto traced = r.run(m, in, {.every_node = true});
     ASSERT_TRUE(traced.ok()) << traced.message;
     ASSERT_EQ(traced.node_inner.size(), 2u);
-    EXPECT_EQ(traced.node_inner[0], 0.0) << "an Input holds no state";
-    EXPECT_EQ(traced.node_inner[1], largest);
+    EXPECT_EQ(traced.node_inner[0].largest, 0.0) << "an Input holds no state";
+    EXPECT_EQ(traced.node_inner[1].largest, largest);
     EXPECT_TRUE(r.run(m, in).node_inner.empty()) << "only an every_node run says it";
 }
 

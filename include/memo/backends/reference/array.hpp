@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -111,6 +112,20 @@ struct activation_shake {
     std::uint64_t state_signs = 0;  // shake_state's sign per state value, drawn at its first step
 };
 inline thread_local activation_shake* shaking = nullptr;
+
+/// The magnitudes the node being computed divided by (an L2 norm's sums of squares), noted by the
+/// kernels that divide by a value they computed: the oracle's range rule reads them
+/// (run_result::node_inner). The interpreter points `dividing` at the node's around each, so
+/// kernels need no extra argument.
+struct divisors {
+    double least = std::numeric_limits<double>::infinity(), largest = 0;
+};
+inline thread_local divisors* dividing = nullptr;
+inline void divides_by(double v) {
+    if (!dividing) return;
+    dividing->least = std::min(dividing->least, std::abs(v));
+    dividing->largest = std::max(dividing->largest, std::abs(v));
+}
 
 /// While a run shakes, moves each value of a recurrence's state after a step by `amount` of its
 /// own magnitude: every library keeps the state in the node's dtype and so rounds it at each step.

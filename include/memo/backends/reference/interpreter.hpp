@@ -137,7 +137,7 @@ private:
         if (forced && o.forced.size() != m.size()) return run_result::failed(run_status::error, "forced run needs one tensor per node");
         const auto precision = o.precision ? o.precision : precision_;
         std::vector<tensor> values(m.size());
-        std::vector<double> inner(m.size(), 0.0);
+        std::vector<inner_range> inner(m.size());
         std::size_t next_input = 0;
         for (std::size_t i = 0; i < m.size(); ++i) {
             const node& n = m.nodes[i];
@@ -185,8 +185,8 @@ private:
         return r;
     }
 
-    /// Node i's output in dtype t; `inner` gets the largest magnitude of its recurrent states.
-    expected<tensor> node_in(dtype t, const model& m, int i, const std::vector<const tensor*>& in, double& inner) {
+    /// Node i's output in dtype t; `inner` gets what it held inside (inner_range).
+    expected<tensor> node_in(dtype t, const model& m, int i, const std::vector<const tensor*>& in, inner_range& inner) {
         switch (t) {
             case dtype::float16: return node_as<Eigen::half>(t, m, i, in, inner);
             case dtype::bfloat16: return node_as<Eigen::bfloat16>(t, m, i, in, inner);
@@ -197,7 +197,7 @@ private:
     }
 
     template <class T>
-    expected<tensor> node_as(dtype t, const model& m, int i, const std::vector<const tensor*>& in, double& inner) {
+    expected<tensor> node_as(dtype t, const model& m, int i, const std::vector<const tensor*>& in, inner_range& inner) {
         const node& n = m[i];
         const kernel_in_context<T>* k = kernels<T>().find(n.layer->name);
         if (!k) return fail("no reference kernel");
@@ -206,8 +206,10 @@ private:
         for (auto& w : weights_of(m, i, &drawn_weights())) ws.push_back(from_tensor<T>(w.value));
         detail::rnn::observer heard{&hook_, i, 0, {}, {}};
         const point_for_scope observing(detail::rnn::observing, &heard);
+        detail::divisors divided;
+        const point_for_scope dividing(detail::dividing, &divided);
         auto out = (*k)(kernel_context{n, m, i, t}, xs, ws);
-        inner = heard.largest;
+        inner = {std::max(heard.largest, divided.largest), divided.least};
         if (!out) return out.error();
         return to_tensor(*out, t);
     }
