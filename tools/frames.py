@@ -37,6 +37,9 @@ class Reader:
     def u32(self):
         return _U32.unpack_from(self.buf, self._advance(4))[0]
 
+    def u64(self):
+        return _U64.unpack_from(self.buf, self._advance(8))[0]
+
     def i64(self):
         return _I64.unpack_from(self.buf, self._advance(8))[0]
 
@@ -46,18 +49,26 @@ class Reader:
     def str(self):
         return str(self._take(self.u32()), "utf-8")
 
+    def bytes(self, n):
+        return bytes(self._take(n))
+
     def dims(self):
         n = self.u32()
         return list(struct.unpack_from("<%dq" % n, self.buf, self._advance(8 * n)))
 
     def tensor(self):
-        """An array of its own (aligned and writable, whatever the frame's offset)."""
-        dims = self.dims()
+        """A float32 tensor: its dims, then its values."""
+        return self.array(self.dims())
+
+    def array(self, dims, dtype="<f4"):
+        """Values of these dims as an array of its own (aligned and writable, whatever the frame's
+        offset)."""
         n = math.prod(dims)
-        return np.frombuffer(self.buf, dtype="<f4", count=n, offset=self._advance(4 * n)).reshape(dims).copy()
+        size = np.dtype(dtype).itemsize
+        return np.frombuffer(self.buf, dtype=dtype, count=n, offset=self._advance(size * n)).reshape(dims).copy()
 
 
-_U32, _I64, _F64 = struct.Struct("<I"), struct.Struct("<q"), struct.Struct("<d")
+_U32, _U64, _I64, _F64 = struct.Struct("<I"), struct.Struct("<Q"), struct.Struct("<q"), struct.Struct("<d")
 
 
 def put_str(parts, s):

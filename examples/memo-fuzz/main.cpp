@@ -85,17 +85,6 @@ inline memo::fuzz::backend_kind tfjs_backend(const std::string& kernels) {
     return k;
 }
 
-/// The Python that runs the Keras worker: $MEMO_PYTHON, or the checkout's .venv/ (scripts/setup.sh).
-inline std::string python() {
-    if (const char* env = std::getenv("MEMO_PYTHON"); env && *env) return env;
-    return MEMO_SOURCE_DIR "/.venv/bin/python";
-}
-
-/// The time a run may spend compiling, apart from its own limit: twelve times it (two minutes at
-/// the default 10 s). Inductor took 135 s to compile a model with a GRU on a loaded machine, Keras'
-/// TimeDistributed over 1,917 steps minutes in XLA: a compile past it is declined as too long.
-inline double compile_limit(const memo::isolation_limits& lim) { return 12 * lim.timeout_ms; }
-
 /// Keras 3 on one of its backends (tensorflow, jax, torch), eager or compiled whole (`jit`), in a
 /// Python worker: "keras-tensorflow", "keras-jax-xla", ...
 inline memo::fuzz::backend_kind keras_backend(const std::string& backend, bool jit) {
@@ -176,7 +165,8 @@ int main(int argc, char** argv) {
 #ifdef MEMO_HAVE_ONNX
     memo_fuzz::add_onnx(t);
 #else
-    for (const char* n : {"ort", "ort-opt"}) t.backends.push_back(memo::fuzz::absent(n, "memo-fuzz was built without ONNX; install libonnx-dev"));
+    for (const char* n : {"ort", "ort-opt", "ort-py", "ort-py-opt", "openvino", "openvino-bf16", "tvm", "tvm-O0"})
+        t.backends.push_back(memo::fuzz::absent(n, "memo-fuzz was built without ONNX; install libonnx-dev"));
 #endif
 #ifdef MEMO_HAVE_CUDA
     for (const char* n : {"cuda", "cuda-tf32"}) t.backends.push_back(memo_fuzz::cuda_backend(n));

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "compare.hpp"
 #include "support.hpp"
 
 namespace test {
@@ -32,6 +33,7 @@ struct sweep_options {
     std::string runner;                                      // what runs a script on the clean library
     std::function<bool(const memo::model&)> supports;
     std::function<bool(std::string_view)> known;  // a class the clean library may compute otherwise too
+    int max_classes = 0;                          // stop after this many classes with a model gotten wrong (0: all)
 };
 
 struct sweep_result {
@@ -72,6 +74,7 @@ sweep_result sweep_reproducers(const sweep_options& o, Make make) {
     sweep_result out;
     for (const auto& L : reg()) {
         if (L.arity.max == 0) continue;
+        if (o.max_classes > 0 && out.classes >= o.max_classes) break;
         bool drawn = false, held = false;
         for (int k = 0; k < 40 && !held; ++k) {
             const auto m = random_layer_model(L, r);

@@ -8,9 +8,13 @@
 //            and, for a reproducer (reproducer.js) rather than a run: str directory, str stem,
 //            str title, and for each output: u8 checked, if checked the values expected (u32 rank,
 //            i64 dims, float64 data) and f64 the most rounding explains
-//   result   u8 status (0 ok, 1 error), f64 milliseconds (session creation and run), str message,
-//            u32 outputs, each: u8 type (0 float32, 1 float64), u32 rank, i64 dims, data
+//   result   u8 status (0 ok, 1 error, 2 declined: a kernel ONNX Runtime lacks for an operator and
+//            dtype), f64 milliseconds (session creation and run), str message, u32 outputs, each:
+//            u8 type (0 float32, 1 float64), u32 rank, i64 dims, data; f64 the milliseconds of
+//            session creation (ONNX Runtime's compiling: checks, graph rewriting, kernels chosen)
 //            (a reproducer's answer: status 0, what running it printed, no outputs)
+//
+// tools/onnx-worker/worker.py speaks the same frames for the Python libraries that take ONNX.
 //
 // (str: u32 length and UTF-8 bytes.) Usage: node worker.js [--optimize disabled|basic|extended|all]
 'use strict';
@@ -66,7 +70,13 @@ function decode(frame) {
   return { model, feeds, outputs, repro };
 }
 
-function encode(status, ms, message, tensors) {
+// Whether an error is ONNX Runtime lacking a kernel for an operator and dtype: a model it declines.
+function declines(message) {
+  return message.includes('Could not find an implementation') || message.includes('NOT_IMPLEMENTED') ||
+    (message.includes('does not support') && message.includes(' yet'));
+}
+
+function encode(status, ms, message, tensors, compileMs = 0) {
   const text = Buffer.from(message, 'utf8');
   const head = Buffer.alloc(1 + 8 + 4 + text.length + 4);
   head.writeUInt8(status, 0);
@@ -81,6 +91,9 @@ function encode(status, ms, message, tensors) {
     parts.push(Buffer.from([values instanceof Float32Array ? 0 : 1]), dimsHeader(t.dims));
     parts.push(Buffer.from(values.buffer, values.byteOffset, values.byteLength));
   }
+  const compiling = Buffer.alloc(8);
+  compiling.writeDoubleLE(compileMs, 0);
+  parts.push(compiling);
   return parts;
 }
 
@@ -97,10 +110,12 @@ async function serve(frame) {
       return;
     }
     session = await ort.InferenceSession.create(q.model, options);
+    const created = ms();
     const result = await session.run(q.feeds, q.outputs);
-    answer(encode(0, ms(), '', q.outputs.map((name) => result[name])));
+    answer(encode(0, ms(), '', q.outputs.map((name) => result[name]), created));
   } catch (e) {
-    answer(encode(1, ms(), String(e && e.message ? e.message : e), []));
+    const message = String(e && e.message ? e.message : e);
+    answer(encode(declines(message) ? 2 : 1, ms(), message, []));
   }
   // Released after the answer is on its way: the campaign need not wait for it.
   if (session) await session.release().catch(() => {});

@@ -11,7 +11,11 @@ starts (memo's workers, and a reproducer run alone) gets, as a library with a wr
                                     Keras backend, eager or compiled (patched once Keras is
                                     imported: importing it here would fix its backend too early);
   MEMO_PLANTED_FAULT=keras-layers   every keras.layers class's floating outputs 1 % too large, plus
-                                    0.01 (so that zeros are wrong too).
+                                    0.01 (so that zeros are wrong too);
+  MEMO_PLANTED_FAULT=onnxruntime-outputs, openvino-outputs, tvm-outputs
+                                    what a session (onnxruntime.InferenceSession.run), an infer
+                                    request (openvino.InferRequest.infer) or a Relax virtual
+                                    machine's function returns 1 % too large, plus 0.01.
 Without the variable nothing is imported or changed."""
 import os
 import sys
@@ -96,3 +100,30 @@ elif FAULT in ("keras-dense", "keras-layers"):
         return module
 
     builtins.__import__ = planted_import
+
+elif FAULT in ("onnxruntime-outputs", "openvino-outputs", "tvm-outputs"):
+    import numpy as np
+
+    def off(y):
+        y = np.asarray(y)
+        return y * y.dtype.type(1.01) + y.dtype.type(0.01) if y.dtype.kind == "f" else y
+
+    if FAULT == "onnxruntime-outputs":
+        import onnxruntime
+
+        _run = onnxruntime.InferenceSession.run
+        onnxruntime.InferenceSession.run = lambda self, *a, **k: [off(y) for y in _run(self, *a, **k)]
+    elif FAULT == "openvino-outputs":
+        import openvino
+
+        _infer = openvino.InferRequest.infer
+        openvino.InferRequest.infer = lambda self, *a, **k: {port: off(y) for port, y in _infer(self, *a, **k).items()}
+    else:
+        import tvm
+        from tvm import relax
+
+        def wrong(y):
+            return [wrong(v) for v in y] if not hasattr(y, "numpy") else tvm.runtime.tensor(off(y.numpy()))
+
+        _getitem = relax.VirtualMachine.__getitem__
+        relax.VirtualMachine.__getitem__ = lambda self, name: (lambda *a: wrong(_getitem(self, name)(*a)))

@@ -1,15 +1,19 @@
 #pragma once
-// memo::ort::runtime: ONNX Runtime as a library under test. Each model is exported to ONNX here
-// (memo::onnx), checked by ONNX's checker and strict shape inference, and sent with its inputs to
-// a persistent Node.js worker (tools/ort-worker/worker.js, onnxruntime-node) over a pipe; the
-// worker answers with the outputs or ONNX Runtime's error text. The worker is a worker_process:
-// its death, a time-out or a runaway memory use is a run result, and a fresh worker serves the
-// next model.
+// memo::ort::runtime: a library that runs ONNX as a library under test. Each model is exported to
+// ONNX here (memo::onnx), checked by ONNX's checker and strict shape inference, and sent with its
+// inputs to a persistent worker over a pipe; the worker answers with the outputs or the library's
+// error text. ONNX Runtime's npm release has a Node.js worker (tools/ort-worker/worker.js); its
+// PyPI release, OpenVINO and Apache TVM share a Python one (tools/onnx-worker/worker.py, an engine
+// each); both speak the same frames (detail::encode, detail::decode). The worker is a
+// worker_process: its death, a time-out or a runaway memory use is a run result, and a fresh
+// worker serves the next model.
 //
 //   memo::ort::runtime ort({.worker = "tools/ort-worker/worker.js"});           // "ort": optimisations off
 //   memo::ort::runtime opt({.worker = ..., .optimize = "all", .name = "ort-opt"});  // all graph optimisations
+//   memo::ort::runtime tvm({.optimize = "O0", .name = "tvm-O0",                 // TVM, optimisation level 0
+//                           .program = {".venv/bin/python", "tools/onnx-worker/worker.py", "--engine", "tvm"}});
 //
-// Needs memo::onnx (libonnx) for the export and Node.js with onnxruntime-node for the worker.
+// Needs memo::onnx (libonnx) for the export, and the worker's library.
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,11 +30,20 @@
 namespace memo::ort {
 
 struct options {
-    std::string worker;                 // path of worker.js (its folder holds node_modules)
-    std::string node = "node";          // the Node.js executable, looked up on PATH
-    std::string optimize = "disabled";  // ONNX Runtime's graph optimisation level: disabled, basic, extended, all
-    std::string name = "ort";           // the backend's name in verdicts
+    std::string worker;         // path of worker.js (its folder holds node_modules)
+    std::string node = "node";  // the Node.js executable, looked up on PATH
+    /// The library's setting, passed as --optimize: ONNX Runtime's graph optimisation level
+    /// (disabled, basic, extended, all), or another worker's (tools/onnx-worker's engines). Any
+    /// but "disabled" rewrites the graph (executor::rewrites_graph).
+    std::string optimize = "disabled";
+    std::string name = "ort";  // the backend's name in verdicts
     isolation_limits limits{};
+    /// Another worker that speaks the same frames: its program and arguments, before --optimize
+    /// (empty: node and worker).
+    std::vector<std::string> program{};
+    /// How the library's arithmetic rounds at this setting, where coarser than the model's dtypes
+    /// (OpenVINO computes float64 in float32): what the oracle allows its results.
+    arithmetic rounding{};
 };
 
 /// Whether the worker script and its onnxruntime-node package are installed at `worker`.
@@ -92,8 +105,9 @@ inline std::string encode(const std::string& onnx_bytes, const std::vector<feed>
     return std::move(w.bytes());
 }
 
-/// The result frame: status, the worker's own time, message, outputs as float32 or float64 (given
-/// the dtypes they stand for).
+/// The result frame: status (0 ok, 1 error, 2 declined: an operator or dtype the library lacks),
+/// the worker's own time, message, outputs as float32 or float64 (given the dtypes they stand
+/// for), and the part of the time spent compiling, where the worker says it.
 inline run_result decode(std::string_view frame, const std::vector<dtype>& types) {
     wire::reader r(frame);
     run_result x;
@@ -120,25 +134,26 @@ inline run_result decode(std::string_view frame, const std::vector<dtype>& types
         t.type = k < types.size() ? types[k] : dtype::float32;
         x.outputs.push_back(std::move(t));
     }
+    const double compile_ms = r.done() ? 0.0 : r.pod<double>();
     if (status != 0) {
-        // A kernel ONNX Runtime lacks for an operator and dtype is a model it declines.
-        const bool missing = message.find("Could not find an implementation") != std::string::npos || message.find("NOT_IMPLEMENTED") != std::string::npos ||
-                             (message.find("does not support") != std::string::npos && message.find(" yet") != std::string::npos);
-        x = run_result::failed(missing ? run_status::unsupported : run_status::error, message.substr(0, message.find('\n')));
+        // A kernel the library lacks for an operator and dtype is a model it declines.
+        x = run_result::failed(status == 2 ? run_status::unsupported : run_status::error, message.substr(0, message.find('\n')));
         x.node = onnx::node_of(message);  // ONNX node names carry their model node ("n12/Conv_5")
     }
     x.ms = ms;
+    x.compile_ms = compile_ms;
     return x;
 }
 
 }  // namespace detail
 
-/// ONNX Runtime behind a Node.js worker process, as a campaign executor.
+/// A library that runs ONNX behind a worker process, as a campaign executor.
 class runtime final : public worker_executor {
 public:
-    explicit runtime(options o) : worker_executor({o.node, o.worker, "--optimize", o.optimize}, o.limits), o_(std::move(o)) {
+    explicit runtime(options o) : worker_executor(command_of(o), o.limits), o_(std::move(o)) {
         // Optimised, the graph is rewritten (fusions) where no node's output is wanted: plain runs.
         set_rewrites_graph(o_.optimize != "disabled");
+        set_rounding(o_.rounding);
     }
 
     std::string_view name() const override { return o_.name; }
@@ -225,6 +240,11 @@ public:
     }
 
 private:
+    static std::vector<std::string> command_of(const options& o) {
+        auto c = o.program.empty() ? std::vector<std::string>{o.node, o.worker} : o.program;
+        c.insert(c.end(), {"--optimize", o.optimize});
+        return c;
+    }
     run_result decode(std::string_view frame) override { return detail::decode(frame, types_); }
 
     options o_;
