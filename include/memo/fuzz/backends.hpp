@@ -4,8 +4,9 @@
 //   reference          our interpreter in the model's dtypes
 //   reference-float64  our interpreter in float64 (the ground truth, as a participant)
 // The others are registered by the program before memo::fuzz::main (toolkit::backends): memo-fuzz
-// adds torch (libtorch) and ort, ort-opt (ONNX Runtime) when it was built with them; a user's
-// program adds its own library's. The toolkit also holds what a program adds to loading and
+// adds PyTorch, Keras 3 and TensorFlow.js in their workers, and the libraries that run its ONNX
+// export (ONNX Runtime, OpenVINO, TVM) when it was built with ONNX; a user's program adds its own
+// library's. The toolkit also holds what a program adds to loading and
 // storing models (ONNX files, say) and commands of its own.
 #include <filesystem>
 #include <functional>
