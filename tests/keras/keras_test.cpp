@@ -60,6 +60,7 @@ const std::map<std::string, std::string, std::less<>> known_findings = {
     {"LayerNormalization", "keras-torch: an axis other than the last fails (torch's layer_norm is given the wrong normalized_shape)"},
     {"AveragePooling2D", "keras-torch: uneven 'same' padding counts replicated edges in (keras-torch-avgpool-same-replicate)"},
     {"AveragePooling3D", "keras-torch: uneven 'same' padding counts replicated edges in (keras-torch-avgpool-same-replicate)"},
+    {"Softmax", "keras-tensorflow: oneDNN's softmax refuses more than 5 dimensions where TensorFlow turns oneDNN on (tensorflow-onednn-softmax-rank6)"},
 };
 
 }  // namespace
@@ -229,7 +230,7 @@ TEST(KerasWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
     EXPECT_TRUE(again.ok()) << again.message;
     EXPECT_NE(r.worker_pid(), first);
 
-    r.set_time_limit(1);
+    r.set_time_limit(0.01);  // a limit no run meets, however fast the machine
     const auto late = r.run(m, in);
     EXPECT_EQ(late.status, memo::run_status::timeout) << late.message;
     // Past the limit the worker is killed and restarted; an answer already waiting when the
