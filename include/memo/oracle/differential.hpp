@@ -611,11 +611,12 @@ private:
     /// none: out_of_range):
     /// then one library overflowing to infinity where another stays finite is the dtype's range
     /// (a sum accumulated in float16 or in float32 ends apart), not a fault; as is one dividing by
-    /// a float16 sum of squares that overflowed or underflowed where another summed in float32. So does a node
-    /// whose float64 values are themselves non-finite while its inputs are finite: it grows past even
-    /// float64's range (a SimpleRNN with exponential activation, NaN in float64 after 46 steps,
-    /// ends at 22.75 in bfloat16 after a trajectory of its own), and whether a narrower dtype ends
-    /// finite there is its range's doing. A NaN carried in from the inputs is still judged.
+    /// a float16 sum of squares that overflowed or underflowed where another summed in float32. So
+    /// does a node whose float64 values are themselves non-finite while its inputs are finite: it
+    /// grows past even float64's range (a SimpleRNN with exponential activation, NaN in float64
+    /// after 46 steps, ends at 22.75 in bfloat16 after a trajectory of its own), and whether a
+    /// narrower dtype ends finite there is its range's doing. A NaN carried in from the inputs is
+    /// still judged.
     bool range_explains(int i) {
         const model& m = current_;
         const dtype t = m.nodes[static_cast<std::size_t>(i)].type;

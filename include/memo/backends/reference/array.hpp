@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +26,7 @@
 #include "../../layers/common.hpp"
 #include "../../tensors/tensor.hpp"
 #include "../../tensors/weights.hpp"
+#include "../backend.hpp"
 
 namespace memo::reference {
 
@@ -113,18 +113,15 @@ struct activation_shake {
 };
 inline thread_local activation_shake* shaking = nullptr;
 
-/// The magnitudes the node being computed divided by (an L2 norm's sums of squares), noted by the
-/// kernels that divide by a value they computed: the oracle's range rule reads them
-/// (run_result::node_inner). The interpreter points `dividing` at the node's around each, so
-/// kernels need no extra argument.
-struct divisors {
-    double least = std::numeric_limits<double>::infinity(), largest = 0;
-};
-inline thread_local divisors* dividing = nullptr;
+/// What the node being computed held inside (run_result::node_inner), for the oracle's range
+/// rule: the kernels that divide by a value they computed (an L2 norm's sum of squares) note it
+/// with divides_by. The interpreter points `held` at the node's around each, so kernels need no
+/// extra argument.
+inline thread_local inner_range* held = nullptr;
 inline void divides_by(double v) {
-    if (!dividing) return;
-    dividing->least = std::min(dividing->least, std::abs(v));
-    dividing->largest = std::max(dividing->largest, std::abs(v));
+    if (!held) return;
+    held->least_divisor = std::min(held->least_divisor, std::abs(v));
+    held->largest = std::max(held->largest, std::abs(v));
 }
 
 /// While a run shakes, moves each value of a recurrence's state after a step by `amount` of its

@@ -206,10 +206,10 @@ private:
         for (auto& w : weights_of(m, i, &drawn_weights())) ws.push_back(from_tensor<T>(w.value));
         detail::rnn::observer heard{&hook_, i, 0, {}, {}};
         const point_for_scope observing(detail::rnn::observing, &heard);
-        detail::divisors divided;
-        const point_for_scope dividing(detail::dividing, &divided);
+        inner = {};
+        const point_for_scope holding(detail::held, &inner);
         auto out = (*k)(kernel_context{n, m, i, t}, xs, ws);
-        inner = {std::max(heard.largest, divided.largest), divided.least};
+        inner.largest = std::max(inner.largest, heard.largest);
         if (!out) return out.error();
         return to_tensor(*out, t);
     }

@@ -39,8 +39,9 @@ std::vector<acc_t<T>> l2_rows(const array<T>& x, bool normalize) {
     for (int64_t row = 0; row < x.size() / std::max<int64_t>(1, k); ++row) {
         A sq = 0;
         for (int64_t j = 0; j < k; ++j) sq += in_t(static_cast<A>(x[row * k + j]) * static_cast<A>(x[row * k + j]));
-        if (normalize) detail::divides_by(static_cast<double>(std::max(sq, eps)));
-        const A inv = normalize ? A(1) / sqrt(std::max(in_t(sq), eps)) : A(1);
+        const A divisor = std::max(in_t(sq), eps);
+        if (normalize) detail::divides_by(static_cast<double>(divisor));
+        const A inv = normalize ? A(1) / sqrt(divisor) : A(1);
         for (int64_t j = 0; j < k; ++j) r[static_cast<std::size_t>(row * k + j)] = static_cast<A>(x[row * k + j]) * inv;
     }
     return r;
