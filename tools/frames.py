@@ -77,12 +77,13 @@ def put_str(parts, s):
     parts.append(b)
 
 
-def put_tensor(parts, t):
-    """A tensor's dims and its values as float32 (float16 and bfloat16 values are exact there)."""
+def put_tensor(parts, t, dtype="<f4"):
+    """A tensor's dims and its values, as float32 by default (float16 and bfloat16 values are
+    exact there)."""
     t = np.asarray(t)
     parts.append(struct.pack("<I", t.ndim))
     parts.append(struct.pack("<%dq" % t.ndim, *t.shape))
-    parts.append(np.ascontiguousarray(t, dtype="<f4").tobytes())
+    parts.append(np.ascontiguousarray(t, dtype=dtype).tobytes())
 
 
 class CompileTime:

@@ -22,6 +22,7 @@ compiling's limit, apart from the run's. Usage:
 import argparse
 import importlib
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -32,7 +33,7 @@ sys.path[:0] = [HERE, os.path.dirname(HERE)]  # the engines; frames.py and repro
 
 import numpy as np  # noqa: E402
 
-from frames import CompileTime, Reader, answer, put_str, serve_frames  # noqa: E402
+from frames import CompileTime, Reader, answer, put_str, put_tensor, serve_frames  # noqa: E402
 
 
 def decode(frame):
@@ -62,11 +63,9 @@ def result(status, ms, message, outputs=()):
     put_str(parts, message)
     parts.append(struct.pack("<I", len(outputs)))
     for a in outputs:
-        a = np.asarray(a)
-        a = a.astype("<f4" if a.dtype == np.float32 else "<f8", copy=False)
-        parts.append(struct.pack("<BI", 0 if a.dtype == np.float32 else 1, a.ndim))
-        parts.append(struct.pack("<%dq" % a.ndim, *a.shape))
-        parts.append(np.ascontiguousarray(a).tobytes())
+        f32 = np.asarray(a).dtype == np.float32
+        parts.append(bytes([0 if f32 else 1]))
+        put_tensor(parts, a, "<f4" if f32 else "<f8")
     parts.append(struct.pack("<d", CompileTime.ms))
     return parts
 
@@ -124,9 +123,7 @@ def main():
     try:
         serve_frames(serve, a.replay)
     finally:
-        for f in os.listdir(scratch):
-            os.remove(os.path.join(scratch, f))
-        os.rmdir(scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
