@@ -81,7 +81,7 @@ int main() {
 
     // MEMO's ten seed models over our registry, reduced (Algorithm 1) and made cheap to run.
     std::vector<memo::model> seeds;
-    for (auto name : memo::zoo::names()) seeds.push_back(memo::campaign::shrink(memo::reduce(memo::zoo::build(name, reg), reg).reduced, 2'000'000));
+    for (auto name : memo::zoo::names()) seeds.push_back(memo::campaign::fit_to_cost(memo::reduce(memo::zoo::build(name, reg), reg).reduced, 2'000'000));
 
     memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, memo::memo_coverage(reg),
                                                                                                         memo::mh_selector(0.05), 11);

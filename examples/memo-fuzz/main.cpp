@@ -117,8 +117,8 @@ inline memo::fuzz::backend_kind keras_backend(const std::string& backend, bool j
     const std::string name = backend == "tensorflow" ? "TensorFlow" : backend == "jax" ? "JAX" : "PyTorch";
     k.library = "Keras on " + name + (jit ? ", compiled by XLA" : "");
     k.version = [o] {
-        const auto keras = memo::keras3::package_version(o.python, "keras");
-        const auto lib = memo::keras3::package_version(o.python, memo::keras3::library_package(o.backend));
+        const auto keras = memo::python::package_version(o.python, "keras");
+        const auto lib = memo::python::package_version(o.python, memo::keras3::library_package(o.backend));
         return keras + " (" + o.backend + " " + lib + ")";
     };
     k.unavailable = [o] { return memo::keras3::unavailable(o); };
@@ -151,7 +151,7 @@ inline memo::fuzz::backend_kind torch_backend(bool compile) {
     // them waiting (and compiling lanes compile at once).
     k.by_default = !compile;
     k.library = compile ? "PyTorch, compiled by torch.compile (Inductor)" : "PyTorch (eager)";
-    k.version = [o] { return memo::keras3::package_version(o.python, "torch"); };
+    k.version = [o] { return memo::python::package_version(o.python, "torch"); };
     k.unavailable = [o] { return memo::torch::unavailable(o); };
     return k;
 }

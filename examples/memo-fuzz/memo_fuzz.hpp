@@ -4,15 +4,13 @@
 #include <cstdlib>
 #include <string>
 
+#include <memo/backends/python.hpp>
 #include <memo/fuzz/backends.hpp>
 
 namespace memo_fuzz {
 
 /// The Python that runs the Python workers: $MEMO_PYTHON, or the checkout's .venv/ (scripts/setup.sh).
-inline std::string python() {
-    if (const char* env = std::getenv("MEMO_PYTHON"); env && *env) return env;
-    return MEMO_SOURCE_DIR "/.venv/bin/python";
-}
+inline std::string python() { return memo::python::interpreter(MEMO_SOURCE_DIR "/.venv/bin/python"); }
 
 /// The time a run may spend compiling, apart from its own limit: twelve times it (two minutes at
 /// the default 10 s). Inductor took 135 s to compile a model with a GRU on a loaded machine, Keras'

@@ -31,7 +31,7 @@ using memo::dtype;
 
 memo::keras3::options options_for(const std::string& name) {
     memo::keras3::options o;
-    o.python = MEMO_SOURCE_DIR "/.venv/bin/python";
+    o.python = test::python();
     o.worker = MEMO_SOURCE_DIR "/tools/keras-worker/worker.py";
     o.name = name;
     o.jit = name.ends_with("-xla");

@@ -5,6 +5,7 @@
 // (listed with why); the worker tells its compiling apart; a reproducer in the library's own terms
 // shows a planted fault and passes on the clean library; the worker's death is a crash verdict.
 #include <memo/backends/onnxruntime/backend.hpp>
+#include <memo/backends/onnxruntime/python_engines.hpp>
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/oracle/differential.hpp>
 
@@ -25,39 +26,17 @@ namespace {
 
 using memo::dtype;
 
-/// MEMO_PYTHON where set, else the checkout's .venv/ (scripts/setup.sh).
-std::string python() {
-    const char* own = std::getenv("MEMO_PYTHON");
-    return own && *own ? own : MEMO_SOURCE_DIR "/.venv/bin/python";
-}
-
-/// Each backend as memo-fuzz names it: its engine, setting, and the rounding it declares
-/// (examples/memo-fuzz/onnx/onnx_support.cpp).
-struct engine {
-    std::string name, engine, setting;
-    memo::arithmetic rounding{};
-};
-
-const std::vector<engine>& engines() {
-    static const std::vector<engine> all = [] {
-        memo::arithmetic f64_as_f32, bf16;
-        f64_as_f32.like[static_cast<std::size_t>(dtype::float64)] = dtype::float32;
-        for (dtype t : {dtype::float16, dtype::float32, dtype::float64}) bf16.like[static_cast<std::size_t>(t)] = dtype::bfloat16;
-        return std::vector<engine>{{"ort-py", "ort", "disabled"},
-                                   {"ort-py-opt", "ort", "all"},
-                                   {"openvino", "openvino", "f32", f64_as_f32},
-                                   {"openvino-bf16", "openvino", "bf16", bf16},
-                                   {"tvm", "tvm", "default"},
-                                   {"tvm-O0", "tvm", "O0"}};
-    }();
+/// Each backend as memo-fuzz names it: its engine, setting, and the rounding it declares.
+const std::vector<memo::ort::python_engine>& engines() {
+    static const auto all = memo::ort::python_engines();
     return all;
 }
 
-memo::ort::options options_for(const engine& e) {
+memo::ort::options options_for(const memo::ort::python_engine& e) {
     memo::ort::options o;
     o.name = e.name;
     o.optimize = e.setting;
-    o.program = {python(), MEMO_SOURCE_DIR "/tools/onnx-worker/worker.py", "--engine", e.engine};
+    o.program = {test::python(), MEMO_SOURCE_DIR "/tools/onnx-worker/worker.py", "--engine", e.engine};
     // Importing TVM takes seconds on a busy machine; compiling a model takes a second or two.
     o.limits.startup_ms = 240000;
     o.limits.timeout_ms = 120000;
@@ -65,15 +44,15 @@ memo::ort::options options_for(const engine& e) {
     return o;
 }
 
-memo::ort::runtime& worker(const engine& e) {
+memo::ort::runtime& worker(const memo::ort::python_engine& e) {
     static std::map<std::string, std::unique_ptr<memo::ort::runtime>> all;
     auto& r = all[e.name];
     if (!r) r = std::make_unique<memo::ort::runtime>(options_for(e));
     return *r;
 }
 
-const engine& named(std::string_view name) {
-    return *std::find_if(engines().begin(), engines().end(), [&](const engine& e) { return e.name == name; });
+const memo::ort::python_engine& named(std::string_view name) {
+    return *std::find_if(engines().begin(), engines().end(), [&](const auto& e) { return e.name == name; });
 }
 
 /// Where a library differs from the reference (Keras 2.8's semantics) as this test found it, by
@@ -197,7 +176,7 @@ TEST(OnnxEngineReproducers, ShowAPlantedFaultAndPassOnTheCleanLibrary) {
         const bool all = std::find(swept.begin(), swept.end(), name) != swept.end();
         const auto r = test::sweep_reproducers({.fault = faults.at(e.engine),
                                                 .plant = {{"PYTHONPATH", MEMO_TEST_DATA_DIR "/planted_library"}},
-                                                .runner = python(),
+                                                .runner = test::python(),
                                                 .supports = [](const memo::model&) { return true; },
                                                 .known = [&](std::string_view cls) { return known_findings.count(e.name + "/" + std::string(cls)) > 0; },
                                                 .max_classes = all ? 0 : 3},

@@ -31,16 +31,10 @@ using test::relative_error;
 
 using memo::dtype;
 
-/// MEMO_PYTHON where set, else the checkout's .venv/ (scripts/setup.sh).
-std::string python() {
-    const char* own = std::getenv("MEMO_PYTHON");
-    return own && *own ? own : MEMO_SOURCE_DIR "/.venv/bin/python";
-}
-
 /// "torch" runs eagerly, "torch-compile" compiled by torch.compile.
 memo::torch::worker_options options_for(const std::string& name) {
     memo::torch::worker_options o;
-    o.python = python();
+    o.python = test::python();
     o.worker = MEMO_SOURCE_DIR "/tools/torch-worker/worker.py";
     o.name = name;
     o.compile = name == "torch-compile";
@@ -296,7 +290,7 @@ TEST(TorchReproducers, EveryLayerClassShowsAPlantedFaultAndPassesOnTheCleanLibra
         SCOPED_TRACE(name);
         const auto r = test::sweep_reproducers({.fault = name == "torch" ? "torch-eager" : "torch-compile",
                                                 .plant = {{"PYTHONPATH", MEMO_TEST_DATA_DIR "/planted_library"}},
-                                                .runner = python(),
+                                                .runner = test::python(),
                                                 .supports = [](const memo::model& m) { return static_cast<bool>(memo::torch::supports(m)); },
                                                 .known = [](std::string_view c) { return known_findings.count(c) != 0; }},
                                                [&] { return memo::torch::worker_runtime(options_for(name)); });

@@ -259,7 +259,7 @@ TEST(TorchBackend, ElementwiseLayersMatchTheReferenceBitForBit) {
     b.add("StopGradient", {b.input({3})});
     const memo::model m = b.finish();
     const at::Tensor x = at::arange(3, at::kFloat).reshape({1, 3});
-    const memo::torch::call c{m.nodes.back(), std::span<const at::Tensor>(&x, 1), {}, {1, 3}};
+    const memo::torch::call c{{m.nodes.back()}, std::span<const at::Tensor>(&x, 1), {}, {1, 3}};
     const at::Tensor y = memo::torch::detail::builtin_ops().at("StopGradient")(c);
     EXPECT_TRUE(at::equal(y, x));
     EXPECT_NE(y.data_ptr(), x.data_ptr());

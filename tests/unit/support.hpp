@@ -3,10 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <memo/all.hpp>
+#include <memo/backends/python.hpp>
 
 namespace test {
 
 inline const memo::registry& reg() { return memo::default_registry(); }
+
+#ifdef MEMO_SOURCE_DIR
+/// The Python the Python workers run under: $MEMO_PYTHON, else the checkout's .venv/.
+inline std::string python() { return memo::python::interpreter(MEMO_SOURCE_DIR "/.venv/bin/python"); }
+#endif
 
 /// The output shape of one layer of class `cls` on an input of per-sample shape `in`.
 inline memo::expected<memo::shape> infer(std::string_view cls, std::initializer_list<std::int64_t> in,

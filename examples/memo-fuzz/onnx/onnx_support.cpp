@@ -2,8 +2,9 @@
 // (ONNX Runtime's npm release in a Node.js worker; its PyPI release, OpenVINO and TVM in a Python
 // one), .onnx model files for --seeds and the commands that load models, model.onnx in every bug
 // directory, and the export-onnx and import-onnx commands.
-#include <memo/backends/keras/backend.hpp>
 #include <memo/backends/onnxruntime/backend.hpp>
+#include <memo/backends/onnxruntime/python_engines.hpp>
+#include <memo/backends/python.hpp>
 #include <memo/fuzz/run.hpp>
 #include <memo/onnx/import.hpp>
 
@@ -55,15 +56,7 @@ memo::fuzz::backend_kind ort_backend(const std::string& name) {
     return k;
 }
 
-/// One library behind the Python worker of the libraries that take ONNX (tools/onnx-worker), at
-/// one setting: its engine, the engine's setting (--optimize), the PyPI package it runs, and how its
-/// arithmetic rounds where that is coarser than the model's dtypes.
-struct python_engine {
-    std::string name, engine, setting, package, library;
-    memo::arithmetic rounding{};
-};
-
-memo::fuzz::backend_kind python_onnx_backend(const python_engine& e) {
+memo::fuzz::backend_kind python_onnx_backend(const memo::ort::python_engine& e) {
     memo::fuzz::backend_kind k;
     k.name = e.name;
     k.make = [e](const memo::registry&, memo::isolation_limits lim, bool) -> std::unique_ptr<memo::executor> {
@@ -83,33 +76,9 @@ memo::fuzz::backend_kind python_onnx_backend(const python_engine& e) {
     };
     k.by_default = false;
     k.library = e.library;
-    k.version = [e] { return memo::keras3::package_version(python(), e.package); };
-    k.unavailable = [e] {
-        std::error_code ec;
-        if (!std::filesystem::exists(python(), ec)) return "no Python at " + python() + " (run scripts/setup.sh, or set MEMO_PYTHON)";
-        if (memo::keras3::package_version(python(), e.package).empty()) return e.package + " is not installed for " + python() + " (run scripts/setup.sh)";
-        return std::string();
-    };
+    k.version = [e] { return memo::python::package_version(python(), e.package); };
+    k.unavailable = [e] { return memo::python::missing(python(), e.package, e.package); };
     return k;
-}
-
-/// The Python ONNX worker's backends: ONNX Runtime's PyPI release (to check a finding on its newest
-/// release), OpenVINO and Apache TVM, each at two settings whose difference is the library's own
-/// optimisations. OpenVINO computes float64 in float32 at either precision; bf16 computes float32
-/// (and float16) in bfloat16.
-std::vector<python_engine> python_engines() {
-    using memo::dtype;
-    memo::arithmetic f64_as_f32, bf16;
-    f64_as_f32.like[static_cast<std::size_t>(dtype::float64)] = dtype::float32;
-    for (dtype t : {dtype::float16, dtype::float32, dtype::float64}) bf16.like[static_cast<std::size_t>(t)] = dtype::bfloat16;
-    return {
-        {"ort-py", "ort", "disabled", "onnxruntime", "ONNX Runtime (onnxruntime from PyPI, graph optimisations off)"},
-        {"ort-py-opt", "ort", "all", "onnxruntime", "ONNX Runtime (onnxruntime from PyPI, all graph optimisations)"},
-        {"openvino", "openvino", "f32", "openvino", "OpenVINO (ONNX frontend, CPU plugin, inference precision f32)", f64_as_f32},
-        {"openvino-bf16", "openvino", "bf16", "openvino", "OpenVINO (ONNX frontend, CPU plugin, inference precision bf16)", bf16},
-        {"tvm", "tvm", "default", "apache_tvm", "Apache TVM (Relax's ONNX frontend, llvm, the default optimisation level)"},
-        {"tvm-O0", "tvm", "O0", "apache_tvm", "Apache TVM (Relax's ONNX frontend, llvm, optimisation level 0)"},
-    };
 }
 
 memo::campaign::model_readers onnx_readers() {
@@ -294,7 +263,7 @@ std::vector<cli::command> onnx_commands() {
 void add_onnx(memo::fuzz::toolkit& t) {
     t.backends.push_back(ort_backend("ort"));
     t.backends.push_back(ort_backend("ort-opt"));
-    for (const auto& e : python_engines()) t.backends.push_back(python_onnx_backend(e));
+    for (const auto& e : memo::ort::python_engines()) t.backends.push_back(python_onnx_backend(e));
     t.readers = onnx_readers();
     t.attach = onnx_files();
     for (auto& c : onnx_commands()) t.commands.push_back(std::move(c));

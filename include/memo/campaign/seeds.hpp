@@ -27,7 +27,7 @@ inline model load_any(const std::string& path, const registry& reg) {
 /// halve the filters or units of its costliest layer (while above 8), else the largest dimension
 /// of an input, taking the first change that shape inference accepts. Structure, layers and the
 /// other parameter values stay as they were.
-inline model shrink(model m, std::int64_t max_cost) {
+inline model fit_to_cost(model m, std::int64_t max_cost) {
     for (int guard = 0; guard < 200 && execution_cost(m) > max_cost; ++guard) {
         std::vector<std::size_t> order(m.size());
         for (std::size_t i = 0; i < m.size(); ++i) order[i] = i;

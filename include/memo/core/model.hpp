@@ -61,6 +61,26 @@ struct node {
     }
 };
 
+/// A node's parameters read by name and type, as every backend's kernel for a layer reads them:
+/// the argument a backend hands its kernels derives from it (or is it).
+struct node_params {
+    const node& n;
+
+    const value& param(std::string_view name) const { return n.param(name); }
+    bool has(std::string_view name) const { return n.layer->param_index(name) >= 0; }
+    std::int64_t integer(std::string_view name) const { return as_int(param(name)); }
+    double real(std::string_view name) const { return as_real(param(name)); }
+    bool flag(std::string_view name) const { return as_bool(param(name)); }
+    std::string_view str(std::string_view name) const { return as_str(param(name)); }
+    bool none(std::string_view name) const { return is_none(param(name)); }
+    /// A tuple parameter as `count` integers (a scalar is repeated).
+    std::vector<std::int64_t> ints(std::string_view name, int count) const {
+        const auto v = as_ints(param(name), count);
+        return std::vector<std::int64_t>(v.begin(), v.end());
+    }
+    bool channels_first() const { return has("data_format") && str("data_format") == "channels_first"; }
+};
+
 /// A weight-level mutation (LEMON's rules), kept as data: a backend applies it when it draws the
 /// weights of `node` from the model's seed. `amount` is the fraction of neurons touched (or the
 /// relative standard deviation of Gaussian fuzzing); `seed` picks which.

@@ -275,7 +275,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     const bool full = a.has("full-size");
     const auto max_cost = static_cast<std::int64_t>(to_u64(a.get_or("max-cost", std::to_string(memo::campaign::execution_options{}.max_cost)), "max-cost"));
     std::vector<memo::model> small;
-    for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::shrink(m, max_cost / 10));
+    for (const auto& m : seeds) small.push_back(full || o.resume ? m : memo::campaign::fit_to_cost(m, max_cost / 10));
     for (std::size_t i = 0; i < small.size(); ++i)
         check_fits(small[i], "seed " + std::to_string(i) + " of --seeds " + a.get_or("seeds", setup().seeds ? "(the program's)" : "zoo"), a);
     const auto lanes = to_u64(a.get_or("lanes", std::to_string(default_lanes)), "lanes");

@@ -65,7 +65,7 @@ inline const std::vector<planted>& faults() {
         {"GRU", "inconsistency", "outputs offset without reset_after", [](const params& p, double) { return !p.flag("reset_after"); }, a::offset},
         {"BatchNormalization", "inconsistency", "outputs scaled by 1.5 without centering", [](const params& p, double) { return !p.flag("center"); }, a::scale},
         {"ReLU", "inconsistency", "outputs offset when an input lies above max_value",
-         [](const params& p, double top) { return !p.is_none("max_value") && top > p.real("max_value"); }, a::offset},
+         [](const params& p, double top) { return !p.none("max_value") && top > p.real("max_value"); }, a::offset},
         {"LSTM", "timeout", "hangs when going backwards", [](const params& p, double) { return p.flag("go_backwards"); }, a::hang},
         {"UpSampling2D", "memory", "allocates without bound with bilinear interpolation",
          [](const params& p, double) { return p.str("interpolation") == "bilinear"; }, a::memory},
@@ -208,7 +208,7 @@ inline int selftest(const cli::args& a) {
     eo.replay = replay_command();
     const auto seeds = memo::campaign::load_seeds("zoo", reg, model_readers());
     std::vector<memo::model> small;
-    for (const auto& m : seeds) small.push_back(memo::campaign::shrink(m, eo.max_cost / 10));  // as memo-fuzz run shrinks them
+    for (const auto& m : seeds) small.push_back(memo::campaign::fit_to_cost(m, eo.max_cost / 10));  // as memo-fuzz run shrinks them
     o.max_cost = eo.max_cost;
     if (!o.quiet) fmt::print("selftest: {} planted faults in 'faulty', beside the clean 'reference', for {} s -> {}\n", planted_now.size(), o.seconds, o.out);
     memo::campaign::execution exec(lane_ptrs, reg, o.out, eo);

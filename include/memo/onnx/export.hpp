@@ -156,7 +156,7 @@ public:
                 for (auto& w : ws)
                     for (auto& x : w.value.data) x = round_to(nd.type, x);
             g.set_scope(node_scope(i));
-            call c{nd, g, std::move(in), std::move(in_dims), ws, dims[i], t};
+            call c{{nd}, g, std::move(in), std::move(in_dims), ws, dims[i], t};
             std::string y;
             try {
                 y = found->second(c);

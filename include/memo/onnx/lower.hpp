@@ -30,8 +30,8 @@ namespace memo::onnx {
 
 /// What a lowering sees: the node, the graph, its input values (already in `type`, the dtype it
 /// computes in), its inputs' concrete dims, its weights (Keras' layouts) and its output dims.
-struct call {
-    const node& n;
+/// Its parameters read as node_params reads them.
+struct call : node_params {
     graph& g;
     std::vector<std::string> in;
     std::vector<dims_t> in_dims;
@@ -39,17 +39,6 @@ struct call {
     dims_t out;
     dtype type;
 
-    const value& param(std::string_view name) const { return n.param(name); }
-    std::int64_t integer(std::string_view name) const { return as_int(param(name)); }
-    double real(std::string_view name) const { return as_real(param(name)); }
-    bool flag(std::string_view name) const { return as_bool(param(name)); }
-    std::string_view str(std::string_view name) const { return as_str(param(name)); }
-    bool none(std::string_view name) const { return is_none(param(name)); }
-    dims_t ints(std::string_view name, int count) const {
-        const auto v = as_ints(param(name), count);
-        return dims_t(v.begin(), v.end());
-    }
-    bool channels_first() const { return n.layer->param_index("data_format") >= 0 && str("data_format") == "channels_first"; }
     /// The weight called `name`, or nullptr (use_bias=False).
     const tensor* weight(std::string_view name) const {  // NOLINT
         for (const auto& w : weights)

@@ -310,7 +310,7 @@ public:
         }
         if (!structural && static_cast<std::size_t>(v.node) + 1 < m.size())
             if (model p = prefix(m, v.node); holds(p, got)) best.m = p, best.v = got;
-        shrink(best, holds);
+        halve_sizes(best, holds);
         return best;
     }
 
@@ -786,7 +786,7 @@ private:
 
     /// Smaller inputs (halve each input dimension) and smaller shape parameters, one move at a time.
     template <class Holds>
-    void shrink(minimised& best, Holds& holds) {
+    void halve_sizes(minimised& best, Holds& holds) {
         static constexpr std::string_view smaller[] = {"filters", "units", "depth_multiplier", "n"};
         bool progress = true;
         while (progress && best.checks < 40) {

@@ -257,7 +257,7 @@ struct bench {
         memo::campaign::generation_options o;
         o.max_cost = eo.max_cost;
         std::vector<memo::model> from;
-        for (const auto& m : seeds()) from.push_back(memo::campaign::shrink(m, eo.max_cost / 10));
+        for (const auto& m : seeds()) from.push_back(memo::campaign::fit_to_cost(m, eo.max_cost / 10));
         if (resume) {
             auto r = memo::campaign::resume_options(dir.string(), test::reg());
             o = r.options;

@@ -27,7 +27,7 @@ std::vector<memo::model> mutants_for_metamorphic(std::size_t n, std::uint64_t se
     std::vector<memo::model> seeds;
     for (auto name : {"lenet5-mnist_orig-simplified.json", "lstm2-price_orig-simplified.json"})
         seeds.push_back(
-            memo::campaign::shrink(memo::io::load_keras(std::string(MEMO_TEST_DATA_DIR) + "/memo/synthesized_models/" + name, test::reg()), 200000));
+            memo::campaign::fit_to_cost(memo::io::load_keras(std::string(MEMO_TEST_DATA_DIR) + "/memo/synthesized_models/" + name, test::reg()), 200000));
     memo::search<memo::model, memo::mutation::memo_operators, memo::memo_coverage, memo::mh_selector> s(seeds, memo::memo_coverage(test::reg()),
                                                                                                         memo::mh_selector(0.05), seed);
     s.context().max_cost = 2000000;  // small models, as a campaign runs them

@@ -95,28 +95,16 @@ struct tval {
     dims_t dims;
 };
 
-/// What a lowering sees: the node, its inputs, its weights and the plan it appends to.
-class lowering_context {
+/// What a lowering sees: the node (its parameters read as node_params reads them), its inputs,
+/// its weights and the plan it appends to.
+class lowering_context : public node_params {
 public:
     lowering_context(plan& p, std::vector<dims_t>& slot_dims, const node& n, std::vector<tval> in, std::vector<memo::weight> weights, dims_t out)
-        : p_(p), slot_dims_(slot_dims), n_(n), in_(std::move(in)), weights_(std::move(weights)), out_(std::move(out)) {}
+        : node_params{n}, p_(p), slot_dims_(slot_dims), in_(std::move(in)), weights_(std::move(weights)), out_(std::move(out)) {}
 
-    const node& n() const { return n_; }
     const tval& in(std::size_t k) const { return in_[k]; }
     std::size_t inputs() const { return in_.size(); }
     const dims_t& out() const { return out_; }
-
-    const value& param(std::string_view name) const { return n_.param(name); }
-    index_t integer(std::string_view name) const { return as_int(param(name)); }
-    double real(std::string_view name) const { return as_real(param(name)); }
-    bool flag(std::string_view name) const { return as_bool(param(name)); }
-    std::string_view str(std::string_view name) const { return as_str(param(name)); }
-    bool none(std::string_view name) const { return is_none(param(name)); }
-    dims_t ints(std::string_view name, int count) const {
-        const auto v = as_ints(param(name), count);
-        return dims_t(v.begin(), v.end());
-    }
-    bool channels_first() const { return n_.layer->param_index("data_format") >= 0 && str("data_format") == "channels_first"; }
 
     /// The weight called `name`, or null (use_bias=False).
     const tensor* weight(std::string_view name) const {
@@ -196,7 +184,6 @@ public:
 private:
     plan& p_;
     std::vector<dims_t>& slot_dims_;
-    const node& n_;
     std::vector<tval> in_;
     std::vector<memo::weight> weights_;
     dims_t out_;
@@ -410,7 +397,7 @@ inline std::pair<tval, tval> weight_slots(lowering_context& c, std::vector<doubl
 /// sigmoid (GRU with reset_after), SimpleRNN with tanh or relu. go_backwards reverses the input
 /// and leaves the output sequence in processing order, as Keras does.
 inline expected<tval> recurrent(lowering_context& c) {
-    const auto found = cudnn_cell(c.n());
+    const auto found = cudnn_cell(c.n);
     if (!found) return fail(found.reason());
     tval x = c.in(0);
     if (x.dims.size() != 3) return fail("a recurrent input of rank " + std::to_string(x.dims.size()));
@@ -490,7 +477,7 @@ inline expected<tval> bidirectional(lowering_context& c) {
 /// activation is softmax are declined (runs_node). go_backwards reads the frames from the last and
 /// leaves the sequence in processing order, as Keras does.
 inline expected<tval> conv_lstm(lowering_context& c, int N) {
-    if (auto ok = runs_node(c.n()); !ok) return ok.error();
+    if (auto ok = runs_node(c.n); !ok) return ok.error();
     const bool first = c.channels_first(), sequences = c.flag("return_sequences"), backwards = c.flag("go_backwards");
     const tval& x = c.in(0);
     const auto rank = static_cast<int>(x.dims.size());
@@ -519,7 +506,7 @@ inline expected<tval> conv_lstm(lowering_context& c, int N) {
     const index_t P = product(state, 2);
     dims_t gates = state;
     gates[1] = 4 * F;
-    const kernels::unary_fn act = *activation_fn(activation_of(c.n(), "activation")), ract = *activation_fn(activation_of(c.n(), "recurrent_activation"));
+    const kernels::unary_fn act = *activation_fn(activation_of(c.n, "activation")), ract = *activation_fn(activation_of(c.n, "recurrent_activation"));
     dims_t seq_dims = state;
     seq_dims.insert(seq_dims.begin() + 1, T);
     const tval seq = sequences ? c.add(seq_dims) : tval{};

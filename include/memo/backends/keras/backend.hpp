@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../keras_json_worker.hpp"
+#include "../python.hpp"
 
 namespace memo::keras3 {
 
@@ -56,25 +57,6 @@ inline expected<void> supports(const model& m) {
     return {};
 }
 
-/// The version of a package installed in the Python environment of `python` (from its
-/// site-packages' dist-info folder, without starting Python), or empty.
-inline std::string package_version(const std::string& python, std::string_view package) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path lib = fs::path(python).parent_path().parent_path() / "lib";
-    if (!fs::is_directory(lib, ec)) return {};
-    const std::string prefix = std::string(package) + "-";
-    for (const auto& py : fs::directory_iterator(lib, ec)) {
-        const fs::path site = py.path() / "site-packages";
-        if (!fs::is_directory(site, ec)) continue;
-        for (const auto& e : fs::directory_iterator(site, ec)) {
-            const auto f = e.path().filename().string();
-            if (f.starts_with(prefix) && f.ends_with(".dist-info")) return f.substr(prefix.size(), f.size() - prefix.size() - 10);
-        }
-    }
-    return {};
-}
-
 /// The PyPI package of a Keras backend's library.
 inline std::string_view library_package(std::string_view backend) { return backend == "tensorflow" ? "tensorflow_cpu" : backend == "jax" ? "jaxlib" : "torch"; }
 
@@ -82,11 +64,8 @@ inline std::string_view library_package(std::string_view backend) { return backe
 inline std::string unavailable(const options& o) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(o.worker, ec)) return "the Keras worker is not at " + o.worker;
-    if (!std::filesystem::exists(o.python, ec)) return "no Python at " + o.python + " (run scripts/setup.sh, or set MEMO_PYTHON)";
-    if (package_version(o.python, "keras").empty()) return "Keras is not installed for " + o.python + " (run scripts/setup.sh)";
-    if (package_version(o.python, library_package(o.backend)).empty())
-        return std::string(library_package(o.backend)) + " is not installed for " + o.python + " (run scripts/setup.sh)";
-    return {};
+    if (auto why = python::missing(o.python, "keras", "Keras"); !why.empty()) return why;
+    return python::missing(o.python, library_package(o.backend), library_package(o.backend));
 }
 
 /// Keras 3 on one backend behind a Python worker process, as a campaign executor.

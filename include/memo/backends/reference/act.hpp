@@ -43,7 +43,7 @@ void register_act(kernel_table<T>& t) {
     t.set("ReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
         params p{n};
         const A slope = rounded<T>(p.real("negative_slope")), threshold = rounded<T>(p.real("threshold"));
-        const bool clip = !p.is_none("max_value");
+        const bool clip = !p.none("max_value");
         const A top = clip ? std::max(A(0), rounded<T>(p.real("max_value"))) : A(0);
         return map(in[0], [&](A x) {
             A y = threshold != A(0) ? (x > threshold ? x : A(0)) : detail::act::relu(x);

@@ -80,27 +80,8 @@ tensor to_tensor(const array<T>& a, dtype type) {
     return t;
 }
 
-/// A node's parameters by name.
-struct params {
-    const node& n;
-    const value& at(std::string_view name) const {
-        const int i = n.layer->param_index(name);
-        if (i < 0) throw error("layer " + std::string(n.layer->name) + " has no parameter '" + std::string(name) + "'");
-        return n.params[static_cast<std::size_t>(i)];
-    }
-    bool has(std::string_view name) const { return n.layer->param_index(name) >= 0; }
-    int64_t integer(std::string_view name) const { return as_int(at(name)); }
-    double real(std::string_view name) const { return as_real(at(name)); }
-    bool flag(std::string_view name) const { return as_bool(at(name)); }
-    std::string_view str(std::string_view name) const { return as_str(at(name)); }
-    bool is_none(std::string_view name) const { return memo::is_none(at(name)); }
-    /// A tuple parameter as `count` integers (a scalar is repeated).
-    std::vector<int64_t> ints(std::string_view name, int count) const {
-        const auto v = as_ints(at(name), count);
-        return std::vector<int64_t>(v.begin(), v.end());
-    }
-    bool channels_first() const { return has("data_format") && str("data_format") == "channels_first"; }
-};
+/// A node's parameters by name (core/model.hpp).
+using params = node_params;
 
 namespace detail {
 /// What activate() adds to each result while a run asks for it (run_options::shake_activations):

@@ -120,7 +120,7 @@ windowed<T> prepare(const node& n, const array<T>& input, std::string_view kerne
     g.out_channels = out.channels;
     g.out_dims = {g.batch};
     const auto kernel = p.ints(kernel_param, N);
-    const auto stride = p.has("strides") && !p.is_none("strides") ? p.ints("strides", N) : kernel;
+    const auto stride = p.has("strides") && !p.none("strides") ? p.ints("strides", N) : kernel;
     const auto dilation = p.has("dilation_rate") ? p.ints("dilation_rate", N) : std::vector<int64_t>(static_cast<std::size_t>(N), 1);
     const auto padding = p.has("padding") ? p.str("padding") : std::string_view("valid");
     window& w = g.w;

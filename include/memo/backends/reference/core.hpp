@@ -66,7 +66,7 @@ void register_core(kernel_table<T>& t) {
     // Pad and crop: copy the overlap of input and output at an offset per axis.
     auto border = [](const node& n, std::span<const array<T>> in, int sign) -> array<T> {
         params p{n};
-        const auto& amounts = std::get<ints>(p.at(sign > 0 ? "padding" : "cropping"));
+        const auto& amounts = std::get<ints>(p.param(sign > 0 ? "padding" : "cropping"));
         const array<T>& x = in[0];
         array<T> out(concrete(n.out, x.dims[0]));
         if (sign > 0) std::fill(out.data.begin(), out.data.end(), static_cast<T>(static_cast<acc_t<T>>(p.real("constant_values"))));

@@ -147,7 +147,7 @@ void register_reshape(kernel_table<T>& t) {
     });
     // dims are 1-based over the sample axes: out axis k is input axis dims[k - 1].
     t.set("Permute", [](const node& n, ins in, ins) -> expected<array<T>> {
-        const auto& dims = std::get<ints>(params{n}.at("dims"));
+        const auto& dims = std::get<ints>(params{n}.param("dims"));
         std::vector<std::size_t> perm{0};
         for (auto d : dims) perm.push_back(static_cast<std::size_t>(d));
         auto sorted = perm;

@@ -52,7 +52,7 @@ struct observer {
 inline thread_local observer* observing = nullptr;
 
 /// An activation parameter, None read as linear (LSTM accepts None).
-inline std::string_view act_of(const params& p, std::string_view name) { return p.is_none(name) ? "linear" : p.str(name); }
+inline std::string_view act_of(const params& p, std::string_view name) { return p.none(name) ? "linear" : p.str(name); }
 
 /// Keras' activation on one gate tensor, viewed as (outer, len, inner): softmax runs over `len`,
 /// the axis Keras' softmax(axis=-1) sees; every other activation is element-wise.
@@ -214,7 +214,7 @@ expected<array<T>> bidirectional(const node& n, std::span<const array<T>> in, st
     const int64_t units = p.integer("units");
     const bool sequences = p.flag("return_sequences");
     array<T> fwd = lstm(in[0], w.subspan(0, 3), units, "tanh", "sigmoid", false, sequences);
-    if (p.is_none("merge_mode")) return fwd;
+    if (p.none("merge_mode")) return fwd;
     if (observing) observing->part = 1;
     array<T> bwd = lstm(in[0], w.subspan(3, 3), units, "tanh", "sigmoid", true, sequences);
     if (observing) observing->part = 0;

@@ -42,23 +42,12 @@ using dims_t = std::vector<int64_t>;
 
 /// What an op sees: the node, its inputs and weights (already in the node's dtype, weights still
 /// in Keras' layouts, by Keras name) and the concrete output dims it must produce.
-struct call {
-    const node& n;
+/// Its parameters read as node_params reads them.
+struct call : node_params {
     std::span<const Tensor> in;
     std::span<const std::pair<std::string, Tensor>> weights;
     dims_t out;
 
-    const value& param(std::string_view name) const { return n.param(name); }
-    int64_t integer(std::string_view name) const { return as_int(param(name)); }
-    double real(std::string_view name) const { return as_real(param(name)); }
-    bool flag(std::string_view name) const { return as_bool(param(name)); }
-    std::string_view str(std::string_view name) const { return as_str(param(name)); }
-    bool none(std::string_view name) const { return is_none(param(name)); }
-    dims_t ints(std::string_view name, int count) const {
-        const auto v = as_ints(param(name), count);
-        return dims_t(v.begin(), v.end());
-    }
-    bool channels_first() const { return n.layer->param_index("data_format") >= 0 && str("data_format") == "channels_first"; }
     /// The weight called `name`; an undefined tensor when the node has none (use_bias=False).
     Tensor weight(std::string_view name) const {
         for (const auto& [k, w] : weights)
@@ -765,7 +754,7 @@ private:
                 }
                 std::vector<std::pair<std::string, Tensor>> ws;
                 for (auto& w : weights_of(m, static_cast<int>(i), &drawn_weights())) ws.emplace_back(std::move(w.name), detail::to_aten(w.value, t));
-                const call c{n, in, ws, concrete(n.out, in.empty() ? 1 : in[0].size(0))};
+                const call c{{n}, in, ws, concrete(n.out, in.empty() ? 1 : in[0].size(0))};
                 progress::at_node(static_cast<int>(i));
                 Tensor y = found->second(c);
                 if (!y.sizes().equals(c.out))

@@ -20,6 +20,7 @@
 
 #include "../keras/backend.hpp"
 #include "../keras_json_worker.hpp"
+#include "../python.hpp"
 
 namespace memo::torch {
 
@@ -48,9 +49,7 @@ inline expected<void> supports(const model& m) {
 inline std::string unavailable(const worker_options& o) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(o.worker, ec)) return "the PyTorch worker is not at " + o.worker;
-    if (!std::filesystem::exists(o.python, ec)) return "no Python at " + o.python + " (run scripts/setup.sh, or set MEMO_PYTHON)";
-    if (keras3::package_version(o.python, "torch").empty()) return "PyTorch is not installed for " + o.python + " (run scripts/setup.sh)";
-    return {};
+    return python::missing(o.python, "torch", "PyTorch");
 }
 
 /// PyTorch behind a Python worker process, as a campaign executor.
