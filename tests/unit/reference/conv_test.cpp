@@ -3,7 +3,7 @@
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/tensors/inputs.hpp>
 
-#include "../support.hpp"
+#include "kernels.hpp"
 
 namespace test_reference_conv_test {
 
@@ -12,41 +12,19 @@ namespace {
 using memo::ints;
 using memo::tensor;
 using std::int64_t;
+using test::kernels::make;
+using test::kernels::one_layer;
 using param_list = std::initializer_list<std::pair<std::string_view, memo::value>>;
 
-/// A model of one layer `cls` on an input of per-sample shape `in`.
-memo::model one_layer(std::string_view cls, std::initializer_list<int64_t> in, param_list params, memo::dtype type = memo::dtype::float32) {
-    memo::builder b(test::reg());
-    const int x = b.input(in, type);
-    b.add(cls, {x}, params);
-    b.seed(11);
-    return b.finish();
-}
-
-/// A tensor of these dimensions (batch included) and values.
-tensor make(std::vector<int64_t> dims, std::vector<double> values) {
-    tensor t(std::move(dims));
-    EXPECT_EQ(static_cast<std::size_t>(t.size()), values.size());
-    t.data = std::move(values);
-    return t;
-}
-
-/// Runs `m` on `x`, every node in `precision` (the model's dtypes when nullopt).
-tensor run(const memo::model& m, const tensor& x, std::optional<memo::dtype> precision = memo::dtype::float64) {
-    memo::reference::interpreter interp(precision);
-    const tensor ins[1] = {x};
-    auto r = interp.run(m, ins);
-    EXPECT_TRUE(r.ok()) << r.message;
-    return r.ok() ? r.outputs.at(0) : tensor{};
-}
+/// The output on `x` in float64 unless told (`precision`; the model's dtypes when nullopt): these
+/// tests' values are worked out exactly.
+tensor run(const memo::model& m, const tensor& x, std::optional<memo::dtype> precision = memo::dtype::float64) { return test::kernels::run(m, x, precision); }
 
 /// Inputs in [-1, 1) drawn from the model's seed.
 tensor drawn_input(const memo::model& m, int64_t batch = 2) { return memo::make_inputs(m, {batch, -1.0, 1.0}).at(0); }
 
-void expect_values(const tensor& t, std::vector<int64_t> dims, const std::vector<double>& values, double tol = 1e-12) {
-    ASSERT_EQ(t.dims, dims);
-    ASSERT_EQ(t.data.size(), values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) EXPECT_NEAR(t.data[i], values[i], tol) << "element " << i;
+void expect_values(const tensor& t, const std::vector<int64_t>& dims, const std::vector<double>& values, double tol = 1e-12) {
+    test::kernels::expect_values(t, dims, values, tol);
 }
 
 /// TensorFlow's "same" padding before the data: half the total, the odd one after.

@@ -15,8 +15,10 @@ namespace test::kernels {
 using memo::dtype;
 using memo::tensor;
 
+/// A tensor of these dimensions (batch included) and values.
 inline tensor make(std::vector<std::int64_t> dims, std::vector<double> values) {
     tensor t(std::move(dims));
+    EXPECT_EQ(static_cast<std::size_t>(t.size()), values.size());
     t.data = std::move(values);
     return t;
 }
