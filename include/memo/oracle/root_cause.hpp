@@ -4,9 +4,12 @@
 // (NaN dropped by a max over a window in 1D, 2D, 3D and global pooling; a kernel wrong with and
 // without padding). A root cause is what those signatures share: the verdict's kind, its culprits,
 // how the culprit failed, the operation (the layer class without its dimensionality or Global
-// prefix, and the max-based operations as one where a NaN is lost), the dtype the node computes in,
-// and the error text with its numbers and dimensionalities blanked. Mode parameters are left out:
-// the same kernel met with other paddings or activations is the same fault.
+// prefix, and the max-based operations as one where a NaN is lost), the dtype the node computes in
+// (of a wrong or lost value: a kernel may be wrong in one precision only), and the error text with
+// its numbers and dimensionalities blanked. Mode parameters are left out: the same kernel met with
+// other paddings or activations is the same fault. So is a crash's dtype: its error text names the
+// dtype where the failure is the dtype's ("not implemented for 'Half'"), and where it does not, the
+// same refusal in float16 and float32 (Keras on PyTorch normalising the wrong axis) is one fault.
 #include <string>
 #include <string_view>
 
@@ -66,7 +69,7 @@ inline std::string root_cause(const verdict& v, const model& m) {
     if (lost && max_based(op)) op = "max";
     hasher h = verdict_hash(v);
     h.mix(op);
-    if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) h.mix(name_of(m[v.node].type));
+    if (v.what != kind::crash && v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) h.mix(name_of(m[v.node].type));
     h.mix(blank_numbers(v.message));
     return op + "-" + hex8(h);
 }

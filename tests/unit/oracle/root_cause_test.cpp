@@ -1,6 +1,6 @@
 // Root causes (oracle/root_cause.hpp): one fault's signatures across dimensionalities, paddings
-// and max-based operations are one root cause; a different kind, culprit, dtype or message is
-// another. The bug store writes each bug's root cause and counts them, and runs a bug's
+// and max-based operations are one root cause; a different kind, culprit, dtype (of a wrong or lost
+// value; a crash's is in its message) or message is another. The bug store writes each bug's root cause and counts them, and runs a bug's
 // reproducer hook into its repro/ before the bug is moved into place.
 #include <filesystem>
 
@@ -97,6 +97,12 @@ TEST(RootCause, AnotherKindCulpritDtypeOrMessageIsAnother) {
     EXPECT_EQ(memo::oracle::root_cause(crash, pool), memo::oracle::root_cause(crash3d, pool));
     crash3d.message = "Conv3D: out of memory";
     EXPECT_NE(memo::oracle::root_cause(crash, pool), memo::oracle::root_cause(crash3d, pool));
+    // A crash's dtype is in its text where it matters: the same refusal in float16 is the same fault.
+    const auto pool16 = one_layer("MaxPooling1D", {8, 3}, {{"pool_size", {2}}}, {4, 3}, "float16");
+    EXPECT_EQ(memo::oracle::root_cause(crash, pool16), memo::oracle::root_cause(crash, pool));
+    auto half = crash;
+    half.message = "\"max_pool1d\" not implemented for 'Half'";
+    EXPECT_NE(memo::oracle::root_cause(half, pool16), memo::oracle::root_cause(crash, pool16));
 }
 
 TEST(RootCause, TheBugStoreWritesAndCountsRootCausesAndRunsTheReproducerHook) {
