@@ -72,13 +72,17 @@ def result(status, ms, message, outputs=()):
 
 def first_line(message):
     """The line that says what failed: after a traceback (TVM's errors carry one), its last error
-    line; after OpenVINO's chain of "Exception from <source>:" lines, its last line."""
+    line; after OpenVINO's chain of "Exception from <source>:" lines, its last line, and of a graph
+    pass's failure ("[Pass] END: node: <the node, its inputs and outputs> CALLBACK HAS THROWN: ...")
+    what the pass threw."""
     lines = [s.strip() for s in message.strip().splitlines() if s.strip()]
     if lines and lines[0].startswith("Traceback"):
         said = [s for s in lines if "Error" in s.split(":")[0]]
         return said[-1] if said else lines[-1]
     if lines and lines[0].startswith("Exception from "):
-        return lines[-1]
+        last = lines[-1]
+        threw = last.rfind("HAS THROWN: ")
+        return last[threw + len("HAS THROWN: "):] if threw >= 0 else last
     return lines[0] if lines else "failed"
 
 
