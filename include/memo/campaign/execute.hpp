@@ -142,7 +142,7 @@ public:
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
 
-    void offer(const model& m, bool diverse, std::uint64_t iteration, double) override {
+    void offer(const model& m, std::uint64_t key, bool diverse, std::uint64_t iteration, double) override {
         const stage_clock::timer timed(clock_.offer);
         if (!diverse && !wants_any()) return;
         const bool to_fill = !diverse && queue_.empty() && idle() != nullptr;
@@ -165,13 +165,13 @@ public:
             // The waiting combination is the one with the most new pairs of those offered since.
             const auto gain = pair_gain(m);
             if (combination_ && gain <= combination_gain_) return;
-            combination_ = pending{m, iteration};
+            combination_ = pending{m, key, iteration};
             combination_gain_ = gain;
             return;
         }
         passing_since_.reset();
-        if (store_) store_->add_model(model_key(m), m);  // a checkpoint names waiting models by key
-        queue_.push_back({m, iteration});
+        if (store_) store_->add_model(key, m);  // a checkpoint names waiting models by key
+        queue_.push_back({m, key, iteration});
     }
 
     /// What the backends said they take (supports()), and what they declined at run time. Without
@@ -325,8 +325,8 @@ public:
         for (const auto& l : lanes_)
             if (l.running) running.push_back(&l);
         std::sort(running.begin(), running.end(), [](const lane* a, const lane* b) { return a->ticket < b->ticket; });
-        for (const auto* l : running) pending.push_back({model_key(l->current.m), l->current.iteration});
-        for (const auto& p : queue_) pending.push_back({model_key(p.m), p.iteration});
+        for (const auto* l : running) pending.push_back({l->current.key, l->current.iteration});
+        for (const auto& p : queue_) pending.push_back({p.key, p.iteration});
         io::json per = io::json::object();
         for (const auto& [name, c] : per_backend_)
             per[name] = {{"runs", c.runs}, {"status", c.status}, {"ms", c.ms}, {"cpu_ms", c.cpu_ms}, {"compile_ms", c.compile_ms}, {"peak_kb", c.peak_kb}};
@@ -384,8 +384,11 @@ public:
     std::uint64_t models_run() const noexcept { return runs_; }
 
 private:
+    /// A model waiting for a lane or running on one, with its identity (model_key, computed once
+    /// where it was made) and the iteration that made it.
     struct pending {
         model m;
+        std::uint64_t key = 0;
         std::uint64_t iteration = 0;
     };
     struct counters {
@@ -467,7 +470,7 @@ private:
                 l.current = std::move(*combination_);
                 combination_.reset();
                 ++combinations_run_;
-                if (store_) store_->add_model(model_key(l.current.m), l.current.m);
+                if (store_) store_->add_model(l.current.key, l.current.m);
             } else {
                 if (queue_.empty()) return;
                 l.current = std::move(queue_.front());
@@ -541,7 +544,7 @@ private:
     /// A model judged before counts as executed, with its stored judgement, and is not run.
     bool memoised(const pending& p) {
         if (!store_) return false;
-        const auto j = store_->find_judgement(model_key(p.m), inputs_key(), backends_key());
+        const auto j = store_->find_judgement(p.key, inputs_key(), backends_key());
         if (!j) return false;
         ++hits_;
         saved_ms_ += j->ms;
@@ -560,12 +563,12 @@ private:
     }
 
     /// Every run of the model, and the oracle's judgement of it, into the store.
-    void record(const model& m, const std::vector<oracle::observation>& obs, bool skipped, oracle::kind what, const std::string& signature) {
+    void record(const pending& p, const std::vector<oracle::observation>& obs, bool skipped, oracle::kind what, const std::string& signature) {
         if (!store_) return;
         const stage_clock::timer timed(clock_.store);
-        const auto key = model_key(m);
+        const auto key = p.key;
         const auto inputs = inputs_key();
-        store_->add_model(key, m);
+        store_->add_model(key, p.m);
         double ms = 0;
         for (const auto& ob : obs) {
             if (skipped) break;
@@ -603,8 +606,8 @@ private:
         if (j.contains("failed")) j.at("failed").get_to(failed_);  // a resumed campaign breeds from them no more than one run in one go
         if (j.contains("declines")) declines_.restore(j.at("declines"));
         for (const auto& p : j.at("pending")) {
-            auto m = store_->find_model(p.at(0).get<std::uint64_t>(), cov_.space().layers());
-            if (m) queue_.push_back({std::move(*m), p.at(1).get<std::uint64_t>()});
+            const auto key = p.at(0).get<std::uint64_t>();
+            if (auto m = store_->find_model(key, cov_.space().layers())) queue_.push_back({std::move(*m), key, p.at(1).get<std::uint64_t>()});
         }
     }
 
@@ -627,7 +630,7 @@ private:
         declines_.learn(cur.m, diff.observations());
         if (diff.last_skipped()) {
             ++single_backend_;
-            record(cur.m, diff.observations(), true, v.what, {});
+            record(cur, diff.observations(), true, v.what, {});
             return;
         }
         ++executed_;
@@ -636,7 +639,7 @@ private:
         pairs_.add(cur.m);
         const auto obs = diff.observations();
         for (const auto& ob : obs) ranges_.add(cur.m, ob.spans);  // what each layer received, on each library that traced it
-        if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); })) failed_.insert(model_key(cur.m));
+        if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); })) failed_.insert(cur.key);
         for (std::size_t i = 0; i < obs.size(); ++i) {
             auto& c = per_backend_[obs[i].backend];
             ++c.runs;
@@ -651,13 +654,13 @@ private:
         const std::string signature = v ? report(diff, cur, v, obs, t, true) : std::string();
         // A model that showed a bug breeds nothing either: its descendants would show it again,
         // and each sighting of an inconsistency costs its localisation (five runs of the model).
-        if (v) failed_.insert(model_key(cur.m));
+        if (v) failed_.insert(cur.key);
         for (const auto& also : v.more) report(diff, cur, also, obs, t, true, true);
         if (o_.resources.any()) check_resources(diff, cur, obs, t);
         // The judgement goes into the store last: a campaign killed before it runs the model again
         // when resumed, while one stored first would count as judged and never store the bugs
         // found beside the first or by the resource oracles.
-        record(cur.m, obs, false, v.what, signature);
+        record(cur, obs, false, v.what, signature);
     }
 
     /// Runs the model again on the backends that ran it, for the resource oracles.

@@ -241,6 +241,8 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         const double took = exec->warm_up(seeds.front());
         if (!o.quiet) bar.finish(fmt::format("backends ready in {:.1f} s", took));
     }
+    std::vector<std::uint64_t> seed_keys;  // each model's identity, computed once (model_key)
+    for (const auto& m : seeds) seed_keys.push_back(model_key(m));
     if (resumed) {
         restore_state(s, n, resumed->state, st, reg);
         t0 = resumed->seconds;
@@ -256,14 +258,14 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         }
     } else {
         // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
-        for (const auto& m : seeds) st.add_model(model_key(m), m);
+        for (std::size_t i = 0; i < seeds.size(); ++i) st.add_model(seed_keys[i], seeds[i]);
         record_coverage(st, s.coverage(), recorded, 0);
         dir.start(seeds, extra_columns(s.coverage()), more_columns());
         if (exec) {
             exec->open(st, nullptr);
             // The seeds run first, as AFL dry-runs its corpus: a seed some library fails on is known
             // before its slot could be sent back to it (a failing model breeds nothing, stage::breeds).
-            for (const auto& m : seeds) exec->offer(m, true, 0, 0.0);
+            for (std::size_t i = 0; i < seeds.size(); ++i) exec->offer(seeds[i], seed_keys[i], true, 0, 0.0);
         }
         if (peers) peers->seeded(s.models());
     }
@@ -281,7 +283,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         for (std::size_t i = 0; i < s.models().size() && i < seeds.size(); ++i)
             if (!exec->breeds(s.models()[i]) && exec->breeds(seeds[i])) {
                 s.reset_slot(i, seeds[i]);
-                slot_keys[i] = model_key(seeds[i]);
+                slot_keys[i] = seed_keys[i];
             }
     };
 
@@ -361,7 +363,7 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             if (r.mutant == &s.models()[r.slot]) slot_keys[r.slot] = key;
             if (peers) peers->found(*r.mutant, r.gain);
         }
-        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, r.gain != 0, n.generated, t);
+        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, key, r.gain != 0, n.generated, t);
         if (r.gain) dir.queue(json, n.generated, {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}});
     };
     engine::driver d{stop, wait, stepped};

@@ -25,8 +25,9 @@ public:
     /// each library's worker is up (TensorFlow or PyTorch import for seconds) and the budget goes
     /// to running models. Returns the seconds it took.
     virtual double warm_up(const model&) { return 0; }
-    /// Offers a valid model (diverse: it raised coverage). The stage copies what it keeps.
-    virtual void offer(const model& m, bool diverse, std::uint64_t iteration, double seconds) = 0;
+    /// Offers a valid model (diverse: it raised coverage) with its key (model_key, computed once
+    /// by the search). The stage copies what it keeps.
+    virtual void offer(const model& m, std::uint64_t key, bool diverse, std::uint64_t iteration, double seconds) = 0;
     /// Drives the stage; returns true when the loop should wait for it rather than generate more.
     virtual bool poll(double seconds) = 0;
     /// Blocks until the stage has room again (the loop's back-pressure), or for a moment, after
