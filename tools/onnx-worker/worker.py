@@ -80,9 +80,7 @@ def first_line(message):
         said = [s for s in lines if "Error" in s.split(":")[0]]
         return said[-1] if said else lines[-1]
     if lines and lines[0].startswith("Exception from "):
-        last = lines[-1]
-        threw = last.rfind("HAS THROWN: ")
-        return last[threw + len("HAS THROWN: "):] if threw >= 0 else last
+        return lines[-1].rpartition("HAS THROWN: ")[2]
     return lines[0] if lines else "failed"
 
 
