@@ -45,14 +45,27 @@ COMPILED = {
 }
 
 
-def clean(config: dict) -> dict:
-    """A layer's config as the script builds it: initializers, regularizers and constraints left to
-    their defaults (memo sets every weight; they act in training only)."""
-    out = {}
+def clean(cls: str, config: dict) -> dict:
+    """A layer's config as the script builds it: every initializer the class takes is zeros (memo
+    sets every weight; a default one would run first, and Orthogonal fails in float16 on JAX, whose
+    QR takes no float16), regularizers and constraints left to their defaults (they act in training
+    only)."""
+    import inspect
+
+    import keras
+
+    c = getattr(keras.layers, cls, None)
+    takes = inspect.signature(c.__init__).parameters if isinstance(c, type) else {}
+    out = {k: "zeros" for k in takes if k.endswith("_initializer")}
     for k, v in config.items():
-        if k.endswith("_initializer") or k.endswith("_regularizer") or k.endswith("_constraint"):
+        if k.endswith("_initializer"):
+            out[k] = "zeros"
+        elif k.endswith("_regularizer") or k.endswith("_constraint"):
             continue
-        out[k] = {**v, "config": clean(v.get("config", {}))} if k == "layer" and isinstance(v, dict) else v
+        elif k == "layer" and isinstance(v, dict):
+            out[k] = {**v, "config": clean(v.get("class_name", ""), v.get("config", {}))}
+        else:
+            out[k] = v
     return out
 
 
@@ -95,7 +108,7 @@ def write(directory, stem, title, graph, output_names, inputs, checks, backend, 
             classes.add(l["config"]["layer"].get("class_name"))
         ps = ["v%d" % graph.index[p] for p in producers(l)]
         arg = ps[0] if len(ps) == 1 else "[%s]" % ", ".join(ps)
-        config = clean(l["config"])
+        config = clean(cls, l["config"])
         if cls.startswith("SpatialDropout"):  # Keras 3 takes neither (both inert at inference)
             config.pop("noise_shape", None), config.pop("trainable", None)
         lines.append("%s = layer(%r, %r)(%s)" % (v, cls, config, arg))

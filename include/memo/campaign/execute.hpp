@@ -83,7 +83,7 @@ struct stage_clock {
     double localise = 0;   // of judge: localising a verdict (the runs minimise makes are minimise's)
     double minimise = 0;   // shrinking a new bug's model
     double store = 0;      // the campaign store and the bug directories
-    double wait = 0;       // blocked on the workers (the queue full)
+    double wait = 0;       // blocked on the workers (the queue full, or the search paced)
     double resources = 0;  // the resource oracles' extra runs
     double settle = 0;     // after the budget: waiting for the reproducers still running
     double startup = 0;    // before the budget: the workers started, each running a seed once (warm_up)
@@ -203,7 +203,7 @@ public:
     /// that models are judged in the order they started.
     void wait(double t) override {
         if (o_.fill) {
-            {
+            if (idle() == nullptr) {  // an idle lane wants a model, not a wait
                 const stage_clock::timer waiting(clock_.wait);
                 await_any_lane(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
             }

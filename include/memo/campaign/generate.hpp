@@ -45,6 +45,12 @@ struct generation_options {
     /// mutant (basic_search::set_max_seed_size): small seeds run fast, larger ones reach further.
     std::size_t max_seed_nodes_grown = 160;
     std::size_t stall_steps = 5000;
+    /// Once no mutant raised coverage for this many seconds, the search steps in slices of
+    /// pace_slice_ms, each followed by a wait on the stage (until a lane finishes, 50 ms at most):
+    /// a search that finds nothing new would otherwise take a core from the libraries' workers.
+    /// 0: never paced.
+    double pace_after_seconds = 10;
+    double pace_slice_ms = 10;
     bool quiet = false;         // no progress line
     std::int64_t max_cost = 0;  // mutants costlier to run (layers/cost.hpp) are rejected; 0: no limit
     /// Mutants this rejects are invalid (search::set_filter): say, a library's own supports(), so
@@ -331,6 +337,13 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         record_coverage(st, s.coverage(), recorded, n.generated);
         return x.stop;
     };
+    // When the search last raised coverage, and when its current slice of steps began (paced; a
+    // slice is one step at least).
+    auto last_gain = start, slice_start = start;
+    std::uint64_t slice_steps = 0;
+    const auto pace_after = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.pace_after_seconds));
+    const auto slice = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double, std::milli>(o.pace_slice_ms));
+    auto paced = [&] { return exec && o.pace_after_seconds > 0 && slice_steps && now - last_gain >= pace_after && now - slice_start >= slice; };
     auto wait = [&] {
         if (now >= next_row) {
             row(t);
@@ -345,6 +358,11 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
             exec->wait(t);  // enough models wait for the backends: let them catch up
             return true;
         }
+        if (paced()) {
+            exec->wait(t);
+            slice_start = clock::now(), slice_steps = 0;
+            return true;
+        }
         if (exec && exec->breeding_learnt() != declines_seen) {
             declines_seen = exec->breeding_learnt();
             reseed_declined();
@@ -352,11 +370,13 @@ generation_summary run(Search& s, const std::vector<model>& seeds, const generat
         return false;
     };
     auto stepped = [&](const auto& r) {
+        ++slice_steps;
         if (!r.valid) return;
         const std::uint64_t key = model_key(*r.mutant);
         st.add_generated(n.generated, key, slot_keys[r.slot], names[r.op], r.gain);
         std::string json;  // a model that raised coverage, printed once for the store and queue/
         if (r.gain) {
+            last_gain = now;
             json = io::model_to_json(*r.mutant).dump();
             st.add_model_json(key, json);
             record_coverage(st, s.coverage(), recorded, n.generated);

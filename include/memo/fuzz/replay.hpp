@@ -309,9 +309,10 @@ inline std::vector<cli::command> execution_commands() {
          "model's inputs and weights in an .npz beside it. The script prints the culprit's values against the\n"
          "expected ones (memo's float64 reference; for a compiled backend, the same program run eagerly) within\n"
          "memo's rounding bound, or the call that fails, and exits 1 while the fault shows, 0 once it does not.\n"
-         "The worker runs it once, and its result is printed. PyTorch's workers (torch, torch-compile) write\n"
-         "reproducers; other backends say they write none. Exit status 0 when every reproducer written shows\n"
-         "the fault, 2 when one does not or none was written, 1 on an error.\n\n"
+         "The worker runs it once, and its result is printed. Every library's worker writes one (PyTorch eager\n"
+         "and compiled, Keras on its backends, TensorFlow.js, ONNX Runtime, OpenVINO, TVM); the reference and\n"
+         "the CUDA backend say they write none. Exit status 0 when every reproducer written shows the fault, 2\n"
+         "when one does not or none was written, 1 on an error.\n\n"
          "  --original           reproduce model.json (the model as found) instead of minimal.json\n"
          "  --backends LIST      other backends than the stored ones\n" +
              execution_help,

@@ -110,6 +110,42 @@ TEST(Generation, SameSeedSameQueue) {
     EXPECT_NE(a, c);
 }
 
+// A stage that takes nothing and never asks the loop to wait (as the execution stage once the
+// search stops finding diverse mutants, the queue never full): it counts the waits the loop makes.
+class counting_stage final : public memo::campaign::stage {
+public:
+    std::size_t waits = 0;
+    bool wants_any() const override { return false; }
+    void offer(const memo::model&, std::uint64_t, bool, std::uint64_t, double) override {}
+    bool poll(double) override { return false; }
+    void wait(double) override { ++waits; }
+    void drain(double) override {}
+    std::string progress(double) const override { return {}; }
+    void write_stats(memo::io::json&) const override {}
+};
+
+// A search that raised nothing for pace_after_seconds steps in slices, waiting on the stage between
+// them: it keeps a core from the libraries' workers no longer. Unpaced, the loop never waits.
+TEST(Generation, ASearchThatFindsNothingWaitsOnTheStageBetweenSlices) {
+    auto waits = [](const std::string& name, double pace_after) {
+        memo::campaign::generation_options o;
+        o.out = fresh_dir(name).string();
+        o.iterations = 400;
+        o.seconds = 60;
+        o.seed = 3;
+        o.quiet = true;
+        o.pace_after_seconds = pace_after;  // "nothing new for a microsecond": always, here
+        o.pace_slice_ms = 0;                // a wait after every step
+        counting_stage stage;
+        const auto sum = memo::campaign::generate(seeds(), test::reg(), o, &stage);
+        fs::remove_all(o.out);
+        EXPECT_EQ(sum.generated, 400u);
+        return stage.waits;
+    };
+    EXPECT_EQ(waits("gen-unpaced", 0), 0u);
+    EXPECT_GT(waits("gen-paced", 1e-6), 100u);
+}
+
 // --coverage memo,rnn-state: the RNN-state criteria in stats.json, coverage.csv and report.html,
 // and a resumed campaign that equals one run in one go (the states seen are in the checkpoint).
 TEST(Generation, RnnStateCoverageIsReportedAndResumesExactly) {
