@@ -44,12 +44,6 @@ std::vector<std::filesystem::path> seed_files() {
 
 }  // namespace
 
-TEST(OnnxExport, LacksNoLayerClass) {
-    const auto lacking = memo::onnx::lacks(test::reg());
-    std::printf("onnx lacks: %s\n", test::listed(lacking).c_str());
-    EXPECT_TRUE(lacking.empty()) << test::listed(lacking);
-}
-
 TEST(OnnxExport, GraphIsNamedAndTyped) {
     const auto m = memo::io::load_keras(seed_files().front().string(), test::reg());
     memo::onnx::exporter ex;

@@ -55,12 +55,6 @@ TEST(TorchBackend, NamesItselfAndSupportsEveryRegisteredClass) {
     }
 }
 
-TEST(TorchBackend, LacksNoLayerClass) {
-    const auto lacking = torch_backend().lacks(test::reg());
-    std::printf("torch lacks: %s\n", test::listed(lacking).c_str());
-    EXPECT_TRUE(lacking.empty()) << test::listed(lacking);
-}
-
 TEST(TorchBackend, SupportsNamesTheFirstClassWithoutAnOp) {
     memo::layer_def mine = test::reg().at("ReLU");
     mine.name = "MyActivation";

@@ -20,8 +20,9 @@
 #include <string_view>
 #include <vector>
 
+#include "../core/kernels.hpp"
 #include "../core/model.hpp"
-#include "../layers/common.hpp"
+#include "../layers/all.hpp"
 #include "../layers/layouts.hpp"
 #include "../tensors/weights.hpp"
 #include "graph.hpp"
@@ -712,124 +713,131 @@ inline std::string inject(call& c) {
 
 }  // namespace lower
 
-/// The lowerings of the default registry, by layer class name.
-inline std::map<std::string, lowering, std::less<>> builtin_lowerings() {
-    using namespace lower;
-    std::map<std::string, lowering, std::less<>> t;
-    auto unary = [](std::string op) { return [op](call& c) { return c.g.op(op, {c.in[0]}); }; };
+/// The ONNX lowering of each layer type of the default list (core/kernels.hpp finds them by type).
+struct kernels {
     // Core and adapters.
-    t["Dense"] = [](call& c) {
+    static std::string run(layers::dense, call& c) {
         std::string y = c.g.op("MatMul", {c.in[0], c.init(*c.weight("kernel"), "kernel")});
         if (const tensor* b = c.weight("bias")) y = c.g.op("Add", {y, c.init(*b, "bias")});
-        return activate(c.g, y, c.str("activation"), c.type);
-    };
-    t["Activation"] = [](call& c) { return activate(c.g, c.in[0], c.str("activation"), c.type); };
-    t["CustomScaleLayer"] = [](call& c) { return c.g.op("Add", {c.in[0], c.g.op("Mul", {c.in[1], c.scalar(c.real("scale"))})}); };
-    t["Reshape"] = [](call& c) { return c.g.op("Reshape", {c.in[0], c.g.ints(c.out)}); };
-    t["CustomExpandLayer"] = [](call& c) { return c.g.op("Unsqueeze", {c.in[0], c.g.ints({c.integer("axis")})}); };
-    t["CustomDropDimLayer"] = [](call& c) { return c.g.op("Gather", {c.in[0], c.g.int_scalar(0)}, {{"axis", c.integer("axis")}}); };
-    t["CustomPadLayer"] = [](call& c) { return adapter_border(c, +1); };
-    t["CustomCropLayer"] = [](call& c) { return adapter_border(c, -1); };
-    t["CustomCastLayer"] = [](call& c) { return c.g.op("Identity", {c.in[0]}); };  // the exporter casts the input
-    t["CustomInjectLayer"] = inject;
+        return lower::activate(c.g, y, c.str("activation"), c.type);
+    }
+    static std::string run(layers::activation, call& c) { return lower::activate(c.g, c.in[0], c.str("activation"), c.type); }
+    static std::string run(layers::custom_scale, call& c) { return c.g.op("Add", {c.in[0], c.g.op("Mul", {c.in[1], c.scalar(c.real("scale"))})}); }
+    static std::string run(layers::reshape, call& c) { return c.g.op("Reshape", {c.in[0], c.g.ints(c.out)}); }
+    static std::string run(layers::expand_dims, call& c) { return c.g.op("Unsqueeze", {c.in[0], c.g.ints({c.integer("axis")})}); }
+    static std::string run(layers::drop_dim, call& c) { return c.g.op("Gather", {c.in[0], c.g.int_scalar(0)}, {{"axis", c.integer("axis")}}); }
+    static std::string run(layers::pad, call& c) { return lower::adapter_border(c, +1); }
+    static std::string run(layers::crop, call& c) { return lower::adapter_border(c, -1); }
+    static std::string run(layers::cast, call& c) { return c.g.op("Identity", {c.in[0]}); }  // the exporter casts the input
+    static std::string run(layers::inject, call& c) { return lower::inject(c); }
     // Element-wise: ScaleShift's product is rounded to the dtype before the shift is added.
-    t["Abs"] = unary("Abs");
-    t["Square"] = [](call& c) { return c.g.op("Mul", {c.in[0], c.in[0]}); };
-    t["StopGradient"] = unary("Identity");
-    t["ScaleShift"] = [](call& c) {
+    static std::string run(layers::absolute, call& c) { return c.g.op("Abs", {c.in[0]}); }
+    static std::string run(layers::square, call& c) { return c.g.op("Mul", {c.in[0], c.in[0]}); }
+    static std::string run(layers::stop_gradient, call& c) { return c.g.op("Identity", {c.in[0]}); }
+    static std::string run(layers::scale_shift, call& c) {
         std::string y = c.g.op("Mul", {c.in[0], c.scalar(c.real("scale"))});
         if (c.type != c.n.type)  // a bfloat16 node computes in float32: round its product as a bfloat16 Mul would
             y = c.g.op("Cast", {c.g.op("Cast", {y}, {{"to", elem_type(c.n.type)}})}, {{"to", elem_type(c.type)}});
         return c.g.op("Add", {y, c.scalar(c.real("shift"))});
-    };
+    }
     // Regularisation: the identity at inference.
-    for (auto name :
-         {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"})
-        t[name] = [](call& c) { return c.g.op("Identity", {c.in[0]}); };
-    // Convolutions.
-    t["Conv1D"] = conv<1>;
-    t["Conv2D"] = conv<2>;
-    t["Conv3D"] = conv<3>;
-    t["SeparableConv1D"] = separable_conv<1>;
-    t["SeparableConv2D"] = separable_conv<2>;
-    t["DepthwiseConv1D"] = depthwise_conv<1>;
-    t["DepthwiseConv2D"] = depthwise_conv<2>;
-    t["Conv2DTranspose"] = conv_transpose<2>;
-    t["Conv3DTranspose"] = conv_transpose<3>;
-    // Pools.
-    t["MaxPooling1D"] = pool<1, true>;
-    t["MaxPooling2D"] = pool<2, true>;
-    t["MaxPooling3D"] = pool<3, true>;
-    t["AveragePooling1D"] = pool<1, false>;
-    t["AveragePooling2D"] = pool<2, false>;
-    t["AveragePooling3D"] = pool<3, false>;
-    t["GlobalMaxPooling1D"] = global_pool<1, true>;
-    t["GlobalMaxPooling2D"] = global_pool<2, true>;
-    t["GlobalMaxPooling3D"] = global_pool<3, true>;
-    t["GlobalAveragePooling1D"] = global_pool<1, false>;
-    t["GlobalAveragePooling2D"] = global_pool<2, false>;
-    t["GlobalAveragePooling3D"] = global_pool<3, false>;
+    template <class Tag>
+    static std::string run(layers::regularization<Tag>, call& c) {
+        return c.g.op("Identity", {c.in[0]});
+    }
+    // Convolutions and pools.
+    template <int N>
+    static std::string run(layers::conv<N>, call& c) {
+        return lower::conv<N>(c);
+    }
+    template <int N>
+    static std::string run(layers::separable_conv<N>, call& c) {
+        return lower::separable_conv<N>(c);
+    }
+    template <int N>
+    static std::string run(layers::depthwise_conv<N>, call& c) {
+        return lower::depthwise_conv<N>(c);
+    }
+    template <int N>
+    static std::string run(layers::conv_transpose<N>, call& c) {
+        return lower::conv_transpose<N>(c);
+    }
+    template <int N, layers::pool_kind K>
+    static std::string run(layers::pooling<N, K>, call& c) {
+        return lower::pool<N, K == layers::pool_kind::max>(c);
+    }
+    template <int N, layers::pool_kind K>
+    static std::string run(layers::global_pooling<N, K>, call& c) {
+        return lower::global_pool<N, K == layers::pool_kind::max>(c);
+    }
     // Recurrent.
-    t["LSTM"] = [](call& c) { return recurrent(c, 4); };
-    t["GRU"] = [](call& c) { return recurrent(c, 3); };
-    t["SimpleRNN"] = [](call& c) { return recurrent(c, 1); };
-    t["Bidirectional"] = bidirectional;
-    t["TimeDistributed"] = unary("Relu");
-    t["ConvLSTM1D"] = conv_lstm<1>;
-    t["ConvLSTM2D"] = conv_lstm<2>;
-    t["ConvLSTM3D"] = conv_lstm<3>;
+    template <layers::cell C>
+    static std::string run(layers::recurrent<C>, call& c) {
+        return lower::recurrent(c, layers::recurrent<C>::gates);
+    }
+    static std::string run(layers::bidirectional, call& c) { return lower::bidirectional(c); }
+    static std::string run(layers::time_distributed, call& c) { return c.g.op("Relu", {c.in[0]}); }
+    template <int N>
+    static std::string run(layers::conv_lstm<N>, call& c) {
+        return lower::conv_lstm<N>(c);
+    }
     // Normalisation.
-    t["BatchNormalization"] = batch_norm;
-    t["LayerNormalization"] = layer_norm;
+    static std::string run(layers::batch_normalization, call& c) { return lower::batch_norm(c); }
+    static std::string run(layers::layer_normalization, call& c) { return lower::layer_norm(c); }
     // Activations.
-    t["ReLU"] = relu;
-    t["Softmax"] = [](call& c) { return c.g.op("Softmax", {c.in[0]}, {{"axis", layers::normal_axis(c.integer("axis"), c.rank())}}); };
-    t["LeakyReLU"] = [](call& c) {
+    static std::string run(layers::relu, call& c) { return lower::relu(c); }
+    static std::string run(layers::softmax, call& c) { return c.g.op("Softmax", {c.in[0]}, {{"axis", layers::normal_axis(c.integer("axis"), c.rank())}}); }
+    static std::string run(layers::leaky_relu, call& c) {
         if (c.type == dtype::float64) return c.g.op("PRelu", {c.in[0], c.scalar(c.real("alpha"))});
         return c.g.op("LeakyRelu", {c.in[0]}, {{"alpha", c.real("alpha")}});
-    };
-    t["PReLU"] = [](call& c) { return c.g.op("PRelu", {c.in[0], c.init(*c.weight("alpha"), "alpha")}); };
-    t["ELU"] = [](call& c) {
+    }
+    static std::string run(layers::prelu, call& c) { return c.g.op("PRelu", {c.in[0], c.init(*c.weight("alpha"), "alpha")}); }
+    static std::string run(layers::elu, call& c) {
         const double alpha = c.real("alpha");
         if (c.type != dtype::float64 || alpha == 1.0) return c.g.op("Elu", {c.in[0]}, {{"alpha", alpha}});
         const auto neg = c.g.op("Elu", {c.g.op("Min", {c.in[0], c.scalar(0.0)})}, {{"alpha", 1.0}});
         return c.g.op("Add", {c.g.op("Relu", {c.in[0]}), c.g.op("Mul", {c.scalar(alpha), neg})});
-    };
+    }
     // Keras: x * cast(x > theta), so a NaN stays NaN. ONNX's ThresholdedRelu (x or 0) makes it 0.
-    t["ThresholdedReLU"] = [](call& c) {
+    static std::string run(layers::thresholded_relu, call& c) {
         const auto above = c.g.op("Greater", {c.in[0], c.scalar(c.real("theta"))});
         return c.g.op("Mul", {c.in[0], c.g.op("Cast", {above}, {{"to", elem_type(c.type)}})});
-    };
+    }
     // Reshaping.
-    t["Flatten"] = flatten;
-    t["RepeatVector"] = [](call& c) { return c.g.op("Tile", {c.g.op("Unsqueeze", {c.in[0], c.g.ints({1})}), c.g.ints({1, c.integer("n"), 1})}); };
-    t["Permute"] = [](call& c) {
+    static std::string run(layers::flatten, call& c) { return lower::flatten(c); }
+    static std::string run(layers::repeat_vector, call& c) {
+        return c.g.op("Tile", {c.g.op("Unsqueeze", {c.in[0], c.g.ints({1})}), c.g.ints({1, c.integer("n"), 1})});
+    }
+    static std::string run(layers::permute, call& c) {
         const auto& d = std::get<ints>(c.param("dims"));
         return c.g.op("Transpose", {c.in[0]}, {{"perm", dims_t{0, d[0], d[1]}}});
-    };
-    t["Cropping1D"] = [](call& c) { return keras_border<1>(c, -1); };
-    t["Cropping2D"] = [](call& c) { return keras_border<2>(c, -1); };
-    t["Cropping3D"] = [](call& c) { return keras_border<3>(c, -1); };
-    t["ZeroPadding1D"] = [](call& c) { return keras_border<1>(c, +1); };
-    t["ZeroPadding2D"] = [](call& c) { return keras_border<2>(c, +1); };
-    t["ZeroPadding3D"] = [](call& c) { return keras_border<3>(c, +1); };
-    t["UpSampling1D"] = upsampling<1>;
-    t["UpSampling2D"] = upsampling<2>;
-    t["UpSampling3D"] = upsampling<3>;
+    }
+    template <int N, int Sign, const std::string_view* Names, const char* Param>
+    static std::string run(layers::border<N, Sign, Names, Param>, call& c) {
+        return lower::keras_border<N>(c, Sign);
+    }
+    template <int N>
+    static std::string run(layers::upsampling<N>, call& c) {
+        return lower::upsampling<N>(c);
+    }
     // Merges.
-    t["Concatenate"] = [](call& c) { return c.g.op("Concat", c.in, {{"axis", layers::normal_axis(c.integer("axis"), c.rank())}}); };
-    t["Add"] = [](call& c) { return fold(c, "Add"); };
-    t["Subtract"] = [](call& c) { return c.g.op("Sub", {c.in[0], c.in[1]}); };
-    t["Multiply"] = [](call& c) { return fold(c, "Mul"); };
-    t["Average"] = [](call& c) { return c.g.op("Div", {fold(c, "Add"), c.scalar(static_cast<double>(c.in.size()))}); };
-    t["Maximum"] = [](call& c) { return fold(c, "Max"); };
-    t["Minimum"] = [](call& c) { return fold(c, "Min"); };
-    t["Dot"] = dot;
+    static std::string run(layers::concatenate, call& c) { return c.g.op("Concat", c.in, {{"axis", layers::normal_axis(c.integer("axis"), c.rank())}}); }
+    static std::string run(layers::add, call& c) { return lower::fold(c, "Add"); }
+    static std::string run(layers::subtract, call& c) { return c.g.op("Sub", {c.in[0], c.in[1]}); }
+    static std::string run(layers::multiply, call& c) { return lower::fold(c, "Mul"); }
+    static std::string run(layers::average, call& c) { return c.g.op("Div", {lower::fold(c, "Add"), c.scalar(static_cast<double>(c.in.size()))}); }
+    static std::string run(layers::maximum, call& c) { return lower::fold(c, "Max"); }
+    static std::string run(layers::minimum, call& c) { return lower::fold(c, "Min"); }
+    static std::string run(layers::dot, call& c) { return lower::dot(c); }
     // Locally connected.
-    t["LocallyConnected1D"] = local<1>;
-    t["LocallyConnected2D"] = local<2>;
-    return t;
-}
+    template <int N>
+    static std::string run(layers::locally_connected<N>, call& c) {
+        return lower::local<N>(c);
+    }
+};
+
+/// The lowerings of the default registry, by layer class name.
+inline std::map<std::string, lowering, std::less<>> builtin_lowerings() { return kernel_table<kernels, call&, lowering>(default_layers{}); }
 
 /// The classes of `reg` (those with inputs) that have no lowering to ONNX, in the registry's order.
 inline std::vector<std::string_view> lacks(const registry& reg) {

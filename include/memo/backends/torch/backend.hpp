@@ -28,7 +28,8 @@
 #include <utility>
 #include <vector>
 
-#include "../../layers/common.hpp"
+#include "../../core/kernels.hpp"
+#include "../../layers/all.hpp"
 #include "../../layers/layouts.hpp"
 #include "../../tensors/weights.hpp"
 #include "../backend.hpp"
@@ -562,112 +563,132 @@ Tensor fold(const call& c, F f) {
     return y;
 }
 
-/// The ops of the default registry, by layer class name.
-inline std::map<std::string, op, std::less<>> builtin_ops() {
-    std::map<std::string, op, std::less<>> t;
-    auto identity = [](const call& c) { return c.in[0]; };
+/// libtorch's kernel for each layer type of the default list (core/kernels.hpp finds them by type).
+struct kernels {
     // Core and adapters.
-    t["Dense"] = [](const call& c) { return activate(::at::linear(c.in[0], c.weight("kernel").t(), maybe(c.weight("bias"))), c.str("activation")); };
-    t["Activation"] = [](const call& c) { return activate(c.in[0], c.str("activation")); };
-    t["CustomScaleLayer"] = [](const call& c) { return ::at::add(c.in[0], c.in[1], c.real("scale")); };
-    t["Reshape"] = [](const call& c) { return c.in[0].reshape(c.out); };
-    t["CustomExpandLayer"] = [](const call& c) { return c.in[0].unsqueeze(c.integer("axis")); };
-    t["CustomDropDimLayer"] = [](const call& c) { return c.in[0].select(c.integer("axis"), 0); };
-    t["CustomPadLayer"] = [](const call& c) { return adapter_border(c, +1); };
-    t["CustomCropLayer"] = [](const call& c) { return adapter_border(c, -1); };
-    t["CustomCastLayer"] = identity;  // the input arrives in the target dtype
-    t["CustomInjectLayer"] = [](const call& c) {
+    static Tensor run(layers::dense, const call& c) {
+        return activate(::at::linear(c.in[0], c.weight("kernel").t(), maybe(c.weight("bias"))), c.str("activation"));
+    }
+    static Tensor run(layers::activation, const call& c) { return activate(c.in[0], c.str("activation")); }
+    static Tensor run(layers::custom_scale, const call& c) { return ::at::add(c.in[0], c.in[1], c.real("scale")); }
+    static Tensor run(layers::reshape, const call& c) { return c.in[0].reshape(c.out); }
+    static Tensor run(layers::expand_dims, const call& c) { return c.in[0].unsqueeze(c.integer("axis")); }
+    static Tensor run(layers::drop_dim, const call& c) { return c.in[0].select(c.integer("axis"), 0); }
+    static Tensor run(layers::pad, const call& c) { return adapter_border(c, +1); }
+    static Tensor run(layers::crop, const call& c) { return adapter_border(c, -1); }
+    static Tensor run(layers::cast, const call& c) { return c.in[0]; }  // the input arrives in the target dtype
+    static Tensor run(layers::inject, const call& c) {
         const auto v = c.str("value");
         const double fill = v == "nan" ? std::numeric_limits<double>::quiet_NaN() : (v == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
         Tensor y = c.in[0].clone(::at::MemoryFormat::Contiguous);
         Tensor flat = y.view({-1});
         flat.slice(0, 0, flat.numel(), std::max<int64_t>(1, c.integer("stride"))).fill_(fill);
         return y;
-    };
+    }
     // Element-wise: ScaleShift's product is rounded to the dtype before the shift is added.
-    t["Abs"] = [](const call& c) { return ::at::abs(c.in[0]); };
-    t["Square"] = [](const call& c) { return ::at::mul(c.in[0], c.in[0]); };
-    t["StopGradient"] = [](const call& c) { return c.in[0].detach().clone(); };
-    t["ScaleShift"] = [](const call& c) { return ::at::add(::at::mul(c.in[0], c.real("scale")), c.real("shift")); };
+    static Tensor run(layers::absolute, const call& c) { return ::at::abs(c.in[0]); }
+    static Tensor run(layers::square, const call& c) { return ::at::mul(c.in[0], c.in[0]); }
+    static Tensor run(layers::stop_gradient, const call& c) { return c.in[0].detach().clone(); }
+    static Tensor run(layers::scale_shift, const call& c) { return ::at::add(::at::mul(c.in[0], c.real("scale")), c.real("shift")); }
     // Regularisation: the identity at inference.
-    for (auto name :
-         {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"})
-        t[name] = identity;
-    // Convolutions.
-    t["Conv1D"] = conv<1>;
-    t["Conv2D"] = conv<2>;
-    t["Conv3D"] = conv<3>;
-    t["SeparableConv1D"] = separable_conv<1>;
-    t["SeparableConv2D"] = separable_conv<2>;
-    t["DepthwiseConv1D"] = depthwise_conv<1>;
-    t["DepthwiseConv2D"] = depthwise_conv<2>;
-    t["Conv2DTranspose"] = conv_transpose<2>;
-    t["Conv3DTranspose"] = conv_transpose<3>;
-    // Pools.
-    t["MaxPooling1D"] = pool<1, true>;
-    t["MaxPooling2D"] = pool<2, true>;
-    t["MaxPooling3D"] = pool<3, true>;
-    t["AveragePooling1D"] = pool<1, false>;
-    t["AveragePooling2D"] = pool<2, false>;
-    t["AveragePooling3D"] = pool<3, false>;
-    t["GlobalMaxPooling1D"] = global_pool<1, true>;
-    t["GlobalMaxPooling2D"] = global_pool<2, true>;
-    t["GlobalMaxPooling3D"] = global_pool<3, true>;
-    t["GlobalAveragePooling1D"] = global_pool<1, false>;
-    t["GlobalAveragePooling2D"] = global_pool<2, false>;
-    t["GlobalAveragePooling3D"] = global_pool<3, false>;
+    template <class Tag>
+    static Tensor run(layers::regularization<Tag>, const call& c) {
+        return c.in[0];
+    }
+    // Convolutions and pools.
+    template <int N>
+    static Tensor run(layers::conv<N>, const call& c) {
+        return conv<N>(c);
+    }
+    template <int N>
+    static Tensor run(layers::separable_conv<N>, const call& c) {
+        return separable_conv<N>(c);
+    }
+    template <int N>
+    static Tensor run(layers::depthwise_conv<N>, const call& c) {
+        return depthwise_conv<N>(c);
+    }
+    template <int N>
+    static Tensor run(layers::conv_transpose<N>, const call& c) {
+        return conv_transpose<N>(c);
+    }
+    template <int N, layers::pool_kind K>
+    static Tensor run(layers::pooling<N, K>, const call& c) {
+        return pool<N, K == layers::pool_kind::max>(c);
+    }
+    template <int N, layers::pool_kind K>
+    static Tensor run(layers::global_pooling<N, K>, const call& c) {
+        return global_pool<N, K == layers::pool_kind::max>(c);
+    }
     // Recurrent.
-    t["LSTM"] = [](const call& c) { return recurrent(c, 4); };
-    t["GRU"] = [](const call& c) { return recurrent(c, 3); };
-    t["SimpleRNN"] = [](const call& c) { return recurrent(c, 1); };
-    t["Bidirectional"] = bidirectional;
-    t["TimeDistributed"] = [](const call& c) { return ::at::relu(c.in[0]); };
-    t["ConvLSTM1D"] = conv_lstm<1>;
-    t["ConvLSTM2D"] = conv_lstm<2>;
-    t["ConvLSTM3D"] = conv_lstm<3>;
+    template <layers::cell C>
+    static Tensor run(layers::recurrent<C>, const call& c) {
+        return recurrent(c, layers::recurrent<C>::gates);
+    }
+    static Tensor run(layers::bidirectional, const call& c) { return bidirectional(c); }
+    static Tensor run(layers::time_distributed, const call& c) { return ::at::relu(c.in[0]); }
+    template <int N>
+    static Tensor run(layers::conv_lstm<N>, const call& c) {
+        return conv_lstm<N>(c);
+    }
     // Normalisation.
-    t["BatchNormalization"] = batch_norm;
-    t["LayerNormalization"] = layer_norm;
+    static Tensor run(layers::batch_normalization, const call& c) { return batch_norm(c); }
+    static Tensor run(layers::layer_normalization, const call& c) { return layer_norm(c); }
     // Activations.
-    t["ReLU"] = relu;
-    t["Softmax"] = [](const call& c) { return ::at::softmax(c.in[0], layers::normal_axis(c.integer("axis"), static_cast<int>(c.in[0].dim()))); };
-    t["LeakyReLU"] = [](const call& c) { return ::at::leaky_relu(c.in[0], c.real("alpha")); };
-    t["PReLU"] = prelu;
-    t["ELU"] = [](const call& c) { return ::at::elu(c.in[0], c.real("alpha")); };
+    static Tensor run(layers::relu, const call& c) { return relu(c); }
+    static Tensor run(layers::softmax, const call& c) {
+        return ::at::softmax(c.in[0], layers::normal_axis(c.integer("axis"), static_cast<int>(c.in[0].dim())));
+    }
+    static Tensor run(layers::leaky_relu, const call& c) { return ::at::leaky_relu(c.in[0], c.real("alpha")); }
+    static Tensor run(layers::prelu, const call& c) { return prelu(c); }
+    static Tensor run(layers::elu, const call& c) { return ::at::elu(c.in[0], c.real("alpha")); }
     // Keras: x * cast(x > theta), so -inf gives NaN (-inf * 0), where at::threshold gives 0.
-    t["ThresholdedReLU"] = [](const call& c) { return c.in[0] * ::at::gt(c.in[0], c.real("theta")).to(c.in[0].scalar_type()); };
+    static Tensor run(layers::thresholded_relu, const call& c) { return c.in[0] * ::at::gt(c.in[0], c.real("theta")).to(c.in[0].scalar_type()); }
     // Reshaping.
-    t["Flatten"] = flatten;
-    t["RepeatVector"] = [](const call& c) { return c.in[0].unsqueeze(1).repeat({1, c.integer("n"), 1}); };
-    t["Permute"] = [](const call& c) {
+    static Tensor run(layers::flatten, const call& c) { return flatten(c); }
+    static Tensor run(layers::repeat_vector, const call& c) { return c.in[0].unsqueeze(1).repeat({1, c.integer("n"), 1}); }
+    static Tensor run(layers::permute, const call& c) {
         const auto& d = std::get<ints>(c.param("dims"));
         return c.in[0].permute({0, d[0], d[1]});
-    };
-    t["Cropping1D"] = [](const call& c) { return border<1>(c, -1); };
-    t["Cropping2D"] = [](const call& c) { return border<2>(c, -1); };
-    t["Cropping3D"] = [](const call& c) { return border<3>(c, -1); };
-    t["ZeroPadding1D"] = [](const call& c) { return border<1>(c, +1); };
-    t["ZeroPadding2D"] = [](const call& c) { return border<2>(c, +1); };
-    t["ZeroPadding3D"] = [](const call& c) { return border<3>(c, +1); };
-    t["UpSampling1D"] = upsampling<1>;
-    t["UpSampling2D"] = upsampling<2>;
-    t["UpSampling3D"] = upsampling<3>;
+    }
+    template <int N, int Sign, const std::string_view* Names, const char* Param>
+    static Tensor run(layers::border<N, Sign, Names, Param>, const call& c) {
+        return border<N>(c, Sign);
+    }
+    template <int N>
+    static Tensor run(layers::upsampling<N>, const call& c) {
+        return upsampling<N>(c);
+    }
     // Merges (Keras folds left to right).
-    t["Concatenate"] = [](const call& c) {
+    static Tensor run(layers::concatenate, const call& c) {
         return ::at::cat(std::vector<Tensor>(c.in.begin(), c.in.end()), layers::normal_axis(c.integer("axis"), static_cast<int>(c.in[0].dim())));
-    };
-    t["Add"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return a + b; }); };
-    t["Subtract"] = [](const call& c) { return c.in[0] - c.in[1]; };
-    t["Multiply"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return a * b; }); };
-    t["Average"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return a + b; }) / static_cast<double>(c.in.size()); };
-    t["Maximum"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return ::at::maximum(a, b); }); };
-    t["Minimum"] = [](const call& c) { return fold(c, [](const Tensor& a, const Tensor& b) { return ::at::minimum(a, b); }); };
-    t["Dot"] = dot;
+    }
+    static Tensor run(layers::add, const call& c) {
+        return fold(c, [](const Tensor& a, const Tensor& b) { return a + b; });
+    }
+    static Tensor run(layers::subtract, const call& c) { return c.in[0] - c.in[1]; }
+    static Tensor run(layers::multiply, const call& c) {
+        return fold(c, [](const Tensor& a, const Tensor& b) { return a * b; });
+    }
+    static Tensor run(layers::average, const call& c) {
+        return fold(c, [](const Tensor& a, const Tensor& b) { return a + b; }) / static_cast<double>(c.in.size());
+    }
+    static Tensor run(layers::maximum, const call& c) {
+        return fold(c, [](const Tensor& a, const Tensor& b) { return ::at::maximum(a, b); });
+    }
+    static Tensor run(layers::minimum, const call& c) {
+        return fold(c, [](const Tensor& a, const Tensor& b) { return ::at::minimum(a, b); });
+    }
+    static Tensor run(layers::dot, const call& c) { return dot(c); }
     // Locally connected.
-    t["LocallyConnected1D"] = local<1>;
-    t["LocallyConnected2D"] = local<2>;
-    return t;
-}
+    template <int N>
+    static Tensor run(layers::locally_connected<N>, const call& c) {
+        return local<N>(c);
+    }
+};
+
+/// The ops of the default registry, by layer class name.
+inline std::map<std::string, op, std::less<>> builtin_ops() { return kernel_table<kernels, const call&, op>(default_layers{}); }
 
 /// A run failure from an exception's text: ATen's "not implemented for 'Half'" (or BFloat16)
 /// means the CPU kernel is missing for that dtype, which is unsupported, not an error.
