@@ -837,7 +837,7 @@ struct kernels {
 };
 
 /// The lowerings of the default registry, by layer class name.
-inline std::map<std::string, lowering, std::less<>> builtin_lowerings() { return kernel_table<kernels, call&, lowering>(default_layers{}); }
+inline std::map<std::string, lowering, std::less<>> builtin_lowerings() { return kernel_table<kernels, lowering>(default_layers{}); }
 
 /// The classes of `reg` (those with inputs) that have no lowering to ONNX, in the registry's order.
 inline std::vector<std::string_view> lacks(const registry& reg) {

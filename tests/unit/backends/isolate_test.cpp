@@ -702,12 +702,4 @@ TEST(Oracle, WholeGraphHangIsLocalisedByPrefixes) {
     EXPECT_EQ(memo::oracle::signature(again, small_model(2)), memo::oracle::signature(first, small_model()));
 }
 
-// Every backend keeps one kernel (op, lowering) per layer class; each says which it lacks.
-TEST(Backends, ReferenceLacksNoLayerClass) {
-    memo::reference::interpreter interp;
-    const auto lacking = interp.lacks(test::reg());
-    std::printf("reference lacks: %s\n", test::listed(lacking).c_str());
-    EXPECT_TRUE(lacking.empty()) << test::listed(lacking);
-}
-
 }  // namespace test_backends_isolate_test

@@ -20,9 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "../../core/kernels.hpp"
 #include "../../core/model.hpp"
 #include "../../engine/error.hpp"
-#include "../../layers/common.hpp"
+#include "../../layers/all.hpp"
 #include "../../layers/layouts.hpp"
 #include "../../tensors/tensor.hpp"
 #include "../../tensors/weights.hpp"
@@ -692,153 +693,190 @@ inline expected<tval> norm(lowering_context& c, bool batch) {
     return y;
 }
 
+/// The lowering of each layer type of the default list (core/kernels.hpp finds them by type).
+struct lowering_kernels {
+    using binary_fn = kernels::binary_fn;
+    using unary_fn = kernels::unary_fn;
+    static expected<tval> alias(lowering_context& c) { return as_out(c.in(0), c); }
+
+    // Adapters and layers that keep their input as it is: a new name for the same slot.
+    static expected<tval> run(layers::reshape, lowering_context& c) { return alias(c); }
+    static expected<tval> run(layers::expand_dims, lowering_context& c) { return alias(c); }
+    static expected<tval> run(layers::stop_gradient, lowering_context& c) { return alias(c); }
+    template <class Tag>
+    static expected<tval> run(layers::regularization<Tag>, lowering_context& c) {
+        return alias(c);
+    }
+    static constexpr std::string_view unsupported(layers::cast) { return "it runs a model in one dtype"; }
+    static expected<tval> run(layers::flatten, lowering_context& c) {
+        const bool first = c.channels_first() && c.in(0).dims.size() > 2;
+        return as_out(c.from_cf(c.in(0), !first), c);
+    }
+    static expected<tval> run(layers::drop_dim, lowering_context& c) {
+        const auto axis = static_cast<int>(c.integer("axis"));
+        auto g = identity_map(c.in(0).dims, c.out());
+        for (int j = 0; j < g.out.rank; ++j) g.from[j] = j < axis ? j : j + 1;
+        const tval y = c.add(c.out());
+        c.push(gather_step{c.in(0).slot, y.slot, g, 0.0});
+        return y;
+    }
+    static expected<tval> run(layers::inject, lowering_context& c) {
+        const auto v = c.str("value");
+        const double x = v == "nan" ? std::numeric_limits<double>::quiet_NaN() : (v == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
+        const tval y = c.add(c.out());
+        c.push(copy_step{c.in(0).slot, y.slot});
+        c.push(inject_step{y.slot, std::max<index_t>(1, c.integer("stride")), x});
+        return y;
+    }
+    static expected<tval> run(layers::pad, lowering_context& c) { return border(c, 0, +1); }
+    static expected<tval> run(layers::crop, lowering_context& c) { return border(c, 0, -1); }
+    static expected<tval> run(layers::dense, lowering_context& c) {
+        const tval& x = c.in(0);
+        const tensor* k = c.weight("kernel");
+        if (!k) return fail("no kernel weight");
+        const index_t kk = x.dims.back(), n = k->dims[1], m = kk ? tensor::count(x.dims) / kk : 0;
+        const tval y = c.add(c.out());
+        c.push(matmul_step{x.slot, c.constant(k->dims, k->data).slot, y.slot, m, kk, n});
+        const auto act = c.str("activation");
+        auto a = c.activate(y, act, c.constant_weight("bias"), n, 1);
+        if (!a) return a;
+        return c.finish(*a, act);
+    }
+    static expected<tval> run(layers::activation, lowering_context& c) {
+        const auto act = c.str("activation");
+        auto a = c.activate(c.in(0), act);
+        if (!a) return a;
+        const tval y = c.finish(*a, act);
+        if (y.slot != c.in(0).slot) return y;
+        const tval z = c.add(c.out());  // linear: a copy, so that the node has a slot of its own
+        c.push(copy_step{y.slot, z.slot});
+        return z;
+    }
+    // Element-wise.
+    static expected<tval> run(layers::time_distributed, lowering_context& c) { return unary_of(c, unary_fn::relu); }
+    static expected<tval> run(layers::absolute, lowering_context& c) { return unary_of(c, unary_fn::abs); }
+    static expected<tval> run(layers::square, lowering_context& c) { return unary_of(c, unary_fn::square); }
+    static expected<tval> run(layers::scale_shift, lowering_context& c) { return unary_of(c, unary_fn::scale_shift, c.real("scale"), c.real("shift")); }
+    static expected<tval> run(layers::relu, lowering_context& c) {
+        return unary_of(c, unary_fn::keras_relu, c.real("negative_slope"), c.real("threshold"),
+                        c.none("max_value") ? std::numeric_limits<double>::quiet_NaN() : c.real("max_value"));
+    }
+    static expected<tval> run(layers::leaky_relu, lowering_context& c) { return unary_of(c, unary_fn::leaky_relu, c.real("alpha")); }
+    static expected<tval> run(layers::elu, lowering_context& c) { return unary_of(c, unary_fn::elu, c.real("alpha")); }
+    static expected<tval> run(layers::thresholded_relu, lowering_context& c) { return unary_of(c, unary_fn::thresholded_relu, c.real("theta")); }
+    static expected<tval> run(layers::softmax, lowering_context& c) {
+        return c.softmax(c.in(0), layers::normal_axis(c.integer("axis"), static_cast<int>(c.in(0).dims.size())));
+    }
+    static expected<tval> run(layers::prelu, lowering_context& c) {
+        const tensor* alpha = c.weight("alpha");
+        if (!alpha) return fail("no alpha weight");
+        auto g = identity_map(alpha->dims, c.out());
+        g.from[0] = -1;
+        for (int j = 1; j < g.out.rank; ++j) g.from[j] = alpha->dims[static_cast<std::size_t>(j - 1)] == 1 ? -1 : j - 1;
+        const tval y = c.add(c.out());
+        c.push(prelu_step{c.in(0).slot, c.constant(alpha->dims, alpha->data).slot, y.slot, g});
+        return y;
+    }
+    // Merges.
+    static expected<tval> run(layers::custom_scale, lowering_context& c) {
+        const tval y = c.add(c.out());
+        c.push(binary_step{c.in(0).slot, c.in(1).slot, y.slot, binary_fn::add_scaled, c.real("scale")});
+        return y;
+    }
+    static expected<tval> run(layers::add, lowering_context& c) { return fold(c, binary_fn::add); }
+    static expected<tval> run(layers::subtract, lowering_context& c) { return fold(c, binary_fn::subtract); }
+    static expected<tval> run(layers::multiply, lowering_context& c) { return fold(c, binary_fn::multiply); }
+    static expected<tval> run(layers::maximum, lowering_context& c) { return fold(c, binary_fn::maximum); }
+    static expected<tval> run(layers::minimum, lowering_context& c) { return fold(c, binary_fn::minimum); }
+    static expected<tval> run(layers::average, lowering_context& c) {
+        auto sum = fold(c, binary_fn::add);
+        if (!sum) return sum;
+        const tval y = c.add(c.out());
+        c.push(unary_step{sum->slot, y.slot, unary_fn::scale, 1.0 / static_cast<double>(c.inputs())});
+        return y;
+    }
+    static expected<tval> run(layers::concatenate, lowering_context& c) {
+        const int axis = layers::normal_axis(c.integer("axis"), static_cast<int>(c.out().size()));
+        const tval y = c.add(c.out());
+        index_t at = 0;
+        for (std::size_t k = 0; k < c.inputs(); ++k) {
+            const tval& x = c.in(k);
+            if (x.dims.size() != c.out().size()) return fail("Concatenate inputs differ in rank");
+            c.push(place_step{x.slot, y.slot, shape_of(x.dims), shape_of(c.out()), axis, at});
+            at += x.dims[static_cast<std::size_t>(axis)];
+        }
+        if (at != c.out()[static_cast<std::size_t>(axis)]) return fail("Concatenate inputs do not add up to the inferred shape");
+        return y;
+    }
+    static expected<tval> run(layers::dot, lowering_context& c) { return dot(c); }
+    // Reshaping.
+    static expected<tval> run(layers::repeat_vector, lowering_context& c) {
+        auto g = identity_map(c.in(0).dims, c.out());
+        g.from[1] = -1, g.from[2] = 1;
+        const tval y = c.add(c.out());
+        c.push(gather_step{c.in(0).slot, y.slot, g, 0.0});
+        return y;
+    }
+    static expected<tval> run(layers::permute, lowering_context& c) {
+        const auto& d = std::get<ints>(c.param("dims"));
+        return c.permute(c.in(0), {0, d[0], d[1]});
+    }
+    template <int N, int Sign, const std::string_view* Names, const char* Param>
+    static expected<tval> run(layers::border<N, Sign, Names, Param>, lowering_context& c) {
+        return border(c, N, Sign);
+    }
+    template <int N>
+    static expected<tval> run(layers::upsampling<N>, lowering_context& c) {
+        return upsampling(c, N);
+    }
+    // Recurrent and normalisation.
+    template <layers::cell C>
+    static expected<tval> run(layers::recurrent<C>, lowering_context& c) {
+        return recurrent(c);
+    }
+    static expected<tval> run(layers::bidirectional, lowering_context& c) { return bidirectional(c); }
+    template <int N>
+    static expected<tval> run(layers::conv_lstm<N>, lowering_context& c) {
+        return conv_lstm(c, N);
+    }
+    static expected<tval> run(layers::batch_normalization, lowering_context& c) { return norm(c, true); }
+    static expected<tval> run(layers::layer_normalization, lowering_context& c) { return norm(c, false); }
+    // Convolutions and pools.
+    template <int N>
+    static expected<tval> run(layers::conv<N>, lowering_context& c) {
+        return conv(c, N, "conv");
+    }
+    template <int N>
+    static expected<tval> run(layers::depthwise_conv<N>, lowering_context& c) {
+        return conv(c, N, "depthwise");
+    }
+    template <int N>
+    static expected<tval> run(layers::separable_conv<N>, lowering_context& c) {
+        return conv(c, N, "separable");
+    }
+    template <int N>
+    static expected<tval> run(layers::conv_transpose<N>, lowering_context& c) {
+        return conv_transpose(c, N);
+    }
+    template <int N>
+    static expected<tval> run(layers::locally_connected<N>, lowering_context& c) {
+        return locally_connected(c, N);
+    }
+    template <int N, layers::pool_kind K>
+    static expected<tval> run(layers::pooling<N, K>, lowering_context& c) {
+        return pool(c, N, K == layers::pool_kind::max);
+    }
+    template <int N, layers::pool_kind K>
+    static expected<tval> run(layers::global_pooling<N, K>, lowering_context& c) {
+        return global_pool(c, K == layers::pool_kind::max);
+    }
+};
+
 }  // namespace detail
 
 /// The lowerings of the default registry's layers, by class name.
 inline const std::map<std::string, lowering, std::less<>>& lowerings() {
-    static const auto table = [] {
-        using namespace detail;
-        using kernels::binary_fn;
-        using kernels::unary_fn;
-        std::map<std::string, lowering, std::less<>> t;
-        auto alias = [](lowering_context& c) -> expected<tval> { return as_out(c.in(0), c); };
-        for (auto name : {"Reshape", "CustomExpandLayer", "Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout",
-                          "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "StopGradient"})
-            t[name] = alias;
-        t["Flatten"] = [](lowering_context& c) -> expected<tval> {
-            const bool first = c.channels_first() && c.in(0).dims.size() > 2;
-            return as_out(c.from_cf(c.in(0), !first), c);
-        };
-        t["CustomDropDimLayer"] = [](lowering_context& c) -> expected<tval> {
-            const auto axis = static_cast<int>(c.integer("axis"));
-            auto g = identity_map(c.in(0).dims, c.out());
-            for (int j = 0; j < g.out.rank; ++j) g.from[j] = j < axis ? j : j + 1;
-            const tval y = c.add(c.out());
-            c.push(gather_step{c.in(0).slot, y.slot, g, 0.0});
-            return y;
-        };
-        t["CustomInjectLayer"] = [](lowering_context& c) -> expected<tval> {
-            const auto v = c.str("value");
-            const double x = v == "nan" ? std::numeric_limits<double>::quiet_NaN() : (v == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
-            const tval y = c.add(c.out());
-            c.push(copy_step{c.in(0).slot, y.slot});
-            c.push(inject_step{y.slot, std::max<index_t>(1, c.integer("stride")), x});
-            return y;
-        };
-        t["CustomPadLayer"] = [](lowering_context& c) { return border(c, 0, +1); };
-        t["CustomCropLayer"] = [](lowering_context& c) { return border(c, 0, -1); };
-        t["Dense"] = [](lowering_context& c) -> expected<tval> {
-            const tval& x = c.in(0);
-            const tensor* k = c.weight("kernel");
-            if (!k) return fail("no kernel weight");
-            const index_t kk = x.dims.back(), n = k->dims[1], m = kk ? tensor::count(x.dims) / kk : 0;
-            const tval y = c.add(c.out());
-            c.push(matmul_step{x.slot, c.constant(k->dims, k->data).slot, y.slot, m, kk, n});
-            const auto act = c.str("activation");
-            auto a = c.activate(y, act, c.constant_weight("bias"), n, 1);
-            if (!a) return a;
-            return c.finish(*a, act);
-        };
-        t["Activation"] = [](lowering_context& c) -> expected<tval> {
-            const auto act = c.str("activation");
-            auto a = c.activate(c.in(0), act);
-            if (!a) return a;
-            const tval y = c.finish(*a, act);
-            if (y.slot != c.in(0).slot) return y;
-            const tval z = c.add(c.out());  // linear: a copy, so that the node has a slot of its own
-            c.push(copy_step{y.slot, z.slot});
-            return z;
-        };
-        t["TimeDistributed"] = [](lowering_context& c) { return unary_of(c, unary_fn::relu); };
-        t["Abs"] = [](lowering_context& c) { return unary_of(c, unary_fn::abs); };
-        t["Square"] = [](lowering_context& c) { return unary_of(c, unary_fn::square); };
-        t["ScaleShift"] = [](lowering_context& c) { return unary_of(c, unary_fn::scale_shift, c.real("scale"), c.real("shift")); };
-        t["ReLU"] = [](lowering_context& c) {
-            return unary_of(c, unary_fn::keras_relu, c.real("negative_slope"), c.real("threshold"),
-                            c.none("max_value") ? std::numeric_limits<double>::quiet_NaN() : c.real("max_value"));
-        };
-        t["LeakyReLU"] = [](lowering_context& c) { return unary_of(c, unary_fn::leaky_relu, c.real("alpha")); };
-        t["ELU"] = [](lowering_context& c) { return unary_of(c, unary_fn::elu, c.real("alpha")); };
-        t["ThresholdedReLU"] = [](lowering_context& c) { return unary_of(c, unary_fn::thresholded_relu, c.real("theta")); };
-        t["Softmax"] = [](lowering_context& c) -> expected<tval> {
-            return c.softmax(c.in(0), layers::normal_axis(c.integer("axis"), static_cast<int>(c.in(0).dims.size())));
-        };
-        t["PReLU"] = [](lowering_context& c) -> expected<tval> {
-            const tensor* alpha = c.weight("alpha");
-            if (!alpha) return fail("no alpha weight");
-            auto g = identity_map(alpha->dims, c.out());
-            g.from[0] = -1;
-            for (int j = 1; j < g.out.rank; ++j) g.from[j] = alpha->dims[static_cast<std::size_t>(j - 1)] == 1 ? -1 : j - 1;
-            const tval y = c.add(c.out());
-            c.push(prelu_step{c.in(0).slot, c.constant(alpha->dims, alpha->data).slot, y.slot, g});
-            return y;
-        };
-        t["CustomScaleLayer"] = [](lowering_context& c) -> expected<tval> {
-            const tval y = c.add(c.out());
-            c.push(binary_step{c.in(0).slot, c.in(1).slot, y.slot, binary_fn::add_scaled, c.real("scale")});
-            return y;
-        };
-        t["Add"] = [](lowering_context& c) { return fold(c, binary_fn::add); };
-        t["Subtract"] = [](lowering_context& c) { return fold(c, binary_fn::subtract); };
-        t["Multiply"] = [](lowering_context& c) { return fold(c, binary_fn::multiply); };
-        t["Maximum"] = [](lowering_context& c) { return fold(c, binary_fn::maximum); };
-        t["Minimum"] = [](lowering_context& c) { return fold(c, binary_fn::minimum); };
-        t["Average"] = [](lowering_context& c) -> expected<tval> {
-            auto sum = fold(c, binary_fn::add);
-            if (!sum) return sum;
-            const tval y = c.add(c.out());
-            c.push(unary_step{sum->slot, y.slot, unary_fn::scale, 1.0 / static_cast<double>(c.inputs())});
-            return y;
-        };
-        t["Concatenate"] = [](lowering_context& c) -> expected<tval> {
-            const int axis = layers::normal_axis(c.integer("axis"), static_cast<int>(c.out().size()));
-            const tval y = c.add(c.out());
-            index_t at = 0;
-            for (std::size_t k = 0; k < c.inputs(); ++k) {
-                const tval& x = c.in(k);
-                if (x.dims.size() != c.out().size()) return fail("Concatenate inputs differ in rank");
-                c.push(place_step{x.slot, y.slot, shape_of(x.dims), shape_of(c.out()), axis, at});
-                at += x.dims[static_cast<std::size_t>(axis)];
-            }
-            if (at != c.out()[static_cast<std::size_t>(axis)]) return fail("Concatenate inputs do not add up to the inferred shape");
-            return y;
-        };
-        t["RepeatVector"] = [](lowering_context& c) -> expected<tval> {
-            auto g = identity_map(c.in(0).dims, c.out());
-            g.from[1] = -1, g.from[2] = 1;
-            const tval y = c.add(c.out());
-            c.push(gather_step{c.in(0).slot, y.slot, g, 0.0});
-            return y;
-        };
-        t["Permute"] = [](lowering_context& c) -> expected<tval> {
-            const auto& d = std::get<ints>(c.param("dims"));
-            return c.permute(c.in(0), {0, d[0], d[1]});
-        };
-        for (auto name : {"LSTM", "GRU", "SimpleRNN"}) t[name] = recurrent;
-        t["Bidirectional"] = bidirectional;
-        t["Dot"] = dot;
-        t["BatchNormalization"] = [](lowering_context& c) { return norm(c, true); };
-        t["LayerNormalization"] = [](lowering_context& c) { return norm(c, false); };
-        for (int N = 1; N <= 3; ++N) {
-            const std::string n = std::to_string(N) + "D";
-            t["Conv" + n] = [N](lowering_context& c) { return conv(c, N, "conv"); };
-            if (N < 3) {
-                t["DepthwiseConv" + n] = [N](lowering_context& c) { return conv(c, N, "depthwise"); };
-                t["SeparableConv" + n] = [N](lowering_context& c) { return conv(c, N, "separable"); };
-            }
-            if (N > 1) t["Conv" + n + "Transpose"] = [N](lowering_context& c) { return conv_transpose(c, N); };
-            t["ConvLSTM" + n] = [N](lowering_context& c) { return conv_lstm(c, N); };
-            t["MaxPooling" + n] = [N](lowering_context& c) { return pool(c, N, true); };
-            t["AveragePooling" + n] = [N](lowering_context& c) { return pool(c, N, false); };
-            t["GlobalMaxPooling" + n] = [](lowering_context& c) { return global_pool(c, true); };
-            t["GlobalAveragePooling" + n] = [](lowering_context& c) { return global_pool(c, false); };
-            t["ZeroPadding" + n] = [N](lowering_context& c) { return border(c, N, +1); };
-            t["Cropping" + n] = [N](lowering_context& c) { return border(c, N, -1); };
-            t["UpSampling" + n] = [N](lowering_context& c) { return upsampling(c, N); };
-            if (N < 3) t["LocallyConnected" + n] = [N](lowering_context& c) { return locally_connected(c, N); };
-        }
-        return t;
-    }();
+    static const auto table = kernel_table<detail::lowering_kernels, lowering>(default_layers{});
     return table;
 }
 
@@ -846,7 +884,11 @@ inline const std::map<std::string, lowering, std::less<>>& lowerings() {
 /// nothing.
 inline expected<void> plannable(const model& m) {
     for (const auto& n : m.nodes) {
-        if (n.layer->arity.max != 0 && !lowerings().contains(n.layer->name)) return fail("cuda has no kernel for " + std::string(n.layer->name));
+        if (n.layer->arity.max != 0 && !lowerings().contains(n.layer->name)) {
+            static const auto why = unsupported_layers<detail::lowering_kernels>(default_layers{});
+            const auto it = why.find(n.layer->name);
+            return fail("cuda has no kernel for " + std::string(n.layer->name) + (it != why.end() ? ": " + it->second : ""));
+        }
         if (n.type != m.nodes.front().type)
             return fail("cuda runs a model in one dtype (this one mixes " + std::string(name_of(m.nodes.front().type)) + " and " +
                         std::string(name_of(n.type)) + ")");

@@ -3,6 +3,7 @@
 //
 // Scalar parameters are rounded to T before use, as TensorFlow converts a Python float to the
 // tensor's dtype (so a float16 ThresholdedReLU compares against half(theta)).
+#include "../../layers/act.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
@@ -31,16 +32,18 @@ A relu(A x) {
 
 }  // namespace detail::act
 
+/// The kernels of the activation layers.
 template <class T>
-void register_act(kernel_table<T>& t) {
+struct act_kernels {
     using A = acc_t<T>;
-    using detail::act::rounded, detail::act::map;
     using ins = std::span<const array<T>>;
+
     // Keras 3's ReLU(negative_slope, max_value, threshold): relu(x), or where(x > threshold, x, 0)
     // for a threshold, clipped to [0, max_value], minus negative_slope * relu(threshold - x).
     // Written as Keras computes it: relu keeps a NaN, the threshold's select makes NaN and -inf 0
     // (Keras 2 multiplied by x > threshold, which made both NaN; Keras 3 selects).
-    t.set("ReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+    static expected<array<T>> run(layers::relu, const node& n, ins in, ins) {
+        using detail::act::rounded, detail::act::map;
         params p{n};
         const A slope = rounded<T>(p.real("negative_slope")), threshold = rounded<T>(p.real("threshold"));
         const bool clip = !p.none("max_value");
@@ -50,28 +53,31 @@ void register_act(kernel_table<T>& t) {
             if (clip) y = std::clamp(y, A(0), top);
             return slope != A(0) ? y - slope * detail::act::relu(threshold - x) : y;
         });
-    });
-    t.set("Softmax", [](const node& n, ins in, ins) -> expected<array<T>> {
+    }
+    static expected<array<T>> run(layers::softmax, const node& n, ins in, ins) {
         array<T> out = in[0];
         softmax(out, static_cast<int>(params{n}.integer("axis")));
         return out;
-    });
-    t.set("LeakyReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+    }
+    static expected<array<T>> run(layers::leaky_relu, const node& n, ins in, ins) {
+        using detail::act::rounded, detail::act::map;
         const A alpha = rounded<T>(params{n}.real("alpha"));
         return map(in[0], [&](A x) { return x < A(0) ? alpha * x : x; });
-    });
-    t.set("ELU", [](const node& n, ins in, ins) -> expected<array<T>> {
+    }
+    static expected<array<T>> run(layers::elu, const node& n, ins in, ins) {
+        using detail::act::rounded, detail::act::map;
         using std::expm1;
         const A alpha = rounded<T>(params{n}.real("alpha"));
         return map(in[0], [&](A x) { return x > A(0) ? x : alpha * expm1(x); });
-    });
+    }
     // Keras: x * cast(x > theta).
-    t.set("ThresholdedReLU", [](const node& n, ins in, ins) -> expected<array<T>> {
+    static expected<array<T>> run(layers::thresholded_relu, const node& n, ins in, ins) {
+        using detail::act::rounded, detail::act::map;
         const A theta = rounded<T>(params{n}.real("theta"));
         return map(in[0], [&](A x) { return x * A(x > theta ? 1 : 0); });
-    });
+    }
     // relu(x) - alpha * relu(-x), alpha of the sample shape with shared axes of size 1 (broadcast).
-    t.set("PReLU", [](const node&, ins in, ins w) -> expected<array<T>> {
+    static expected<array<T>> run(layers::prelu, const node&, ins in, ins w) {
         if (w.size() != 1) return fail("PReLU takes one weight, alpha");
         const array<T>&x = in[0], &alpha = w[0];
         bool fits = alpha.rank() == x.rank() - 1;
@@ -87,7 +93,7 @@ void register_act(kernel_table<T>& t) {
             out[e] = static_cast<T>(v > A(0) ? v : static_cast<A>(alpha[a]) * v);
         }
         return out;
-    });
-}
+    }
+};
 
 }  // namespace memo::reference

@@ -1,6 +1,6 @@
 #pragma once
 // What every reference kernel shares: a typed row-major array, the node's parameters by name,
-// Keras' activations, and the kernel table a family registers into.
+// Keras' activations, and the kernel table the interpreter runs from.
 //
 // Kernels are templates over the element type T (Eigen::half, Eigen::bfloat16, float, double).
 // Arithmetic on T goes through ADL (`using std::exp; exp(x)`), which finds Eigen's overloads for
@@ -205,8 +205,9 @@ struct kernel_context {
 template <class T>
 using kernel_in_context = std::function<expected<array<T>>(const kernel_context&, std::span<const array<T>> in, std::span<const array<T>> weights)>;
 
-/// Kernels by layer class name. Families register into it; users add their own layers' kernels,
-/// of either form (a kernel of the node alone, or one in context).
+/// Kernels by layer class name. builtin_kernels (interpreter.hpp) fills it with the families'
+/// kernels, found by the layer's type; users add their own layers' kernels, of either form (a
+/// kernel of the node alone, or one in context).
 template <class T>
 struct kernel_table {
     std::unordered_map<std::string_view, kernel_in_context<T>> by_name;

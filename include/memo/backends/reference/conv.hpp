@@ -9,6 +9,8 @@
 #include <array>
 
 #include "../../layers/common.hpp"
+#include "../../layers/conv.hpp"
+#include "../../layers/local.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
@@ -320,13 +322,32 @@ expected<array<T>> locally_connected_nd(const node& n, std::span<const array<T>>
     return finish(std::move(out), g, n);
 }
 
+/// The kernels of the conv family and LocallyConnected: one loop per kind, which reads the rank
+/// from the node.
 template <class T>
-void register_conv(kernel_table<T>& t) {
-    for (auto name : {"Conv1D", "Conv2D", "Conv3D"}) t.set(name, conv_nd<T>);
-    for (auto name : {"DepthwiseConv1D", "DepthwiseConv2D"}) t.set(name, depthwise_conv_nd<T>);
-    for (auto name : {"SeparableConv1D", "SeparableConv2D"}) t.set(name, separable_conv_nd<T>);
-    for (auto name : {"Conv2DTranspose", "Conv3DTranspose"}) t.set(name, conv_transpose_nd<T>);
-    for (auto name : {"LocallyConnected1D", "LocallyConnected2D"}) t.set(name, locally_connected_nd<T>);
-}
+struct conv_kernels {
+    using ins = std::span<const array<T>>;
+
+    template <int N>
+    static expected<array<T>> run(layers::conv<N>, const node& n, ins in, ins w) {
+        return conv_nd<T>(n, in, w);
+    }
+    template <int N>
+    static expected<array<T>> run(layers::depthwise_conv<N>, const node& n, ins in, ins w) {
+        return depthwise_conv_nd<T>(n, in, w);
+    }
+    template <int N>
+    static expected<array<T>> run(layers::separable_conv<N>, const node& n, ins in, ins w) {
+        return separable_conv_nd<T>(n, in, w);
+    }
+    template <int N>
+    static expected<array<T>> run(layers::conv_transpose<N>, const node& n, ins in, ins w) {
+        return conv_transpose_nd<T>(n, in, w);
+    }
+    template <int N>
+    static expected<array<T>> run(layers::locally_connected<N>, const node& n, ins in, ins w) {
+        return locally_connected_nd<T>(n, in, w);
+    }
+};
 
 }  // namespace memo::reference

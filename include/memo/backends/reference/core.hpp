@@ -3,6 +3,9 @@
 // inference) and the adapters (Reshape, expand, drop-dim, pad, crop, cast, inject).
 #include <limits>
 
+#include "../../layers/adapters.hpp"
+#include "../../layers/core.hpp"
+#include "../../layers/reg.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
@@ -27,34 +30,33 @@ expected<array<T>> dense(const node& n, std::span<const array<T>> in, std::span<
     return out;
 }
 
+/// The kernels of Dense, Activation, CustomScaleLayer, the regularisation layers and the adapters.
 template <class T>
-void register_core(kernel_table<T>& t) {
-    auto identity = [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return in[0]; };
-    for (auto name : {"Dropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "AlphaDropout", "SpatialDropout1D", "SpatialDropout2D",
-                      "SpatialDropout3D", "CustomCastLayer"})
-        t.set(name, identity);  // the interpreter rounds a cast's output to its dtype
-    t.set("Dense", dense<T>);
-    t.set("Activation", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+struct core_kernels {
+    using ins = std::span<const array<T>>;
+
+    template <class Tag>
+    static expected<array<T>> run(layers::regularization<Tag>, const node&, ins in, ins) {
+        return in[0];
+    }
+    static expected<array<T>> run(layers::cast, const node&, ins in, ins) { return in[0]; }  // the interpreter rounds a cast's output to its dtype
+    static expected<array<T>> run(layers::dense, const node& n, ins in, ins w) { return dense<T>(n, in, w); }
+    static expected<array<T>> run(layers::activation, const node& n, ins in, ins) {
         array<T> out = in[0];
         apply_activation(out, params{n}.str("activation"));
         return out;
-    });
-    t.set("CustomScaleLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+    }
+    static expected<array<T>> run(layers::custom_scale, const node& n, ins in, ins) {
         using A = acc_t<T>;
         const A scale = static_cast<A>(params{n}.real("scale"));
         array<T> out = in[0];
         for (int64_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(static_cast<A>(in[0][i]) + static_cast<A>(in[1][i]) * scale);
         return out;
-    });
+    }
     // Shape-only adapters: the same elements in a new shape (taken from the node's inferred shape).
-    auto reshaped = [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        array<T> out = in[0];
-        out.dims = concrete(n.out, in[0].dims[0]);
-        return out;
-    };
-    t.set("Reshape", reshaped);
-    t.set("CustomExpandLayer", reshaped);
-    t.set("CustomDropDimLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+    static expected<array<T>> run(layers::reshape, const node& n, ins in, ins) { return reshaped(n, in); }
+    static expected<array<T>> run(layers::expand_dims, const node& n, ins in, ins) { return reshaped(n, in); }
+    static expected<array<T>> run(layers::drop_dim, const node& n, ins in, ins) {
         const int axis = static_cast<int>(params{n}.integer("axis"));
         const array<T>& x = in[0];
         const int64_t len = x.dim(axis), inner = x.strides()[static_cast<std::size_t>(axis)], outer = x.size() / (len * inner);
@@ -62,9 +64,29 @@ void register_core(kernel_table<T>& t) {
         for (int64_t o = 0; o < outer; ++o)
             for (int64_t i = 0; i < inner; ++i) out[o * inner + i] = x[o * len * inner + i];  // index 0 along axis
         return out;
-    });
+    }
+    static expected<array<T>> run(layers::pad, const node& n, ins in, ins) { return border(n, in, +1); }
+    static expected<array<T>> run(layers::crop, const node& n, ins in, ins) { return border(n, in, -1); }
+    static expected<array<T>> run(layers::inject, const node& n, ins in, ins) {
+        params p{n};
+        const auto v = p.str("value");
+        const double x = v == "nan"   ? std::numeric_limits<double>::quiet_NaN()
+                         : v == "inf" ? std::numeric_limits<double>::infinity()
+                                      : -std::numeric_limits<double>::infinity();
+        array<T> out = in[0];
+        const int64_t stride = std::max<int64_t>(1, p.integer("stride"));
+        for (int64_t i = 0; i < out.size(); i += stride) out[i] = static_cast<T>(static_cast<acc_t<T>>(x));
+        return out;
+    }
+
+private:
+    static expected<array<T>> reshaped(const node& n, ins in) {
+        array<T> out = in[0];
+        out.dims = concrete(n.out, in[0].dims[0]);
+        return out;
+    }
     // Pad and crop: copy the overlap of input and output at an offset per axis.
-    auto border = [](const node& n, std::span<const array<T>> in, int sign) -> array<T> {
+    static array<T> border(const node& n, ins in, int sign) {
         params p{n};
         const auto& amounts = std::get<ints>(p.param(sign > 0 ? "padding" : "cropping"));
         const array<T>& x = in[0];
@@ -89,22 +111,7 @@ void register_core(kernel_table<T>& t) {
             if (inside) out[dst] = x[e];
         }
         return out;
-    };
-    t.set("CustomPadLayer",
-          [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, +1); });
-    t.set("CustomCropLayer",
-          [border](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return border(n, in, -1); });
-    t.set("CustomInjectLayer", [](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
-        params p{n};
-        const auto v = p.str("value");
-        const double x = v == "nan"   ? std::numeric_limits<double>::quiet_NaN()
-                         : v == "inf" ? std::numeric_limits<double>::infinity()
-                                      : -std::numeric_limits<double>::infinity();
-        array<T> out = in[0];
-        const int64_t stride = std::max<int64_t>(1, p.integer("stride"));
-        for (int64_t i = 0; i < out.size(); i += stride) out[i] = static_cast<T>(static_cast<acc_t<T>>(x));
-        return out;
-    });
-}
+    }
+};
 
 }  // namespace memo::reference

@@ -4,29 +4,37 @@
 // libraries' separate multiply and add do.
 #include <cmath>
 
+#include "../../layers/elementwise.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
 
+/// The kernels of the element-wise layers.
 template <class T>
-void register_elementwise(kernel_table<T>& t) {
+struct elementwise_kernels {
     using A = acc_t<T>;
-    auto each = [](std::span<const array<T>> in, auto f) {
-        array<T> out = in[0];
-        for (int64_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(f(static_cast<A>(in[0][i])));
-        return out;
-    };
-    t.set("Abs", [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+    using ins = std::span<const array<T>>;
+
+    static expected<array<T>> run(layers::absolute, const node&, ins in, ins) {
         return each(in, [](A x) { return std::fabs(x); });  // fabs(-0) = +0, fabs(NaN) is NaN
-    });
-    t.set("Square",
-          [each](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return each(in, [](A x) { return x * x; }); });
-    t.set("StopGradient", [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> { return in[0]; });
-    t.set("ScaleShift", [each](const node& n, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+    }
+    static expected<array<T>> run(layers::square, const node&, ins in, ins) {
+        return each(in, [](A x) { return x * x; });
+    }
+    static expected<array<T>> run(layers::stop_gradient, const node&, ins in, ins) { return in[0]; }
+    static expected<array<T>> run(layers::scale_shift, const node& n, ins in, ins) {
         params p{n};
         const A scale = static_cast<A>(p.real("scale")), shift = static_cast<A>(p.real("shift"));
         return each(in, [&](A x) { return static_cast<A>(static_cast<T>(x * scale)) + shift; });
-    });
-}
+    }
+
+private:
+    template <class F>
+    static array<T> each(ins in, F f) {
+        array<T> out = in[0];
+        for (int64_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(f(static_cast<A>(in[0][i])));
+        return out;
+    }
+};
 
 }  // namespace memo::reference

@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "../../core/kernels.hpp"
+#include "../../layers/all.hpp"
 #include "../backend.hpp"
 #include "../progress.hpp"
 #include "act.hpp"
@@ -24,19 +26,35 @@
 
 namespace memo::reference {
 
-/// All kernels of one element type: the built-in families, then whatever the user adds.
+/// The built-in kernels of one element type, found by the layer's type (core/kernels.hpp): one
+/// `run(L, node, in, weights)` per layer type, gathered from the families.
+template <class T>
+struct kernels : core_kernels<T>,
+                 act_kernels<T>,
+                 conv_kernels<T>,
+                 pool_kernels<T>,
+                 norm_kernels<T>,
+                 reshape_kernels<T>,
+                 merge_kernels<T>,
+                 rnn_kernels<T>,
+                 elementwise_kernels<T> {
+    using core_kernels<T>::run;
+    using act_kernels<T>::run;
+    using conv_kernels<T>::run;
+    using pool_kernels<T>::run;
+    using norm_kernels<T>::run;
+    using reshape_kernels<T>::run;
+    using merge_kernels<T>::run;
+    using rnn_kernels<T>::run;
+    using elementwise_kernels<T>::run;
+};
+
+/// All kernels of one element type: the built-in ones, one for every layer of the default list
+/// that takes inputs (a missing one is a compile error), then whatever the user adds.
 template <class T>
 kernel_table<T> builtin_kernels() {
     kernel_table<T> t;
-    register_core(t);
-    register_act(t);
-    register_conv(t);
-    register_pool(t);
-    register_norm(t);
-    register_reshape(t);
-    register_merge(t);
-    register_rnn(t);
-    register_elementwise(t);
+    for (auto& [name, k] : memo::kernel_table<kernels<T>, kernel<T>, std::string_view>(default_layers{})) t.set(name, std::move(k));
     return t;
 }
 

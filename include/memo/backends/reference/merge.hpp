@@ -1,6 +1,7 @@
 #pragma once
 // Reference kernels: Concatenate, Average, Maximum, Minimum, Add, Subtract, Multiply and Dot
 // (Keras 2.8). Element-wise merges accumulate in acc_t<T> and round once.
+#include "../../layers/merge.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
@@ -49,27 +50,29 @@ std::vector<acc_t<T>> l2_rows(const array<T>& x, bool normalize) {
 
 }  // namespace detail::merge
 
+/// The kernels of the merge layers.
 template <class T>
-void register_merge(kernel_table<T>& t) {
+struct merge_kernels {
     using A = acc_t<T>;
     using ins = std::span<const array<T>>;
-    using detail::merge::fold;
-    auto as_is = [](A r, A) { return r; };
-    t.set("Add", [as_is](const node&, ins in, ins) { return fold(in, std::plus<A>(), as_is); });
-    t.set("Subtract", [as_is](const node&, ins in, ins) { return fold(in, std::minus<A>(), as_is); });
-    t.set("Multiply", [as_is](const node&, ins in, ins) { return fold(in, std::multiplies<A>(), as_is); });
-    t.set("Average", [](const node&, ins in, ins) { return fold(in, std::plus<A>(), [](A r, A count) { return r / count; }); });
+
+    static expected<array<T>> run(layers::add, const node&, ins in, ins) { return detail::merge::fold(in, std::plus<A>(), as_is); }
+    static expected<array<T>> run(layers::subtract, const node&, ins in, ins) { return detail::merge::fold(in, std::minus<A>(), as_is); }
+    static expected<array<T>> run(layers::multiply, const node&, ins in, ins) { return detail::merge::fold(in, std::multiplies<A>(), as_is); }
+    static expected<array<T>> run(layers::average, const node&, ins in, ins) {
+        return detail::merge::fold(in, std::plus<A>(), [](A r, A count) { return r / count; });
+    }
     // NaN wins either way round.
-    t.set("Maximum", [as_is](const node&, ins in, ins) {
-        return fold(
+    static expected<array<T>> run(layers::maximum, const node&, ins in, ins) {
+        return detail::merge::fold(
             in, [](A a, A b) { return a < b || b != b ? b : a; }, as_is);
-    });
-    t.set("Minimum", [as_is](const node&, ins in, ins) {
-        return fold(
+    }
+    static expected<array<T>> run(layers::minimum, const node&, ins in, ins) {
+        return detail::merge::fold(
             in, [](A a, A b) { return b < a || b != b ? b : a; }, as_is);
-    });
+    }
     // Inputs one after another along `axis`: each contributes a block of len_i * inner per outer index.
-    t.set("Concatenate", [](const node& n, ins in, ins) -> expected<array<T>> {
+    static expected<array<T>> run(layers::concatenate, const node& n, ins in, ins) {
         array<T> out(concrete(n.out, in[0].dims[0]));
         int axis = static_cast<int>(params{n}.integer("axis"));
         if (axis < 0) axis += out.rank();
@@ -91,10 +94,10 @@ void register_merge(kernel_table<T>& t) {
                 at += block;
             }
         return out;
-    });
+    }
     // Keras' Dot with axes=-1: batch dot over the last axes, (b, k).(b, k) -> (b, 1) and
     // (b, n, k).(b, m, k) -> (b, n, m); normalize l2-normalises both along that axis first.
-    t.set("Dot", [](const node& n, ins in, ins) -> expected<array<T>> {
+    static expected<array<T>> run(layers::dot, const node& n, ins in, ins) {
         const bool normalize = params{n}.flag("normalize");
         const array<T>&x = in[0], &y = in[1];
         if (x.rank() != y.rank() || x.dims[0] != y.dims[0] || x.dim(-1) != y.dim(-1)) return fail("Dot inputs differ in rank, batch or last axis");
@@ -112,7 +115,10 @@ void register_merge(kernel_table<T>& t) {
                     out[(s * rows + i) * cols + j] = static_cast<T>(sum);
                 }
         return out;
-    });
-}
+    }
+
+private:
+    static A as_is(A r, A) { return r; }
+};
 
 }  // namespace memo::reference

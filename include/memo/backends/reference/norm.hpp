@@ -1,6 +1,7 @@
 #pragma once
 // Reference kernels: BatchNormalization (inference: moving statistics) and LayerNormalization
 // (statistics of each sample over its one axis), both as Keras 2.8 computes them.
+#include "../../layers/norm.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
@@ -39,13 +40,15 @@ struct affine {
 
 }  // namespace detail::norm
 
+/// The kernels of BatchNormalization and LayerNormalization.
 template <class T>
-void register_norm(kernel_table<T>& t) {
+struct norm_kernels {
     using A = acc_t<T>;
     using ins = std::span<const array<T>>;
+
     // gamma * (x - moving_mean) / sqrt(moving_variance + epsilon) + beta, per entry of `axis`;
     // weights in the order gamma, beta, moving_mean, moving_variance, skipping the absent ones.
-    t.set("BatchNormalization", [](const node& n, ins in, ins w) -> expected<array<T>> {
+    static expected<array<T>> run(layers::batch_normalization, const node& n, ins in, ins w) {
         using std::sqrt;
         params p{n};
         const array<T>& x = in[0];
@@ -71,9 +74,9 @@ void register_norm(kernel_table<T>& t) {
                 }
         }
         return out;
-    });
+    }
     // Mean and (biased) variance over `axis` within each sample, then gamma and beta of that axis.
-    t.set("LayerNormalization", [](const node& n, ins in, ins w) -> expected<array<T>> {
+    static expected<array<T>> run(layers::layer_normalization, const node& n, ins in, ins w) {
         using std::sqrt;
         params p{n};
         const array<T>& x = in[0];
@@ -99,7 +102,7 @@ void register_norm(kernel_table<T>& t) {
                 }
             }
         return out;
-    });
-}
+    }
+};
 
 }  // namespace memo::reference

@@ -6,6 +6,7 @@
 // count of real elements in the window, as TensorFlow does. A NaN in a window makes its max NaN.
 #include <limits>
 
+#include "../../layers/pool.hpp"
 #include "conv.hpp"
 
 namespace memo::reference {
@@ -75,12 +76,19 @@ expected<array<T>> global_pool_nd(const node& n, std::span<const array<T>> in, s
     return out;
 }
 
+/// The kernels of the pooling layers: one loop per kind, which reads the rank from the node.
 template <class T>
-void register_pool(kernel_table<T>& t) {
-    for (auto name : {"MaxPooling1D", "MaxPooling2D", "MaxPooling3D"}) t.set(name, pool_nd<T, true>);
-    for (auto name : {"AveragePooling1D", "AveragePooling2D", "AveragePooling3D"}) t.set(name, pool_nd<T, false>);
-    for (auto name : {"GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"}) t.set(name, global_pool_nd<T, true>);
-    for (auto name : {"GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}) t.set(name, global_pool_nd<T, false>);
-}
+struct pool_kernels {
+    using ins = std::span<const array<T>>;
+
+    template <int N, layers::pool_kind K>
+    static expected<array<T>> run(layers::pooling<N, K>, const node& n, ins in, ins w) {
+        return pool_nd<T, K == layers::pool_kind::max>(n, in, w);
+    }
+    template <int N, layers::pool_kind K>
+    static expected<array<T>> run(layers::global_pooling<N, K>, const node& n, ins in, ins w) {
+        return global_pool_nd<T, K == layers::pool_kind::max>(n, in, w);
+    }
+};
 
 }  // namespace memo::reference

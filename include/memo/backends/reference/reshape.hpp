@@ -3,6 +3,7 @@
 // ZeroPadding1D/2D/3D (Keras 2.8). Output dimensions come from the node's inferred shape.
 #include <utility>
 
+#include "../../layers/reshape.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
@@ -121,32 +122,33 @@ array<T> bilinear(const node& n, const array<T>& x) {
 
 }  // namespace detail::reshape
 
+/// The kernels of the reshaping layers.
 template <class T>
-void register_reshape(kernel_table<T>& t) {
+struct reshape_kernels {
     using ins = std::span<const array<T>>;
-    namespace rd = detail::reshape;
+
     // channels_first: Keras moves the channels last before flattening (for rank > 2).
-    t.set("Flatten", [](const node& n, ins in, ins) -> expected<array<T>> {
+    static expected<array<T>> run(layers::flatten, const node& n, ins in, ins) {
         const array<T>& x = in[0];
         array<T> out = x;
         if (params{n}.channels_first() && x.rank() > 2) {
             std::vector<std::size_t> perm{0};
             for (std::size_t d = 2; d < x.dims.size(); ++d) perm.push_back(d);
             perm.push_back(1);
-            out = rd::transpose(x, perm);
+            out = detail::reshape::transpose(x, perm);
         }
         out.dims = concrete(n.out, x.dims[0]);
         if (tensor::count(out.dims) != x.size()) return fail("Flatten input does not match the inferred shape");
         return out;
-    });
-    t.set("RepeatVector", [](const node& n, ins in, ins) -> expected<array<T>> {
-        return rd::gather(in[0], concrete(n.out, in[0].dims[0]), [](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
+    }
+    static expected<array<T>> run(layers::repeat_vector, const node& n, ins in, ins) {
+        return detail::reshape::gather(in[0], concrete(n.out, in[0].dims[0]), [](const std::vector<int64_t>& idx, std::vector<int64_t>& from) {
             from = {idx[0], idx[2]};
             return true;
         });
-    });
+    }
     // dims are 1-based over the sample axes: out axis k is input axis dims[k - 1].
-    t.set("Permute", [](const node& n, ins in, ins) -> expected<array<T>> {
+    static expected<array<T>> run(layers::permute, const node& n, ins in, ins) {
         const auto& dims = std::get<ints>(params{n}.param("dims"));
         std::vector<std::size_t> perm{0};
         for (auto d : dims) perm.push_back(static_cast<std::size_t>(d));
@@ -154,19 +156,22 @@ void register_reshape(kernel_table<T>& t) {
         std::sort(sorted.begin(), sorted.end());
         for (std::size_t k = 0; k < sorted.size(); ++k)
             if (sorted[k] != k || sorted.size() != in[0].dims.size()) return fail("Permute dims are not a permutation of the input's sample axes");
-        return rd::transpose(in[0], perm);
-    });
-    for (auto name : {"Cropping1D", "Cropping2D", "Cropping3D"})
-        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::border(n, in[0], -1); });
-    for (auto name : {"ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D"})
-        t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::border(n, in[0], +1); });
-    for (auto name : {"UpSampling1D", "UpSampling3D"}) t.set(name, [](const node& n, ins in, ins) -> expected<array<T>> { return rd::repeat(n, in[0]); });
-    t.set("UpSampling2D", [](const node& n, ins in, ins) -> expected<array<T>> {
-        const auto how = params{n}.str("interpolation");
-        if (how == "bilinear") return rd::bilinear(n, in[0]);
-        if (how != "nearest") return fail("UpSampling2D interpolation '" + std::string(how) + "' has no reference kernel");
-        return rd::repeat(n, in[0]);
-    });
-}
+        return detail::reshape::transpose(in[0], perm);
+    }
+    // Cropping (Sign -1) and ZeroPadding (Sign +1).
+    template <int N, int Sign, const std::string_view* Names, const char* Param>
+    static expected<array<T>> run(layers::border<N, Sign, Names, Param>, const node& n, ins in, ins) {
+        return detail::reshape::border(n, in[0], Sign);
+    }
+    template <int N>
+    static expected<array<T>> run(layers::upsampling<N>, const node& n, ins in, ins) {
+        if constexpr (N == 2) {
+            const auto how = params{n}.str("interpolation");
+            if (how == "bilinear") return detail::reshape::bilinear(n, in[0]);
+            if (how != "nearest") return fail("UpSampling2D interpolation '" + std::string(how) + "' has no reference kernel");
+        }
+        return detail::reshape::repeat(n, in[0]);
+    }
+};
 
 }  // namespace memo::reference

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "../../layers/common.hpp"
+#include "../../layers/rnn.hpp"
 #include "array.hpp"
 
 namespace memo::reference {
@@ -362,22 +363,28 @@ expected<array<T>> conv_lstm(const node& n, std::span<const array<T>> in, std::s
 
 }  // namespace detail::rnn
 
+/// The kernels of the recurrent layers.
 template <class T>
-void register_rnn(kernel_table<T>& t) {
-    t.set("SimpleRNN", detail::rnn::simple_rnn<T>);
-    t.set("GRU", detail::rnn::gru<T>);
-    t.set("LSTM", [](const node& n, std::span<const array<T>> in, std::span<const array<T>> w) -> expected<array<T>> {
+struct rnn_kernels {
+    using ins = std::span<const array<T>>;
+
+    static expected<array<T>> run(layers::simple_rnn, const node& n, ins in, ins w) { return detail::rnn::simple_rnn<T>(n, in, w); }
+    static expected<array<T>> run(layers::gru, const node& n, ins in, ins w) { return detail::rnn::gru<T>(n, in, w); }
+    static expected<array<T>> run(layers::lstm, const node& n, ins in, ins w) {
         params p{n};
         return detail::rnn::lstm(in[0], w, p.integer("units"), detail::rnn::act_of(p, "activation"), detail::rnn::act_of(p, "recurrent_activation"),
                                  p.flag("go_backwards"), p.flag("return_sequences"));
-    });
-    t.set("Bidirectional", detail::rnn::bidirectional<T>);
-    t.set("TimeDistributed", [](const node&, std::span<const array<T>> in, std::span<const array<T>>) -> expected<array<T>> {
+    }
+    static expected<array<T>> run(layers::bidirectional, const node& n, ins in, ins w) { return detail::rnn::bidirectional<T>(n, in, w); }
+    static expected<array<T>> run(layers::time_distributed, const node&, ins in, ins) {
         array<T> out = in[0];
         for (auto& x : out.data) x = activate("relu", x);
         return out;
-    });
-    for (auto name : {"ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"}) t.set(name, detail::rnn::conv_lstm<T>);
-}
+    }
+    template <int N>
+    static expected<array<T>> run(layers::conv_lstm<N>, const node& n, ins in, ins w) {
+        return detail::rnn::conv_lstm<T>(n, in, w);
+    }
+};
 
 }  // namespace memo::reference

@@ -688,7 +688,7 @@ struct kernels {
 };
 
 /// The ops of the default registry, by layer class name.
-inline std::map<std::string, op, std::less<>> builtin_ops() { return kernel_table<kernels, const call&, op>(default_layers{}); }
+inline std::map<std::string, op, std::less<>> builtin_ops() { return kernel_table<kernels, op>(default_layers{}); }
 
 /// A run failure from an exception's text: ATen's "not implemented for 'Half'" (or BFloat16)
 /// means the CPU kernel is missing for that dtype, which is unsupported, not an error.
