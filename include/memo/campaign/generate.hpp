@@ -227,198 +227,253 @@ io::json stats_json(const generation_summary& sum, const generation_options& o, 
             {"store", {{"bytes", st.bytes()}, {"models", st.generated_count()}, {"unique_models", st.unique_models()}, {"executions", st.execution_count()}}}};
 }
 
+/// One invocation of a campaign's loop (engine/loop.hpp) over a search: it starts (the backends
+/// warmed up, the seeds offered, or the state resumed), steps with the books kept between steps (a
+/// csv row a second, a checkpoint, the progress line, the exchange with other ranks, the execution
+/// stage's pace) and the store, the stage and the queue after each, and finishes (the stage
+/// drained, stats.json written).
 template <class Search>
-generation_summary run(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec, store::campaign_store& st,
-                       const std::optional<store::checkpoint>& resumed, const registry& reg) {
+class generation_loop {
     using clock = std::chrono::steady_clock;
-    campaign_directory dir(o.out);
-    const auto names = Search::operator_names();
-    loop_counters n(names.size());
-    double t0 = 0;  // seconds of the campaign before this invocation
-    cluster::exchange* peers = o.peers;
-    memo_coverage recorded(reg);
-    // The execution stage's columns of coverage.csv (after the criteria and the extra metric's).
-    auto more_columns = [&] { return exec ? exec->columns() : io::json::object(); };
+
+public:
+    generation_loop(Search& s, const std::vector<model>& seeds, const generation_options& o, stage* exec, store::campaign_store& st,
+                    const std::optional<store::checkpoint>& resumed, const registry& reg)
+        : s_(s),
+          seeds_(seeds),
+          o_(o),
+          exec_(exec),
+          st_(st),
+          resumed_(resumed),
+          dir_(o.out),
+          names_(Search::operator_names()),
+          n_(names_.size()),
+          peers_(o.peers),
+          recorded_(reg) {
+        for (const auto& m : seeds) seed_keys_.push_back(model_key(m));
+    }
+
+    generation_summary run(const registry& reg) {
+        warm_up();
+        if (resumed_) resume(reg);
+        else begin();
+        for (const auto& m : s_.models()) slot_keys_.push_back(model_key(m));
+        if (exec_) {
+            // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
+            // backend declines counts for coverage and runs on the others, but breeds no
+            // descendants. A slot whose model turns out to be declined goes back to its seed.
+            s_.set_seedable([x = exec_](const model& m) { return x->breeds(m); });
+            s_.context().declined = [x = exec_](std::string_view layer, dtype t) { return x->declines(layer, t); };
+        }
+        start_ = clock::now(), now_ = start_, last_gain_ = start_, slice_start_ = start_;
+        if (exec_ && o_.seconds < 1e7) exec_->set_deadline(start_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o_.seconds)));
+        next_row_ = start_ + std::chrono::seconds(1);
+        every_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o_.checkpoint_seconds));
+        next_checkpoint_ = start_ + every_;
+        first_ = n_.generated;
+        t_ = t0_;
+        if (!resumed_) row(0);
+        engine::driver d{[this] { return stop(); }, [this] { return wait(); }, [this](const auto& r) { stepped(r); }};
+        engine::drive(s_, n_, d);
+        return finish();
+    }
+
+private:
     // The libraries' workers start before the budget does (importing TensorFlow takes seconds):
     // the campaign's seconds are for running models, as AFL's fuzzing starts after its set-up.
-    progress bar;
-    if (exec && !seeds.empty()) {
-        if (!o.quiet) bar.show("starting the backends (each runs the first seed once)", clock::now());
-        const double took = exec->warm_up(seeds.front());
-        if (!o.quiet) bar.finish(fmt::format("backends ready in {:.1f} s", took));
+    void warm_up() {
+        if (!exec_ || seeds_.empty()) return;
+        if (!o_.quiet) bar_.show("starting the backends (each runs the first seed once)", clock::now());
+        const double took = exec_->warm_up(seeds_.front());
+        if (!o_.quiet) bar_.finish(fmt::format("backends ready in {:.1f} s", took));
     }
-    std::vector<std::uint64_t> seed_keys;  // each model's identity, computed once (model_key)
-    for (const auto& m : seeds) seed_keys.push_back(model_key(m));
-    if (resumed) {
-        restore_state(s, n, resumed->state, st, reg);
-        t0 = resumed->seconds;
-        recorded = s.coverage();
-        st.rollback_after(n.generated);
+
+    void resume(const registry& reg) {
+        restore_state(s_, n_, resumed_->state, st_, reg);
+        t0_ = resumed_->seconds;
+        recorded_ = s_.coverage();
+        st_.rollback_after(n_.generated);
         // What came after the checkpoint is made again: its queue files and coverage rows go.
-        dir.resume(n.generated, resumed->state.at("csv_bytes").get<std::uint64_t>());
-        if (exec) exec->open(st, &resumed->state.at("stage"));
-        if (peers) {
-            if (resumed->state.value("cluster", io::json::object()).empty())
-                throw error(o.out + ": its checkpoint was not made by a rank of a campaign over several");
-            peers->restore(resumed->state.at("cluster"));
+        dir_.resume(n_.generated, resumed_->state.at("csv_bytes").get<std::uint64_t>());
+        if (exec_) exec_->open(st_, &resumed_->state.at("stage"));
+        if (peers_) {
+            if (resumed_->state.value("cluster", io::json::object()).empty())
+                throw error(o_.out + ": its checkpoint was not made by a rank of a campaign over several");
+            peers_->restore(resumed_->state.at("cluster"));
         }
-    } else {
-        // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
-        for (std::size_t i = 0; i < seeds.size(); ++i) st.add_model(seed_keys[i], seeds[i]);
-        record_coverage(st, s.coverage(), recorded, 0);
-        dir.start(seeds, extra_columns(s.coverage()), more_columns());
-        if (exec) {
-            exec->open(st, nullptr);
+    }
+
+    // A fresh campaign over an old directory keeps its store's runs and its bugs, not its queue.
+    void begin() {
+        for (std::size_t i = 0; i < seeds_.size(); ++i) st_.add_model(seed_keys_[i], seeds_[i]);
+        record_coverage(st_, s_.coverage(), recorded_, 0);
+        dir_.start(seeds_, extra_columns(s_.coverage()), more_columns());
+        if (exec_) {
+            exec_->open(st_, nullptr);
             // The seeds run first, as AFL dry-runs its corpus: a seed some library fails on is known
             // before its slot could be sent back to it (a failing model breeds nothing, stage::breeds).
-            for (std::size_t i = 0; i < seeds.size(); ++i) exec->offer(seeds[i], seed_keys[i], true, 0, 0.0);
+            for (std::size_t i = 0; i < seeds_.size(); ++i) exec_->offer(seeds_[i], seed_keys_[i], true, 0, 0.0);
         }
-        if (peers) peers->seeded(s.models());
+        if (peers_) peers_->seeded(s_.models());
     }
-    std::vector<std::uint64_t> slot_keys;
-    for (const auto& m : s.models()) slot_keys.push_back(model_key(m));
-    // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
-    // backend declines counts for coverage and runs on the others, but breeds no descendants. A
-    // slot whose model turns out to be declined goes back to its seed.
-    std::uint64_t declines_seen = 0;
-    if (exec) {
-        s.set_seedable([exec](const model& m) { return exec->breeds(m); });
-        s.context().declined = [exec](std::string_view layer, dtype t) { return exec->declines(layer, t); };
-    }
-    auto reseed_declined = [&] {
-        for (std::size_t i = 0; i < s.models().size() && i < seeds.size(); ++i)
-            if (!exec->breeds(s.models()[i]) && exec->breeds(seeds[i])) {
-                s.reset_slot(i, seeds[i]);
-                slot_keys[i] = seed_keys[i];
-            }
-    };
 
-    generation_summary sum;
-    const auto start = clock::now();
-    if (exec && o.seconds < 1e7) exec->set_deadline(start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds)));
-    auto next_row = start + std::chrono::seconds(1);
-    const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.checkpoint_seconds));
-    auto next_checkpoint = start + every;
-    const std::uint64_t first = n.generated;
+    void reseed_declined() {
+        for (std::size_t i = 0; i < s_.models().size() && i < seeds_.size(); ++i)
+            if (!exec_->breeds(s_.models()[i]) && exec_->breeds(seeds_[i])) {
+                s_.reset_slot(i, seeds_[i]);
+                slot_keys_[i] = seed_keys_[i];
+            }
+    }
+
+    // The execution stage's columns of coverage.csv (after the criteria and the extra metric's).
+    io::json more_columns() const { return exec_ ? exec_->columns() : io::json::object(); }
     // The job's counters: this process's, and the other ranks' as of the last exchange.
-    auto others = [&] { return peers ? peers->others() : std::array<std::uint64_t, 3>{}; };
-    auto row = [&](double t) {
+    std::array<std::uint64_t, 3> others() const { return peers_ ? peers_->others() : std::array<std::uint64_t, 3>{}; }
+
+    void row(double t) {
         const auto x = others();
-        dir.row(t, {n.generated + x[0], n.valid + x[1], (exec ? exec->executed() : 0) + x[2]}, s.coverage(), extra_columns(s.coverage()), more_columns());
-    };
+        dir_.row(t, {n_.generated + x[0], n_.valid + x[1], (exec_ ? exec_->executed() : 0) + x[2]}, s_.coverage(), extra_columns(s_.coverage()),
+                 more_columns());
+    }
     // Between two steps: the csv so far, the search, the stage.
-    auto checkpoint = [&](double t) {
-        dir.flush();
-        st.save_checkpoint({n.generated, t, save_state(s, n, t, dir.csv_bytes(), exec, peers)});
-    };
-    auto line = [&](double t) {
-        const double rate = t > t0 ? static_cast<double>(n.generated - first) / (t - t0) : 0.0;
+    void checkpoint(double t) {
+        dir_.flush();
+        st_.save_checkpoint({n_.generated, t, save_state(s_, n_, t, dir_.csv_bytes(), exec_, peers_)});
+    }
+    std::string line(double t) const {
+        const double rate = t > t0_ ? static_cast<double>(n_.generated - first_) / (t - t0_) : 0.0;
         return fmt::format("[{:6.1f}s] {}{} models ({:.0f}/s), valid {:.1f}%, diverse {} | {}", t,
-                           peers ? fmt::format("{} ranks, rank 0: ", peers->size()) : std::string(), n.generated, rate,
-                           n.generated ? 100.0 * static_cast<double>(n.valid) / static_cast<double>(n.generated) : 0.0, n.diverse,
-                           coverage_line(s.coverage())) +
-               (exec ? exec->progress(t) : std::string());
-    };
-    if (!resumed) row(0);
-    // The engine's loop (engine/loop.hpp): between steps the books (a csv row a second, a
-    // checkpoint, the progress line), the exchange with other ranks and the execution stage's
-    // pace; after each, the store, the stage and the queue.
-    auto now = clock::now();
-    double t = t0;
-    auto stop = [&] {
+                           peers_ ? fmt::format("{} ranks, rank 0: ", peers_->size()) : std::string(), n_.generated, rate,
+                           n_.generated ? 100.0 * static_cast<double>(n_.valid) / static_cast<double>(n_.generated) : 0.0, n_.diverse,
+                           coverage_line(s_.coverage())) +
+               (exec_ ? exec_->progress(t) : std::string());
+    }
+
+    bool stop() {
         // Reading the clock every iteration costs ~20 ns; steps take microseconds.
-        now = clock::now();
-        t = t0 + std::chrono::duration<double>(now - start).count();
-        const bool done = (o.iterations && n.generated - first >= o.iterations) || (exec && exec->done()) || t - t0 >= o.seconds;
-        if (!peers || !(done || peers->due(t))) return done;
+        now_ = clock::now();
+        t_ = t0_ + std::chrono::duration<double>(now_ - start_).count();
+        const bool done = (o_.iterations && n_.generated - first_ >= o_.iterations) || (exec_ && exec_->done()) || t_ - t0_ >= o_.seconds;
+        if (!peers_ || !(done || peers_->due(t_))) return done;
         // Ranks stop together, at the first exchange after any one's budget is spent.
-        const auto x = peers->sync(s, st, {n.generated, n.valid, exec ? exec->executed() : 0}, done, t);
-        for (std::size_t i = slot_keys.size(); i < s.models().size(); ++i) slot_keys.push_back(model_key(s.models()[i]));
-        record_coverage(st, s.coverage(), recorded, n.generated);
+        const auto x = peers_->sync(s_, st_, {n_.generated, n_.valid, exec_ ? exec_->executed() : 0}, done, t_);
+        for (std::size_t i = slot_keys_.size(); i < s_.models().size(); ++i) slot_keys_.push_back(model_key(s_.models()[i]));
+        record_coverage(st_, s_.coverage(), recorded_, n_.generated);
         return x.stop;
-    };
-    // When the search last raised coverage, and when its current slice of steps began (paced; a
-    // slice is one step at least).
-    auto last_gain = start, slice_start = start;
-    std::uint64_t slice_steps = 0;
-    const auto pace_after = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.pace_after_seconds));
-    const auto slice = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double, std::milli>(o.pace_slice_ms));
-    auto paced = [&] { return exec && o.pace_after_seconds > 0 && slice_steps && now - last_gain >= pace_after && now - slice_start >= slice; };
-    auto wait = [&] {
-        if (now >= next_row) {
-            row(t);
-            next_row += std::chrono::seconds(1);
+    }
+
+    /// Whether the search, having raised no coverage for pace_after_seconds, is due to wait on the
+    /// stage (at the end of a slice of steps, one step at least).
+    bool paced() const {
+        if (!exec_ || o_.pace_after_seconds <= 0 || !slice_steps_) return false;
+        const auto after = std::chrono::duration<double>(o_.pace_after_seconds);
+        const auto slice = std::chrono::duration<double, std::milli>(o_.pace_slice_ms);
+        return now_ - last_gain_ >= after && now_ - slice_start_ >= slice;
+    }
+
+    bool wait() {
+        if (now_ >= next_row_) {
+            row(t_);
+            next_row_ += std::chrono::seconds(1);
         }
-        if (now >= next_checkpoint) {
-            checkpoint(t);
-            next_checkpoint = now + every;
+        if (now_ >= next_checkpoint_) {
+            checkpoint(t_);
+            next_checkpoint_ = now_ + every_;
         }
-        if (!o.quiet && bar.due(now)) bar.show(line(t), now);
-        if (exec && exec->poll(t)) {
-            exec->wait(t);  // enough models wait for the backends: let them catch up
+        if (!o_.quiet && bar_.due(now_)) bar_.show(line(t_), now_);
+        if (exec_ && exec_->poll(t_)) {
+            exec_->wait(t_);  // enough models wait for the backends: let them catch up
             return true;
         }
         if (paced()) {
-            exec->wait(t);
-            slice_start = clock::now(), slice_steps = 0;
+            exec_->wait(t_);
+            slice_start_ = clock::now(), slice_steps_ = 0;
             return true;
         }
-        if (exec && exec->breeding_learnt() != declines_seen) {
-            declines_seen = exec->breeding_learnt();
+        if (exec_ && exec_->breeding_learnt() != declines_seen_) {
+            declines_seen_ = exec_->breeding_learnt();
             reseed_declined();
         }
         return false;
-    };
-    auto stepped = [&](const auto& r) {
-        ++slice_steps;
+    }
+
+    template <class Result>
+    void stepped(const Result& r) {
+        ++slice_steps_;
         if (!r.valid) return;
         const std::uint64_t key = model_key(*r.mutant);
-        st.add_generated(n.generated, key, slot_keys[r.slot], names[r.op], r.gain);
+        st_.add_generated(n_.generated, key, slot_keys_[r.slot], names_[r.op], r.gain);
         std::string json;  // a model that raised coverage, printed once for the store and queue/
         if (r.gain) {
-            last_gain = now;
+            last_gain_ = now_;
             json = io::model_to_json(*r.mutant).dump();
-            st.add_model_json(key, json);
-            record_coverage(st, s.coverage(), recorded, n.generated);
-            if (r.mutant == &s.models()[r.slot]) slot_keys[r.slot] = key;
-            if (peers) peers->found(*r.mutant, r.gain);
+            st_.add_model_json(key, json);
+            record_coverage(st_, s_.coverage(), recorded_, n_.generated);
+            if (r.mutant == &s_.models()[r.slot]) slot_keys_[r.slot] = key;
+            if (peers_) peers_->found(*r.mutant, r.gain);
         }
-        if (exec && (r.gain || exec->wants_any())) exec->offer(*r.mutant, key, r.gain != 0, n.generated, t);
-        if (r.gain) dir.queue(json, n.generated, {{"iteration", n.generated}, {"operator", names[r.op]}, {"slot", r.slot}, {"gain", r.gain}});
-    };
-    engine::driver d{stop, wait, stepped};
-    engine::drive(s, n, d);
-    if (exec) exec->drain(t0 + std::chrono::duration<double>(clock::now() - start).count());
-    // Reproducers of bugs found late, still running beside the campaign: their verdicts belong in
-    // the bugs stored (and shipped). The wait is after the budget, not the campaign's seconds.
-    double settling = 0;
-    if (exec && exec->unsettled()) {
-        const auto from = clock::now();
-        if (!o.quiet) bar.finish(fmt::format("waiting for {} reproducer{} to finish", exec->unsettled(), exec->unsettled() == 1 ? "" : "s"));
-        exec->settle();
-        settling = std::chrono::duration<double>(clock::now() - from).count();
+        if (exec_ && (r.gain || exec_->wants_any())) exec_->offer(*r.mutant, key, r.gain != 0, n_.generated, t_);
+        if (r.gain) dir_.queue(json, n_.generated, {{"iteration", n_.generated}, {"operator", names_[r.op]}, {"slot", r.slot}, {"gain", r.gain}});
     }
-    if (peers) peers->ship_bugs();  // what the last models found
-    sum.seconds = t0 + std::chrono::duration<double>(clock::now() - start).count() - settling;
-    sum.generated = n.generated, sum.valid = n.valid, sum.diverse = n.diverse;
-    for (auto k : all_criteria) {
-        sum.covered[static_cast<std::size_t>(k)] = s.coverage().covered(k);
-        sum.total[static_cast<std::size_t>(k)] = s.coverage().total(k);
-    }
-    row(sum.seconds);
-    checkpoint(sum.seconds);
-    if (!o.quiet) bar.finish(line(sum.seconds));
 
-    io::json stats = stats_json(sum, o, seeds.size(), names, n, s.coverage(), st);
-    stats["max_seed_nodes_reached"] = s.max_seed_size();
-    if (exec) exec->write_stats(stats);
-    if (peers) {
-        peers->merge_stats(stats);  // rank 0: the job's figures and each rank's
-        if (peers->rank() == 0) sum.generated = stats.at("models_generated"), sum.valid = stats.at("models_valid"), sum.diverse = stats.at("models_diverse");
+    generation_summary finish() {
+        if (exec_) exec_->drain(t0_ + std::chrono::duration<double>(clock::now() - start_).count());
+        // Reproducers of bugs found late, still running beside the campaign: their verdicts belong in
+        // the bugs stored (and shipped). The wait is after the budget, not the campaign's seconds.
+        double settling = 0;
+        if (exec_ && exec_->unsettled()) {
+            const auto from = clock::now();
+            if (!o_.quiet) bar_.finish(fmt::format("waiting for {} reproducer{} to finish", exec_->unsettled(), exec_->unsettled() == 1 ? "" : "s"));
+            exec_->settle();
+            settling = std::chrono::duration<double>(clock::now() - from).count();
+        }
+        if (peers_) peers_->ship_bugs();  // what the last models found
+        generation_summary sum;
+        sum.seconds = t0_ + std::chrono::duration<double>(clock::now() - start_).count() - settling;
+        sum.generated = n_.generated, sum.valid = n_.valid, sum.diverse = n_.diverse;
+        for (auto k : all_criteria) {
+            sum.covered[static_cast<std::size_t>(k)] = s_.coverage().covered(k);
+            sum.total[static_cast<std::size_t>(k)] = s_.coverage().total(k);
+        }
+        row(sum.seconds);
+        checkpoint(sum.seconds);
+        if (!o_.quiet) bar_.finish(line(sum.seconds));
+
+        io::json stats = stats_json(sum, o_, seeds_.size(), names_, n_, s_.coverage(), st_);
+        stats["max_seed_nodes_reached"] = s_.max_seed_size();
+        if (exec_) exec_->write_stats(stats);
+        if (peers_) {
+            peers_->merge_stats(stats);  // rank 0: the job's figures and each rank's
+            if (peers_->rank() == 0)
+                sum.generated = stats.at("models_generated"), sum.valid = stats.at("models_valid"), sum.diverse = stats.at("models_diverse");
+        }
+        dir_.finish(stats, s_.coverage());
+        return sum;
     }
-    dir.finish(stats, s.coverage());
-    return sum;
-}
+
+    Search& s_;
+    const std::vector<model>& seeds_;
+    const generation_options& o_;
+    stage* exec_;
+    store::campaign_store& st_;
+    const std::optional<store::checkpoint>& resumed_;
+    campaign_directory dir_;
+    decltype(Search::operator_names()) names_;
+    loop_counters n_;
+    cluster::exchange* peers_;
+    memo_coverage recorded_;
+    progress bar_;
+    std::vector<std::uint64_t> seed_keys_, slot_keys_;  // each model's identity, computed once (model_key)
+    std::uint64_t declines_seen_ = 0;
+    double t0_ = 0;  // seconds of the campaign before this invocation
+    double t_ = 0;   // seconds of the campaign now (as of the last stop())
+    std::uint64_t first_ = 0;
+    clock::time_point start_, now_, next_row_, next_checkpoint_;
+    clock::duration every_{};
+    // When the search last raised coverage, and when its current slice of steps began (paced).
+    clock::time_point last_gain_, slice_start_;
+    std::uint64_t slice_steps_ = 0;
+};
 
 template <class Ops, class Selector>
 generation_summary run_with(const std::vector<model>& seeds, const registry& reg, Selector sel, const generation_options& o, stage* exec,
@@ -428,7 +483,7 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
     s.context().max_cost = o.max_cost;
     s.context().fresh_seeds = std::is_same_v<Ops, mutation::memo_operators>;
     if (o.accept) s.set_filter(o.accept);
-    return run(s, seeds, o, exec, st, resumed, reg);
+    return generation_loop<decltype(s)>(s, seeds, o, exec, st, resumed, reg).run(reg);
 }
 
 /// The options as the store keeps them; the budgets are the campaign's totals.
