@@ -1,7 +1,6 @@
 #pragma once
 // What memo-fuzz adds to memo::fuzz's commands, from the translation units that include the
 // libraries (each is compiled only when memo-fuzz is built with that library).
-#include <cstdlib>
 #include <string>
 
 #include <memo/backends/python.hpp>

@@ -1,13 +1,7 @@
 #!/bin/bash
 # memo-fuzz run with backends, run-model and replay: models run in workers, bugs are stored and
 # replay; bad input is a clear error.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 for c in run-model replay; do
   "$memo" $c --help >"$tmp/help"

@@ -4,12 +4,7 @@
 # that one library reaches and another does not is the dtype's range, not a NaN bug. Each runs with
 # uniform inputs (MEMO's) and with the varied ones a campaign draws by default, all models in one
 # run-model per kind of inputs (the workers start once).
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 models=("$data"/false_alarms/*.json)
 [[ -f ${models[0]} ]] || fail "no model in $data/false_alarms"

@@ -1,12 +1,6 @@
 #!/bin/bash
 # memo-fuzz layers / universe / import-keras / export-keras / --help, and clear errors on bad input.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 # Output goes to a file before grep: with pipefail, grep -q closing the pipe early would fail the writer.
 "$memo" --help >"$tmp/help"

@@ -3,13 +3,7 @@
 # has no libtorch) shows its live progress line and writes stats.json like any other; run-model
 # prints a model's variant and the resource oracles' figures; a stored metamorphic bug replays from
 # its directory; bad oracle options are clear errors.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$(dirname "$0")/lib/preamble.sh"
 expect_error() {  # expect_error WORDS -- ARGS: a non-zero exit whose message holds WORDS
   local words=$1
   shift 2

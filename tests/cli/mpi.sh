@@ -4,12 +4,7 @@
 # signature is stored twice, models move between the ranks; a rank killed with SIGKILL takes the
 # job down and --resume continues it from the stores; clear errors. Exits 77 (skipped) when
 # memo-fuzz was built without MPI, which CTest counts as a skip only then.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 "$memo" run --help | grep -- "--mpi" >/dev/null || fail "run --help does not describe --mpi"
 if "$memo" run --mpi --out "$tmp/none" --seconds 1 2>&1 | grep -q "built without MPI"; then

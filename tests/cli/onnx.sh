@@ -3,13 +3,7 @@
 # .onnx seeds, clear errors for bad files, and the property campaign: 1,000 generated models run on
 # the reference and ONNX Runtime, every one exported and checked, every bug stored with model.onnx
 # and confirmed by replay.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 if ! "$memo" export-onnx --help >"$tmp/help" 2>&1; then
   echo "memo-fuzz was built without ONNX: nothing to test"

@@ -4,12 +4,7 @@
 # with zero initial states. Each imports with its weights, computes on the reference what ONNX
 # Runtime computes on the file (import-onnx --check: same inputs, 1e-3 of the largest output), and
 # reduces with its coverage preserved.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 if ! "$memo" import-onnx --help >/dev/null 2>&1; then
   echo "memo-fuzz was built without ONNX: nothing to test"

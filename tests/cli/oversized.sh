@@ -2,12 +2,7 @@
 # A valid model far too large for the machine is refused before any tensor of it exists: a clear
 # error naming the node and its element count, a non-zero exit, and memo-fuzz itself stays small.
 # The same for replay, for a campaign's seeds, and for bad model files (which key is missing).
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 # Input 4000x4000x64 into a Conv2D of 512 filters: 131 GB of float64 values at 2 samples.
 cat >"$tmp/big.json" <<'JSON'

@@ -1,12 +1,7 @@
 #!/bin/bash
 # memo-fuzz reduce: the zoo's ten seeds reduced with their coverage kept, the JSON keys, the
 # table, --out, model files in both formats, and clear errors on bad input.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 "$memo" reduce --help >"$tmp/help"
 grep -q "usage: memo-fuzz reduce" "$tmp/help" || fail "reduce --help"

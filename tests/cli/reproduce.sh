@@ -4,13 +4,7 @@
 # node_planted.js for Node's), a short campaign stores bugs, each with repro/repro_<backend>.*: a
 # script that imports only its library (and numpy), shows the fault (exit 1) where it is planted,
 # and not (exit 0) on the clean library. memo-fuzz reproduce writes and runs one again.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$(dirname "$0")/lib/preamble.sh"
 root=$(cd "$data/../.." && pwd)
 python=$root/.venv/bin/python
 [[ -x $python ]] || fail "no $python (scripts/setup.sh makes it)"

@@ -3,12 +3,7 @@
 # killed with SIGKILL then resumed, each equal to 2N in one go (queue, coverage, bugs); stats;
 # replay of a campaign (0 divergences on deterministic backends, torch included when built); and
 # clear errors. (That a second campaign over one store runs nothing is a unit test's.)
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 backends=reference
 "$memo" run-model --backends torch "$data/report/ort_pad_maxpool.json" >/dev/null 2>&1 && backends=reference,torch

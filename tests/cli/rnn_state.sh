@@ -2,12 +2,7 @@
 # RNN-state coverage from the command line: a campaign with --coverage memo,rnn-state writes the
 # DeepStellar criteria to stats.json and coverage.csv; `memo-fuzz states` fuzzes one LSTM model's
 # inputs, writes what it kept, and is deterministic for a seed; bad input is a clear error.
-set -euo pipefail
-memo=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$(dirname "$0")/lib/preamble.sh"
 expect_error() {  # expect_error WORDS -- ARGS: a non-zero exit whose message holds WORDS
   local words=$1
   shift 2

@@ -1,12 +1,6 @@
 #!/bin/bash
 # memo-fuzz run: a short generation campaign writes its directory; bad input is a clear error.
-set -euo pipefail
-memo=$1
-data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 "$memo" run --help >"$tmp/help"
 grep -q -- "--selector mh|random" "$tmp/help" || fail "run --help"

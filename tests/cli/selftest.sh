@@ -1,11 +1,7 @@
 #!/bin/bash
 # memo-fuzz selftest: a short campaign against the planted faults prints one row per fault in its
 # JSON, finds some of them, stores each under its right kind and layer, and raises no false alarm.
-set -euo pipefail
-memo=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 "$memo" selftest --seconds 20 --json --out "$tmp/c" >"$tmp/out.json" 2>"$tmp/err" || fail "selftest exited $?: $(tail -3 "$tmp/err")"
 python3 - "$tmp/out.json" <<'PY' || exit 1

@@ -1,12 +1,7 @@
 #!/bin/bash
 # TensorFlow.js: a campaign on the reference and tfjs' two kernel sets (cpu, wasm) runs most of its
 # models on both, and every bug it stores is confirmed by replay.
-set -euo pipefail
-memo=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$(dirname "$0")/lib/preamble.sh"
 
 "$memo" run --backends reference,tfjs-cpu,tfjs-wasm --models 150 --seconds 300 --seed 3 --out "$tmp/t" --quiet >"$tmp/out" ||
   fail "campaign: $(tail -5 "$tmp/out")"

@@ -255,9 +255,13 @@ public:
 
     generation_summary run(const registry& reg) {
         warm_up();
-        if (resumed_) resume(reg);
-        else begin();
-        for (const auto& m : s_.models()) slot_keys_.push_back(model_key(m));
+        if (resumed_) {
+            resume(reg);
+            for (const auto& m : s_.models()) slot_keys_.push_back(model_key(m));
+        } else {
+            begin();
+            slot_keys_ = seed_keys_;  // the slots hold the seeds
+        }
         if (exec_) {
             // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
             // backend declines counts for coverage and runs on the others, but breeds no
