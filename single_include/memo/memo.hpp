@@ -4114,7 +4114,7 @@ struct context {
     /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
     /// weight edits refer to the parent's weights).
     bool fresh_seeds = false;
-    /// Whether a library under test is known to decline a class in a dtype (campaign/declines.hpp):
+    /// Whether a library under test is known to decline a class in a dtype (oracle/declines.hpp):
     /// once a (class, dtype) is covered, operators prefer dtypes every library runs. Empty: none.
     std::function<bool(std::string_view layer, dtype)> declined;
     std::vector<const layer_def*> singles;   // universe classes with one input
@@ -6690,7 +6690,7 @@ public:
     /// would leave every descendant unrunnable too.
     void set_filter(std::function<expected<void>(const Model&)> f) { filter_ = std::move(f); }
     /// Diverse mutants this rejects count for coverage but do not replace their parent: a campaign
-    /// keeps its seeds to models every library under test runs (campaign/declines.hpp).
+    /// keeps its seeds to models every library under test runs (oracle/declines.hpp).
     void set_seedable(std::function<bool(const Model&)> f) { seedable_ = std::move(f); }
     /// Puts m in slot i in place of its model (a slot whose model turned out to be declined goes
     /// back to its seed); the slot's score stays.

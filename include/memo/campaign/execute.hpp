@@ -29,11 +29,11 @@
 #include "../coverage/input_range.hpp"
 #include "../coverage/param_pairs.hpp"
 #include "../layers/cost.hpp"
+#include "../oracle/declines.hpp"
 #include "../oracle/metamorphic.hpp"
 #include "../oracle/resources.hpp"
 #include "../store/bugs.hpp"
 #include "../store/store.hpp"
-#include "declines.hpp"
 #include "stage.hpp"
 
 namespace memo::campaign {
@@ -59,7 +59,7 @@ struct execution_options {
     /// When no model that raised coverage waits, run the newest valid model rather than idle. Off,
     /// the models run are a function of the seed and the iteration budget alone (then a repeated
     /// or resumed campaign runs exactly the same models), and generation does not follow what the
-    /// backends declined at run time (campaign/declines.hpp).
+    /// backends declined at run time (oracle/declines.hpp).
     bool fill = true;
     /// With fill: how long an idle lane passes over models without a new pair of parameter values
     /// before it takes one anyway. A time, not a count: generation slows as the seeds grow, and at
@@ -108,7 +108,11 @@ public:
     execution(std::vector<oracle::tester*> lanes, const registry& reg, std::filesystem::path dir, execution_options o = {})
         : bugs_(dir, o.attach, o.replay), cov_(reg), ranges_(reg), pairs_(reg), o_(o), resources_(o.resources) {
         if (lanes.empty()) throw error("an execution needs at least one lane");
-        for (auto* d : lanes) lanes_.push_back({d, {}, false, 0});
+        // The lanes' testers learn what the backends decline into one table, which generation reads.
+        for (auto* d : lanes) {
+            lanes_.push_back({d, {}, false, 0});
+            if (!d->share_declines(declines_)) testers_learn_declines_ = false;
+        }
         for (auto* x : lanes.front()->participants()) names_.emplace_back(x->name());
         bugs_.set_versions(o_.versions);
     }
@@ -626,8 +630,9 @@ private:
             if (d) clock_.truth += d->truth_ms() - truth0, clock_.localise += d->localise_ms() - localise0;
         }
         // Declines are learnt from a skipped model too: when every library but the reference
-        // declines it (two backends of one library), it is skipped for that very reason.
-        declines_.learn(cur.m, diff.observations());
+        // declines it (two backends of one library), it is skipped for that very reason. (A tester
+        // that shares the table learnt them as it judged.)
+        if (!testers_learn_declines_) declines_.learn(cur.m, diff.observations());
         if (diff.last_skipped()) {
             ++single_backend_;
             record(cur, diff.observations(), true, v.what, {});
@@ -755,9 +760,10 @@ private:
     std::map<std::string, std::uint64_t> found_;
     std::map<std::string, std::string> known_;  // first-sighting signature -> stored signature
     std::map<std::string, counters> per_backend_;
-    decline_table declines_;             // what each backend was seen to decline, and how often
-    std::set<std::uint64_t> failed_;     // models some backend failed on or that showed a bug (keys): they breed no descendants
-    std::uint64_t resource_checks_ = 0;  // models run again for the resource oracles
+    oracle::decline_table declines_;      // what each backend was seen to decline, and how often
+    bool testers_learn_declines_ = true;  // every lane's tester learns into declines_ (share_declines)
+    std::set<std::uint64_t> failed_;      // models some backend failed on or that showed a bug (keys): they breed no descendants
+    std::uint64_t resource_checks_ = 0;   // models run again for the resource oracles
 };
 
 }  // namespace memo::campaign

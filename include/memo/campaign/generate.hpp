@@ -263,7 +263,7 @@ public:
             slot_keys_ = seed_keys_;  // the slots hold the seeds
         }
         if (exec_) {
-            // Seeds keep to models every backend runs (campaign/declines.hpp): a diverse mutant some
+            // Seeds keep to models every backend runs (oracle/declines.hpp): a diverse mutant some
             // backend declines counts for coverage and runs on the others, but breeds no
             // descendants. A slot whose model turns out to be declined goes back to its seed.
             s_.set_seedable([x = exec_](const model& m) { return x->breeds(m); });

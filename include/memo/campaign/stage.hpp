@@ -56,7 +56,7 @@ public:
     /// or memoises) and, when the campaign resumes, the state save() gave at its checkpoint.
     virtual void open(store::campaign_store&, const io::json* /*resumed*/) {}
     /// Whether every backend of the stage is known to run m (supports(), and what they declined at
-    /// run time so far): the search keeps to such models for its seeds (campaign/declines.hpp).
+    /// run time so far): the search keeps to such models for its seeds (oracle/declines.hpp).
     virtual expected<void> runnable(const model&) const { return {}; }
     /// Grows each time the stage learns that a backend declines something new.
     virtual std::uint64_t declines_learnt() const { return 0; }

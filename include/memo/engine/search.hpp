@@ -153,7 +153,7 @@ public:
     /// would leave every descendant unrunnable too.
     void set_filter(std::function<expected<void>(const Model&)> f) { filter_ = std::move(f); }
     /// Diverse mutants this rejects count for coverage but do not replace their parent: a campaign
-    /// keeps its seeds to models every library under test runs (campaign/declines.hpp).
+    /// keeps its seeds to models every library under test runs (oracle/declines.hpp).
     void set_seedable(std::function<bool(const Model&)> f) { seedable_ = std::move(f); }
     /// Puts m in slot i in place of its model (a slot whose model turned out to be declined goes
     /// back to its seed); the slot's score stays.

@@ -24,7 +24,7 @@ struct context {
     /// by some descendants, not by none or all. Off, a mutant keeps its parent's seed (LEMON's
     /// weight edits refer to the parent's weights).
     bool fresh_seeds = false;
-    /// Whether a library under test is known to decline a class in a dtype (campaign/declines.hpp):
+    /// Whether a library under test is known to decline a class in a dtype (oracle/declines.hpp):
     /// once a (class, dtype) is covered, operators prefer dtypes every library runs. Empty: none.
     std::function<bool(std::string_view layer, dtype)> declined;
     std::vector<const layer_def*> singles;   // universe classes with one input

@@ -165,6 +165,10 @@ public:
     /// Traced runs return every node's output: each observation then carries a digest per node
     /// (what a campaign's store keeps, for replay), and the oracle still sees the model's outputs.
     void set_trace(bool on) override { trace_ = on; }
+    bool share_declines(decline_table& t) override {
+        shared_ = &t;
+        return true;
+    }
 
     /// Whether the last model was left unjudged because fewer than two participants take it (by
     /// supports(), or by declining it when run).
@@ -180,15 +184,11 @@ public:
                 restore_limit_.erase(it);
             }
             keep_node_digests(obs_[k], current_, trace_ && xs_[k]->traceable());
-            // A layer, dtype and layout a backend declined once, it declines again: learn it. A run
-            // that went through forgets what its nodes were learnt to be declined for.
-            if (const auto& r = obs_[k].result; r.status == run_status::unsupported && r.node >= 0 && static_cast<std::size_t>(r.node) < current_.size())
-                declined_[k].try_emplace(decline_key::of(current_[r.node]), 0);
-            else if (r.ok())
-                if (const auto it = declined_.find(k); it != declined_.end())
-                    for (const auto& n : current_.nodes) it->second.erase(decline_key::of(n));
         }
         running_.clear();
+        // A layer, dtype and layout a backend declined once, it declines again: learn it. A run
+        // that went through forgets what its nodes were learnt to be declined for.
+        declines().learn(current_, obs_, !minimising_);
         // A backend that declined at run time what supports() let through counts as one that
         // declined before: the verdict never depends on what was learnt from earlier models.
         if (!skipped_ && xs_.size() >= 2) {
@@ -282,6 +282,11 @@ public:
     /// producer, the prefix up to it; then smaller inputs and parameters. A failure of the whole
     /// graph (no layer to blame) keeps to the shortest prefix that still fails so.
     minimised minimise(const model& m, const verdict& v, int budget = 40) override {
+        struct flag_for_scope {  // its runs are not the campaign's: their declines count no reasons
+            bool& flag;
+            bool before;
+            ~flag_for_scope() { flag = before; }
+        } minimising{minimising_, std::exchange(minimising_, true)};
         minimised best{m, v, 0};
         if ((v.node < 0 && !v.whole_graph) || v.status == run_status::timeout || v.status == run_status::memory) return best;
         auto holds = [&](const model& cand, verdict& out) {
@@ -372,18 +377,11 @@ private:
         return false;
     }
 
-    /// Whether participant k takes m: by its supports(), and by what it was learnt to decline. A
-    /// decline may be a parameter's and not the class's (TensorFlow's DepthwiseConv2D declines
-    /// unequal strides only): one model in `retry_declined` that carries a learnt key goes to the
-    /// library anyway, and if it runs, the key is forgotten (finish()).
-    static constexpr std::uint64_t retry_declined = 16;
+    /// Whether participant k takes m: by its supports(), and by what it was learnt to decline
+    /// (oracle/declines.hpp).
     expected<void> supported(std::size_t k, const model& m) {
         if (auto s = xs_[k]->supports(m); !s) return s;
-        if (const auto it = declined_.find(k); it != declined_.end())
-            for (const auto& n : m.nodes)
-                if (const auto key = it->second.find(decline_key::of(n)); key != it->second.end() && ++key->second % retry_declined != 0)
-                    return fail("declined " + key->first.text() + " before");
-        return {};
+        return declines().held_back(std::string(xs_[k]->name()), m);
     }
 
     std::vector<tensor> truth_outputs() {
@@ -844,7 +842,10 @@ private:
     std::vector<observation> obs_;
     std::vector<std::size_t> running_;
     bool suppressed_ = false, skipped_ = false, trace_ = false;
-    std::map<std::size_t, std::map<decline_key, std::uint64_t>> declined_;               // per participant: key, models held back since
+    decline_table own_declines_;       // what its participants declined, unless it shares a table
+    decline_table* shared_ = nullptr;  // share_declines()
+    bool minimising_ = false;
+    decline_table& declines() { return shared_ ? *shared_ : own_declines_; }
     std::map<std::size_t, std::set<std::pair<run_status, std::uint64_t>>> known_hangs_;  // per participant: (timeout or memory, trigger)
     struct limits {
         double ms = 0;

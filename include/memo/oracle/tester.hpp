@@ -14,6 +14,7 @@
 
 #include "../backends/executor.hpp"
 #include "../tensors/inputs.hpp"
+#include "declines.hpp"
 #include "oracle.hpp"
 
 namespace memo::oracle {
@@ -59,6 +60,9 @@ public:
     virtual const input_options& inputs() const = 0;
     /// Traced runs return a digest of every node's output (what a campaign's store keeps).
     virtual void set_trace(bool on) = 0;
+    /// Learns what its backends decline into `t`, and holds models back by it, in place of a table
+    /// of its own (the lanes of a campaign share one). False: the tester learns no declines.
+    virtual bool share_declines(decline_table&) { return false; }
 
     virtual void begin(const model& m) = 0;
     /// Drops the runs begun last, unjudged (a campaign at its budget's end does not wait for them).

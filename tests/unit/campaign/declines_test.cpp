@@ -2,7 +2,7 @@
 // layout, so that a library lacking one layout's kernel (TensorFlow's CPU convolutions in
 // channels_first) keeps running the other.
 #include <memo/backends/reference/interpreter.hpp>
-#include <memo/campaign/declines.hpp>
+#include <memo/oracle/declines.hpp>
 #include <memo/oracle/differential.hpp>
 
 #include "../support.hpp"
@@ -27,7 +27,7 @@ memo::oracle::observation declined_at(int node) {
 }
 
 TEST(Declines, ALayoutIsDeclinedAlone) {
-    memo::campaign::decline_table t;
+    memo::oracle::decline_table t;
     const auto first = conv("channels_first"), last = conv("channels_last");
     t.learn(first, {declined_at(1)});
     EXPECT_FALSE(t.runs_everywhere(first));
@@ -41,7 +41,7 @@ TEST(Declines, ALayoutIsDeclinedAlone) {
 }
 
 TEST(Declines, ARunThatWentThroughTakesTheDeclineBack) {
-    memo::campaign::decline_table t;
+    memo::oracle::decline_table t;
     const auto m = conv("channels_first");
     t.learn(m, {declined_at(1)});
     EXPECT_FALSE(t.runs_everywhere(m));
@@ -52,7 +52,7 @@ TEST(Declines, ARunThatWentThroughTakesTheDeclineBack) {
 }
 
 TEST(Declines, ALayoutSurvivesResume) {
-    memo::campaign::decline_table t, back;
+    memo::oracle::decline_table t, back;
     t.learn(conv("channels_first"), {declined_at(1)});
     back.restore(t.save());
     EXPECT_FALSE(back.runs_everywhere(conv("channels_first")));
@@ -117,6 +117,28 @@ TEST(Declines, TheOracleTriesALearntDeclineAgainAndForgetsItWhenItRuns) {
     EXPECT_EQ(diff.observations()[1].result.status, memo::run_status::ok);
     diff.check(three);  // it ran: the decline is forgotten
     EXPECT_EQ(lib.runs, 3);
+}
+
+// A campaign's lanes share one table: what one lane's library declined, another lane does not send
+// to its own worker of that library, and generation reads it at once; the reasons are counted once.
+TEST(Declines, LanesThatShareATableLearnOnce) {
+    memo::in_process<memo::reference::interpreter> ref_a{memo::reference::interpreter(std::nullopt, "reference")};
+    memo::in_process<memo::reference::interpreter> ref_b{memo::reference::interpreter(std::nullopt, "reference")};
+    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    no_channels_first lib_a, lib_b;
+    memo::oracle::differential a{{&ref_a, &lib_a}, truth, test::reg()}, b{{&ref_b, &lib_b}, truth, test::reg()};
+    memo::oracle::decline_table shared;
+    ASSERT_TRUE(a.share_declines(shared));
+    ASSERT_TRUE(b.share_declines(shared));
+    a.check(conv("channels_first"));
+    EXPECT_EQ(lib_a.runs, 1);
+    EXPECT_FALSE(shared.runs_everywhere(conv("channels_first")));
+    b.check(conv("channels_first"));  // learnt by lane a: lane b's library is not sent it
+    EXPECT_EQ(lib_b.runs, 0);
+    EXPECT_EQ(b.observations()[1].result.status, memo::run_status::unsupported);
+    const auto stats = shared.stats("lib");
+    ASSERT_EQ(stats["reasons"].size(), 1u) << stats.dump();
+    EXPECT_EQ(stats["reasons"][0]["runs"], 2) << stats.dump();  // one declined run in each lane
 }
 
 }  // namespace test_campaign_declines_test

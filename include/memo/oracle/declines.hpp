@@ -1,13 +1,19 @@
 #pragma once
-// What the backends under test decline, learnt as a campaign goes. A library that lacks a kernel
+// What the backends under test decline, learnt as models run: one table, which the testers of a
+// campaign's lanes learn into and read, and the campaign reads. A library that lacks a kernel
 // (libtorch's float16 convolutions on the CPU, ONNX Runtime's float64 Resize) says so when it
 // runs the model; from then on that (layer class, dtype, layout) is known to be declined by it. The
 // layout is the node's data_format, where its class has one: a library may lack one layout's kernel
 // and not the other's (TensorFlow's CPU convolutions take channels_last only), and declining the
-// class in both would lose every model with the class. The campaign uses the table two ways:
-//   - generation keeps to what every backend runs: a mutant some backend declines still counts
-//     for coverage and still runs on the backends that take it, but it does not become a seed (its
-//     descendants would all be declined too), and it is never run merely to keep workers busy;
+// class in both would lose every model with the class. It is read three ways:
+//   - a tester holds a model carrying a known decline back from that backend (held_back), but for
+//     one model in retry_every, which goes to the library anyway: a decline may be a parameter's
+//     and not the class's (TensorFlow's DepthwiseConv2D declines unequal strides only), and a run
+//     that goes through takes the decline back;
+//   - a campaign's generation keeps to what every backend runs: a mutant some backend declines
+//     still counts for coverage and still runs on the backends that take it, but it does not become
+//     a seed (its descendants would all be declined too), and it is never run merely to keep
+//     workers busy;
 //   - stats.json and report.html say, per backend, how many executed models it declined and why.
 #include <map>
 #include <optional>
@@ -18,22 +24,23 @@
 
 #include "../core/model.hpp"
 #include "../io/json.hpp"
-#include "../oracle/oracle.hpp"
+#include "oracle.hpp"
 
-namespace memo::campaign {
+namespace memo::oracle {
 
 class decline_table {
 public:
-    /// Learns from one executed model's runs: a run that came back unsupported at a node declines
-    /// that node's (class, dtype, layout) for its backend, and a run that went through takes back
-    /// what its nodes were learnt to be declined for. Counts the declined run under its reason.
-    void learn(const model& m, const std::vector<oracle::observation>& obs) {
+    /// Learns from one model's runs: a run that came back unsupported at a node declines that
+    /// node's (class, dtype, layout) for its backend, and a run that went through takes back what
+    /// its nodes were learnt to be declined for. With `count`, counts the declined runs under
+    /// their reasons (stats.json's; a minimisation's runs are not counted).
+    void learn(const model& m, const std::vector<observation>& obs, bool count = true) {
         bool fresh = false;
         for (const auto& o : obs) {
             const auto& r = o.result;
-            if (r.ok()) {  // what ran is not declined: the oracle sends a known decline now and then (differential::supported)
+            if (r.ok()) {  // what ran is not declined: a known decline goes to the library now and then (held_back)
                 if (const auto it = backends_.find(o.backend); it != backends_.end())
-                    for (const auto& n : m.nodes) it->second.pairs.erase(key::of(n));
+                    for (const auto& n : m.nodes) it->second.pairs.erase(key::of(n)), it->second.held.erase(key::of(n));
                 continue;
             }
             if (r.status != run_status::unsupported) continue;
@@ -48,9 +55,21 @@ public:
             } else {
                 why = r.message.substr(0, 80);
             }
-            ++b.reasons[why];
+            if (count) ++b.reasons[why];
         }
         if (fresh) ++learnt_;
+    }
+
+    /// Fails, naming what was declined, when `backend` is known to decline a node of m and this is
+    /// not the model in retry_every that carries that decline to the library anyway.
+    static constexpr std::uint64_t retry_every = 16;
+    expected<void> held_back(const std::string& backend, const model& m) {
+        const auto it = backends_.find(backend);
+        if (it == backends_.end() || it->second.pairs.empty()) return {};
+        for (const auto& n : m.nodes)
+            if (const auto k = key::of(n); it->second.pairs.count(k) && ++it->second.held[k] % retry_every != 0)
+                return fail("declined " + k.text() + " before");
+        return {};
     }
 
     /// Whether any backend is known to decline class L in dtype t whatever its layout (a class
@@ -119,9 +138,10 @@ public:
     }
 
 private:
-    using key = oracle::decline_key;
+    using key = decline_key;
     struct backend_declines {
         std::set<key> pairs;                           // known to be declined
+        std::map<key, std::uint64_t> held;             // of pairs: models held back since it was learnt
         std::map<std::string, std::uint64_t> reasons;  // declined runs by reason
     };
     /// The first node of m that b is known to decline.
@@ -136,4 +156,4 @@ private:
     std::uint64_t learnt_ = 0;
 };
 
-}  // namespace memo::campaign
+}  // namespace memo::oracle
