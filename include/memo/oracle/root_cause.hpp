@@ -6,7 +6,7 @@
 // how the culprit failed, the operation (the layer class without its dimensionality or Global
 // prefix, and the max-based operations as one where a NaN is lost), the dtype the node computes in
 // (of a wrong or lost value: a kernel may be wrong in one precision only), and the error text with
-// its numbers and dimensionalities blanked. Mode parameters are left out: the same kernel met with
+// its numbers and dimensionalities blanked (and a metamorphic verdict's relation left out). Mode parameters are left out: the same kernel met with
 // other paddings or activations is the same fault. So is a crash's dtype: its error text names the
 // dtype where the failure is the dtype's ("not implemented for 'Half'"), and where it does not, the
 // same refusal in float16 and float32 (Keras on PyTorch normalising the wrong axis) is one fault.
@@ -60,6 +60,14 @@ inline std::string blank_numbers(std::string_view text) {
     return out;
 }
 
+/// A metamorphic verdict's message without the relation that met it ("relation triangle: the
+/// variant fails, ..."): one fault shows under several relations.
+inline std::string_view without_relation(std::string_view message) {
+    if (!message.starts_with("relation ")) return message;
+    const auto at = message.find(": ");
+    return at == std::string_view::npos ? message : message.substr(at + 2);
+}
+
 /// A stable name for a bug's root cause: its operation and a hash of what else it hinges on.
 /// "MaxPooling-9c1e2f30".
 inline std::string root_cause(const verdict& v, const model& m) {
@@ -70,7 +78,7 @@ inline std::string root_cause(const verdict& v, const model& m) {
     hasher h = verdict_hash(v);
     h.mix(op);
     if (v.what != kind::crash && v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) h.mix(name_of(m[v.node].type));
-    h.mix(blank_numbers(v.message));
+    h.mix(blank_numbers(without_relation(v.message)));
     return op + "-" + hex8(h);
 }
 

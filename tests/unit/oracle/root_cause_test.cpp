@@ -105,6 +105,26 @@ TEST(RootCause, AnotherKindCulpritDtypeOrMessageIsAnother) {
     EXPECT_NE(memo::oracle::root_cause(half, pool16), memo::oracle::root_cause(crash, pool16));
 }
 
+// A metamorphic verdict names the relation that met the fault: TensorFlow's softmax refusing rank
+// 6 under three relations is one fault.
+TEST(RootCause, OneFaultUnderSeveralMetamorphicRelationsIsOne) {
+    const auto softmax = one_layer("Softmax", {8, 3}, memo::io::json::object(), {8, 3});
+    memo::oracle::verdict v;
+    v.what = memo::oracle::kind::metamorphic;
+    v.status = memo::run_status::error;
+    v.culprits = {"keras-tensorflow"};
+    v.node = 1;
+    v.layer = "Softmax";
+    v.message = "relation triangle: the variant fails, the model runs: AbortedError: Input dims must be <= 5 and >=1 [Op:Softmax]";
+    auto other = v;
+    other.message = "relation squared-difference: the variant fails, the model runs: AbortedError: Input dims must be <= 5 and >=1 [Op:Softmax]";
+    EXPECT_EQ(memo::oracle::root_cause(v, softmax), memo::oracle::root_cause(other, softmax));
+    other.message = "relation squared-difference: the variant fails, the model runs: no result within 10000 ms";
+    EXPECT_NE(memo::oracle::root_cause(v, softmax), memo::oracle::root_cause(other, softmax));
+    EXPECT_EQ(memo::oracle::without_relation("relation triangle: the variant fails"), "the variant fails");
+    EXPECT_EQ(memo::oracle::without_relation("Conv2D: out of memory"), "Conv2D: out of memory");
+}
+
 TEST(RootCause, TheBugStoreWritesAndCountsRootCausesAndRunsTheReproducerHook) {
     const auto dir = std::filesystem::temp_directory_path() / ("memo-root-cause-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
