@@ -249,14 +249,18 @@ public:
           names_(Search::operator_names()),
           n_(names_.size()),
           peers_(o.peers),
-          recorded_(reg) {
+          reg_(reg),
+          recorded_(reg),
+          every_(seconds_of(o.checkpoint_seconds)),
+          pace_after_(seconds_of(o.pace_after_seconds)),
+          slice_(seconds_of(o.pace_slice_ms / 1000)) {
         for (const auto& m : seeds) seed_keys_.push_back(model_key(m));
     }
 
-    generation_summary run(const registry& reg) {
+    generation_summary run() {
         warm_up();
         if (resumed_) {
-            resume(reg);
+            resume();
             for (const auto& m : s_.models()) slot_keys_.push_back(model_key(m));
         } else {
             begin();
@@ -270,9 +274,8 @@ public:
             s_.context().declined = [x = exec_](std::string_view layer, dtype t) { return x->declines(layer, t); };
         }
         start_ = clock::now(), now_ = start_, last_gain_ = start_, slice_start_ = start_;
-        if (exec_ && o_.seconds < 1e7) exec_->set_deadline(start_ + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o_.seconds)));
+        if (exec_ && o_.seconds < 1e7) exec_->set_deadline(start_ + seconds_of(o_.seconds));
         next_row_ = start_ + std::chrono::seconds(1);
-        every_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o_.checkpoint_seconds));
         next_checkpoint_ = start_ + every_;
         first_ = n_.generated;
         t_ = t0_;
@@ -283,6 +286,8 @@ public:
     }
 
 private:
+    static clock::duration seconds_of(double s) { return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s)); }
+
     // The libraries' workers start before the budget does (importing TensorFlow takes seconds):
     // the campaign's seconds are for running models, as AFL's fuzzing starts after its set-up.
     void warm_up() {
@@ -292,8 +297,8 @@ private:
         if (!o_.quiet) bar_.finish(fmt::format("backends ready in {:.1f} s", took));
     }
 
-    void resume(const registry& reg) {
-        restore_state(s_, n_, resumed_->state, st_, reg);
+    void resume() {
+        restore_state(s_, n_, resumed_->state, st_, reg_);
         t0_ = resumed_->seconds;
         recorded_ = s_.coverage();
         st_.rollback_after(n_.generated);
@@ -370,9 +375,7 @@ private:
     /// stage (at the end of a slice of steps, one step at least).
     bool paced() const {
         if (!exec_ || o_.pace_after_seconds <= 0 || !slice_steps_) return false;
-        const auto after = std::chrono::duration<double>(o_.pace_after_seconds);
-        const auto slice = std::chrono::duration<double, std::milli>(o_.pace_slice_ms);
-        return now_ - last_gain_ >= after && now_ - slice_start_ >= slice;
+        return now_ - last_gain_ >= pace_after_ && now_ - slice_start_ >= slice_;
     }
 
     bool wait() {
@@ -465,6 +468,7 @@ private:
     decltype(Search::operator_names()) names_;
     loop_counters n_;
     cluster::exchange* peers_;
+    const registry& reg_;
     memo_coverage recorded_;
     progress bar_;
     std::vector<std::uint64_t> seed_keys_, slot_keys_;  // each model's identity, computed once (model_key)
@@ -473,7 +477,7 @@ private:
     double t_ = 0;   // seconds of the campaign now (as of the last stop())
     std::uint64_t first_ = 0;
     clock::time_point start_, now_, next_row_, next_checkpoint_;
-    clock::duration every_{};
+    const clock::duration every_, pace_after_, slice_;  // the options' checkpoint interval and pace, as clock durations
     // When the search last raised coverage, and when its current slice of steps began (paced).
     clock::time_point last_gain_, slice_start_;
     std::uint64_t slice_steps_ = 0;
@@ -487,7 +491,7 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
     s.context().max_cost = o.max_cost;
     s.context().fresh_seeds = std::is_same_v<Ops, mutation::memo_operators>;
     if (o.accept) s.set_filter(o.accept);
-    return generation_loop<decltype(s)>(s, seeds, o, exec, st, resumed, reg).run(reg);
+    return generation_loop<decltype(s)>(s, seeds, o, exec, st, resumed, reg).run();
 }
 
 /// The options as the store keeps them; the budgets are the campaign's totals.

@@ -40,7 +40,10 @@ public:
             const auto& r = o.result;
             if (r.ok()) {  // what ran is not declined: a known decline goes to the library now and then (held_back)
                 if (const auto it = backends_.find(o.backend); it != backends_.end())
-                    for (const auto& n : m.nodes) it->second.pairs.erase(key::of(n)), it->second.held.erase(key::of(n));
+                    for (const auto& n : m.nodes) {
+                        const auto k = key::of(n);
+                        it->second.pairs.erase(k), it->second.held.erase(k);
+                    }
                 continue;
             }
             if (r.status != run_status::unsupported) continue;

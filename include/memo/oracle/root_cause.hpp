@@ -6,10 +6,11 @@
 // how the culprit failed, the operation (the layer class without its dimensionality or Global
 // prefix, and the max-based operations as one where a NaN is lost), the dtype the node computes in
 // (of a wrong or lost value: a kernel may be wrong in one precision only), and the error text with
-// its numbers and dimensionalities blanked (and a metamorphic verdict's relation left out). Mode parameters are left out: the same kernel met with
-// other paddings or activations is the same fault. So is a crash's dtype: its error text names the
-// dtype where the failure is the dtype's ("not implemented for 'Half'"), and where it does not, the
-// same refusal in float16 and float32 (Keras on PyTorch normalising the wrong axis) is one fault.
+// its numbers and dimensionalities blanked (a metamorphic verdict's without the relation that met
+// it). Mode parameters are left out: the same kernel met with other paddings or activations is the
+// same fault. So is a crash's dtype: its error text names the dtype where the failure is the
+// dtype's ("not implemented for 'Half'"), and where it does not, the same refusal in float16 and
+// float32 (Keras on PyTorch normalising the wrong axis) is one fault.
 #include <string>
 #include <string_view>
 
