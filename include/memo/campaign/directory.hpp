@@ -3,6 +3,7 @@
 // (store/bugs.hpp), one method per kind of output:
 //   seeds/NNN.json        the seed models, as the campaign started from them
 //   queue/NNNNNNNNN.json  each model that raised coverage, named by its iteration, with its origin
+//   weights/DIGEST.json   given weights (an imported seed's) the queue's models refer to, once each
 //   coverage.csv          a row a second: time, models generated, valid and executed, each criterion
 //   stats.json, report.html   at the end
 // A resumed campaign truncates what came after its checkpoint (queue files and csv rows), which
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/core.h>
@@ -29,13 +31,15 @@ public:
 
     const std::filesystem::path& path() const noexcept { return dir_; }
 
-    /// A fresh campaign: seeds/ and queue/ made anew (a store's runs and bugs stay), the seeds
+    /// A fresh campaign: seeds/, queue/ and weights/ made anew (a store's runs and bugs stay), the seeds
     /// written, and coverage.csv started with its header: the criteria, then `extra` and `more`
     /// (an extra metric's and the execution stage's columns), by name.
     void start(const std::vector<model>& seeds, const io::json& extra, const io::json& more) {
         namespace fs = std::filesystem;
         fs::remove_all(dir_ / "queue");
         fs::remove_all(dir_ / "seeds");
+        fs::remove_all(dir_ / "weights");
+        kept_.clear();
         fs::create_directories(dir_ / "queue");
         fs::create_directories(dir_ / "seeds");
         for (std::size_t i = 0; i < seeds.size(); ++i)
@@ -76,8 +80,20 @@ public:
         return static_cast<std::uint64_t>(csv_.tellp());
     }
 
-    /// A model that raised coverage at `iteration`, given as its JSON (io::model_to_json(m).dump(),
-    /// which the store keeps too), with where it came from: written on the writer's thread.
+    /// What model_to_json hands a queued model's given weights to: weights/DIGEST.json, written
+    /// once (a campaign over an imported model queues hundreds of mutants with its megabytes).
+    io::keep_weights keeper() {
+        return [this](const given_weights& g) {
+            const auto file = dir_ / "weights" / (hex(g.digest) + ".json");
+            if (!kept_.insert(g.digest).second || std::filesystem::exists(file)) return;
+            std::filesystem::create_directories(file.parent_path());
+            files_.write(file.string(), io::weights_file_json(g).dump() + "\n");
+        };
+    }
+
+    /// A model that raised coverage at `iteration`, given as its JSON (io::model_to_json(m,
+    /// keeper()).dump(), which the store keeps too), with where it came from: written on the
+    /// writer's thread.
     void queue(const std::string& model_json, std::uint64_t iteration, const io::json& origin) {
         std::string text = model_json;
         if (text.size() < 2 || text.back() != '}') throw error("queue: a model's JSON is not an object");
@@ -104,6 +120,7 @@ private:
     std::filesystem::path dir_;
     std::ofstream csv_;
     io::background_writer files_;
+    std::unordered_set<std::uint64_t> kept_;  // weights written or found in weights/
 };
 
 }  // namespace memo::campaign

@@ -413,7 +413,10 @@ private:
         std::string json;  // a model that raised coverage, printed once for the store and queue/
         if (r.gain) {
             last_gain_ = now_;
-            json = io::model_to_json(*r.mutant).dump();
+            json = io::model_to_json(*r.mutant, [this](const given_weights& g) {
+                       st_.keeper()(g);
+                       dir_.keeper()(g);
+                   }).dump();
             st_.add_model_json(key, json);
             record_coverage(st_, s_.coverage(), recorded_, n_.generated);
             if (r.mutant == &s_.models()[r.slot]) slot_keys_[r.slot] = key;

@@ -7,12 +7,20 @@
 //
 // A node with given weights (an imported file's) holds them as
 // "weights": [{"dims": [3, 3, 16, 32], "float32": "<base64 of little-endian values>"}, ...],
-// float32 where every value is one, else "float64".
+// float32 where every value is one, else "float64". Where a campaign writes many mutants of one
+// imported model, the node holds "weights": {"digest": "<16 hex digits>"} instead, and the values
+// are kept once apart: in the store's weights table, or in a weights file,
+//   {"format": "memo.weights", "digest": "<16 hex digits>", "weights": [...]}
+// named <digest>.json in a folder weights/ beside the model file or one folder up (a campaign's
+// queue/ refers to DIR/weights/).
 #include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -169,7 +177,14 @@ inline std::shared_ptr<const given_weights> given_weights_from_json(const json& 
 
 }  // namespace detail
 
-inline json model_to_json(const model& m) {
+/// Given weights kept apart from the models that carry them, by digest: `keep_weights` is handed
+/// a node's weights as model_to_json writes their digest in their place; `find_weights` gives
+/// them back to model_from_json (null: not there).
+using keep_weights = std::function<void(const given_weights&)>;
+using find_weights = std::function<std::shared_ptr<const given_weights>(std::uint64_t digest)>;
+
+/// The model as JSON; a node's given weights inline, or as their digest handed to `keep`.
+inline json model_to_json(const model& m, const keep_weights& keep = {}) {
     json nodes = json::array();
     for (const auto& n : m.nodes) {
         json params = json::object();
@@ -180,7 +195,12 @@ inline json model_to_json(const model& m) {
                          {"dtype", name_of(n.type)},
                          {"shape", shape_json(n.out)},
                          {"params", std::move(params)}});
-        if (n.weights) nodes.back()["weights"] = detail::given_weights_json(*n.weights);
+        if (n.weights && keep) {
+            keep(*n.weights);
+            nodes.back()["weights"] = {{"digest", hex(n.weights->digest)}};
+        } else if (n.weights) {
+            nodes.back()["weights"] = detail::given_weights_json(*n.weights);
+        }
     }
     json out = {{"format", "memo.model"}, {"version", 1}, {"seed", m.seed}, {"outputs", m.outputs}, {"nodes", std::move(nodes)}};
     if (!m.weight_edits.empty()) {
@@ -192,7 +212,6 @@ inline json model_to_json(const model& m) {
     return out;
 }
 
-/// Reads our model format; `origin` names the input in errors. The result is validated.
 /// j[key] as a T, or an error in the user's terms: where, which key is missing or wrong, and what
 /// it should hold.
 template <class T>
@@ -206,7 +225,21 @@ T required(const json& j, const std::string& key, const std::string& where, std:
     }
 }
 
-inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model") {
+/// A weights file's JSON, and its weights back (checked against the digest it says).
+inline json weights_file_json(const given_weights& g) {
+    return {{"format", "memo.weights"}, {"digest", hex(g.digest)}, {"weights", detail::given_weights_json(g)}};
+}
+inline std::shared_ptr<const given_weights> weights_from_file_json(const json& j, const std::string& origin) {
+    if (!j.is_object() || j.value("format", "") != "memo.weights") throw error(origin + ": not memo weights (no \"format\": \"memo.weights\")");
+    auto g = detail::given_weights_from_json(required<json>(j, "weights", origin, "an array of weights"), origin);
+    if (hex(g->digest) != j.value("digest", ""))
+        throw error(origin + ": its weights' digest is " + hex(g->digest) + ", not the " + j.value("digest", "") + " it says");
+    return g;
+}
+
+/// Reads our model format; `origin` names the input in errors, `find` gives the weights a node
+/// refers to by digest. The result is validated.
+inline model model_from_json(const json& j, const registry& reg, const std::string& origin = "model", const find_weights& find = {}) {
     if (!j.is_object() || j.value("format", "") != "memo.model") throw error(origin + ": not a memo model (no \"format\": \"memo.model\")");
     model m;
     m.seed = j.value("seed", std::uint64_t{0});
@@ -235,7 +268,14 @@ inline model model_from_json(const json& j, const registry& reg, const std::stri
             if (!d.is_null() && !d.is_number_integer()) throw error(where + ": key \"shape\" should hold integers and null, not " + d.dump());
             n.out.push(d.is_null() ? shape::unknown : d.get<std::int64_t>());
         }
-        if (const auto w = jn.find("weights"); w != jn.end()) n.weights = detail::given_weights_from_json(*w, where);
+        if (const auto w = jn.find("weights"); w != jn.end() && w->is_object()) {
+            const auto digest = required<std::string>(*w, "digest", where, "the 16 hex digits of the node's weights, kept apart");
+            const auto d = std::strtoull(digest.c_str(), nullptr, 16);
+            n.weights = find ? find(d) : nullptr;
+            if (!n.weights || hex(n.weights->digest) != digest) throw error(where + ": its weights " + digest + " are not kept beside the model");
+        } else if (w != jn.end()) {
+            n.weights = detail::given_weights_from_json(*w, where);
+        }
         m.nodes.push_back(std::move(n));
     }
     m.outputs = required<std::vector<int>>(j, "outputs", origin, "the indices of the model's output nodes, an array of integers");
@@ -286,12 +326,35 @@ inline json parse_json_file(const std::string& path) {
     }
 }
 
-inline model load_model(const std::string& path, const registry& reg) {
-    try {
-        return model_from_json(parse_json_file(path), reg, path);
-    } catch (const json::exception& e) {
-        throw error(path + ": " + e.what());
+/// Reads model files, and the weights files they refer to (weights/<digest>.json beside a model
+/// file or one folder up), each weights file once.
+class model_reader {
+public:
+    explicit model_reader(const registry& reg) : reg_(reg) {}
+
+    model operator()(const std::string& path) {
+        namespace fs = std::filesystem;
+        const auto find = [&](std::uint64_t digest) -> std::shared_ptr<const given_weights> {
+            const fs::path folder = fs::path(path).parent_path();
+            for (const fs::path& dir : {folder / "weights", folder.parent_path() / "weights"}) {
+                const auto file = (dir / (hex(digest) + ".json")).lexically_normal().string();
+                if (auto it = read_.find(file); it != read_.end()) return it->second;
+                if (fs::exists(file)) return read_[file] = weights_from_file_json(parse_json_file(file), file);
+            }
+            return nullptr;
+        };
+        try {
+            return model_from_json(parse_json_file(path), reg_, path, find);
+        } catch (const json::exception& e) {
+            throw error(path + ": " + e.what());
+        }
     }
-}
+
+private:
+    const registry& reg_;
+    std::map<std::string, std::shared_ptr<const given_weights>> read_;  // by weights file
+};
+
+inline model load_model(const std::string& path, const registry& reg) { return model_reader(reg)(path); }
 
 }  // namespace memo::io

@@ -103,12 +103,13 @@ inline campaign_data read_campaign(const std::filesystem::path& dir) {
 inline memo_coverage replay_coverage(const std::filesystem::path& dir, const registry& reg, std::size_t* unreadable = nullptr) {
     namespace fs = std::filesystem;
     memo_coverage cov(reg);
+    io::model_reader read(reg);  // the queue's models share their weights files
     for (const char* sub : {"seeds", "queue"}) {
         if (!fs::is_directory(dir / sub)) continue;
         for (const auto& f : fs::directory_iterator(dir / sub)) {
             if (f.path().extension() != ".json") continue;
             try {
-                cov.add(io::load_model(f.path().string(), reg));
+                cov.add(read(f.path().string()));
             } catch (const std::exception&) {
                 if (unreadable) ++*unreadable;
             }

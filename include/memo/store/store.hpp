@@ -2,7 +2,9 @@
 // The campaign store, DIR/store.db (SQLite, WAL): what a campaign generated, ran and covered, so
 // that it never has to start over.
 //
-//   models       key -> the model's JSON (every model that was run, raised coverage, or seeded)
+//   models       key -> the model's JSON (every model that was run, raised coverage, or seeded),
+//                given weights referred to by digest
+//   weights      digest -> given weights (an imported model's), once for all its mutants
 //   generated    iteration -> model key, parent key, operator, coverage gain (every valid mutant)
 //   coverage     criterion, item -> the iteration that first covered it
 //   executions   (model, backend, dtype, inputs) -> status, output digest, per-node digests,
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -93,18 +96,26 @@ public:
     /// A model under its key (model_key), once: a campaign meets the same model when it raises
     /// coverage, when it runs and when a checkpoint names it, and only the first writes its JSON.
     void add_model(std::uint64_t key, const model& m) {
-        if (!added_.contains(key)) add_model_json(key, io::model_to_json(m).dump());
+        if (!added_.contains(key)) add_model_json(key, io::model_to_json(m, keeper()).dump());
     }
-    /// The same, with the model's JSON printed already (io::model_to_json(m).dump()).
+    /// The same, with the model's JSON printed already (io::model_to_json(m, keeper()).dump()).
     void add_model_json(std::uint64_t key, const std::string& json) {
         if (!added_.insert(key).second) return;
         add_model_.bind(1, key).bind(2, json).run();
+    }
+    /// What model_to_json hands a model's given weights to: the weights table, once a digest.
+    io::keep_weights keeper() {
+        return [this](const given_weights& g) {
+            if (!kept_.emplace(g.digest, nullptr).second) return;
+            db_.prepare("INSERT OR IGNORE INTO weights(digest, json) VALUES(?, ?)").bind(1, g.digest).bind(2, io::weights_file_json(g).dump()).run();
+        };
     }
     std::optional<model> find_model(std::uint64_t key, const registry& reg) {
         auto q = db_.prepare("SELECT json FROM models WHERE key = ?");
         q.bind(1, key);
         if (!q.next()) return std::nullopt;
-        return io::model_from_json(io::json::parse(q.text(0)), reg, file() + ": model " + hex(key));
+        return io::model_from_json(io::json::parse(q.text(0)), reg, file() + ": model " + hex(key),
+                                   [this](std::uint64_t digest) { return find_weights(digest); });
     }
 
     // ---- the search's records, committed with the next checkpoint ---------------------------
@@ -218,6 +229,14 @@ public:
     }
 
 private:
+    std::shared_ptr<const given_weights> find_weights(std::uint64_t digest) {
+        if (const auto it = kept_.find(digest); it != kept_.end() && it->second) return it->second;
+        auto q = db_.prepare("SELECT json FROM weights WHERE digest = ?");
+        q.bind(1, digest);
+        if (!q.next()) return nullptr;
+        return kept_[digest] = io::weights_from_file_json(io::json::parse(q.text(0)), file() + ": weights " + hex(digest));
+    }
+
     struct generated_row {
         std::uint64_t iteration, key, parent;
         std::string op;
@@ -231,6 +250,7 @@ private:
     static constexpr std::string_view schema = R"(
             CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, started REAL, resumed INTEGER, options TEXT);
             CREATE TABLE IF NOT EXISTS models(key INTEGER PRIMARY KEY, json TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS weights(digest INTEGER PRIMARY KEY, json TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS generated(iteration INTEGER PRIMARY KEY, model INTEGER, parent INTEGER, operator TEXT, gain INTEGER);
             CREATE TABLE IF NOT EXISTS coverage(criterion TEXT, item INTEGER, iteration INTEGER, PRIMARY KEY(criterion, item));
             CREATE TABLE IF NOT EXISTS executions(model INTEGER, backend TEXT, dtype TEXT, inputs TEXT, status TEXT, digest INTEGER,
@@ -253,6 +273,8 @@ private:
     std::vector<generated_row> generated_;
     std::vector<covered_row> covered_;
     std::unordered_set<std::uint64_t> added_;  // keys add_model wrote (or found) in this process
+    // Given weights by digest: written in this process (null) or read back, once for all models.
+    std::unordered_map<std::uint64_t, std::shared_ptr<const given_weights>> kept_;
 };
 
 }  // namespace memo::store

@@ -5,6 +5,7 @@
 // included, replay flags exactly the runs a flaky backend changed).
 // One translation unit for both: each that includes the whole search costs minutes under ASan.
 #include <bit>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -188,6 +189,61 @@ TEST(Generation, RnnStateCoverageIsReportedAndResumesExactly) {
     EXPECT_NE(header.find(",rnn_states,"), std::string::npos) << header;
     EXPECT_NE(header.find(",rnn_transitions"), std::string::npos) << header;
     EXPECT_NE(memo::io::read_file((whole / "report.html").string()).find("rnn_state_boundary"), std::string::npos);
+    fs::remove_all(whole);
+    fs::remove_all(halves);
+}
+
+// An imported model's weights (megabytes, shared by all its mutants) are written once: the store
+// and queue/ refer to them by digest, queue files read back whole through weights/, and a resumed
+// campaign finds them in the store (it makes the same queue as one run in one go).
+TEST(Generation, AnImportedModelsWeightsAreWrittenOnce) {
+    auto imported = seeds();
+    std::vector<double> values(100000);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(static_cast<float>(std::sin(static_cast<double>(i))));
+    for (auto& m : imported) {
+        values[0] = static_cast<double>(&m - imported.data());  // each seed's own weights
+        m.nodes[1].weights = memo::give_weights({{{static_cast<std::int64_t>(values.size())}, values}});
+    }
+    const auto whole = fresh_dir("weights-whole"), halves = fresh_dir("weights-halves");
+    auto run = [&](const fs::path& dir, std::uint64_t iterations, bool resume) {
+        memo::campaign::generation_options o;
+        auto from = imported;
+        if (resume) {
+            auto r = memo::campaign::resume_options(dir.string(), test::reg());
+            o = r.options;
+            from = r.seeds;
+        } else {
+            o.seed = 4;
+        }
+        o.out = dir.string();
+        o.iterations = iterations;
+        o.seconds = 1e6;
+        o.quiet = true;
+        o.checkpoint_seconds = 0.01;
+        (void)memo::campaign::generate(from, test::reg(), o);
+    };
+    run(whole, 300, false);
+    std::size_t weights_files = 0, queued = 0, with_weights = 0;
+    for (const auto& e : fs::directory_iterator(whole / "weights")) weights_files += e.path().extension() == ".json";
+    for (const auto& e : fs::directory_iterator(whole / "queue")) {
+        ++queued;
+        EXPECT_LT(fs::file_size(e.path()), 20000u) << e.path() << " holds its weights";
+        const auto m = memo::io::load_model(e.path().string(), test::reg());
+        for (const auto& n : m.nodes) with_weights += n.weights && n.weights->weights.at(0).values.size() == values.size();
+    }
+    EXPECT_EQ(weights_files, 2u);
+    EXPECT_GT(queued, 10u);
+    EXPECT_GT(with_weights, queued / 2);
+    // The store holds each seed's weights once, not once per model (its models' JSON is a few
+    // kilobytes each).
+    const auto one = memo::io::weights_file_json(*imported[0].nodes[1].weights).dump().size();
+    EXPECT_LT(fs::file_size(whole / "store.db"), 10 * one) << queued << " models";
+    std::size_t unreadable = 0;
+    (void)memo::report::replay_coverage(whole, test::reg(), &unreadable);
+    EXPECT_EQ(unreadable, 0u);
+    run(halves, 150, false);
+    run(halves, 150, true);
+    EXPECT_EQ(queue_bytes(whole), queue_bytes(halves));
     fs::remove_all(whole);
     fs::remove_all(halves);
 }
