@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/layers/all.hpp>
 
@@ -170,9 +172,11 @@ inline memo::reference::interpreter faulty_backend(fault f, const std::vector<st
                               for (const auto until = std::chrono::steady_clock::now() + took / 5; std::chrono::steady_clock::now() < until;) {}
                           }
                           if (f == fault::leak) {
-                              static std::vector<char*> kept;  // never freed: the worker's memory grows run after run
-                              kept.push_back(new char[1 << 20]);
-                              std::memset(kept.back(), 1, 1 << 20);
+                              // Fresh pages, never unmapped: the worker's memory grows run after run. (A
+                              // malloc could reuse free heap the worker inherited, resident already by fork
+                              // from a test process that ran much before, and its peak would not move.)
+                              void* p = ::mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                              if (p != MAP_FAILED) std::memset(p, 1, 1 << 20);
                           }
                           if (f == fault::small_error)
                               for (auto& x : out->data) x = T(static_cast<float>(x) + 1e-3f * (1 + std::abs(static_cast<float>(x))));
