@@ -46,19 +46,36 @@ def needed(defs: dict, names) -> list[str]:
 # The check each reproducer ends with, on numpy arrays (each script converts its library's tensors).
 CHECK = '''
 
-def differs(name, got, expected, bound):
+def differs(name, got, expected, bound, show=True):
     """Whether got differs from expected by more than bound anywhere (a NaN or infinity where the
     other has none counts as any difference); prints the largest difference."""
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape:
-        print("%s: shape %s, expected %s" % (name, list(got.shape), list(expected.shape)))
+        if show:
+            print("%s: shape %s, expected %s" % (name, list(got.shape), list(expected.shape)))
         return True
     same = (got == expected) | (np.isnan(got) & np.isnan(expected))
     diff = np.nan_to_num(np.where(same, 0.0, np.abs(got - expected)), nan=np.inf)
     at = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
     worst = float(diff[at]) if diff.size else 0.0
-    print("%s: largest difference %.6g at %s (%r against %r); rounding allows %.3g" % (name, worst, [int(i) for i in at], float(got[at]), float(expected[at]), bound))
+    if show:
+        print("%s: largest difference %.6g at %s (%r against %r); rounding allows %.3g" % (name, worst, [int(i) for i in at], float(got[at]), float(expected[at]), bound))
     return worst > bound
+
+
+RUNS = 3
+
+
+def checked_runs(call, check):
+    """Calls the model up to RUNS times on the same inputs and returns check(outputs, show=True) of
+    the first run at fault (of the last where none is): a kernel that reads memory it never wrote
+    answers right on a fresh heap and wrong once the library reuses memory it freed."""
+    for k in range(RUNS):
+        got = call()
+        if k == RUNS - 1 or any(check(got, False)):
+            if k:
+                print("run %d of %d:" % (k + 1, RUNS))
+            return check(got, True)
 '''
 
 

@@ -37,11 +37,12 @@ from keras import ops
 
 LIBRARY = {"tensorflow": ("tensorflow", "import tensorflow as tf"), "jax": ("jax", "import jax"), "torch": ("torch", "import torch")}
 
+# The model compiled whole (once), and its call.
 COMPILED = {
-    "tensorflow": "tf.function(lambda xs: model(xs, training=False), jit_compile=True)(x)",
-    "jax": "jax.jit(lambda t, n, xs: model.stateless_call(t, n, xs, training=False)[0])(\n"
-           "            [v.value for v in model.trainable_variables], [v.value for v in model.non_trainable_variables], x)",
-    "torch": "torch.compile(lambda xs: model(xs, training=False))(x)",
+    "tensorflow": ("tf.function(lambda xs: model(xs, training=False), jit_compile=True)", "compiled(x)"),
+    "jax": ("jax.jit(lambda t, n, xs: model.stateless_call(t, n, xs, training=False)[0])",
+            "compiled([v.value for v in model.trainable_variables], [v.value for v in model.non_trainable_variables], x)"),
+    "torch": ("torch.compile(lambda xs: model(xs, training=False))", "compiled(x)"),
 }
 
 
@@ -161,21 +162,26 @@ print("Keras %s on %s %s, numpy %s, Python %s, %s" % (keras.__version__, "{lib}"
            dtypes=[graph.dtypes[graph.index[n]] for n in graph.input_names], names=[specs[k]["name"] for k in outputs], bounds=[float(b) for b in bounds],
            lib=lib, lib_module={"tensorflow": "tf", "jax": "jax", "torch": "torch"}[backend]))
     listed = "\ndef listed(out):\n    return list(out) if isinstance(out, (list, tuple)) else [out]\n\n\n"
+    stateful = any(getattr(graph.layers[i], "stateful", False) for i in live)
+    if stateful:  # each run starts from zero state, as memo's did
+        script.append("\ndef zero_state():\n    for layer in model.layers:\n        if getattr(layer, \"stateful\", False):\n            layer.reset_state()\n\n")
     if jit:
         script.append(listed + "expected = listed(model(x, training=False))\n")
-        if any(getattr(graph.layers[i], "stateful", False) for i in live):  # the compiled run starts from zero state too
-            script.append("for layer in model.layers:\n    if getattr(layer, \"stateful\", False):\n        layer.reset_state()\n")
-        call = COMPILED[backend]
+        script.append("compiled = %s\n" % COMPILED[backend][0])
+        call = COMPILED[backend][1]
     else:
         # A crash checks no values: none were saved, and the script shows the call that fails.
         script.append(listed + 'expected = [data["expected_%%d" %% i] for i in range(%d)]\n' % len(expected))
         call = "model(x, training=False)"
-    script.append('''try:
-    got = listed(%s)
+    if stateful:
+        call = "(zero_state(), %s)[1]" % call
+    script.append('''check = lambda got, show: [differs(name, ops.convert_to_numpy(ops.cast(g, "float32")), np.asarray(e), b, show)
+                         for name, g, e, b in zip(outputs, got, expected, bounds)]
+try:
+    faults = checked_runs(lambda: listed(%s), check)
 except Exception as e:  # the fault, where memo saw a crash
     print("the model fails: %%s: %%s" %% (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
     sys.exit(1)
-faults = [differs(name, ops.convert_to_numpy(ops.cast(g, "float32")), np.asarray(e), b) for name, g, e, b in zip(outputs, got, expected, bounds)]
 if not faults:
     print("the model runs")
 sys.exit(1 if any(faults) else 0)

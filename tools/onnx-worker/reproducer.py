@@ -39,13 +39,14 @@ def main():
     print("{library} %s, Python %s, %s %s" % ({version_expr}, platform.python_version(), platform.system(), platform.machine()))
     data = np.load("{stem}.npz")
     inputs = {{name: data["input_%d" % i] for i, name in enumerate(INPUTS)}}
+    checked = [k for k in range(len(OUTPUTS)) if "expected_%d" % k in data]
+    check = lambda got, show: [differs(OUTPUTS[k], got[k], data["expected_%d" % k], float(data["bound_%d" % k]), show) for k in checked]
     try:
-        got = run(compile_model("{stem}.onnx", SETTING), inputs, OUTPUTS)
+        compiled = compile_model("{stem}.onnx", SETTING)
+        faults = checked_runs(lambda: run(compiled, inputs, OUTPUTS), check)
     except Exception as e:  # the fault, where memo saw a crash
         print("the model fails: %s" % str(e).strip().splitlines()[-1:])
         sys.exit(1)
-    checked = [k for k in range(len(OUTPUTS)) if "expected_%d" % k in data]
-    faults = [differs(OUTPUTS[k], got[k], data["expected_%d" % k], float(data["bound_%d" % k])) for k in checked]
     if not checked:
         print("the model runs")
     sys.exit(1 if any(faults) else 0)

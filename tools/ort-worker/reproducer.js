@@ -27,18 +27,18 @@ const data = JSON.parse(fs.readFileSync('{stem}.json', 'utf8'));
   console.log(\`ONNX Runtime {version} (onnxruntime-node), Node \${process.version}, \${process.platform} \${process.arch}\`);
   const feeds = {};
   for (const x of data.inputs) feeds[x.name] = new ort.Tensor(x.type, array(x), x.dims);
-  let got;
+  const checked = data.outputs.filter((o) => o.expected);
+  const check = async (got, show) => checked.map((o) => differs(o.name, got[o.name], o.expected, o.bound, show));
+  let faults;
   try {
     const session = await ort.InferenceSession.create('{stem}.onnx', {
       graphOptimizationLevel: '{level}', executionMode: 'sequential', intraOpNumThreads: 1, interOpNumThreads: 1,
     });
-    got = await session.run(feeds, data.outputs.map((o) => o.name));
+    faults = await checkedRuns(() => session.run(feeds, data.outputs.map((o) => o.name)), check);
   } catch (e) {  // the fault, where memo saw a crash
     console.log(\`the model fails: \${e && e.message ? e.message : e}\`);
     process.exit(1);
   }
-  const checked = data.outputs.filter((o) => o.expected);
-  const faults = checked.map((o) => differs(o.name, got[o.name], o.expected, o.bound));
   if (!checked.length) console.log('the model runs');
   process.exit(faults.some((f) => f) ? 1 : 0);
 })();

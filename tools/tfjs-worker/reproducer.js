@@ -35,20 +35,25 @@ const data = JSON.parse(fs.readFileSync('{stem}.json', 'utf8'));
   await tf.ready();
   console.log(\`TensorFlow.js \${tf.version_core}, tfjs-layers \${tfl.version_layers}, \${tf.getBackend()} kernels, Node \${process.version}, \${process.platform} \${process.arch}\`);
   const tensor = (t) => tf.tensor(array(t), t.dims, 'float32');
-  let got;
+  const check = async (got, show) => {
+    const faults = [];
+    for (const [k, o] of data.outputs.entries())
+      if (o.expected) faults.push(differs(o.name, { dims: got[k].shape, data: await got[k].data() }, o.expected, o.bound, show));
+    return faults;
+  };
+  let faults;
   try {
     const model = await tfl.models.modelFromJSON(data.model);
     for (const [layer, weights] of Object.entries(data.weights)) model.getLayer(layer).setWeights(weights.map(tensor));
     const x = data.inputs.map(tensor);
-    got = model.predict(x.length === 1 ? x[0] : x);
-    got = Array.isArray(got) ? got : [got];
+    faults = await checkedRuns(() => {
+      const got = model.predict(x.length === 1 ? x[0] : x);
+      return Array.isArray(got) ? got : [got];
+    }, check);
   } catch (e) {  // the fault, where memo saw a crash
     console.log(\`the model fails: \${String(e && e.message ? e.message : e).split('\\n')[0]}\`);
     process.exit(1);
   }
-  const faults = [];
-  for (const [k, o] of data.outputs.entries())
-    if (o.expected) faults.push(differs(o.name, { dims: got[k].shape, data: await got[k].data() }, o.expected, o.bound));
   if (!faults.length) console.log('the model runs');
   process.exit(faults.some((f) => f) ? 1 : 0);
 })();

@@ -97,14 +97,14 @@ compiled = torch.compile(model, dynamic=False, fullgraph=True)
     else:
         script.append('expected = [data["expected_%d" % i] for i in range(len(outputs))]\n')
         call = "model(x, w)"
-    script.append(f'''with torch.inference_mode():
+    script.append(f'''numpy = lambda t: t.detach().to(torch.float64).numpy() if isinstance(t, Tensor) else t
+check = lambda got, show: [differs(name, numpy(g), numpy(e), b, show) for name, g, e, b in zip(outputs, got, expected, bounds)]
+with torch.inference_mode():
     try:
-        got = {call}
+        faults = checked_runs(lambda: {call}, check)
     except Exception as e:  # the fault, where memo saw a crash
         print("the model fails: %s: %s" % (type(e).__name__, e))
         sys.exit(1)
-numpy = lambda t: t.detach().to(torch.float64).numpy() if isinstance(t, Tensor) else t
-faults = [differs(name, numpy(g), numpy(e), b) for name, g, e, b in zip(outputs, got, expected, bounds)]
 sys.exit(1 if any(faults) else 0)
 ''')
     path = os.path.join(directory, stem + ".py")
