@@ -2301,6 +2301,9 @@ struct param_builder {
         for (auto w : weights) add(intern(std::string(w) + "_constraint"), constraints(), role::inert, none);
         return *this;
     }
+    /// What Keras puts after the settings of a layer with weights: activation and use_bias, then
+    /// each weight's initializer, regularizer and constraint
+    param_builder& weighted(std::initializer_list<std::string_view> weights) { return activation().initializers_for(weights).training_only(weights); }
     std::vector<param> done() { return std::move(ps); }
 
     static std::string_view init_name(std::string_view w) { return intern(std::string(w) + "_initializer"); }
@@ -2312,6 +2315,27 @@ struct param_builder {
         pool.push_back(std::make_unique<std::string>(std::move(s)));
         return *pool.back();
     }
+};
+
+/// What a layer type described by a tag takes from it: the class name and the parameters its
+/// builder makes, built once (a family's layer template derives from it; the tag says the rest).
+template <class Tag>
+struct named_by {
+    static constexpr std::string_view name = Tag::name;
+    static std::span<const param> params() {
+        static const auto ps = Tag::build().done();
+        return ps;
+    }
+};
+
+/// A class name a template can take as its argument ("Dropout"), for tags written in one line.
+template <std::size_t N>
+struct class_name {
+    char text[N]{};
+    constexpr class_name(const char (&s)[N]) {  // NOLINT: implicit, so that "Dropout" converts
+        for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
+    }
+    constexpr std::string_view view() const { return {text, N - 1}; }
 };
 
 /// The tensor layout of a channels_last or channels_first input: spatial sizes and channels.
@@ -2413,14 +2437,9 @@ inline int normal_axis(int64_t axis, int rank) {
 namespace memo::layers {
 
 template <class Tag>
-struct activation_layer {
-    static constexpr std::string_view name = Tag::name;
+struct activation_layer : named_by<Tag> {
     static constexpr memo::family family = memo::family::act;
     static constexpr rank_set ranks = rank_set::between(2, 6);
-    static std::span<const param> params() {
-        static const auto ps = Tag::build().done();
-        return ps;
-    }
     static expected<shape> infer(inputs in, args p) {
         if constexpr (requires { Tag::check(in[0], p); }) {
             if (auto ok = Tag::check(in[0], p); !ok) return ok.error();
@@ -2515,15 +2534,10 @@ using act_layers = layer_list<relu, softmax, leaky_relu, prelu, elu, thresholded
 namespace memo::layers {
 
 template <class Tag>
-struct adapter {
-    static constexpr std::string_view name = Tag::name;
+struct adapter : named_by<Tag> {
     static constexpr memo::family family = memo::family::adapter;
     static constexpr rank_set ranks = Tag::ranks;
     static constexpr bool in_universe = false;
-    static std::span<const param> params() {
-        static const auto ps = Tag::build().done();
-        return ps;
-    }
     static expected<shape> infer(inputs in, args p) { return Tag::infer(in[0], p); }
 };
 
@@ -2718,8 +2732,7 @@ struct conv {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps =
-            conv_head(N, conv_kind::plain, N == 1).activation().initializers_for({"kernel", "bias"}).training_only({"kernel", "bias"}).done();
+        static const auto ps = conv_head(N, conv_kind::plain, N == 1).weighted({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
@@ -2770,8 +2783,7 @@ struct depthwise_conv {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps =
-            conv_head(N, conv_kind::depthwise, false).activation().initializers_for({"depthwise", "bias"}).training_only({"depthwise", "bias"}).done();
+        static const auto ps = conv_head(N, conv_kind::depthwise, false).weighted({"depthwise", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
@@ -2792,8 +2804,7 @@ struct conv_transpose {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps =
-            conv_head(N, conv_kind::transpose, false).activation().initializers_for({"kernel", "bias"}).training_only({"kernel", "bias"}).done();
+        static const auto ps = conv_head(N, conv_kind::transpose, false).weighted({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }
@@ -2835,12 +2846,7 @@ struct dense {
     static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr bool in_universe = false;
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("units", in_range(1, 4096, 128), role::shape, int64_t{100})
-                                   .activation()
-                                   .initializers_for({"kernel", "bias"})
-                                   .training_only({"kernel", "bias"})
-                                   .done();
+        static const auto ps = param_builder{}.add("units", in_range(1, 4096, 128), role::shape, int64_t{100}).weighted({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) {
@@ -2926,49 +2932,38 @@ using core_layers = layer_list<dense, activation, custom_scale, input_layer>;
 
 namespace memo::layers {
 
-/// What the four share: one input of rank 2 to 6; the output has its shape and dtype.
+/// What the four share: one input of rank 2 to 6; the output has its shape and dtype. The tag
+/// gives the class name and the parameters.
 template <class Tag>
-struct elementwise_unary {
-    static constexpr std::string_view name = Tag::name;
+struct elementwise_unary : named_by<Tag> {
     static constexpr memo::family family = memo::family::core;
     static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr bool in_universe = false;
-    static std::span<const param> params() { return Tag::params(); }
     static expected<shape> infer(inputs in, args) { return in[0]; }
     static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 namespace tags {
-struct no_params {
-    static std::span<const param> params() { return {}; }
-};
-/// |x|: |-0| = +0, |NaN| = NaN, |-inf| = inf (tf.abs).
-struct abs : no_params {
-    static constexpr std::string_view name = "Abs";
-};
-/// x * x, rounded to the dtype (tf.square).
-struct square : no_params {
-    static constexpr std::string_view name = "Square";
-};
-/// x (tf.stop_gradient): the identity forward, but a copy of its own on every backend.
-struct stop_gradient : no_params {
-    static constexpr std::string_view name = "StopGradient";
-};
-/// scale * x + shift; the product is rounded to the dtype before the shift is added, as
-/// at::add(at::mul(x, scale), shift) and ONNX's Add(Mul(x, scale), shift) round it.
-struct scale_shift {
-    static constexpr std::string_view name = "ScaleShift";
-    static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("scale", real_in(-1e6, 1e6), role::mode, 1.0).add("shift", real_in(-1e6, 1e6), role::mode, 0.0).done();
-        return ps;
-    }
+inline param_builder no_params() { return {}; }
+inline param_builder scale_and_shift() {
+    return param_builder{}.add("scale", real_in(-1e6, 1e6), role::mode, 1.0).add("shift", real_in(-1e6, 1e6), role::mode, 0.0);
+}
+template <class_name Name, param_builder (*Build)() = no_params>
+struct unary {
+    static constexpr std::string_view name = Name.view();
+    static param_builder build() { return Build(); }
 };
 }  // namespace tags
 
-using absolute = elementwise_unary<tags::abs>;
-using square = elementwise_unary<tags::square>;
-using stop_gradient = elementwise_unary<tags::stop_gradient>;
-using scale_shift = elementwise_unary<tags::scale_shift>;
+/// |x|: |-0| = +0, |NaN| = NaN, |-inf| = inf (tf.abs).
+using absolute = elementwise_unary<tags::unary<"Abs">>;
+/// x * x, rounded to the dtype (tf.square).
+using square = elementwise_unary<tags::unary<"Square">>;
+/// x (tf.stop_gradient): the identity forward, but a copy of its own on every backend.
+using stop_gradient = elementwise_unary<tags::unary<"StopGradient">>;
+/// scale * x + shift; the product is rounded to the dtype before the shift is added, as
+/// at::add(at::mul(x, scale), shift) and ONNX's Add(Mul(x, scale), shift) round it.
+using scale_shift = elementwise_unary<tags::unary<"ScaleShift", tags::scale_and_shift>>;
 
 using elementwise_layers = layer_list<absolute, square, stop_gradient, scale_shift>;
 
@@ -2995,9 +2990,7 @@ struct locally_connected {
                                    .add("strides", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1))
                                    .add("padding", N == 1 ? element_of({"valid"}) : element_of({"valid", "same"}), role::shape, "valid")
                                    .add("data_format", data_formats(), role::shape, "channels_last")
-                                   .activation()
-                                   .initializers_for({"kernel", "bias"})
-                                   .training_only({"kernel", "bias"})
+                                   .weighted({"kernel", "bias"})
                                    .done();
         return ps;
     }
@@ -3043,6 +3036,7 @@ using local_layers = layer_list<locally_connected1d, locally_connected2d>;
 
 namespace memo::layers {
 
+/// An element-wise merge of equal shapes; its tag gives the class name and how many inputs it takes.
 template <class Tag>
 struct elementwise_merge {
     static constexpr std::string_view name = Tag::name;
@@ -3060,38 +3054,19 @@ struct elementwise_merge {
 };
 
 namespace tags {
-struct average {
-    static constexpr std::string_view name = "Average";
-    static constexpr arity_t arity{2, 8};
-};
-struct maximum {
-    static constexpr std::string_view name = "Maximum";
-    static constexpr arity_t arity{2, 8};
-};
-struct minimum {
-    static constexpr std::string_view name = "Minimum";
-    static constexpr arity_t arity{2, 8};
-};
-struct add {
-    static constexpr std::string_view name = "Add";
-    static constexpr arity_t arity{2, 8};
-};
-struct subtract {
-    static constexpr std::string_view name = "Subtract";
-    static constexpr arity_t arity{2, 2};
-};
-struct multiply {
-    static constexpr std::string_view name = "Multiply";
-    static constexpr arity_t arity{2, 8};
+template <class_name Name, int MaxInputs = 8>
+struct merge {
+    static constexpr std::string_view name = Name.view();
+    static constexpr arity_t arity{2, MaxInputs};
 };
 }  // namespace tags
 
-using average = elementwise_merge<tags::average>;
-using maximum = elementwise_merge<tags::maximum>;
-using minimum = elementwise_merge<tags::minimum>;
-using add = elementwise_merge<tags::add>;
-using subtract = elementwise_merge<tags::subtract>;
-using multiply = elementwise_merge<tags::multiply>;
+using average = elementwise_merge<tags::merge<"Average">>;
+using maximum = elementwise_merge<tags::merge<"Maximum">>;
+using minimum = elementwise_merge<tags::merge<"Minimum">>;
+using add = elementwise_merge<tags::merge<"Add">>;
+using subtract = elementwise_merge<tags::merge<"Subtract", 2>>;
+using multiply = elementwise_merge<tags::merge<"Multiply">>;
 
 struct concatenate {
     static constexpr std::string_view name = "Concatenate";
@@ -3307,71 +3282,36 @@ using pool_layers = layer_list<max_pooling1d, max_pooling2d, max_pooling3d, aver
 
 namespace memo::layers {
 
-/// An identity-at-inference layer with one real parameter.
+/// An identity-at-inference layer; its tag gives the class name, the ranks and the parameters.
 template <class Tag>
-struct regularization {
-    static constexpr std::string_view name = Tag::name;
+struct regularization : named_by<Tag> {
     static constexpr memo::family family = memo::family::reg;
     static constexpr rank_set ranks = Tag::ranks;
-    static std::span<const param> params() {
-        static const auto ps = Tag::build().done();
-        return ps;
-    }
     static expected<shape> infer(inputs in, args) { return in[0]; }
 };
 
 namespace tags {
-inline param_builder rate(double fallback) { return param_builder{}.add("rate", real_in(0, 0.99), role::inert, fallback); }
-struct dropout {
-    static constexpr std::string_view name = "Dropout";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static param_builder build() { return rate(0.5); }
+/// A regularization layer's tag: its class name, the ranks it takes and its parameters.
+template <class_name Name, rank_set Ranks, param_builder (*Build)()>
+struct inert {
+    static constexpr std::string_view name = Name.view();
+    static constexpr rank_set ranks = Ranks;
+    static param_builder build() { return Build(); }
 };
-struct gaussian_dropout {
-    static constexpr std::string_view name = "GaussianDropout";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static param_builder build() { return rate(0.5); }
-};
-struct alpha_dropout {
-    static constexpr std::string_view name = "AlphaDropout";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static param_builder build() { return rate(0.5); }
-};
-struct gaussian_noise {
-    static constexpr std::string_view name = "GaussianNoise";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static param_builder build() { return param_builder{}.add("stddev", real_in(0, 1), role::inert, 0.1); }
-};
-struct activity_regularization {
-    static constexpr std::string_view name = "ActivityRegularization";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static param_builder build() { return param_builder{}.add("l1", real_in(0, 1), role::inert, 0.0).add("l2", real_in(0, 1), role::inert, 0.0); }
-};
-struct spatial_dropout1d {
-    static constexpr std::string_view name = "SpatialDropout1D";
-    static constexpr rank_set ranks = rank_set::of(3);
-    static param_builder build() { return rate(0.5); }
-};
-struct spatial_dropout2d {
-    static constexpr std::string_view name = "SpatialDropout2D";
-    static constexpr rank_set ranks = rank_set::of(4);
-    static param_builder build() { return rate(0.5); }
-};
-struct spatial_dropout3d {
-    static constexpr std::string_view name = "SpatialDropout3D";
-    static constexpr rank_set ranks = rank_set::of(5);
-    static param_builder build() { return rate(0.5); }
-};
+inline param_builder rate() { return param_builder{}.add("rate", real_in(0, 0.99), role::inert, 0.5); }
+inline param_builder stddev() { return param_builder{}.add("stddev", real_in(0, 1), role::inert, 0.1); }
+inline param_builder l1_l2() { return param_builder{}.add("l1", real_in(0, 1), role::inert, 0.0).add("l2", real_in(0, 1), role::inert, 0.0); }
+constexpr rank_set any_rank = rank_set::between(2, 6);
 }  // namespace tags
 
-using dropout = regularization<tags::dropout>;
-using gaussian_dropout = regularization<tags::gaussian_dropout>;
-using gaussian_noise = regularization<tags::gaussian_noise>;
-using activity_regularization = regularization<tags::activity_regularization>;
-using alpha_dropout = regularization<tags::alpha_dropout>;
-using spatial_dropout1d = regularization<tags::spatial_dropout1d>;
-using spatial_dropout2d = regularization<tags::spatial_dropout2d>;
-using spatial_dropout3d = regularization<tags::spatial_dropout3d>;
+using dropout = regularization<tags::inert<"Dropout", tags::any_rank, tags::rate>>;
+using gaussian_dropout = regularization<tags::inert<"GaussianDropout", tags::any_rank, tags::rate>>;
+using gaussian_noise = regularization<tags::inert<"GaussianNoise", tags::any_rank, tags::stddev>>;
+using activity_regularization = regularization<tags::inert<"ActivityRegularization", tags::any_rank, tags::l1_l2>>;
+using alpha_dropout = regularization<tags::inert<"AlphaDropout", tags::any_rank, tags::rate>>;
+using spatial_dropout1d = regularization<tags::inert<"SpatialDropout1D", rank_set::of(3), tags::rate>>;
+using spatial_dropout2d = regularization<tags::inert<"SpatialDropout2D", rank_set::of(4), tags::rate>>;
+using spatial_dropout3d = regularization<tags::inert<"SpatialDropout3D", rank_set::of(5), tags::rate>>;
 
 using reg_layers =
     layer_list<dropout, gaussian_dropout, gaussian_noise, activity_regularization, alpha_dropout, spatial_dropout1d, spatial_dropout2d, spatial_dropout3d>;
@@ -6567,6 +6507,17 @@ static_assert(selector<mh_selector> && selector<random_selector>);
 
 namespace memo {
 
+/// What a search's next steps depend on besides its models and its coverage: the scores and
+/// selection counts of Equation 3, the RNG, the selector's own state and the seed pool's growth.
+struct search_scores {
+    std::vector<double> model_score, op_score;
+    std::vector<std::size_t> selected;  // per seed
+    std::array<std::uint64_t, 4> rng{};
+    std::vector<std::uint64_t> selector;     // what the selector's state() gave, when it has one
+    std::size_t initial = 0;                 // models from the seeds (the rest were adopted); 0: all
+    std::size_t seed_size = 0, stalled = 0;  // the size limit as grown, and steps since a diverse mutant; 0, 0: as set
+};
+
 template <class Model, class Ops, class Coverage, selector Selector, class Context>
 requires coverage_metric<Coverage, Model> && std::constructible_from<Context, Coverage&>
 class basic_search {
@@ -6632,17 +6583,11 @@ public:
     /// Everything the next steps depend on besides the coverage: the seed models, the scores and
     /// selection counts of Equation 3, the RNG and the selector's own state. A search restored
     /// from it (with the coverage it had) makes the very steps the saved one would have made.
-    struct state {
+    struct state : search_scores {
         std::vector<Model> models;
-        std::vector<double> model_score, op_score;
-        std::vector<std::size_t> selected;  // per seed
-        std::array<std::uint64_t, 4> rng{};
-        std::vector<std::uint64_t> selector;     // what the selector's state() gave, when it has one
-        std::size_t initial = 0;                 // models from the seeds (the rest were adopted); 0: all
-        std::size_t seed_size = 0, stalled = 0;  // the size limit as grown, and steps since a diverse mutant; 0, 0: as set
     };
     state save() const {
-        state st{models_, model_score_, op_score_, {}, rng_.state(), {}, initial_, max_seed_size_, stalled_};
+        state st{{model_score_, op_score_, {}, rng_.state(), {}, initial_, max_seed_size_, stalled_}, models_};
         for (const auto& s : seeds_) st.selected.push_back(s.selected);
         if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
         return st;

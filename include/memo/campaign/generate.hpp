@@ -24,6 +24,15 @@
 #include "progress.hpp"
 #include "stage.hpp"
 
+// A checkpoint's counters and search state in JSON, each member under its own name (a member a
+// checkpoint of an older memo lacks keeps its default).
+namespace memo::engine {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(step_counts, generated, valid, diverse, op_selected, op_valid, op_diverse)
+}  // namespace memo::engine
+namespace memo {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(search_scores, model_score, op_score, selected, rng, selector, initial, seed_size, stalled)
+}  // namespace memo
+
 namespace memo::campaign {
 
 struct generation_options {
@@ -151,28 +160,14 @@ inline void record_coverage(store::campaign_store& st, const memo_coverage& c, m
 template <class Search>
 io::json save_state(const Search& s, const loop_counters& n, double seconds, std::uint64_t csv_bytes, const stage* exec, const cluster::exchange* peers) {
     const auto st = s.save();
-    io::json slots = io::json::array();
-    for (const auto& m : st.models) slots.push_back(model_key(m));
+    io::json search = static_cast<const search_scores&>(st);
+    search["slots"] = io::json::array();
+    for (const auto& m : st.models) search["slots"].push_back(model_key(m));
     return {{"iteration", n.generated},
             {"seconds", seconds},
             {"csv_bytes", csv_bytes},
-            {"counters",
-             {{"generated", n.generated},
-              {"valid", n.valid},
-              {"diverse", n.diverse},
-              {"op_selected", n.op_selected},
-              {"op_valid", n.op_valid},
-              {"op_diverse", n.op_diverse}}},
-            {"search",
-             {{"slots", slots},
-              {"model_score", st.model_score},
-              {"op_score", st.op_score},
-              {"selected", st.selected},
-              {"rng", st.rng},
-              {"selector", st.selector},
-              {"initial", st.initial},
-              {"seed_size", st.seed_size},
-              {"stalled", st.stalled}}},
+            {"counters", n},
+            {"search", std::move(search)},
             {"coverage", save_coverage(s.coverage())},
             {"stage", exec ? exec->save() : io::json::object()},
             {"cluster", peers ? peers->save() : io::json::object()}};
@@ -180,20 +175,15 @@ io::json save_state(const Search& s, const loop_counters& n, double seconds, std
 
 template <class Search>
 void restore_state(Search& s, loop_counters& n, const io::json& j, store::campaign_store& st, const registry& reg) {
-    const auto& c = j.at("counters");
-    n.generated = c.at("generated"), n.valid = c.at("valid"), n.diverse = c.at("diverse");
-    c.at("op_selected").get_to(n.op_selected), c.at("op_valid").get_to(n.op_valid), c.at("op_diverse").get_to(n.op_diverse);
+    j.at("counters").get_to(n);
     const auto& sj = j.at("search");
     typename Search::state state;
+    sj.get_to(static_cast<search_scores&>(state));
     for (const auto& key : sj.at("slots")) {
         auto m = st.find_model(key.get<std::uint64_t>(), reg);
         if (!m) throw error(st.file() + ": the checkpoint names model " + hex(key.get<std::uint64_t>()) + ", which the store lacks");
         state.models.push_back(std::move(*m));
     }
-    sj.at("model_score").get_to(state.model_score), sj.at("op_score").get_to(state.op_score), sj.at("selected").get_to(state.selected);
-    sj.at("rng").get_to(state.rng), sj.at("selector").get_to(state.selector);
-    state.initial = sj.value("initial", state.models.size());
-    state.seed_size = sj.value("seed_size", std::size_t{0}), state.stalled = sj.value("stalled", std::size_t{0});
     memo_coverage cov = s.coverage();  // with its extra metric, if it has one
     restore_coverage(cov, j.at("coverage"));
     s.restore(std::move(state), std::move(cov));

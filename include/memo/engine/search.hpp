@@ -30,6 +30,17 @@
 
 namespace memo {
 
+/// What a search's next steps depend on besides its models and its coverage: the scores and
+/// selection counts of Equation 3, the RNG, the selector's own state and the seed pool's growth.
+struct search_scores {
+    std::vector<double> model_score, op_score;
+    std::vector<std::size_t> selected;  // per seed
+    std::array<std::uint64_t, 4> rng{};
+    std::vector<std::uint64_t> selector;     // what the selector's state() gave, when it has one
+    std::size_t initial = 0;                 // models from the seeds (the rest were adopted); 0: all
+    std::size_t seed_size = 0, stalled = 0;  // the size limit as grown, and steps since a diverse mutant; 0, 0: as set
+};
+
 template <class Model, class Ops, class Coverage, selector Selector, class Context>
 requires coverage_metric<Coverage, Model> && std::constructible_from<Context, Coverage&>
 class basic_search {
@@ -95,17 +106,11 @@ public:
     /// Everything the next steps depend on besides the coverage: the seed models, the scores and
     /// selection counts of Equation 3, the RNG and the selector's own state. A search restored
     /// from it (with the coverage it had) makes the very steps the saved one would have made.
-    struct state {
+    struct state : search_scores {
         std::vector<Model> models;
-        std::vector<double> model_score, op_score;
-        std::vector<std::size_t> selected;  // per seed
-        std::array<std::uint64_t, 4> rng{};
-        std::vector<std::uint64_t> selector;     // what the selector's state() gave, when it has one
-        std::size_t initial = 0;                 // models from the seeds (the rest were adopted); 0: all
-        std::size_t seed_size = 0, stalled = 0;  // the size limit as grown, and steps since a diverse mutant; 0, 0: as set
     };
     state save() const {
-        state st{models_, model_score_, op_score_, {}, rng_.state(), {}, initial_, max_seed_size_, stalled_};
+        state st{{model_score_, op_score_, {}, rng_.state(), {}, initial_, max_seed_size_, stalled_}, models_};
         for (const auto& s : seeds_) st.selected.push_back(s.selected);
         if constexpr (requires { sel_.state(); }) st.selector = sel_.state();
         return st;

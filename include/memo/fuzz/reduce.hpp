@@ -14,6 +14,11 @@
 #include "backends.hpp"
 #include "cli.hpp"
 
+namespace memo {
+// A reduction's figures, as `memo-fuzz reduce --json` prints them (the model goes to --out).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(reduction, layers_before, layers_after, weights_before, weights_after, flops_before, flops_after, ms, coverage_preserved)
+}  // namespace memo
+
 namespace memo::fuzz::commands {
 
 namespace reduce_cmd {
@@ -83,15 +88,8 @@ inline int reduce(const cli::args& a) {
             memo::io::write_file(base + ".json", memo::io::model_to_json(r.reduced).dump(1) + "\n");
             memo::io::write_file(base + ".keras.json", memo::io::keras_to_json(r.reduced).dump(1) + "\n");
         }
-        rows.push_back({{"name", name},
-                        {"layers_before", r.layers_before},
-                        {"layers_after", r.layers_after},
-                        {"weights_before", r.weights_before},
-                        {"weights_after", r.weights_after},
-                        {"flops_before", r.flops_before},
-                        {"flops_after", r.flops_after},
-                        {"ms", r.ms},
-                        {"coverage_preserved", r.coverage_preserved}});
+        rows.push_back(r);
+        rows.back()["name"] = name;
         total.layers_before += static_cast<double>(r.layers_before);
         total.layers_after += static_cast<double>(r.layers_after);
         total.weights_before += static_cast<double>(r.weights_before);

@@ -5,14 +5,9 @@
 namespace memo::layers {
 
 template <class Tag>
-struct activation_layer {
-    static constexpr std::string_view name = Tag::name;
+struct activation_layer : named_by<Tag> {
     static constexpr memo::family family = memo::family::act;
     static constexpr rank_set ranks = rank_set::between(2, 6);
-    static std::span<const param> params() {
-        static const auto ps = Tag::build().done();
-        return ps;
-    }
     static expected<shape> infer(inputs in, args p) {
         if constexpr (requires { Tag::check(in[0], p); }) {
             if (auto ok = Tag::check(in[0], p); !ok) return ok.error();

@@ -6,15 +6,10 @@
 namespace memo::layers {
 
 template <class Tag>
-struct adapter {
-    static constexpr std::string_view name = Tag::name;
+struct adapter : named_by<Tag> {
     static constexpr memo::family family = memo::family::adapter;
     static constexpr rank_set ranks = Tag::ranks;
     static constexpr bool in_universe = false;
-    static std::span<const param> params() {
-        static const auto ps = Tag::build().done();
-        return ps;
-    }
     static expected<shape> infer(inputs in, args p) { return Tag::infer(in[0], p); }
 };
 

@@ -66,6 +66,9 @@ struct param_builder {
         for (auto w : weights) add(intern(std::string(w) + "_constraint"), constraints(), role::inert, none);
         return *this;
     }
+    /// What Keras puts after the settings of a layer with weights: activation and use_bias, then
+    /// each weight's initializer, regularizer and constraint
+    param_builder& weighted(std::initializer_list<std::string_view> weights) { return activation().initializers_for(weights).training_only(weights); }
     std::vector<param> done() { return std::move(ps); }
 
     static std::string_view init_name(std::string_view w) { return intern(std::string(w) + "_initializer"); }
@@ -77,6 +80,27 @@ struct param_builder {
         pool.push_back(std::make_unique<std::string>(std::move(s)));
         return *pool.back();
     }
+};
+
+/// What a layer type described by a tag takes from it: the class name and the parameters its
+/// builder makes, built once (a family's layer template derives from it; the tag says the rest).
+template <class Tag>
+struct named_by {
+    static constexpr std::string_view name = Tag::name;
+    static std::span<const param> params() {
+        static const auto ps = Tag::build().done();
+        return ps;
+    }
+};
+
+/// A class name a template can take as its argument ("Dropout"), for tags written in one line.
+template <std::size_t N>
+struct class_name {
+    char text[N]{};
+    constexpr class_name(const char (&s)[N]) {  // NOLINT: implicit, so that "Dropout" converts
+        for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
+    }
+    constexpr std::string_view view() const { return {text, N - 1}; }
 };
 
 /// The tensor layout of a channels_last or channels_first input: spatial sizes and channels.

@@ -80,8 +80,7 @@ struct conv {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps =
-            conv_head(N, conv_kind::plain, N == 1).activation().initializers_for({"kernel", "bias"}).training_only({"kernel", "bias"}).done();
+        static const auto ps = conv_head(N, conv_kind::plain, N == 1).weighted({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
@@ -132,8 +131,7 @@ struct depthwise_conv {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps =
-            conv_head(N, conv_kind::depthwise, false).activation().initializers_for({"depthwise", "bias"}).training_only({"depthwise", "bias"}).done();
+        static const auto ps = conv_head(N, conv_kind::depthwise, false).weighted({"depthwise", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
@@ -154,8 +152,7 @@ struct conv_transpose {
     static constexpr memo::family family = memo::family::conv;
     static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps =
-            conv_head(N, conv_kind::transpose, false).activation().initializers_for({"kernel", "bias"}).training_only({"kernel", "bias"}).done();
+        static const auto ps = conv_head(N, conv_kind::transpose, false).weighted({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }

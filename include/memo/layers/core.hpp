@@ -11,12 +11,7 @@ struct dense {
     static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr bool in_universe = false;
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("units", in_range(1, 4096, 128), role::shape, int64_t{100})
-                                   .activation()
-                                   .initializers_for({"kernel", "bias"})
-                                   .training_only({"kernel", "bias"})
-                                   .done();
+        static const auto ps = param_builder{}.add("units", in_range(1, 4096, 128), role::shape, int64_t{100}).weighted({"kernel", "bias"}).done();
         return ps;
     }
     static expected<shape> infer(inputs in, args p) {

@@ -7,49 +7,38 @@
 
 namespace memo::layers {
 
-/// What the four share: one input of rank 2 to 6; the output has its shape and dtype.
+/// What the four share: one input of rank 2 to 6; the output has its shape and dtype. The tag
+/// gives the class name and the parameters.
 template <class Tag>
-struct elementwise_unary {
-    static constexpr std::string_view name = Tag::name;
+struct elementwise_unary : named_by<Tag> {
     static constexpr memo::family family = memo::family::core;
     static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr bool in_universe = false;
-    static std::span<const param> params() { return Tag::params(); }
     static expected<shape> infer(inputs in, args) { return in[0]; }
     static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
 namespace tags {
-struct no_params {
-    static std::span<const param> params() { return {}; }
-};
-/// |x|: |-0| = +0, |NaN| = NaN, |-inf| = inf (tf.abs).
-struct abs : no_params {
-    static constexpr std::string_view name = "Abs";
-};
-/// x * x, rounded to the dtype (tf.square).
-struct square : no_params {
-    static constexpr std::string_view name = "Square";
-};
-/// x (tf.stop_gradient): the identity forward, but a copy of its own on every backend.
-struct stop_gradient : no_params {
-    static constexpr std::string_view name = "StopGradient";
-};
-/// scale * x + shift; the product is rounded to the dtype before the shift is added, as
-/// at::add(at::mul(x, scale), shift) and ONNX's Add(Mul(x, scale), shift) round it.
-struct scale_shift {
-    static constexpr std::string_view name = "ScaleShift";
-    static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("scale", real_in(-1e6, 1e6), role::mode, 1.0).add("shift", real_in(-1e6, 1e6), role::mode, 0.0).done();
-        return ps;
-    }
+inline param_builder no_params() { return {}; }
+inline param_builder scale_and_shift() {
+    return param_builder{}.add("scale", real_in(-1e6, 1e6), role::mode, 1.0).add("shift", real_in(-1e6, 1e6), role::mode, 0.0);
+}
+template <class_name Name, param_builder (*Build)() = no_params>
+struct unary {
+    static constexpr std::string_view name = Name.view();
+    static param_builder build() { return Build(); }
 };
 }  // namespace tags
 
-using absolute = elementwise_unary<tags::abs>;
-using square = elementwise_unary<tags::square>;
-using stop_gradient = elementwise_unary<tags::stop_gradient>;
-using scale_shift = elementwise_unary<tags::scale_shift>;
+/// |x|: |-0| = +0, |NaN| = NaN, |-inf| = inf (tf.abs).
+using absolute = elementwise_unary<tags::unary<"Abs">>;
+/// x * x, rounded to the dtype (tf.square).
+using square = elementwise_unary<tags::unary<"Square">>;
+/// x (tf.stop_gradient): the identity forward, but a copy of its own on every backend.
+using stop_gradient = elementwise_unary<tags::unary<"StopGradient">>;
+/// scale * x + shift; the product is rounded to the dtype before the shift is added, as
+/// at::add(at::mul(x, scale), shift) and ONNX's Add(Mul(x, scale), shift) round it.
+using scale_shift = elementwise_unary<tags::unary<"ScaleShift", tags::scale_and_shift>>;
 
 using elementwise_layers = layer_list<absolute, square, stop_gradient, scale_shift>;
 

@@ -19,9 +19,7 @@ struct locally_connected {
                                    .add("strides", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1))
                                    .add("padding", N == 1 ? element_of({"valid"}) : element_of({"valid", "same"}), role::shape, "valid")
                                    .add("data_format", data_formats(), role::shape, "channels_last")
-                                   .activation()
-                                   .initializers_for({"kernel", "bias"})
-                                   .training_only({"kernel", "bias"})
+                                   .weighted({"kernel", "bias"})
                                    .done();
         return ps;
     }

@@ -6,6 +6,7 @@
 
 namespace memo::layers {
 
+/// An element-wise merge of equal shapes; its tag gives the class name and how many inputs it takes.
 template <class Tag>
 struct elementwise_merge {
     static constexpr std::string_view name = Tag::name;
@@ -23,38 +24,19 @@ struct elementwise_merge {
 };
 
 namespace tags {
-struct average {
-    static constexpr std::string_view name = "Average";
-    static constexpr arity_t arity{2, 8};
-};
-struct maximum {
-    static constexpr std::string_view name = "Maximum";
-    static constexpr arity_t arity{2, 8};
-};
-struct minimum {
-    static constexpr std::string_view name = "Minimum";
-    static constexpr arity_t arity{2, 8};
-};
-struct add {
-    static constexpr std::string_view name = "Add";
-    static constexpr arity_t arity{2, 8};
-};
-struct subtract {
-    static constexpr std::string_view name = "Subtract";
-    static constexpr arity_t arity{2, 2};
-};
-struct multiply {
-    static constexpr std::string_view name = "Multiply";
-    static constexpr arity_t arity{2, 8};
+template <class_name Name, int MaxInputs = 8>
+struct merge {
+    static constexpr std::string_view name = Name.view();
+    static constexpr arity_t arity{2, MaxInputs};
 };
 }  // namespace tags
 
-using average = elementwise_merge<tags::average>;
-using maximum = elementwise_merge<tags::maximum>;
-using minimum = elementwise_merge<tags::minimum>;
-using add = elementwise_merge<tags::add>;
-using subtract = elementwise_merge<tags::subtract>;
-using multiply = elementwise_merge<tags::multiply>;
+using average = elementwise_merge<tags::merge<"Average">>;
+using maximum = elementwise_merge<tags::merge<"Maximum">>;
+using minimum = elementwise_merge<tags::merge<"Minimum">>;
+using add = elementwise_merge<tags::merge<"Add">>;
+using subtract = elementwise_merge<tags::merge<"Subtract", 2>>;
+using multiply = elementwise_merge<tags::merge<"Multiply">>;
 
 struct concatenate {
     static constexpr std::string_view name = "Concatenate";
