@@ -6,6 +6,7 @@
 // the campaign serving a backend (isolate.hpp), or another program (the ONNX Runtime worker).
 // Linux (fork, poll, memfd, /proc).
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -48,6 +49,22 @@ struct isolation_limits {
 };
 
 namespace detail::isolate {
+
+/// The byte a worker's heap is filled with, glibc's MALLOC_PERTURB_: memory a library allocates
+/// holds ~fill, memory it frees fill. A kernel that reads memory it never wrote then answers wrong
+/// at its first run and alike every run, not only once its heap holds an earlier run's values,
+/// which a replay in a fresh worker would not meet (PyTorch's oneDNN conv3d, docs/findings.md).
+/// Blocks of up to 1 KiB that glibc hands out from its thread cache stay as they were.
+inline constexpr int heap_fill = 0xa5;
+
+/// This process's environment with MALLOC_PERTURB_ set, for a worker that executes a program (a
+/// forked worker sets its heap's fill with mallopt instead: its malloc has started already).
+inline std::vector<std::string> worker_environment() {
+    std::vector<std::string> env{"MALLOC_PERTURB_=" + std::to_string(heap_fill)};
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "MALLOC_PERTURB_=", 16) != 0) env.emplace_back(*e);
+    return env;
+}
 
 inline bool write_all(int fd, const char* p, std::size_t n) {
     while (n) {
@@ -426,6 +443,7 @@ private:
             if (int devnull = ::open("/dev/null", O_WRONLY); devnull >= 0) ::dup2(devnull, 1);
             if (log >= 0) ::dup2(log, 2);  // the library's own chatter, read when the worker dies
             ::close_range(6, ~0U, 0);
+            ::mallopt(M_PERTURB, detail::isolate::heap_fill);
             body_();
             ::_exit(0);
         }

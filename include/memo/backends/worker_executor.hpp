@@ -67,11 +67,13 @@ protected:
     /// A worker that runs `argv` (argv[0] looked up on PATH), with the given limits.
     worker_executor(std::vector<std::string> argv, isolation_limits limits)
         : worker_(
-              [argv = std::move(argv)] {
-                  std::vector<char*> args;
+              [argv = std::move(argv), env = detail::isolate::worker_environment()] {
+                  std::vector<char*> args, vars;
                   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+                  for (const auto& v : env) vars.push_back(const_cast<char*>(v.c_str()));
                   args.push_back(nullptr);
-                  ::execvp(args[0], args.data());
+                  vars.push_back(nullptr);
+                  ::execvpe(args[0], args.data(), vars.data());
                   std::fprintf(stderr, "cannot start %s: %s\n", args[0], std::strerror(errno));
                   ::_exit(127);
               },

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -32,6 +33,7 @@ enum class fault {
     small_error,  // every output x becomes x + 1e-3 (1 + |x|): a zero is no longer a zero
     leak,         // 1 MiB allocated, written and never freed each time the layer runs
     slow,         // 20 % more time: the kernel's own time again, a fifth of it, spent spinning
+    unwritten,    // the output read from memory just allocated and never written
     // Small but real (planted_faults_test.cpp):
     conv_shift,           // Conv1D/2D/3D: the output one position off along the first spatial axis
                           // (out[i] = y[i + 1], the last position repeated), as a kernel whose
@@ -48,8 +50,21 @@ enum class fault {
 
 /// The fault's name, as a test instance is called.
 constexpr std::string_view name_of(fault f) noexcept {
-    constexpr std::string_view names[] = {"segfault",    "abort", "hang", "nan",        "wrong_value",         "memory",       "error",
-                                          "small_error", "leak",  "slow", "conv_shift", "pool_counts_padding", "softmax_axis", "gru_gates_swapped",
+    constexpr std::string_view names[] = {"segfault",
+                                          "abort",
+                                          "hang",
+                                          "nan",
+                                          "wrong_value",
+                                          "memory",
+                                          "error",
+                                          "small_error",
+                                          "leak",
+                                          "slow",
+                                          "unwritten",
+                                          "conv_shift",
+                                          "pool_counts_padding",
+                                          "softmax_axis",
+                                          "gru_gates_swapped",
                                           "bias_twice"};
     return names[static_cast<int>(f)];
 }
@@ -177,6 +192,10 @@ inline memo::reference::interpreter faulty_backend(fault f, const std::vector<st
                               // from a test process that ran much before, and its peak would not move.)
                               void* p = ::mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
                               if (p != MAP_FAILED) std::memset(p, 1, 1 << 20);
+                          }
+                          if (f == fault::unwritten) {
+                              const std::unique_ptr<float[]> fresh(new float[out->data.size()]);  // never written
+                              for (std::size_t i = 0; i < out->data.size(); ++i) out->data[i] = T(fresh[i]);
                           }
                           if (f == fault::small_error)
                               for (auto& x : out->data) x = T(static_cast<float>(x) + 1e-3f * (1 + std::abs(static_cast<float>(x))));

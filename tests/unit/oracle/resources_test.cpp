@@ -1,5 +1,7 @@
 // The resource oracles: the judgement of hand-made figures, and workers with planted faults (a
 // leak of 1 MiB a run, 20 % more time in one operator) against clean ones, measured for real.
+#include <bit>
+#include <cstdint>
 #include <filesystem>
 
 #include <memo/backends/isolate.hpp>
@@ -140,6 +142,29 @@ TEST(Resources, DeterminismOracleCatchesOutputsThatChangeFromRunToRun) {
     EXPECT_EQ(got[0].what, kind::nondeterminism);
     EXPECT_EQ(got[0].culprits, std::vector<std::string>{"drifting"});
     EXPECT_EQ(got[0].node, 2);  // the first node that moves, not the costliest
+}
+
+// A worker's heap is filled (backends/process.hpp's heap_fill, glibc's MALLOC_PERTURB_): a kernel
+// that returns memory it never wrote answers the fill at its first run and at every run after,
+// not whatever its heap happened to hold (zeros in a fresh worker, an earlier run's values later).
+TEST(Resources, AKernelThatReturnsUnwrittenMemoryAnswersTheHeapFillAtEveryRun) {
+#ifdef __SANITIZE_ADDRESS__
+    GTEST_SKIP() << "AddressSanitizer fills allocations with its own byte";
+#endif
+    auto unwritten = worker("unwritten", test::fault::unwritten);
+    // 4 KiB of output: a block that small malloc takes from glibc's thread cache (up to 1 KiB) is
+    // handed out as it was, unfilled.
+    memo::builder one(test::reg());
+    one.add("Dense", {one.input({16})}, {{"units", std::int64_t{1024}}});
+    const auto m = one.finish();
+    const auto in = memo::make_inputs(m);
+    const std::uint8_t b = static_cast<std::uint8_t>(~memo::detail::isolate::heap_fill);  // what allocated memory holds
+    const auto fill = std::bit_cast<float>(std::uint32_t{b} * 0x01010101u);
+    for (int run = 0; run < 3; ++run) {
+        const auto r = unwritten->run(m, in);
+        ASSERT_TRUE(r.ok()) << r.message;
+        for (double x : r.outputs.at(0).data) ASSERT_EQ(x, static_cast<double>(fill)) << "run " << run;
+    }
 }
 
 TEST(Resources, PlantedLeakTripsTheLeakOracleAndCleanWorkersStayQuiet) {
