@@ -46,7 +46,9 @@ const data = JSON.parse(fs.readFileSync('{stem}.json', 'utf8'));
     const model = await tfl.models.modelFromJSON(data.model);
     for (const [layer, weights] of Object.entries(data.weights)) model.getLayer(layer).setWeights(weights.map(tensor));
     const x = data.inputs.map(tensor);
+    const stateful = model.layers.some((layer) => layer.stateful);
     faults = await checkedRuns(() => {
+      if (stateful) model.resetStates();  // each call starts from zero state, as memo's run did
       const got = model.predict(x.length === 1 ? x[0] : x);
       return Array.isArray(got) ? got : [got];
     }, check);
