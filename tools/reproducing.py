@@ -43,6 +43,20 @@ def needed(defs: dict, names) -> list[str]:
     return sorted(seen, key=lambda n: defs[n][0])
 
 
+# What each script runs first, after its standard-library imports (os and sys) and before its
+# library's: glibc fills the process's heap (MALLOC_PERTURB_, as memo's workers run), so that a
+# kernel that reads memory it never wrote answers garbage at its first call, not what a fresh heap
+# happens to hold. No braces: it goes into str.format templates as it is.
+HEAP_FILL = """
+# glibc fills this process's heap (MALLOC_PERTURB_): a kernel that reads memory it never wrote then
+# answers garbage at its first call, not what a fresh heap holds. The script starts itself again
+# once under it (where the C library is not glibc the variable does nothing).
+if "MALLOC_PERTURB_" not in os.environ:
+    os.environ["MALLOC_PERTURB_"] = "165"
+    os.execv(sys.executable, getattr(sys, "orig_argv", [sys.executable] + sys.argv))
+"""
+
+
 # The check each reproducer ends with, on numpy arrays (each script converts its library's tensors).
 CHECK = '''
 

@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from reproducing import CHECK, definitions, needed
+from reproducing import CHECK, HEAP_FILL, definitions, needed
 
 WORKER = definitions(os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py"))
 
@@ -27,7 +27,7 @@ does not."""
 import os
 import platform
 import sys
-
+{heap_fill}
 os.environ["KERAS_BACKEND"] = "{backend}"
 import numpy as np
 import keras
@@ -131,7 +131,7 @@ def write(directory, stem, title, graph, output_names, inputs, checks, backend, 
     lib, imp = LIBRARY[backend]
     how = "compiled whole (%s)" % {"tensorflow": "XLA, tf.function(jit_compile=True)", "jax": "XLA, jax.jit", "torch": "Inductor, torch.compile"}[backend] if jit else "eagerly"
     against = "the same model's run eagerly" if jit else "those memo's float64 reference computes"
-    script = [HEADER.format(title=title, keras=keras.__version__, library="%s %s" % (lib, library_version), how=how, against=against, backend=backend,
+    script = [HEADER.format(title=title, keras=keras.__version__, library="%s %s" % (lib, library_version), how=how, against=against, backend=backend, heap_fill=HEAP_FILL,
                             backend_import=imp)]
     script += ["\n\n" + WORKER[n][1] + "\n" for n in needed(WORKER, ["_Custom"] + custom) if n != "Unset"]
     script.append('''

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from reproducing import CHECK, command, definitions, needed  # noqa: F401: command is the worker's
+from reproducing import CHECK, HEAP_FILL, command, definitions, needed  # noqa: F401: command is the worker's
 
 HEADER = '''"""{title}
 
@@ -19,10 +19,11 @@ HEADER = '''"""{title}
 each output checked, the values expected (float64, as a reference implementation computes them).
 Run it from its folder (pip install {package}=={version} numpy{more}): it prints each output's
 largest difference and exits 1 while the fault shows, 0 once it does not."""
+import os
 import platform
 import subprocess
 import sys
-
+{heap_fill}
 import numpy as np
 {imports}
 
@@ -88,6 +89,7 @@ def write(engine, setting: str, repro: dict, model: bytes, feeds: dict) -> str:
         "more": " onnx" if "import onnx" in engine.IMPORTS else "",
         "stem": stem,
         "imports": engine.IMPORTS,
+        "heap_fill": HEAP_FILL,
     }
     script = HEADER.format(**fields) + body + "\n" + CHECK + MAIN.format(
         setting_name=setting, inputs=list(feeds), outputs=[name for name, _, _ in repro["outputs"]], version_expr=engine.VERSION, **fields)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 import lowering
-from reproducing import CHECK, command, definitions, needed  # noqa: F401: command is the worker's
+from reproducing import CHECK, HEAP_FILL, command, definitions, needed  # noqa: F401: command is the worker's
 
 HEADER = '''"""{title}
 
@@ -25,9 +25,10 @@ folder: it prints each output's largest difference from the values expected,
 and exits 1 while the fault shows, 0 once it does not."""
 import functools
 import math
+import os
 import platform
 import sys
-
+{heap_fill}
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -76,7 +77,7 @@ def write(directory: str, stem: str, title: str, nodes, outputs: list[int], inpu
     outs = [nodes[k] for k in outputs]
     how = "compiled by torch.compile (Inductor, CPU)" if compile else "eager"
     against = "the same program's run eagerly" if compile else "those memo's float64 reference computes"
-    script = [HEADER.format(title=title, version=torch.__version__, how=how, against=against)]
+    script = [HEADER.format(title=title, version=torch.__version__, how=how, against=against, heap_fill=HEAP_FILL)]
     script += ["\n\n" + DEFINITIONS[n][1] + "\n" for n in functions]
     script.append("\n\ndef model(x, w):\n" + "\n".join(lines) + "\n    return [%s]\n" % ", ".join(names[n.index] for n in outs))
     script.append(CHECK)
