@@ -80,20 +80,19 @@ public:
         return static_cast<std::uint64_t>(csv_.tellp());
     }
 
-    /// What model_to_json hands a queued model's given weights to: weights/DIGEST.json, written
-    /// once (a campaign over an imported model queues hundreds of mutants with its megabytes).
-    io::keep_weights keeper() {
-        return [this](const given_weights& g) {
-            const auto file = dir_ / "weights" / (hex(g.digest) + ".json");
-            if (!kept_.insert(g.digest).second || std::filesystem::exists(file)) return;
-            std::filesystem::create_directories(file.parent_path());
-            files_.write(file.string(), io::weights_file_json(g).dump() + "\n");
-        };
+    /// A queued model's given weights into weights/DIGEST.json, written once (a campaign over an
+    /// imported model queues hundreds of mutants with its megabytes): what model_to_json hands
+    /// them to.
+    void keep(const given_weights& g) {
+        const auto file = dir_ / "weights" / (hex(g.digest) + ".json");
+        if (!kept_.insert(g.digest).second || std::filesystem::exists(file)) return;
+        std::filesystem::create_directories(file.parent_path());
+        files_.write(file.string(), io::weights_file_json(g).dump() + "\n");
     }
 
-    /// A model that raised coverage at `iteration`, given as its JSON (io::model_to_json(m,
-    /// keeper()).dump(), which the store keeps too), with where it came from: written on the
-    /// writer's thread.
+    /// A model that raised coverage at `iteration`, given as its JSON (io::model_to_json with its
+    /// weights kept, which the store keeps too), with where it came from: written on the writer's
+    /// thread.
     void queue(const std::string& model_json, std::uint64_t iteration, const io::json& origin) {
         std::string text = model_json;
         if (text.size() < 2 || text.back() != '}') throw error("queue: a model's JSON is not an object");

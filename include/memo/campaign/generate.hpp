@@ -404,8 +404,8 @@ private:
         if (r.gain) {
             last_gain_ = now_;
             json = io::model_to_json(*r.mutant, [this](const given_weights& g) {
-                       st_.keeper()(g);
-                       dir_.keeper()(g);
+                       st_.keep(g);
+                       dir_.keep(g);
                    }).dump();
             st_.add_model_json(key, json);
             record_coverage(st_, s_.coverage(), recorded_, n_.generated);

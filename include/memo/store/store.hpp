@@ -96,19 +96,18 @@ public:
     /// A model under its key (model_key), once: a campaign meets the same model when it raises
     /// coverage, when it runs and when a checkpoint names it, and only the first writes its JSON.
     void add_model(std::uint64_t key, const model& m) {
-        if (!added_.contains(key)) add_model_json(key, io::model_to_json(m, keeper()).dump());
+        if (!added_.contains(key)) add_model_json(key, io::model_to_json(m, [this](const given_weights& g) { keep(g); }).dump());
     }
-    /// The same, with the model's JSON printed already (io::model_to_json(m, keeper()).dump()).
+    /// The same, with the model's JSON printed already (io::model_to_json, its given weights kept).
     void add_model_json(std::uint64_t key, const std::string& json) {
         if (!added_.insert(key).second) return;
         add_model_.bind(1, key).bind(2, json).run();
     }
-    /// What model_to_json hands a model's given weights to: the weights table, once a digest.
-    io::keep_weights keeper() {
-        return [this](const given_weights& g) {
-            if (!kept_.emplace(g.digest, nullptr).second) return;
-            db_.prepare("INSERT OR IGNORE INTO weights(digest, json) VALUES(?, ?)").bind(1, g.digest).bind(2, io::weights_file_json(g).dump()).run();
-        };
+    /// A model's given weights into the weights table, once a digest (what model_to_json hands
+    /// them to).
+    void keep(const given_weights& g) {
+        if (!kept_.emplace(g.digest, nullptr).second) return;
+        db_.prepare("INSERT OR IGNORE INTO weights(digest, json) VALUES(?, ?)").bind(1, g.digest).bind(2, io::weights_file_json(g).dump()).run();
     }
     std::optional<model> find_model(std::uint64_t key, const registry& reg) {
         auto q = db_.prepare("SELECT json FROM models WHERE key = ?");

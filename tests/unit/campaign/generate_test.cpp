@@ -51,6 +51,24 @@ fs::path fresh_dir(const std::string& name) {
     return d;
 }
 
+/// `iterations` more steps of the campaign in `dir`, checkpointed every 10 ms: a fresh one from
+/// `seeds` with `fresh`'s options, or (resume) the stored one continued. Returns its stats.json.
+memo::io::json steps(const fs::path& dir, std::uint64_t iterations, bool resume, std::vector<memo::model> seeds, memo::campaign::generation_options fresh) {
+    auto o = std::move(fresh);
+    if (resume) {
+        auto r = memo::campaign::resume_options(dir.string(), test::reg());
+        o = r.options;
+        seeds = r.seeds;
+    }
+    o.out = dir.string();
+    o.iterations = iterations;
+    o.seconds = 1e6;
+    o.quiet = true;
+    o.checkpoint_seconds = 0.01;
+    (void)memo::campaign::generate(seeds, test::reg(), o);
+    return memo::io::parse_json_file((dir / "stats.json").string());
+}
+
 std::size_t count(const std::string& s, const std::string& what) {
     std::size_t n = 0;
     for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -151,25 +169,11 @@ TEST(Generation, ASearchThatFindsNothingWaitsOnTheStageBetweenSlices) {
 // and a resumed campaign that equals one run in one go (the states seen are in the checkpoint).
 TEST(Generation, RnnStateCoverageIsReportedAndResumesExactly) {
     const auto whole = fresh_dir("rnn-whole"), halves = fresh_dir("rnn-halves");
-    auto run = [](const fs::path& dir, std::uint64_t iterations, bool resume) {
-        memo::campaign::generation_options o;
-        auto from = memo::campaign::load_seeds("zoo:lstm0-sinewave,lstm2-price", test::reg());
-        if (resume) {
-            auto r = memo::campaign::resume_options(dir.string(), test::reg());
-            o = r.options;
-            from = r.seeds;
-        } else {
-            o.coverage = "memo,rnn-state";
-            o.seed = 2;
-        }
-        o.out = dir.string();
-        o.iterations = iterations;
-        o.seconds = 1e6;
-        o.quiet = true;
-        o.checkpoint_seconds = 0.01;
-        (void)memo::campaign::generate(from, test::reg(), o);
-        return memo::io::parse_json_file((dir / "stats.json").string());
-    };
+    const auto rnns = memo::campaign::load_seeds("zoo:lstm0-sinewave,lstm2-price", test::reg());
+    memo::campaign::generation_options fresh;
+    fresh.coverage = "memo,rnn-state";
+    fresh.seed = 2;
+    const auto run = [&](const fs::path& dir, std::uint64_t iterations, bool resume) { return steps(dir, iterations, resume, rnns, fresh); };
     const auto a = run(whole, 200, false);
     (void)run(halves, 100, false);
     const auto c = run(halves, 100, true);
@@ -205,23 +209,9 @@ TEST(Generation, AnImportedModelsWeightsAreWrittenOnce) {
         m.nodes[1].weights = memo::give_weights({{{static_cast<std::int64_t>(values.size())}, values}});
     }
     const auto whole = fresh_dir("weights-whole"), halves = fresh_dir("weights-halves");
-    auto run = [&](const fs::path& dir, std::uint64_t iterations, bool resume) {
-        memo::campaign::generation_options o;
-        auto from = imported;
-        if (resume) {
-            auto r = memo::campaign::resume_options(dir.string(), test::reg());
-            o = r.options;
-            from = r.seeds;
-        } else {
-            o.seed = 4;
-        }
-        o.out = dir.string();
-        o.iterations = iterations;
-        o.seconds = 1e6;
-        o.quiet = true;
-        o.checkpoint_seconds = 0.01;
-        (void)memo::campaign::generate(from, test::reg(), o);
-    };
+    memo::campaign::generation_options fresh;
+    fresh.seed = 4;
+    const auto run = [&](const fs::path& dir, std::uint64_t iterations, bool resume) { (void)steps(dir, iterations, resume, imported, fresh); };
     run(whole, 300, false);
     std::size_t weights_files = 0, queued = 0, with_weights = 0;
     for (const auto& e : fs::directory_iterator(whole / "weights")) weights_files += e.path().extension() == ".json";
