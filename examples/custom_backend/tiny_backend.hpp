@@ -27,7 +27,7 @@ namespace tiny_memo {
 /// What the search may put in a model: the universe classes tiny_nn implements, Dense, Activation
 /// and Input (seed material), and memo's adapters (the mutation operators insert them to repair
 /// shapes and dtypes; the registry must hold them all, supports() declines the ones tiny_nn lacks).
-using tiny_layers = memo::concat<memo::layer_list<memo::layers::relu, memo::layers::softmax, memo::layers::add, memo::layers::flatten, memo::layers::conv1d,
+using tiny_layers = memo::concat<memo::layer_list<memo::layers::relu, memo::layers::softmax, memo::layers::add, memo::layers::flatten, memo::layers::conv<1>,
                                                   memo::layers::dense, memo::layers::activation, memo::layers::input_layer>,
                                  memo::layers::adapter_layers>;
 

@@ -12,10 +12,10 @@
 
 /// ChannelShuffle(groups): splits the channels into `groups` groups of C / groups and interleaves
 /// them, channel g * (C / groups) + k moving to k * groups + g. The shape does not change.
-struct channel_shuffle {
+/// Its family (reshape: it moves elements, computes none) and input ranks (batch included: 1-D to
+/// 3-D maps) come from layer_kind.
+struct channel_shuffle : memo::layer_kind<memo::family::reshape, memo::rank_set::between(3, 5)> {
     static constexpr std::string_view name = "ChannelShuffle";
-    static constexpr memo::family family = memo::family::reshape;           // moves elements, computes none
-    static constexpr memo::rank_set ranks = memo::rank_set::between(3, 5);  // batch included: 1-D to 3-D maps
     static std::span<const memo::param> params() {
         static const std::vector<memo::param> ps{
             // in_range(1, 64, 8): any count up to 64 is valid; draws and coverage buckets use 1..8.

@@ -199,16 +199,15 @@ inline std::string hex(std::uint64_t x) {
 //
 // A layer is a small struct (see layers/ for Keras' 67 classes):
 //
-//   struct my_layer {
-//       static constexpr std::string_view name = "MyLayer";      // the Keras class name
-//       static constexpr memo::family family = memo::family::act;
-//       static constexpr memo::rank_set ranks = memo::rank_set::between(2, 6);  // batch included
-//       static std::span<const memo::param> params();           // its named parameter domains
+//   struct my_layer : memo::layer_kind<memo::family::act, memo::rank_set::between(2, 6)> {
+//       static constexpr std::string_view name = "MyLayer";  // the Keras class name
+//       static std::span<const memo::param> params();       // its named parameter domains
 //       static memo::expected<memo::shape> infer(memo::inputs in, memo::args p);  // pure
 //   };
 //
-// Optional members: `arity` (how many inputs: default {1, 1}), `in_universe` (counted by coverage:
-// default true), `dtype_param` (the parameter that sets the output dtype: default none),
+// layer_kind states its group, the input ranks it takes (batch included) and whether coverage
+// counts it (`in_universe`: default true); a struct may declare those members itself. Optional
+// members: `arity` (how many inputs: default {1, 1}), `dtype_param` (the parameter that sets the output dtype: default none),
 // `rounds_at(in, p)` (the magnitude its formula rounds against besides its output, as ELU's
 // alpha: default none; oracle/rounding.hpp), `weights(node, list)` (its weights before any is
 // drawn, in Keras' order and layouts: default none; layers/weights.hpp) and `flops(node)` (its
@@ -1096,6 +1095,18 @@ concept layer = requires(inputs in, args p) {
     { L::ranks } -> std::convertible_to<rank_set>;
     { L::params() } -> std::convertible_to<std::span<const param>>;
     { L::infer(in, p) } -> std::same_as<expected<shape>>;
+};
+
+/// Whether coverage counts a layer type (MEMO's universe) or not (Dense, Input, the adapters).
+enum class counted : bool { no, yes };
+
+/// What a layer type states first, as a base: its group, the input ranks it takes and whether
+/// coverage counts it (`struct dense : layer_kind<family::core, rank_set::between(2, 6), counted::no>`).
+template <family F, rank_set Ranks, counted C = counted::yes>
+struct layer_kind {
+    static constexpr memo::family family = F;
+    static constexpr rank_set ranks = Ranks;
+    static constexpr bool in_universe = C == counted::yes;
 };
 
 /// The descriptor of a layer type.
@@ -2317,16 +2328,44 @@ struct param_builder {
     }
 };
 
-/// What a layer type described by a tag takes from it: the class name and the parameters its
-/// builder makes, built once (a family's layer template derives from it; the tag says the rest).
-template <class Tag>
-struct named_by {
-    static constexpr std::string_view name = Tag::name;
+/// A layer type's parameters, made by `build` (a lambda returning a param_builder) the first time
+/// they are asked for and kept: each lambda, so each layer type, has its own.
+template <class Build>
+std::span<const param> built_once(Build build) {
+    static const std::vector<param> ps = build().done();
+    return ps;
+}
+
+/// The value of the parameter called `name` among a layer's parameters `ps` (the first where it has none).
+inline const value& value_of(std::span<const param> ps, args p, std::string_view name) {
+    for (std::size_t i = 0; i < ps.size(); ++i)
+        if (ps[i].name == name) return p[i];
+    return p[0];
+}
+
+/// The parameters `Builder::build()` makes, as a layer type's params(): a layer deriving from
+/// it (`struct relu : built_by<relu>`) declares them in a `build` of its own.
+template <class Builder>
+struct built_by {
     static std::span<const param> params() {
-        static const auto ps = Tag::build().done();
-        return ps;
+        return built_once([] { return Builder::build(); });
     }
 };
+
+/// What a layer type described by a tag takes from it: the class name and the parameters its
+/// builder makes (a family's layer template derives from it; the tag says the rest).
+template <class Tag>
+struct named_by : built_by<Tag> {
+    static constexpr std::string_view name = Tag::name;
+};
+
+/// A kernel drawn by the layer's `<kernel>_initializer` ("kernel", or "depthwise" for
+/// depthwise_kernel) and, with use_bias, a bias drawn by its `bias_initializer`.
+inline void kernel_and_bias(const node_view& n, weight_list& w, std::vector<int64_t> kernel, std::vector<int64_t> bias, std::string_view name = "kernel") {
+    const std::string s(name);
+    w.add(name == "kernel" ? s : s + "_kernel", std::move(kernel), n.text(param_builder::init_name(name), "glorot_uniform"));
+    if (n.flag("use_bias", true)) w.add("bias", std::move(bias), n.text("bias_initializer", "Zeros"));
+}
 
 /// A class name a template can take as its argument ("Dropout"), for tags written in one line.
 template <std::size_t N>
@@ -2436,28 +2475,23 @@ inline int normal_axis(int64_t axis, int rank) {
 
 namespace memo::layers {
 
-template <class Tag>
-struct activation_layer : named_by<Tag> {
-    static constexpr memo::family family = memo::family::act;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
+/// What the six share: the act group, ranks 2 to 6, the shape unchanged once the input passes the
+/// layer's `check` and has its `axis_param`'s axis; each layer's struct builds its parameters.
+template <class Layer>
+struct activation_layer : built_by<Layer>, layer_kind<family::act, rank_set::between(2, 6)> {
     static expected<shape> infer(inputs in, args p) {
-        if constexpr (requires { Tag::check(in[0], p); }) {
-            if (auto ok = Tag::check(in[0], p); !ok) return ok.error();
+        if constexpr (requires { Layer::check(in[0], p); }) {
+            if (auto ok = Layer::check(in[0], p); !ok) return ok.error();
         }
-        if constexpr (requires { Tag::axis_param; }) {
-            const value& a = p[Tag::axis_param];
+        if constexpr (requires { Layer::axis_param; }) {
+            const value& a = p[Layer::axis_param];
             if (!is_none(a) && normal_axis(as_int(a), in[0].rank()) < 0) return fail("axis " + str_i(as_int(a)) + " is not an axis of " + in[0].str());
         }
         return in[0];
     }
-    static rounding_scale rounds_at(inputs, args p) requires requires { Tag::rounds_at(p); }
-    { return Tag::rounds_at(p); }
-    static void weights(const node_view& n, weight_list& w) requires requires { Tag::weights(n, w); }
-    { Tag::weights(n, w); }
 };
 
-namespace tags {
-struct relu {
+struct relu : activation_layer<relu> {
     static constexpr std::string_view name = "ReLU";
     static param_builder build() {
         return param_builder{}
@@ -2466,17 +2500,17 @@ struct relu {
             .add("threshold", real_in(0, 1), role::mode, 0.0);
     }
 };
-struct softmax {
+struct softmax : activation_layer<softmax> {
     static constexpr std::string_view name = "Softmax";
     static constexpr std::size_t axis_param = 0;
     static param_builder build() { return param_builder{}.add("axis", axes(), role::mode, int64_t{-1}); }
-    static rounding_scale rounds_at(args) { return {1.0, 0.0}; }  // exp(x - max) rounds at 1, the largest term
+    static rounding_scale rounds_at(inputs, args) { return {1.0, 0.0}; }  // exp(x - max) rounds at 1, the largest term
 };
-struct leaky_relu {
+struct leaky_relu : activation_layer<leaky_relu> {
     static constexpr std::string_view name = "LeakyReLU";
     static param_builder build() { return param_builder{}.add("alpha", real_in(0, 1), role::mode, 0.3); }
 };
-struct prelu {
+struct prelu : activation_layer<prelu> {
     static constexpr std::string_view name = "PReLU";
     // Keras sets alpha's shape to input_shape[1:] with entry [axis - 1] made 1 for a shared axis,
     // so shared_axes=-1 shares the second-to-last dimension and needs rank >= 3, -2 needs rank >= 4.
@@ -2504,23 +2538,15 @@ struct prelu {
             .add("alpha_constraint", constraints(), role::inert, none);
     }
 };
-struct elu {
+struct elu : activation_layer<elu> {
     static constexpr std::string_view name = "ELU";
     static param_builder build() { return param_builder{}.add("alpha", real_in(0, 2), role::mode, 1.0); }
-    static rounding_scale rounds_at(args p) { return {std::abs(as_real(p[0])), 0.0}; }  // alpha * (exp(x) - 1)
+    static rounding_scale rounds_at(inputs, args p) { return {std::abs(as_real(p[0])), 0.0}; }  // alpha * (exp(x) - 1)
 };
-struct thresholded_relu {
+struct thresholded_relu : activation_layer<thresholded_relu> {
     static constexpr std::string_view name = "ThresholdedReLU";
     static param_builder build() { return param_builder{}.add("theta", real_in(0, 2), role::mode, 1.0); }
 };
-}  // namespace tags
-
-using relu = activation_layer<tags::relu>;
-using softmax = activation_layer<tags::softmax>;
-using leaky_relu = activation_layer<tags::leaky_relu>;
-using prelu = activation_layer<tags::prelu>;
-using elu = activation_layer<tags::elu>;
-using thresholded_relu = activation_layer<tags::thresholded_relu>;
 
 using act_layers = layer_list<relu, softmax, leaky_relu, prelu, elu, thresholded_relu>;
 
@@ -2533,21 +2559,17 @@ using act_layers = layer_list<relu, softmax, leaky_relu, prelu, elu, thresholded
 
 namespace memo::layers {
 
-template <class Tag>
-struct adapter : named_by<Tag> {
-    static constexpr memo::family family = memo::family::adapter;
-    static constexpr rank_set ranks = Tag::ranks;
-    static constexpr bool in_universe = false;
-    static expected<shape> infer(inputs in, args p) { return Tag::infer(in[0], p); }
-};
+/// What the adapters share: the adapter group, outside the universe; each layer's struct builds its
+/// parameters and says the ranks it takes.
+template <class Layer, rank_set Ranks>
+struct adapter : built_by<Layer>, layer_kind<family::adapter, Ranks, counted::no> {};
 
-namespace tags {
 /// Reshape: to target_shape (per sample), same number of elements.
-struct reshape {
+struct reshape : adapter<reshape, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "Reshape";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static param_builder build() { return param_builder{}.add("target_shape", int_list{1, 1 << 20}, role::shape, ints{}); }
-    static expected<shape> infer(const shape& s, args p) {
+    static expected<shape> infer(inputs in, args p) {
+        const shape& s = in[0];
         const auto& t = std::get<ints>(p[0]);
         if (t.n < 1 || t.n > 5) return fail("target_shape needs 1 to 5 dimensions");
         int64_t prod = 1;
@@ -2557,29 +2579,25 @@ struct reshape {
     }
 };
 /// CustomExpandLayer: insert a dimension of size 1 at axis (tf.expand_dims).
-struct expand {
+struct expand_dims : adapter<expand_dims, rank_set::between(2, 5)> {
     static constexpr std::string_view name = "CustomExpandLayer";
-    static constexpr rank_set ranks = rank_set::between(2, 5);
     static param_builder build() { return param_builder{}.add("axis", in_range(1, 6), role::shape, int64_t{1}); }
-    static expected<shape> infer(const shape& s, args p) {
+    static expected<shape> infer(inputs in, args p) {
+        const shape& s = in[0];
         const auto axis = static_cast<int>(as_int(p[0]));
         if (axis > s.rank()) return fail("axis " + str_i(axis) + " is past rank " + str_i(s.rank()));
         shape out;
-        for (int i = 0; i < s.rank(); ++i) {
-            if (i == axis) out.push(1);
-            out.push(s[i]);
-        }
-        if (axis == s.rank()) out.push(1);
+        for (int i = 0; i <= s.rank(); ++i) out.push(i == axis ? 1 : s[i < axis ? i : i - 1]);
         return out;
     }
 };
 /// CustomDropDimLayer: drop axis by taking index 0 along it.
-struct drop_dim {
+struct drop_dim : adapter<drop_dim, rank_set::between(3, 6)> {
     static constexpr std::string_view name = "CustomDropDimLayer";
-    static constexpr rank_set ranks = rank_set::between(3, 6);
     static param_builder build() { return param_builder{}.add("axis", in_range(1, 5), role::shape, int64_t{1}); }
-    static expected<shape> infer(const shape& s, args p) {
+    static expected<shape> infer(inputs in, args p) {
         const auto axis = static_cast<int>(as_int(p[0]));
+        const shape& s = in[0];
         if (axis >= s.rank()) return fail("axis " + str_i(axis) + " is not below rank " + str_i(s.rank()));
         shape out;
         for (int i = 0; i < s.rank(); ++i)
@@ -2588,13 +2606,12 @@ struct drop_dim {
     }
 };
 /// CustomPadLayer: constant padding, (before, after) for each non-batch dimension.
-struct pad {
+struct pad : adapter<pad, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "CustomPadLayer";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static param_builder build() {
         return param_builder{}.add("padding", int_list{0, 1 << 16}, role::shape, ints{}).add("constant_values", real_in(-1e6, 1e6), role::mode, 0.0);
     }
-    static expected<shape> infer(const shape& s, args p) { return border(s, std::get<ints>(p[0]), +1); }
+    static expected<shape> infer(inputs in, args p) { return border(in[0], std::get<ints>(p[0]), +1); }
     static expected<shape> border(const shape& s, const ints& amounts, int sign) {
         if (amounts.n != 2 * (s.rank() - 1)) return fail("needs " + str_i(2 * (s.rank() - 1)) + " amounts for " + s.str() + ", has " + str_i(amounts.n));
         shape out = s;
@@ -2606,45 +2623,31 @@ struct pad {
     }
 };
 /// CustomCropLayer: slice [before, size - after) along each non-batch dimension.
-struct crop {
+struct crop : adapter<crop, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "CustomCropLayer";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static param_builder build() { return param_builder{}.add("cropping", int_list{0, 1 << 16}, role::shape, ints{}); }
-    static expected<shape> infer(const shape& s, args p) { return pad::border(s, std::get<ints>(p[0]), -1); }
+    static expected<shape> infer(inputs in, args p) { return pad::border(in[0], std::get<ints>(p[0]), -1); }
 };
 /// CustomCastLayer: convert to target_dtype.
-struct cast {
+struct cast : adapter<cast, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "CustomCastLayer";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
+    static constexpr std::string_view dtype_param = "target_dtype";
     static param_builder build() {
         return param_builder{}.add("target_dtype", element_of({"float32", "float16", "bfloat16", "float64"}), role::mode, "float32");
     }
-    static expected<shape> infer(const shape& s, args) { return s; }
+    static expected<shape> infer(inputs in, args) { return in[0]; }
 };
 /// CustomInjectLayer: writes `value` (NaN, Inf or -Inf) into every `stride`-th element, the
 /// NaN operator's way of feeding non-finite values into a layer's input.
-struct inject {
+struct inject : adapter<inject, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "CustomInjectLayer";
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static param_builder build() {
         return param_builder{}
             .add("value", element_of({"nan", "inf", "-inf"}), role::mode, "nan")
             .add("stride", in_range(1, 1 << 20, 64), role::mode, int64_t{1});
     }
-    static expected<shape> infer(const shape& s, args) { return s; }
+    static expected<shape> infer(inputs in, args) { return in[0]; }
 };
-}  // namespace tags
-
-using reshape = adapter<tags::reshape>;
-using expand_dims = adapter<tags::expand>;
-using drop_dim = adapter<tags::drop_dim>;
-using pad = adapter<tags::pad>;
-using crop = adapter<tags::crop>;
-struct cast : adapter<tags::cast> {
-    static constexpr std::string_view dtype_param = "target_dtype";
-};
-
-using inject = adapter<tags::inject>;
 
 using adapter_layers = layer_list<reshape, expand_dims, drop_dim, pad, crop, cast, inject>;
 
@@ -2682,11 +2685,7 @@ inline param_builder conv_head(int n, conv_kind kind, bool causal) {
 /// Output shape of any conv kind: spatial sizes by Keras' arithmetic, channels by kind.
 template <int N, conv_kind Kind>
 expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
-    auto at = [&](std::string_view n) -> const value& {
-        for (std::size_t i = 0; i < ps.size(); ++i)
-            if (ps[i].name == n) return p[i];
-        return p[0];
-    };
+    auto at = [&](std::string_view n) -> const value& { return value_of(ps, p, n); };
     const auto padding = as_str(at("padding"));
     const auto ks = as_ints(at("kernel_size"), N), st = as_ints(at("strides"), N), dl = as_ints(at("dilation_rate"), N);
     spatial s = spatial::of(in[0], as_str(at("data_format")));
@@ -2726,48 +2725,37 @@ expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
 }
 
 template <int N>
-struct conv {
+struct conv : layer_kind<family::conv, rank_set::of(N + 2)> {
     static_assert(N >= 1 && N <= 3);
     static constexpr std::string_view name = conv_names[N];
-    static constexpr memo::family family = memo::family::conv;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::plain, N == 1).weighted({"kernel", "bias"}).done();
-        return ps;
+        return built_once([] { return conv_head(N, conv_kind::plain, N == 1).weighted({"kernel", "bias"}); });
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
     /// kernel (k..., in, filters), bias (filters)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t filters = n.integer("filters", 0);
-        w.add("kernel", cat(n.sizes("kernel_size", N), {n.channels(), filters}), n.text("kernel_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, cat(n.sizes("kernel_size", N), {n.channels(), filters}), {filters});
     }
     /// output positions * k * c_in * filters
     static int64_t flops(const node_view& n) { return positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
 template <int N>
-struct separable_conv {
+struct separable_conv : layer_kind<family::conv, rank_set::of(N + 2)> {
     static_assert(N >= 1 && N <= 2);
     static constexpr std::string_view name = separable_names[N];
-    static constexpr memo::family family = memo::family::conv;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = [] {
-            auto b = conv_head(N, conv_kind::separable, N == 1).activation().initializers_for({"depthwise", "pointwise", "bias"});
-            b.training_only({"depthwise", "pointwise", "bias"});
-            b.add("trainable", bools(), role::inert, true);
-            return b.done();
-        }();
-        return ps;
+        return built_once([] {
+            return conv_head(N, conv_kind::separable, N == 1).weighted({"depthwise", "pointwise", "bias"}).add("trainable", bools(), role::inert, true);
+        });
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::separable>(in, p, params()); }
     /// depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in * dm, filters), bias (filters)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t dm = n.integer("depth_multiplier", 1), filters = n.integer("filters", 0), c = n.channels();
         w.add("depthwise_kernel", cat(n.sizes("kernel_size", N), {c, dm}), n.text("depthwise_initializer", "glorot_uniform"));
-        w.add("pointwise_kernel", cat(std::vector<int64_t>(N, 1), {c * dm, filters}), n.text("pointwise_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, cat(std::vector<int64_t>(N, 1), {c * dm, filters}), {filters}, "pointwise");
     }
     /// output positions * (k * c_in * dm + c_in * dm * filters)
     static int64_t flops(const node_view& n) {
@@ -2777,59 +2765,41 @@ struct separable_conv {
 };
 
 template <int N>
-struct depthwise_conv {
+struct depthwise_conv : layer_kind<family::conv, rank_set::of(N + 2)> {
     static_assert(N >= 1 && N <= 2);
     static constexpr std::string_view name = depthwise_names[N];
-    static constexpr memo::family family = memo::family::conv;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::depthwise, false).weighted({"depthwise", "bias"}).done();
-        return ps;
+        return built_once([] { return conv_head(N, conv_kind::depthwise, false).weighted({"depthwise", "bias"}); });
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
     /// depthwise_kernel (k..., in, dm), bias (in * dm)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t dm = n.integer("depth_multiplier", 1);
-        w.add("depthwise_kernel", cat(n.sizes("kernel_size", N), {n.channels(), dm}), n.text("depthwise_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {n.channels() * dm}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, cat(n.sizes("kernel_size", N), {n.channels(), dm}), {n.channels() * dm}, "depthwise");
     }
     /// output positions * k * c_in * dm
     static int64_t flops(const node_view& n) { return positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("depth_multiplier", 1); }
 };
 
 template <int N>
-struct conv_transpose {
+struct conv_transpose : layer_kind<family::conv, rank_set::of(N + 2)> {
     static_assert(N >= 2 && N <= 3);
     static constexpr std::string_view name = transpose_names[N];
-    static constexpr memo::family family = memo::family::conv;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::transpose, false).weighted({"kernel", "bias"}).done();
-        return ps;
+        return built_once([] { return conv_head(N, conv_kind::transpose, false).weighted({"kernel", "bias"}); });
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }
     /// kernel (k..., filters, in), bias (filters)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t filters = n.integer("filters", 0);
-        w.add("kernel", cat(n.sizes("kernel_size", N), {filters, n.channels()}), n.text("kernel_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, cat(n.sizes("kernel_size", N), {filters, n.channels()}), {filters});
     }
     /// input positions * k * c_in * filters
     static int64_t flops(const node_view& n) { return positions(n, n.in[0]) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
-using conv1d = conv<1>;
-using conv2d = conv<2>;
-using conv3d = conv<3>;
-using separable_conv1d = separable_conv<1>;
-using separable_conv2d = separable_conv<2>;
-using depthwise_conv1d = depthwise_conv<1>;
-using depthwise_conv2d = depthwise_conv<2>;
-using conv2d_transpose = conv_transpose<2>;
-using conv3d_transpose = conv_transpose<3>;
-
 using conv_layers =
-    layer_list<conv1d, conv2d, conv3d, separable_conv1d, separable_conv2d, depthwise_conv1d, depthwise_conv2d, conv2d_transpose, conv3d_transpose>;
+    layer_list<conv<1>, conv<2>, conv<3>, separable_conv<1>, separable_conv<2>, depthwise_conv<1>, depthwise_conv<2>, conv_transpose<2>, conv_transpose<3>>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/conv.hpp>
@@ -2840,14 +2810,13 @@ using conv_layers =
 
 namespace memo::layers {
 
-struct dense {
+/// What the four share: the core group, outside the universe, rank 2 to 6.
+using core_kind = layer_kind<family::core, rank_set::between(2, 6), counted::no>;
+
+struct dense : core_kind {
     static constexpr std::string_view name = "Dense";
-    static constexpr memo::family family = memo::family::core;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static constexpr bool in_universe = false;
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("units", in_range(1, 4096, 128), role::shape, int64_t{100}).weighted({"kernel", "bias"}).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("units", in_range(1, 4096, 128), role::shape, int64_t{100}).weighted({"kernel", "bias"}); });
     }
     static expected<shape> infer(inputs in, args p) {
         shape s = in[0];
@@ -2857,37 +2826,28 @@ struct dense {
     /// kernel (in, units), bias (units)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t units = n.integer("units", 1);
-        w.add("kernel", {n.in[0].back(), units}, n.text("kernel_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {units}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, {n.in[0].back(), units}, {units});
     }
     /// output elements * input features
     static int64_t flops(const node_view& n) { return n.out.elements() * n.in[0].back(); }
 };
 
 /// Keras' Activation layer (activation given by name); the Keras applications use it throughout.
-struct activation {
+struct activation : core_kind {
     static constexpr std::string_view name = "Activation";
-    static constexpr memo::family family = memo::family::core;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static constexpr bool in_universe = false;
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("activation", activations(), role::mode, "relu").done();
-        return ps;
+        return built_once([] { return param_builder{}.add("activation", activations(), role::mode, "relu"); });
     }
     static expected<shape> infer(inputs in, args) { return in[0]; }
 };
 
 /// CustomScaleLayer: inputs[0] + inputs[1] * scale, InceptionResNetV2's residual scaling (the class
 /// Keras gives the Lambda of its applications).
-struct custom_scale {
+struct custom_scale : core_kind {
     static constexpr std::string_view name = "CustomScaleLayer";
-    static constexpr memo::family family = memo::family::core;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr arity_t arity{2, 2};
-    static constexpr bool in_universe = false;
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("scale", real_in(-10, 10), role::mode, 1.0).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("scale", real_in(-10, 10), role::mode, 1.0); });
     }
     static expected<shape> infer(inputs in, args) {
         if (!(in[0] == in[1])) return fail("inputs have different shapes " + in[0].str() + " and " + in[1].str());
@@ -2897,20 +2857,17 @@ struct custom_scale {
 };
 
 /// A model input: its per-sample shape and dtype (the batch dimension is unknown).
-struct input_layer {
+struct input_layer : core_kind {  // the ranks of its output
     static constexpr std::string_view name = "InputLayer";
-    static constexpr memo::family family = memo::family::core;
-    static constexpr rank_set ranks = rank_set::between(2, 6);  // of its output
     static constexpr arity_t arity{0, 0};
-    static constexpr bool in_universe = false;
     static constexpr std::string_view dtype_param = "dtype";
     enum : std::size_t { shape_param, dtype_index };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("shape", int_list{1, 1 << 20}, role::shape, ints{8, 8, 3})
-                                   .add("dtype", element_of({"float32", "float16", "bfloat16", "float64"}), role::mode, "float32")
-                                   .done();
-        return ps;
+        return built_once([] {
+            return param_builder{}
+                .add("shape", int_list{1, 1 << 20}, role::shape, ints{8, 8, 3})
+                .add("dtype", element_of({"float32", "float16", "bfloat16", "float64"}), role::mode, "float32");
+        });
     }
     static expected<shape> infer(inputs, args p) {
         const auto& dims = std::get<ints>(p[shape_param]);
@@ -2935,10 +2892,7 @@ namespace memo::layers {
 /// What the four share: one input of rank 2 to 6; the output has its shape and dtype. The tag
 /// gives the class name and the parameters.
 template <class Tag>
-struct elementwise_unary : named_by<Tag> {
-    static constexpr memo::family family = memo::family::core;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static constexpr bool in_universe = false;
+struct elementwise_unary : named_by<Tag>, layer_kind<family::core, rank_set::between(2, 6), counted::no> {
     static expected<shape> infer(inputs in, args) { return in[0]; }
     static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
@@ -2978,21 +2932,19 @@ namespace memo::layers {
 inline constexpr std::string_view local_names[] = {"", "LocallyConnected1D", "LocallyConnected2D"};
 
 template <int N>
-struct locally_connected {
+struct locally_connected : layer_kind<family::local, rank_set::of(N + 2)> {
     static constexpr std::string_view name = local_names[N];
-    static constexpr memo::family family = memo::family::local;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     enum : std::size_t { filters, kernel_size, strides, padding, data_format };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("filters", in_range(1, 4096, 32), role::shape, int64_t{8})
-                                   .add("kernel_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 3))
-                                   .add("strides", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1))
-                                   .add("padding", N == 1 ? element_of({"valid"}) : element_of({"valid", "same"}), role::shape, "valid")
-                                   .add("data_format", data_formats(), role::shape, "channels_last")
-                                   .weighted({"kernel", "bias"})
-                                   .done();
-        return ps;
+        return built_once([] {
+            return param_builder{}
+                .add("filters", in_range(1, 4096, 32), role::shape, int64_t{8})
+                .add("kernel_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 3))
+                .add("strides", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1))
+                .add("padding", N == 1 ? element_of({"valid"}) : element_of({"valid", "same"}), role::shape, "valid")
+                .add("data_format", data_formats(), role::shape, "channels_last")
+                .weighted({"kernel", "bias"});
+        });
     }
     static expected<shape> infer(inputs in, args p) {
         if (as_str(p[padding]) != "valid") return fail(std::string(name) + " supports only padding='valid' (as Keras)");
@@ -3014,17 +2966,13 @@ struct locally_connected {
         std::vector<int64_t> bias;
         for (int k = 0; k < N; ++k) positions *= out.sizes[k], bias.push_back(out.sizes[k]);
         bias.push_back(f);
-        w.add("kernel", {positions, n.volume("kernel_size", N) * n.channels(), f}, n.text("kernel_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", bias, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, {positions, n.volume("kernel_size", N) * n.channels(), f}, std::move(bias));
     }
     /// output positions * k * c_in * filters
     static int64_t flops(const node_view& n) { return layers::positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
-using locally_connected1d = locally_connected<1>;
-using locally_connected2d = locally_connected<2>;
-
-using local_layers = layer_list<locally_connected1d, locally_connected2d>;
+using local_layers = layer_list<locally_connected<1>, locally_connected<2>>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/local.hpp>
@@ -3038,10 +2986,8 @@ namespace memo::layers {
 
 /// An element-wise merge of equal shapes; its tag gives the class name and how many inputs it takes.
 template <class Tag>
-struct elementwise_merge {
+struct elementwise_merge : layer_kind<family::merge, rank_set::between(2, 6)> {
     static constexpr std::string_view name = Tag::name;
-    static constexpr memo::family family = memo::family::merge;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr arity_t arity = Tag::arity;
     static std::span<const param> params() { return {}; }
     static expected<shape> infer(inputs in, args) {
@@ -3068,14 +3014,11 @@ using add = elementwise_merge<tags::merge<"Add">>;
 using subtract = elementwise_merge<tags::merge<"Subtract", 2>>;
 using multiply = elementwise_merge<tags::merge<"Multiply">>;
 
-struct concatenate {
+struct concatenate : layer_kind<family::merge, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "Concatenate";
-    static constexpr memo::family family = memo::family::merge;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr arity_t arity{2, 8};
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("axis", axes(), role::shape, int64_t{-1}).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("axis", axes(), role::shape, int64_t{-1}); });
     }
     static expected<shape> infer(inputs in, args p) {
         const int axis = normal_axis(as_int(p[0]), in[0].rank());
@@ -3091,14 +3034,11 @@ struct concatenate {
     }
 };
 
-struct dot {
+struct dot : layer_kind<family::merge, rank_set::between(2, 3)> {
     static constexpr std::string_view name = "Dot";
-    static constexpr memo::family family = memo::family::merge;
-    static constexpr rank_set ranks = rank_set::between(2, 3);
     static constexpr arity_t arity{2, 2};
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("axes", element_of({-1}), role::shape, int64_t{-1}).add("normalize", bools(), role::mode, false).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("axes", element_of({-1}), role::shape, int64_t{-1}).add("normalize", bools(), role::mode, false); });
     }
     static expected<shape> infer(inputs in, args) {
         const shape &a = in[0], &b = in[1];
@@ -3136,24 +3076,22 @@ inline void normalization_weights(const node_view& n, weight_list& w, bool movin
     w.add("moving_variance", {c}, n.text("moving_variance_initializer", "Ones"));
 }
 
-struct batch_normalization {
+/// axis, then BatchNormalization's momentum, then epsilon, center, scale and the initializers of
+/// beta and gamma, then BatchNormalization's of the moving statistics, in Keras' order.
+inline param_builder normalization_params(bool batch) {
+    param_builder b;
+    b.add("axis", axes(), role::mode, int64_t{-1});
+    if (batch) b.add("momentum", real_in(0, 1), role::inert, 0.99);
+    b.add("epsilon", real_in(0, 1), role::mode, 0.001).add("center", bools(), role::mode, true).add("scale", bools(), role::mode, true);
+    b.add("beta_initializer", initializers(), role::init, "Zeros").add("gamma_initializer", initializers(), role::init, "Ones");
+    if (batch) b.add("moving_mean_initializer", initializers(), role::init, "Zeros").add("moving_variance_initializer", initializers(), role::init, "Ones");
+    return b.training_only({"beta", "gamma"}, false);
+}
+
+struct batch_normalization : layer_kind<family::norm, rank_set::between(3, 6)> {
     static constexpr std::string_view name = "BatchNormalization";
-    static constexpr memo::family family = memo::family::norm;
-    static constexpr rank_set ranks = rank_set::between(3, 6);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("axis", axes(), role::mode, int64_t{-1})
-                                   .add("momentum", real_in(0, 1), role::inert, 0.99)
-                                   .add("epsilon", real_in(0, 1), role::mode, 0.001)
-                                   .add("center", bools(), role::mode, true)
-                                   .add("scale", bools(), role::mode, true)
-                                   .add("beta_initializer", initializers(), role::init, "Zeros")
-                                   .add("gamma_initializer", initializers(), role::init, "Ones")
-                                   .add("moving_mean_initializer", initializers(), role::init, "Zeros")
-                                   .add("moving_variance_initializer", initializers(), role::init, "Ones")
-                                   .training_only({"beta", "gamma"}, false)
-                                   .done();
-        return ps;
+        return built_once([] { return normalization_params(true); });
     }
     static expected<shape> infer(inputs in, args p) {
         if (normal_axis(as_int(p[0]), in[0].rank()) < 0) return fail("axis " + str_i(as_int(p[0])) + " is not an axis of " + in[0].str());
@@ -3166,21 +3104,10 @@ struct batch_normalization {
     static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
-struct layer_normalization {
+struct layer_normalization : layer_kind<family::norm, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "LayerNormalization";
-    static constexpr memo::family family = memo::family::norm;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("axis", axes(), role::mode, int64_t{-1})
-                                   .add("epsilon", real_in(0, 1), role::mode, 0.001)
-                                   .add("center", bools(), role::mode, true)
-                                   .add("scale", bools(), role::mode, true)
-                                   .add("beta_initializer", initializers(), role::init, "Zeros")
-                                   .add("gamma_initializer", initializers(), role::init, "Ones")
-                                   .training_only({"beta", "gamma"}, false)
-                                   .done();
-        return ps;
+        return built_once([] { return normalization_params(false); });
     }
     static expected<shape> infer(inputs in, args p) { return batch_normalization::infer(in, p); }
     static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[1]), 1e-6))}; }  // as BatchNormalization's
@@ -3206,19 +3133,17 @@ inline constexpr std::string_view global_pool_names[2][4] = {{"", "GlobalMaxPool
                                                              {"", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}};
 
 template <int N, pool_kind Kind>
-struct pooling {
+struct pooling : layer_kind<family::pool, rank_set::of(N + 2)> {
     static constexpr std::string_view name = pool_names[static_cast<int>(Kind)][N];
-    static constexpr memo::family family = memo::family::pool;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     enum : std::size_t { pool_size, strides, padding, data_format };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("pool_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 2))
-                                   .add("strides", optional(tuple_of(N, in_range(1, 512, 5))), role::shape, none)
-                                   .add("padding", element_of({"valid", "same"}), role::shape, "valid")
-                                   .add("data_format", data_formats(), role::shape, "channels_last")
-                                   .done();
-        return ps;
+        return built_once([] {
+            return param_builder{}
+                .add("pool_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 2))
+                .add("strides", optional(tuple_of(N, in_range(1, 512, 5))), role::shape, none)
+                .add("padding", element_of({"valid", "same"}), role::shape, "valid")
+                .add("data_format", data_formats(), role::shape, "channels_last");
+        });
     }
     static expected<shape> infer(inputs in, args p) {
         const auto ps = as_ints(p[pool_size], N);
@@ -3238,15 +3163,12 @@ struct pooling {
 };
 
 template <int N, pool_kind Kind>
-struct global_pooling {
+struct global_pooling : layer_kind<family::pool, rank_set::of(N + 2)> {
     static constexpr std::string_view name = global_pool_names[static_cast<int>(Kind)][N];
-    static constexpr memo::family family = memo::family::pool;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     enum : std::size_t { data_format, keepdims };
     static std::span<const param> params() {
-        static const auto ps =
-            param_builder{}.add("data_format", data_formats(), role::shape, "channels_last").add("keepdims", bools(), role::shape, false).done();
-        return ps;
+        return built_once(
+            [] { return param_builder{}.add("data_format", data_formats(), role::shape, "channels_last").add("keepdims", bools(), role::shape, false); });
     }
     static expected<shape> infer(inputs in, args p) {
         spatial s = spatial::of(in[0], as_str(p[data_format]));
@@ -3257,21 +3179,11 @@ struct global_pooling {
     static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
-using max_pooling1d = pooling<1, pool_kind::max>;
-using max_pooling2d = pooling<2, pool_kind::max>;
-using max_pooling3d = pooling<3, pool_kind::max>;
-using average_pooling1d = pooling<1, pool_kind::average>;
-using average_pooling2d = pooling<2, pool_kind::average>;
-using average_pooling3d = pooling<3, pool_kind::average>;
-using global_max_pooling1d = global_pooling<1, pool_kind::max>;
-using global_max_pooling2d = global_pooling<2, pool_kind::max>;
-using global_max_pooling3d = global_pooling<3, pool_kind::max>;
-using global_average_pooling1d = global_pooling<1, pool_kind::average>;
-using global_average_pooling2d = global_pooling<2, pool_kind::average>;
-using global_average_pooling3d = global_pooling<3, pool_kind::average>;
-
-using pool_layers = layer_list<max_pooling1d, max_pooling2d, max_pooling3d, average_pooling1d, average_pooling2d, average_pooling3d, global_max_pooling1d,
-                               global_max_pooling2d, global_max_pooling3d, global_average_pooling1d, global_average_pooling2d, global_average_pooling3d>;
+/// MaxPooling1D to 3D, AveragePooling1D to 3D, then their Global forms, in that order.
+template <template <int, pool_kind> class Pool>
+using pools_of = layer_list<Pool<1, pool_kind::max>, Pool<2, pool_kind::max>, Pool<3, pool_kind::max>, Pool<1, pool_kind::average>, Pool<2, pool_kind::average>,
+                            Pool<3, pool_kind::average>>;
+using pool_layers = concat<pools_of<pooling>, pools_of<global_pooling>>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/pool.hpp>
@@ -3284,9 +3196,7 @@ namespace memo::layers {
 
 /// An identity-at-inference layer; its tag gives the class name, the ranks and the parameters.
 template <class Tag>
-struct regularization : named_by<Tag> {
-    static constexpr memo::family family = memo::family::reg;
-    static constexpr rank_set ranks = Tag::ranks;
+struct regularization : named_by<Tag>, layer_kind<family::reg, Tag::ranks> {
     static expected<shape> infer(inputs in, args) { return in[0]; }
 };
 
@@ -3324,35 +3234,26 @@ using reg_layers =
 
 namespace memo::layers {
 
-struct flatten {
+struct flatten : layer_kind<family::reshape, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "Flatten";
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("data_format", data_formats(), role::mode, "channels_last").done();
-        return ps;
+        return built_once([] { return param_builder{}.add("data_format", data_formats(), role::mode, "channels_last"); });
     }
     static expected<shape> infer(inputs in, args) { return shape{in[0][0], in[0].elements()}; }
 };
 
-struct repeat_vector {
+struct repeat_vector : layer_kind<family::reshape, rank_set::of(2)> {
     static constexpr std::string_view name = "RepeatVector";
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::of(2);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("n", in_range(1, 4096, 8), role::shape, int64_t{2}).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("n", in_range(1, 4096, 8), role::shape, int64_t{2}); });
     }
     static expected<shape> infer(inputs in, args p) { return shape{in[0][0], as_int(p[0]), in[0][1]}; }
 };
 
-struct permute {
+struct permute : layer_kind<family::reshape, rank_set::of(3)> {
     static constexpr std::string_view name = "Permute";
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::of(3);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("dims", element_of({ints{2, 1}, ints{1, 2}}), role::shape, ints{2, 1}).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("dims", element_of({ints{2, 1}, ints{1, 2}}), role::shape, ints{2, 1}); });
     }
     static expected<shape> infer(inputs in, args p) {
         const auto& d = std::get<ints>(p[0]);
@@ -3366,20 +3267,17 @@ inline constexpr std::string_view zero_padding_names[] = {"", "ZeroPadding1D", "
 
 /// Cropping and ZeroPadding: (before, after) per spatial axis, stored flat.
 template <int N, int Sign, const std::string_view* Names, const char* Param>
-struct border {
+struct border : layer_kind<family::reshape, rank_set::of(N + 2)> {
     static constexpr std::string_view name = Names[N];
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = [] {
+        return built_once([] {
             param_builder b;
             // Keras' defaults: 1 on each side, except Cropping2D's ((0, 0), (0, 0)).
             const int64_t fallback = (Sign < 0 && N == 2) ? 0 : 1;
             b.add(Param, tuple_of(2 * N, in_range(0, 4096, 4)), role::shape, ints::filled(2 * N, fallback));
             if (N > 1) b.add("data_format", data_formats(), role::shape, "channels_last");
-            return b.done();
-        }();
-        return ps;
+            return b;
+        });
     }
     static expected<shape> infer(inputs in, args p) {
         const auto amounts = as_ints(p[0], 2 * N);
@@ -3403,20 +3301,17 @@ template <int N>
 using zero_padding = border<N, +1, zero_padding_names, padding_param>;
 
 template <int N>
-struct upsampling {
+struct upsampling : layer_kind<family::reshape, rank_set::of(N + 2)> {
     static constexpr std::string_view name = upsampling_names[N];
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = [] {
+        return built_once([] {
             param_builder b;
             if (N == 1) b.add("size", in_range(1, 64, 5), role::shape, int64_t{2});
             else b.add("size", tuple_of(N, in_range(1, 64, 5)), role::shape, ints::filled(N, 2));
             if (N > 1) b.add("data_format", data_formats(), role::shape, "channels_last");
             if (N == 2) b.add("interpolation", element_of({"nearest", "bilinear"}), role::mode, "nearest");
-            return b.done();
-        }();
-        return ps;
+            return b;
+        });
     }
     static expected<shape> infer(inputs in, args p) {
         const auto size = as_ints(p[0], N);
@@ -3426,18 +3321,8 @@ struct upsampling {
     }
 };
 
-using cropping1d = cropping<1>;
-using cropping2d = cropping<2>;
-using cropping3d = cropping<3>;
-using upsampling1d = upsampling<1>;
-using upsampling2d = upsampling<2>;
-using upsampling3d = upsampling<3>;
-using zero_padding1d = zero_padding<1>;
-using zero_padding2d = zero_padding<2>;
-using zero_padding3d = zero_padding<3>;
-
-using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping1d, cropping2d, cropping3d, upsampling1d, upsampling2d, upsampling3d, zero_padding1d,
-                                  zero_padding2d, zero_padding3d>;
+using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping<1>, cropping<2>, cropping<3>, upsampling<1>, upsampling<2>, upsampling<3>,
+                                  zero_padding<1>, zero_padding<2>, zero_padding<3>>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/reshape.hpp>
@@ -3446,7 +3331,7 @@ using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping1d, c
 //
 // A node has one output tensor. With return_state the extra state tensors Keras returns are not
 // exposed; with Bidirectional merge_mode=None the node's output is the forward direction.
-// #include <memo/layers/common.hpp> (already included)
+// #include <memo/layers/conv.hpp> (already included)
 
 namespace memo::layers {
 
@@ -3491,12 +3376,10 @@ inline int64_t recurrence_flops(const node_view& n, int64_t gates, int64_t direc
 }
 
 template <cell C>
-struct recurrent {
+struct recurrent : layer_kind<family::rnn, rank_set::of(3)> {
     static constexpr std::string_view name = cell_names[static_cast<int>(C)];
-    static constexpr memo::family family = memo::family::rnn;
-    static constexpr rank_set ranks = rank_set::of(3);
     static std::span<const param> params() {
-        static const auto ps = [] {
+        return built_once([] {
             param_builder b;
             b.add("units", in_range(1, 4096, 32), role::shape, int64_t{8});
             b.add("activation", activations(C == cell::lstm), role::mode, "tanh");
@@ -3509,20 +3392,13 @@ struct recurrent {
             b.training_only({"kernel", "recurrent", "bias"});
             recurrent_tail(b, true);
             if (C == cell::gru) b.add("reset_after", bools(), role::mode, true);
-            return b.done();
-        }();
-        return ps;
+            return b;
+        });
     }
     static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
-        const auto& ps = params();
-        auto at = [&](std::string_view n) -> const value& {
-            for (std::size_t i = 0; i < ps.size(); ++i)
-                if (ps[i].name == n) return p[i];
-            return p[0];
-        };
-        const int64_t units = as_int(at("units"));
-        if (as_bool(at("return_sequences"))) return shape{in[0][0], in[0][1], units};
+        const int64_t units = as_int(value_of(params(), p, "units"));
+        if (as_bool(value_of(params(), p, "return_sequences"))) return shape{in[0][0], in[0][1], units};
         return shape{in[0][0], units};
     }
     static constexpr int64_t gates = C == cell::lstm ? 4 : C == cell::gru ? 3 : 1;
@@ -3538,18 +3414,16 @@ using gru = recurrent<cell::gru>;
 using simple_rnn = recurrent<cell::simple>;
 
 /// Bidirectional(LSTM): the wrapper's merge_mode and the shape-deciding settings of its LSTM.
-struct bidirectional {
+struct bidirectional : layer_kind<family::rnn, rank_set::of(3)> {
     static constexpr std::string_view name = "Bidirectional";
-    static constexpr memo::family family = memo::family::rnn;
-    static constexpr rank_set ranks = rank_set::of(3);
     enum : std::size_t { merge_mode, units, return_sequences };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("merge_mode", element_of({"sum", "mul", "concat", "ave", none}), role::shape, "concat")
-                                   .add("units", in_range(1, 4096, 32), role::shape, int64_t{8})
-                                   .add("return_sequences", bools(), role::shape, false)
-                                   .done();
-        return ps;
+        return built_once([] {
+            return param_builder{}
+                .add("merge_mode", element_of({"sum", "mul", "concat", "ave", none}), role::shape, "concat")
+                .add("units", in_range(1, 4096, 32), role::shape, int64_t{8})
+                .add("return_sequences", bools(), role::shape, false);
+        });
     }
     static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
@@ -3566,10 +3440,8 @@ struct bidirectional {
 };
 
 /// TimeDistributed(ReLU): ReLU applied to every time step; the shape is unchanged.
-struct time_distributed {
+struct time_distributed : layer_kind<family::rnn, rank_set::between(3, 6)> {
     static constexpr std::string_view name = "TimeDistributed";
-    static constexpr memo::family family = memo::family::rnn;
-    static constexpr rank_set ranks = rank_set::between(3, 6);
     static std::span<const param> params() { return {}; }
     static expected<shape> infer(inputs in, args) { return in[0]; }
 };
@@ -3578,19 +3450,12 @@ inline constexpr std::string_view conv_lstm_names[] = {"", "ConvLSTM1D", "ConvLS
 
 /// ConvLSTM1D/2D/3D: input (batch, time, spatial..., channels), or channels before spatial.
 template <int N>
-struct conv_lstm {
+struct conv_lstm : layer_kind<family::rnn, rank_set::of(N + 3)> {
     static constexpr std::string_view name = conv_lstm_names[N];
-    static constexpr memo::family family = memo::family::rnn;
-    static constexpr rank_set ranks = rank_set::of(N + 3);
     static std::span<const param> params() {
-        static const auto ps = [] {
-            param_builder b;
-            b.add("filters", in_range(1, 4096, 32), role::shape, int64_t{8});
-            b.add("kernel_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 3));
-            b.add("strides", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1));
-            b.add("padding", element_of({"valid", "same"}), role::shape, "valid");
-            b.add("data_format", data_formats(), role::shape, "channels_last");
-            b.add("dilation_rate", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1));
+        return built_once([] {
+            // A convolution's settings (a ConvLSTM's window is one), then the recurrence's.
+            param_builder b = conv_head(N, conv_kind::plain, false);
             b.add("activation", activations(), role::mode, "tanh");
             b.add("recurrent_activation", activations(), role::mode, "hard_sigmoid");
             b.add("use_bias", bools(), role::mode, true);
@@ -3599,33 +3464,19 @@ struct conv_lstm {
             b.add("bias_initializer", initializers(), role::init, "Zeros");
             b.add("unit_forget_bias", bools(), role::init, true);
             b.training_only({"kernel", "recurrent", "bias"});
-            recurrent_tail(b, false);
-            return b.done();
-        }();
-        return ps;
+            return recurrent_tail(b, false);
+        });
     }
     static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
-        enum : std::size_t { filters, kernel_size, strides, padding, data_format, dilation_rate };
-        const auto& ps = params();
-        const auto ks = as_ints(p[kernel_size], N), st = as_ints(p[strides], N), dl = as_ints(p[dilation_rate], N);
-        if (st.max() > 1 && dl.max() > 1) return fail("strides > 1 with dilation_rate > 1 (Keras rejects the combination)");
-        // Drop the time axis, then it is a conv over the remaining frame.
+        // Drop the time axis, then it is a convolution over the remaining frame.
         shape frame;
         frame.push(in[0][0]);
         for (int i = 2; i < in[0].rank(); ++i) frame.push(in[0][i]);
-        spatial s = spatial::of(frame, as_str(p[data_format]));
-        for (int i = 0; i < N; ++i) {
-            const int64_t out = conv_length(s.sizes[i], ks[i], as_str(p[padding]), st[i], dl[i]);
-            if (out <= 0) return fail("kernel " + str_i(ks[i]) + " is larger than input size " + str_i(s.sizes[i]));
-            s.sizes[i] = out;
-        }
-        s.channels = as_int(p[filters]);
-        shape f = s.to_shape();
-        std::size_t seq = 0;
-        for (std::size_t i = 0; i < ps.size(); ++i)
-            if (ps[i].name == "return_sequences") seq = i;
-        if (!as_bool(p[seq])) return f;
+        auto conv = conv_infer<N, conv_kind::plain>(std::span(&frame, 1), p, params());
+        if (!conv) return conv;
+        const shape& f = *conv;
+        if (!as_bool(value_of(params(), p, "return_sequences"))) return f;
         shape out;
         out.push(f[0]);
         out.push(in[0][1]);
@@ -3651,11 +3502,7 @@ struct conv_lstm {
     }
 };
 
-using conv_lstm1d = conv_lstm<1>;
-using conv_lstm2d = conv_lstm<2>;
-using conv_lstm3d = conv_lstm<3>;
-
-using rnn_layers = layer_list<lstm, gru, simple_rnn, bidirectional, time_distributed, conv_lstm1d, conv_lstm2d, conv_lstm3d>;
+using rnn_layers = layer_list<lstm, gru, simple_rnn, bidirectional, time_distributed, conv_lstm<1>, conv_lstm<2>, conv_lstm<3>>;
 
 }  // namespace memo::layers
 // end #include <memo/layers/rnn.hpp>
@@ -3739,6 +3586,14 @@ decltype(auto) with_node_view(const model& m, std::size_t index, F&& f) {
     }
     return f(node_view{view, n.params, n.out, n.layer->params});
 }
+
+/// The sum of f(m, i) over the nodes of `m`.
+template <class F>
+std::int64_t sum_over_nodes(const model& m, F f) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += f(m, i);
+    return total;
+}
 }  // namespace detail
 
 /// The weights of node `index` of `m`, undrawn, in Keras' order and layouts, as its layer declares
@@ -3765,9 +3620,7 @@ inline std::int64_t count_weights(const model& m, std::size_t i) {
 
 /// The weights of `m`, as Keras' model.count_params() reports them.
 inline std::int64_t count_weights(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
-    return total;
+    return detail::sum_over_nodes(m, [](const model& g, std::size_t i) { return count_weights(g, i); });
 }
 
 }  // namespace memo
@@ -3783,11 +3636,7 @@ inline std::int64_t node_flops(const model& m, std::size_t i) {
 }
 
 /// Multiply-adds for one sample (see the top of this file for what each layer counts).
-inline std::int64_t count_flops(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_flops(m, i);
-    return total;
-}
+inline std::int64_t count_flops(const model& m) { return detail::sum_over_nodes(m, node_flops); }
 
 /// What running node i costs, per sample, in multiply-add equivalents: its multiply-adds, every
 /// element it writes (at 32: moving, indexing and converting an element costs tens of times a
@@ -3804,11 +3653,7 @@ inline std::int64_t node_cost(const model& m, std::size_t i) {
 }
 
 /// What running a model costs, per sample: the sum of its nodes'. Campaigns skip models above a budget.
-inline std::int64_t execution_cost(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_cost(m, i);
-    return total;
-}
+inline std::int64_t execution_cost(const model& m) { return detail::sum_over_nodes(m, node_cost); }
 
 }  // namespace memo
 // end #include <memo/layers/cost.hpp>
@@ -6950,7 +6795,6 @@ inline int transition_block(keras_builder& b, int x, double reduction, const std
 
 /// keras.applications.DenseNet121(include_top=True, weights=None), input 224x224x3.
 inline model densenet121(const registry& reg = default_registry()) {
-    using namespace blocks;
     using namespace detail::densenet;
     keras_builder b(reg);
     int x = b.input({224, 224, 3});
@@ -7262,7 +7106,6 @@ inline int inverted_res_block(keras_builder& b, int inputs, std::int64_t expansi
 
 /// keras.applications.MobileNetV2(alpha=1.0, include_top=True, weights=None), input 224x224x3.
 inline model mobilenet_v2(const registry& reg = default_registry()) {
-    using namespace blocks;
     using namespace detail::mobilenet;
     constexpr double alpha = 1.0;
     keras_builder b(reg);
@@ -7331,7 +7174,6 @@ inline int stack1(keras_builder& b, int x, std::int64_t filters, int count, std:
 
 /// keras.applications.ResNet50(include_top=True, weights=None), input 224x224x3.
 inline model resnet50(const registry& reg = default_registry()) {
-    using namespace blocks;
     using namespace detail::resnet;
     keras_builder b(reg);
     int x = b.input({224, 224, 3});
@@ -7424,24 +7266,22 @@ inline model alexnet_cifar10(const registry& reg = default_registry()) {
 
 /// The sine-wave LSTM regressor: 49 steps of 1 feature in, the next value out.
 inline model lstm_sinewave(const registry& reg = default_registry()) {
-    using namespace blocks;
-    keras_builder b(reg);
+    blocks::keras_builder b(reg);
     int x = b.input({49, 1}, "lstm_input");
     x = b.add("LSTM", {x}, {{"units", std::int64_t{50}}, {"return_sequences", true}});
     x = b.add("Dropout", {x}, {{"rate", 0.05}});
     x = b.add("LSTM", {x}, {{"units", std::int64_t{100}}, {"return_sequences", false}});
     x = b.add("Dropout", {x}, {{"rate", 0.05}});
-    return b.finish(dense(b, x, 1, "linear"));
+    return b.finish(blocks::dense(b, x, 1, "linear"));
 }
 
 /// The stock-price LSTM regressor: one step of the last 240 closing prices in, the next one out.
 inline model lstm_price(const registry& reg = default_registry()) {
-    using namespace blocks;
-    keras_builder b(reg);
+    blocks::keras_builder b(reg);
     int x = b.input({1, 240}, "lstm_input");
     x = b.add("LSTM", {x}, {{"units", std::int64_t{25}}});
     x = b.add("Dropout", {x}, {{"rate", 0.1}});
-    return b.finish(dense(b, x, 1));
+    return b.finish(blocks::dense(b, x, 1));
 }
 
 }  // namespace memo::zoo
@@ -7475,7 +7315,6 @@ inline int residual(keras_builder& b, int x, std::int64_t filters) {
 
 /// keras.applications.Xception(include_top=True, weights=None), input 299x299x3.
 inline model xception(const registry& reg = default_registry()) {
-    using namespace blocks;
     using namespace detail::xception;
     keras_builder b(reg);
     int x = b.input({299, 299, 3});

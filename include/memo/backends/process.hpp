@@ -66,9 +66,12 @@ inline std::vector<std::string> worker_environment() {
     return env;
 }
 
-inline bool write_all(int fd, const char* p, std::size_t n) {
+/// Moves all `n` bytes by `io` (::read or ::write), however many calls it takes; false at an error
+/// or the end of the stream.
+template <class Byte, class Io>
+bool transfer_all(int fd, Byte* p, std::size_t n, Io io) {
     while (n) {
-        const ssize_t k = ::write(fd, p, n);
+        const ssize_t k = io(fd, p, n);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) return false;
         p += k;
@@ -76,15 +79,11 @@ inline bool write_all(int fd, const char* p, std::size_t n) {
     }
     return true;
 }
+inline bool write_all(int fd, const char* p, std::size_t n) {
+    return transfer_all(fd, p, n, [](int f, const char* b, std::size_t c) { return ::write(f, b, c); });
+}
 inline bool read_all(int fd, char* p, std::size_t n) {
-    while (n) {
-        const ssize_t k = ::read(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= static_cast<std::size_t>(k);
-    }
-    return true;
+    return transfer_all(fd, p, n, [](int f, char* b, std::size_t c) { return ::read(f, b, c); });
 }
 inline bool send_frame(int fd, const std::string& s) {
     const std::uint64_t n = s.size();

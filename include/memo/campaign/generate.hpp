@@ -487,22 +487,38 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
     return generation_loop<decltype(s)>(s, seeds, o, exec, st, resumed, reg).run();
 }
 
-/// The options as the store keeps them; the budgets are the campaign's totals.
-inline io::json options_json(const generation_options& o, const std::optional<store::checkpoint>& cp) {
+/// What a campaign's store keeps of its options, so that a resumed campaign runs as it began: the
+/// search's settings, and the budgets as the campaign's totals. A store written before a field
+/// existed reads its default: MEMO's coverage, no stall steps, a seed size limit that never grew (0).
+struct stored_options {
+    std::uint64_t seed = 0;
+    std::string selector, operators, coverage = "memo";
+    double p = 0;
+    std::size_t max_seed_nodes = 0, max_seed_nodes_grown = 0, stall_steps = 0;
+    std::int64_t max_cost = 0;
+    double budget_seconds = 0;
+    std::uint64_t budget_iterations = 0;
+    io::json tool = io::json::object();
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(stored_options, seed, selector, operators, coverage, p, max_seed_nodes, max_seed_nodes_grown, stall_steps,
+                                                max_cost, budget_seconds, budget_iterations, tool)
+
+/// The options as the store keeps them, the budgets counted from the campaign's start.
+inline stored_options options_to_store(const generation_options& o, const std::optional<store::checkpoint>& cp) {
     const double t = cp ? cp->seconds : 0;
     const std::uint64_t i = cp ? cp->iteration : 0;
-    return {{"seed", o.seed},
-            {"selector", o.selector},
-            {"operators", o.operators},
-            {"coverage", o.coverage},
-            {"p", o.p},
-            {"max_seed_nodes", o.max_seed_nodes},
-            {"max_seed_nodes_grown", o.max_seed_nodes_grown},
-            {"stall_steps", o.stall_steps},
-            {"max_cost", o.max_cost},
-            {"budget_seconds", t + o.seconds},
-            {"budget_iterations", o.iterations ? i + o.iterations : 0},
-            {"tool", o.tool}};
+    return {o.seed,
+            o.selector,
+            o.operators,
+            o.coverage,
+            o.p,
+            o.max_seed_nodes,
+            o.max_seed_nodes_grown,
+            o.stall_steps,
+            o.max_cost,
+            t + o.seconds,
+            o.iterations ? i + o.iterations : 0,
+            o.tool};
 }
 
 }  // namespace detail
@@ -524,7 +540,7 @@ inline generation_summary generate(const std::vector<model>& seeds, const regist
     } else {
         st.start_over();
     }
-    st.begin_run(detail::options_json(o, resumed), o.resume);
+    st.begin_run(detail::options_to_store(o, resumed), o.resume);
     const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
     using namespace mutation;
     const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)
@@ -552,13 +568,12 @@ inline resumption resume_options(const std::string& dir, const registry& reg) {
     auto& o = r.options;
     o.out = dir;
     o.resume = true;
-    o.seed = j->at("seed"), o.selector = j->at("selector"), o.operators = j->at("operators"), o.p = j->at("p");
-    o.coverage = j->value("coverage", std::string("memo"));
-    o.max_seed_nodes = j->at("max_seed_nodes"), o.max_cost = j->at("max_cost"), o.tool = j->at("tool");
-    // A campaign stored before the limit grew keeps its fixed limit.
-    o.max_seed_nodes_grown = j->value("max_seed_nodes_grown", o.max_seed_nodes), o.stall_steps = j->value("stall_steps", std::size_t{0});
-    const double budget_s = j->at("budget_seconds");
-    const std::uint64_t budget_i = j->at("budget_iterations");
+    const auto stored = j->get<detail::stored_options>();
+    o.seed = stored.seed, o.selector = stored.selector, o.operators = stored.operators, o.coverage = stored.coverage, o.p = stored.p;
+    o.max_seed_nodes = stored.max_seed_nodes, o.max_cost = stored.max_cost, o.tool = stored.tool, o.stall_steps = stored.stall_steps;
+    o.max_seed_nodes_grown = stored.max_seed_nodes_grown ? stored.max_seed_nodes_grown : stored.max_seed_nodes;
+    const double budget_s = stored.budget_seconds;
+    const std::uint64_t budget_i = stored.budget_iterations;
     o.seconds = std::max(0.0, budget_s - cp->seconds);
     o.iterations = budget_i > cp->iteration ? budget_i - cp->iteration : 0;
     r.finished = o.seconds <= 0 || (budget_i && cp->iteration >= budget_i);

@@ -3,16 +3,15 @@
 //
 // A layer is a small struct (see layers/ for Keras' 67 classes):
 //
-//   struct my_layer {
-//       static constexpr std::string_view name = "MyLayer";      // the Keras class name
-//       static constexpr memo::family family = memo::family::act;
-//       static constexpr memo::rank_set ranks = memo::rank_set::between(2, 6);  // batch included
-//       static std::span<const memo::param> params();           // its named parameter domains
+//   struct my_layer : memo::layer_kind<memo::family::act, memo::rank_set::between(2, 6)> {
+//       static constexpr std::string_view name = "MyLayer";  // the Keras class name
+//       static std::span<const memo::param> params();       // its named parameter domains
 //       static memo::expected<memo::shape> infer(memo::inputs in, memo::args p);  // pure
 //   };
 //
-// Optional members: `arity` (how many inputs: default {1, 1}), `in_universe` (counted by coverage:
-// default true), `dtype_param` (the parameter that sets the output dtype: default none),
+// layer_kind states its group, the input ranks it takes (batch included) and whether coverage
+// counts it (`in_universe`: default true); a struct may declare those members itself. Optional
+// members: `arity` (how many inputs: default {1, 1}), `dtype_param` (the parameter that sets the output dtype: default none),
 // `rounds_at(in, p)` (the magnitude its formula rounds against besides its output, as ELU's
 // alpha: default none; oracle/rounding.hpp), `weights(node, list)` (its weights before any is
 // drawn, in Keras' order and layouts: default none; layers/weights.hpp) and `flops(node)` (its
@@ -245,6 +244,18 @@ concept layer = requires(inputs in, args p) {
     { L::ranks } -> std::convertible_to<rank_set>;
     { L::params() } -> std::convertible_to<std::span<const param>>;
     { L::infer(in, p) } -> std::same_as<expected<shape>>;
+};
+
+/// Whether coverage counts a layer type (MEMO's universe) or not (Dense, Input, the adapters).
+enum class counted : bool { no, yes };
+
+/// What a layer type states first, as a base: its group, the input ranks it takes and whether
+/// coverage counts it (`struct dense : layer_kind<family::core, rank_set::between(2, 6), counted::no>`).
+template <family F, rank_set Ranks, counted C = counted::yes>
+struct layer_kind {
+    static constexpr memo::family family = F;
+    static constexpr rank_set ranks = Ranks;
+    static constexpr bool in_universe = C == counted::yes;
 };
 
 /// The descriptor of a layer type.

@@ -4,28 +4,23 @@
 
 namespace memo::layers {
 
-template <class Tag>
-struct activation_layer : named_by<Tag> {
-    static constexpr memo::family family = memo::family::act;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
+/// What the six share: the act group, ranks 2 to 6, the shape unchanged once the input passes the
+/// layer's `check` and has its `axis_param`'s axis; each layer's struct builds its parameters.
+template <class Layer>
+struct activation_layer : built_by<Layer>, layer_kind<family::act, rank_set::between(2, 6)> {
     static expected<shape> infer(inputs in, args p) {
-        if constexpr (requires { Tag::check(in[0], p); }) {
-            if (auto ok = Tag::check(in[0], p); !ok) return ok.error();
+        if constexpr (requires { Layer::check(in[0], p); }) {
+            if (auto ok = Layer::check(in[0], p); !ok) return ok.error();
         }
-        if constexpr (requires { Tag::axis_param; }) {
-            const value& a = p[Tag::axis_param];
+        if constexpr (requires { Layer::axis_param; }) {
+            const value& a = p[Layer::axis_param];
             if (!is_none(a) && normal_axis(as_int(a), in[0].rank()) < 0) return fail("axis " + str_i(as_int(a)) + " is not an axis of " + in[0].str());
         }
         return in[0];
     }
-    static rounding_scale rounds_at(inputs, args p) requires requires { Tag::rounds_at(p); }
-    { return Tag::rounds_at(p); }
-    static void weights(const node_view& n, weight_list& w) requires requires { Tag::weights(n, w); }
-    { Tag::weights(n, w); }
 };
 
-namespace tags {
-struct relu {
+struct relu : activation_layer<relu> {
     static constexpr std::string_view name = "ReLU";
     static param_builder build() {
         return param_builder{}
@@ -34,17 +29,17 @@ struct relu {
             .add("threshold", real_in(0, 1), role::mode, 0.0);
     }
 };
-struct softmax {
+struct softmax : activation_layer<softmax> {
     static constexpr std::string_view name = "Softmax";
     static constexpr std::size_t axis_param = 0;
     static param_builder build() { return param_builder{}.add("axis", axes(), role::mode, int64_t{-1}); }
-    static rounding_scale rounds_at(args) { return {1.0, 0.0}; }  // exp(x - max) rounds at 1, the largest term
+    static rounding_scale rounds_at(inputs, args) { return {1.0, 0.0}; }  // exp(x - max) rounds at 1, the largest term
 };
-struct leaky_relu {
+struct leaky_relu : activation_layer<leaky_relu> {
     static constexpr std::string_view name = "LeakyReLU";
     static param_builder build() { return param_builder{}.add("alpha", real_in(0, 1), role::mode, 0.3); }
 };
-struct prelu {
+struct prelu : activation_layer<prelu> {
     static constexpr std::string_view name = "PReLU";
     // Keras sets alpha's shape to input_shape[1:] with entry [axis - 1] made 1 for a shared axis,
     // so shared_axes=-1 shares the second-to-last dimension and needs rank >= 3, -2 needs rank >= 4.
@@ -72,23 +67,15 @@ struct prelu {
             .add("alpha_constraint", constraints(), role::inert, none);
     }
 };
-struct elu {
+struct elu : activation_layer<elu> {
     static constexpr std::string_view name = "ELU";
     static param_builder build() { return param_builder{}.add("alpha", real_in(0, 2), role::mode, 1.0); }
-    static rounding_scale rounds_at(args p) { return {std::abs(as_real(p[0])), 0.0}; }  // alpha * (exp(x) - 1)
+    static rounding_scale rounds_at(inputs, args p) { return {std::abs(as_real(p[0])), 0.0}; }  // alpha * (exp(x) - 1)
 };
-struct thresholded_relu {
+struct thresholded_relu : activation_layer<thresholded_relu> {
     static constexpr std::string_view name = "ThresholdedReLU";
     static param_builder build() { return param_builder{}.add("theta", real_in(0, 2), role::mode, 1.0); }
 };
-}  // namespace tags
-
-using relu = activation_layer<tags::relu>;
-using softmax = activation_layer<tags::softmax>;
-using leaky_relu = activation_layer<tags::leaky_relu>;
-using prelu = activation_layer<tags::prelu>;
-using elu = activation_layer<tags::elu>;
-using thresholded_relu = activation_layer<tags::thresholded_relu>;
 
 using act_layers = layer_list<relu, softmax, leaky_relu, prelu, elu, thresholded_relu>;
 

@@ -82,16 +82,44 @@ struct param_builder {
     }
 };
 
-/// What a layer type described by a tag takes from it: the class name and the parameters its
-/// builder makes, built once (a family's layer template derives from it; the tag says the rest).
-template <class Tag>
-struct named_by {
-    static constexpr std::string_view name = Tag::name;
+/// A layer type's parameters, made by `build` (a lambda returning a param_builder) the first time
+/// they are asked for and kept: each lambda, so each layer type, has its own.
+template <class Build>
+std::span<const param> built_once(Build build) {
+    static const std::vector<param> ps = build().done();
+    return ps;
+}
+
+/// The value of the parameter called `name` among a layer's parameters `ps` (the first where it has none).
+inline const value& value_of(std::span<const param> ps, args p, std::string_view name) {
+    for (std::size_t i = 0; i < ps.size(); ++i)
+        if (ps[i].name == name) return p[i];
+    return p[0];
+}
+
+/// The parameters `Builder::build()` makes, as a layer type's params(): a layer deriving from
+/// it (`struct relu : built_by<relu>`) declares them in a `build` of its own.
+template <class Builder>
+struct built_by {
     static std::span<const param> params() {
-        static const auto ps = Tag::build().done();
-        return ps;
+        return built_once([] { return Builder::build(); });
     }
 };
+
+/// What a layer type described by a tag takes from it: the class name and the parameters its
+/// builder makes (a family's layer template derives from it; the tag says the rest).
+template <class Tag>
+struct named_by : built_by<Tag> {
+    static constexpr std::string_view name = Tag::name;
+};
+
+/// A kernel drawn by the layer's `<kernel>_initializer` ("kernel", or "depthwise" for
+/// depthwise_kernel) and, with use_bias, a bias drawn by its `bias_initializer`.
+inline void kernel_and_bias(const node_view& n, weight_list& w, std::vector<int64_t> kernel, std::vector<int64_t> bias, std::string_view name = "kernel") {
+    const std::string s(name);
+    w.add(name == "kernel" ? s : s + "_kernel", std::move(kernel), n.text(param_builder::init_name(name), "glorot_uniform"));
+    if (n.flag("use_bias", true)) w.add("bias", std::move(bias), n.text("bias_initializer", "Zeros"));
+}
 
 /// A class name a template can take as its argument ("Dropout"), for tags written in one line.
 template <std::size_t N>

@@ -30,11 +30,7 @@ inline param_builder conv_head(int n, conv_kind kind, bool causal) {
 /// Output shape of any conv kind: spatial sizes by Keras' arithmetic, channels by kind.
 template <int N, conv_kind Kind>
 expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
-    auto at = [&](std::string_view n) -> const value& {
-        for (std::size_t i = 0; i < ps.size(); ++i)
-            if (ps[i].name == n) return p[i];
-        return p[0];
-    };
+    auto at = [&](std::string_view n) -> const value& { return value_of(ps, p, n); };
     const auto padding = as_str(at("padding"));
     const auto ks = as_ints(at("kernel_size"), N), st = as_ints(at("strides"), N), dl = as_ints(at("dilation_rate"), N);
     spatial s = spatial::of(in[0], as_str(at("data_format")));
@@ -74,48 +70,37 @@ expected<shape> conv_infer(inputs in, args p, std::span<const param> ps) {
 }
 
 template <int N>
-struct conv {
+struct conv : layer_kind<family::conv, rank_set::of(N + 2)> {
     static_assert(N >= 1 && N <= 3);
     static constexpr std::string_view name = conv_names[N];
-    static constexpr memo::family family = memo::family::conv;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::plain, N == 1).weighted({"kernel", "bias"}).done();
-        return ps;
+        return built_once([] { return conv_head(N, conv_kind::plain, N == 1).weighted({"kernel", "bias"}); });
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::plain>(in, p, params()); }
     /// kernel (k..., in, filters), bias (filters)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t filters = n.integer("filters", 0);
-        w.add("kernel", cat(n.sizes("kernel_size", N), {n.channels(), filters}), n.text("kernel_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, cat(n.sizes("kernel_size", N), {n.channels(), filters}), {filters});
     }
     /// output positions * k * c_in * filters
     static int64_t flops(const node_view& n) { return positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
 template <int N>
-struct separable_conv {
+struct separable_conv : layer_kind<family::conv, rank_set::of(N + 2)> {
     static_assert(N >= 1 && N <= 2);
     static constexpr std::string_view name = separable_names[N];
-    static constexpr memo::family family = memo::family::conv;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = [] {
-            auto b = conv_head(N, conv_kind::separable, N == 1).activation().initializers_for({"depthwise", "pointwise", "bias"});
-            b.training_only({"depthwise", "pointwise", "bias"});
-            b.add("trainable", bools(), role::inert, true);
-            return b.done();
-        }();
-        return ps;
+        return built_once([] {
+            return conv_head(N, conv_kind::separable, N == 1).weighted({"depthwise", "pointwise", "bias"}).add("trainable", bools(), role::inert, true);
+        });
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::separable>(in, p, params()); }
     /// depthwise_kernel (k..., in, dm), pointwise_kernel (1..., in * dm, filters), bias (filters)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t dm = n.integer("depth_multiplier", 1), filters = n.integer("filters", 0), c = n.channels();
         w.add("depthwise_kernel", cat(n.sizes("kernel_size", N), {c, dm}), n.text("depthwise_initializer", "glorot_uniform"));
-        w.add("pointwise_kernel", cat(std::vector<int64_t>(N, 1), {c * dm, filters}), n.text("pointwise_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, cat(std::vector<int64_t>(N, 1), {c * dm, filters}), {filters}, "pointwise");
     }
     /// output positions * (k * c_in * dm + c_in * dm * filters)
     static int64_t flops(const node_view& n) {
@@ -125,58 +110,40 @@ struct separable_conv {
 };
 
 template <int N>
-struct depthwise_conv {
+struct depthwise_conv : layer_kind<family::conv, rank_set::of(N + 2)> {
     static_assert(N >= 1 && N <= 2);
     static constexpr std::string_view name = depthwise_names[N];
-    static constexpr memo::family family = memo::family::conv;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::depthwise, false).weighted({"depthwise", "bias"}).done();
-        return ps;
+        return built_once([] { return conv_head(N, conv_kind::depthwise, false).weighted({"depthwise", "bias"}); });
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::depthwise>(in, p, params()); }
     /// depthwise_kernel (k..., in, dm), bias (in * dm)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t dm = n.integer("depth_multiplier", 1);
-        w.add("depthwise_kernel", cat(n.sizes("kernel_size", N), {n.channels(), dm}), n.text("depthwise_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {n.channels() * dm}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, cat(n.sizes("kernel_size", N), {n.channels(), dm}), {n.channels() * dm}, "depthwise");
     }
     /// output positions * k * c_in * dm
     static int64_t flops(const node_view& n) { return positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("depth_multiplier", 1); }
 };
 
 template <int N>
-struct conv_transpose {
+struct conv_transpose : layer_kind<family::conv, rank_set::of(N + 2)> {
     static_assert(N >= 2 && N <= 3);
     static constexpr std::string_view name = transpose_names[N];
-    static constexpr memo::family family = memo::family::conv;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = conv_head(N, conv_kind::transpose, false).weighted({"kernel", "bias"}).done();
-        return ps;
+        return built_once([] { return conv_head(N, conv_kind::transpose, false).weighted({"kernel", "bias"}); });
     }
     static expected<shape> infer(inputs in, args p) { return conv_infer<N, conv_kind::transpose>(in, p, params()); }
     /// kernel (k..., filters, in), bias (filters)
     static void weights(const node_view& n, weight_list& w) {
         const int64_t filters = n.integer("filters", 0);
-        w.add("kernel", cat(n.sizes("kernel_size", N), {filters, n.channels()}), n.text("kernel_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", {filters}, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, cat(n.sizes("kernel_size", N), {filters, n.channels()}), {filters});
     }
     /// input positions * k * c_in * filters
     static int64_t flops(const node_view& n) { return positions(n, n.in[0]) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
-using conv1d = conv<1>;
-using conv2d = conv<2>;
-using conv3d = conv<3>;
-using separable_conv1d = separable_conv<1>;
-using separable_conv2d = separable_conv<2>;
-using depthwise_conv1d = depthwise_conv<1>;
-using depthwise_conv2d = depthwise_conv<2>;
-using conv2d_transpose = conv_transpose<2>;
-using conv3d_transpose = conv_transpose<3>;
-
 using conv_layers =
-    layer_list<conv1d, conv2d, conv3d, separable_conv1d, separable_conv2d, depthwise_conv1d, depthwise_conv2d, conv2d_transpose, conv3d_transpose>;
+    layer_list<conv<1>, conv<2>, conv<3>, separable_conv<1>, separable_conv<2>, depthwise_conv<1>, depthwise_conv<2>, conv_transpose<2>, conv_transpose<3>>;
 
 }  // namespace memo::layers

@@ -40,11 +40,7 @@ inline std::int64_t node_flops(const model& m, std::size_t i) {
 }
 
 /// Multiply-adds for one sample (see the top of this file for what each layer counts).
-inline std::int64_t count_flops(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_flops(m, i);
-    return total;
-}
+inline std::int64_t count_flops(const model& m) { return detail::sum_over_nodes(m, node_flops); }
 
 /// What running node i costs, per sample, in multiply-add equivalents: its multiply-adds, every
 /// element it writes (at 32: moving, indexing and converting an element costs tens of times a
@@ -61,10 +57,6 @@ inline std::int64_t node_cost(const model& m, std::size_t i) {
 }
 
 /// What running a model costs, per sample: the sum of its nodes'. Campaigns skip models above a budget.
-inline std::int64_t execution_cost(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += node_cost(m, i);
-    return total;
-}
+inline std::int64_t execution_cost(const model& m) { return detail::sum_over_nodes(m, node_cost); }
 
 }  // namespace memo

@@ -10,10 +10,7 @@ namespace memo::layers {
 /// What the four share: one input of rank 2 to 6; the output has its shape and dtype. The tag
 /// gives the class name and the parameters.
 template <class Tag>
-struct elementwise_unary : named_by<Tag> {
-    static constexpr memo::family family = memo::family::core;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
-    static constexpr bool in_universe = false;
+struct elementwise_unary : named_by<Tag>, layer_kind<family::core, rank_set::between(2, 6), counted::no> {
     static expected<shape> infer(inputs in, args) { return in[0]; }
     static int64_t flops(const node_view& n) { return per_input_element(n); }
 };

@@ -7,21 +7,19 @@ namespace memo::layers {
 inline constexpr std::string_view local_names[] = {"", "LocallyConnected1D", "LocallyConnected2D"};
 
 template <int N>
-struct locally_connected {
+struct locally_connected : layer_kind<family::local, rank_set::of(N + 2)> {
     static constexpr std::string_view name = local_names[N];
-    static constexpr memo::family family = memo::family::local;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     enum : std::size_t { filters, kernel_size, strides, padding, data_format };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("filters", in_range(1, 4096, 32), role::shape, int64_t{8})
-                                   .add("kernel_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 3))
-                                   .add("strides", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1))
-                                   .add("padding", N == 1 ? element_of({"valid"}) : element_of({"valid", "same"}), role::shape, "valid")
-                                   .add("data_format", data_formats(), role::shape, "channels_last")
-                                   .weighted({"kernel", "bias"})
-                                   .done();
-        return ps;
+        return built_once([] {
+            return param_builder{}
+                .add("filters", in_range(1, 4096, 32), role::shape, int64_t{8})
+                .add("kernel_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 3))
+                .add("strides", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1))
+                .add("padding", N == 1 ? element_of({"valid"}) : element_of({"valid", "same"}), role::shape, "valid")
+                .add("data_format", data_formats(), role::shape, "channels_last")
+                .weighted({"kernel", "bias"});
+        });
     }
     static expected<shape> infer(inputs in, args p) {
         if (as_str(p[padding]) != "valid") return fail(std::string(name) + " supports only padding='valid' (as Keras)");
@@ -43,16 +41,12 @@ struct locally_connected {
         std::vector<int64_t> bias;
         for (int k = 0; k < N; ++k) positions *= out.sizes[k], bias.push_back(out.sizes[k]);
         bias.push_back(f);
-        w.add("kernel", {positions, n.volume("kernel_size", N) * n.channels(), f}, n.text("kernel_initializer", "glorot_uniform"));
-        if (n.flag("use_bias", true)) w.add("bias", bias, n.text("bias_initializer", "Zeros"));
+        kernel_and_bias(n, w, {positions, n.volume("kernel_size", N) * n.channels(), f}, std::move(bias));
     }
     /// output positions * k * c_in * filters
     static int64_t flops(const node_view& n) { return layers::positions(n, n.out) * n.volume("kernel_size", N) * channels_in(n) * n.integer("filters", 1); }
 };
 
-using locally_connected1d = locally_connected<1>;
-using locally_connected2d = locally_connected<2>;
-
-using local_layers = layer_list<locally_connected1d, locally_connected2d>;
+using local_layers = layer_list<locally_connected<1>, locally_connected<2>>;
 
 }  // namespace memo::layers

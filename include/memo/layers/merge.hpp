@@ -8,10 +8,8 @@ namespace memo::layers {
 
 /// An element-wise merge of equal shapes; its tag gives the class name and how many inputs it takes.
 template <class Tag>
-struct elementwise_merge {
+struct elementwise_merge : layer_kind<family::merge, rank_set::between(2, 6)> {
     static constexpr std::string_view name = Tag::name;
-    static constexpr memo::family family = memo::family::merge;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr arity_t arity = Tag::arity;
     static std::span<const param> params() { return {}; }
     static expected<shape> infer(inputs in, args) {
@@ -38,14 +36,11 @@ using add = elementwise_merge<tags::merge<"Add">>;
 using subtract = elementwise_merge<tags::merge<"Subtract", 2>>;
 using multiply = elementwise_merge<tags::merge<"Multiply">>;
 
-struct concatenate {
+struct concatenate : layer_kind<family::merge, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "Concatenate";
-    static constexpr memo::family family = memo::family::merge;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static constexpr arity_t arity{2, 8};
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("axis", axes(), role::shape, int64_t{-1}).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("axis", axes(), role::shape, int64_t{-1}); });
     }
     static expected<shape> infer(inputs in, args p) {
         const int axis = normal_axis(as_int(p[0]), in[0].rank());
@@ -61,14 +56,11 @@ struct concatenate {
     }
 };
 
-struct dot {
+struct dot : layer_kind<family::merge, rank_set::between(2, 3)> {
     static constexpr std::string_view name = "Dot";
-    static constexpr memo::family family = memo::family::merge;
-    static constexpr rank_set ranks = rank_set::between(2, 3);
     static constexpr arity_t arity{2, 2};
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("axes", element_of({-1}), role::shape, int64_t{-1}).add("normalize", bools(), role::mode, false).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("axes", element_of({-1}), role::shape, int64_t{-1}).add("normalize", bools(), role::mode, false); });
     }
     static expected<shape> infer(inputs in, args) {
         const shape &a = in[0], &b = in[1];

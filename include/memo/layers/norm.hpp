@@ -19,24 +19,22 @@ inline void normalization_weights(const node_view& n, weight_list& w, bool movin
     w.add("moving_variance", {c}, n.text("moving_variance_initializer", "Ones"));
 }
 
-struct batch_normalization {
+/// axis, then BatchNormalization's momentum, then epsilon, center, scale and the initializers of
+/// beta and gamma, then BatchNormalization's of the moving statistics, in Keras' order.
+inline param_builder normalization_params(bool batch) {
+    param_builder b;
+    b.add("axis", axes(), role::mode, int64_t{-1});
+    if (batch) b.add("momentum", real_in(0, 1), role::inert, 0.99);
+    b.add("epsilon", real_in(0, 1), role::mode, 0.001).add("center", bools(), role::mode, true).add("scale", bools(), role::mode, true);
+    b.add("beta_initializer", initializers(), role::init, "Zeros").add("gamma_initializer", initializers(), role::init, "Ones");
+    if (batch) b.add("moving_mean_initializer", initializers(), role::init, "Zeros").add("moving_variance_initializer", initializers(), role::init, "Ones");
+    return b.training_only({"beta", "gamma"}, false);
+}
+
+struct batch_normalization : layer_kind<family::norm, rank_set::between(3, 6)> {
     static constexpr std::string_view name = "BatchNormalization";
-    static constexpr memo::family family = memo::family::norm;
-    static constexpr rank_set ranks = rank_set::between(3, 6);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("axis", axes(), role::mode, int64_t{-1})
-                                   .add("momentum", real_in(0, 1), role::inert, 0.99)
-                                   .add("epsilon", real_in(0, 1), role::mode, 0.001)
-                                   .add("center", bools(), role::mode, true)
-                                   .add("scale", bools(), role::mode, true)
-                                   .add("beta_initializer", initializers(), role::init, "Zeros")
-                                   .add("gamma_initializer", initializers(), role::init, "Ones")
-                                   .add("moving_mean_initializer", initializers(), role::init, "Zeros")
-                                   .add("moving_variance_initializer", initializers(), role::init, "Ones")
-                                   .training_only({"beta", "gamma"}, false)
-                                   .done();
-        return ps;
+        return built_once([] { return normalization_params(true); });
     }
     static expected<shape> infer(inputs in, args p) {
         if (normal_axis(as_int(p[0]), in[0].rank()) < 0) return fail("axis " + str_i(as_int(p[0])) + " is not an axis of " + in[0].str());
@@ -49,21 +47,10 @@ struct batch_normalization {
     static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
-struct layer_normalization {
+struct layer_normalization : layer_kind<family::norm, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "LayerNormalization";
-    static constexpr memo::family family = memo::family::norm;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("axis", axes(), role::mode, int64_t{-1})
-                                   .add("epsilon", real_in(0, 1), role::mode, 0.001)
-                                   .add("center", bools(), role::mode, true)
-                                   .add("scale", bools(), role::mode, true)
-                                   .add("beta_initializer", initializers(), role::init, "Zeros")
-                                   .add("gamma_initializer", initializers(), role::init, "Ones")
-                                   .training_only({"beta", "gamma"}, false)
-                                   .done();
-        return ps;
+        return built_once([] { return normalization_params(false); });
     }
     static expected<shape> infer(inputs in, args p) { return batch_normalization::infer(in, p); }
     static rounding_scale rounds_at(inputs, args p) { return {0.0, 1.0 / std::sqrt(std::max(as_real(p[1]), 1e-6))}; }  // as BatchNormalization's

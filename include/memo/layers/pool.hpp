@@ -12,19 +12,17 @@ inline constexpr std::string_view global_pool_names[2][4] = {{"", "GlobalMaxPool
                                                              {"", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}};
 
 template <int N, pool_kind Kind>
-struct pooling {
+struct pooling : layer_kind<family::pool, rank_set::of(N + 2)> {
     static constexpr std::string_view name = pool_names[static_cast<int>(Kind)][N];
-    static constexpr memo::family family = memo::family::pool;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     enum : std::size_t { pool_size, strides, padding, data_format };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("pool_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 2))
-                                   .add("strides", optional(tuple_of(N, in_range(1, 512, 5))), role::shape, none)
-                                   .add("padding", element_of({"valid", "same"}), role::shape, "valid")
-                                   .add("data_format", data_formats(), role::shape, "channels_last")
-                                   .done();
-        return ps;
+        return built_once([] {
+            return param_builder{}
+                .add("pool_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 2))
+                .add("strides", optional(tuple_of(N, in_range(1, 512, 5))), role::shape, none)
+                .add("padding", element_of({"valid", "same"}), role::shape, "valid")
+                .add("data_format", data_formats(), role::shape, "channels_last");
+        });
     }
     static expected<shape> infer(inputs in, args p) {
         const auto ps = as_ints(p[pool_size], N);
@@ -44,15 +42,12 @@ struct pooling {
 };
 
 template <int N, pool_kind Kind>
-struct global_pooling {
+struct global_pooling : layer_kind<family::pool, rank_set::of(N + 2)> {
     static constexpr std::string_view name = global_pool_names[static_cast<int>(Kind)][N];
-    static constexpr memo::family family = memo::family::pool;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     enum : std::size_t { data_format, keepdims };
     static std::span<const param> params() {
-        static const auto ps =
-            param_builder{}.add("data_format", data_formats(), role::shape, "channels_last").add("keepdims", bools(), role::shape, false).done();
-        return ps;
+        return built_once(
+            [] { return param_builder{}.add("data_format", data_formats(), role::shape, "channels_last").add("keepdims", bools(), role::shape, false); });
     }
     static expected<shape> infer(inputs in, args p) {
         spatial s = spatial::of(in[0], as_str(p[data_format]));
@@ -63,20 +58,10 @@ struct global_pooling {
     static int64_t flops(const node_view& n) { return per_input_element(n); }
 };
 
-using max_pooling1d = pooling<1, pool_kind::max>;
-using max_pooling2d = pooling<2, pool_kind::max>;
-using max_pooling3d = pooling<3, pool_kind::max>;
-using average_pooling1d = pooling<1, pool_kind::average>;
-using average_pooling2d = pooling<2, pool_kind::average>;
-using average_pooling3d = pooling<3, pool_kind::average>;
-using global_max_pooling1d = global_pooling<1, pool_kind::max>;
-using global_max_pooling2d = global_pooling<2, pool_kind::max>;
-using global_max_pooling3d = global_pooling<3, pool_kind::max>;
-using global_average_pooling1d = global_pooling<1, pool_kind::average>;
-using global_average_pooling2d = global_pooling<2, pool_kind::average>;
-using global_average_pooling3d = global_pooling<3, pool_kind::average>;
-
-using pool_layers = layer_list<max_pooling1d, max_pooling2d, max_pooling3d, average_pooling1d, average_pooling2d, average_pooling3d, global_max_pooling1d,
-                               global_max_pooling2d, global_max_pooling3d, global_average_pooling1d, global_average_pooling2d, global_average_pooling3d>;
+/// MaxPooling1D to 3D, AveragePooling1D to 3D, then their Global forms, in that order.
+template <template <int, pool_kind> class Pool>
+using pools_of = layer_list<Pool<1, pool_kind::max>, Pool<2, pool_kind::max>, Pool<3, pool_kind::max>, Pool<1, pool_kind::average>, Pool<2, pool_kind::average>,
+                            Pool<3, pool_kind::average>>;
+using pool_layers = concat<pools_of<pooling>, pools_of<global_pooling>>;
 
 }  // namespace memo::layers

@@ -7,9 +7,7 @@ namespace memo::layers {
 
 /// An identity-at-inference layer; its tag gives the class name, the ranks and the parameters.
 template <class Tag>
-struct regularization : named_by<Tag> {
-    static constexpr memo::family family = memo::family::reg;
-    static constexpr rank_set ranks = Tag::ranks;
+struct regularization : named_by<Tag>, layer_kind<family::reg, Tag::ranks> {
     static expected<shape> infer(inputs in, args) { return in[0]; }
 };
 

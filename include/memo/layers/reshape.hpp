@@ -4,35 +4,26 @@
 
 namespace memo::layers {
 
-struct flatten {
+struct flatten : layer_kind<family::reshape, rank_set::between(2, 6)> {
     static constexpr std::string_view name = "Flatten";
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::between(2, 6);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("data_format", data_formats(), role::mode, "channels_last").done();
-        return ps;
+        return built_once([] { return param_builder{}.add("data_format", data_formats(), role::mode, "channels_last"); });
     }
     static expected<shape> infer(inputs in, args) { return shape{in[0][0], in[0].elements()}; }
 };
 
-struct repeat_vector {
+struct repeat_vector : layer_kind<family::reshape, rank_set::of(2)> {
     static constexpr std::string_view name = "RepeatVector";
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::of(2);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("n", in_range(1, 4096, 8), role::shape, int64_t{2}).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("n", in_range(1, 4096, 8), role::shape, int64_t{2}); });
     }
     static expected<shape> infer(inputs in, args p) { return shape{in[0][0], as_int(p[0]), in[0][1]}; }
 };
 
-struct permute {
+struct permute : layer_kind<family::reshape, rank_set::of(3)> {
     static constexpr std::string_view name = "Permute";
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::of(3);
     static std::span<const param> params() {
-        static const auto ps = param_builder{}.add("dims", element_of({ints{2, 1}, ints{1, 2}}), role::shape, ints{2, 1}).done();
-        return ps;
+        return built_once([] { return param_builder{}.add("dims", element_of({ints{2, 1}, ints{1, 2}}), role::shape, ints{2, 1}); });
     }
     static expected<shape> infer(inputs in, args p) {
         const auto& d = std::get<ints>(p[0]);
@@ -46,20 +37,17 @@ inline constexpr std::string_view zero_padding_names[] = {"", "ZeroPadding1D", "
 
 /// Cropping and ZeroPadding: (before, after) per spatial axis, stored flat.
 template <int N, int Sign, const std::string_view* Names, const char* Param>
-struct border {
+struct border : layer_kind<family::reshape, rank_set::of(N + 2)> {
     static constexpr std::string_view name = Names[N];
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = [] {
+        return built_once([] {
             param_builder b;
             // Keras' defaults: 1 on each side, except Cropping2D's ((0, 0), (0, 0)).
             const int64_t fallback = (Sign < 0 && N == 2) ? 0 : 1;
             b.add(Param, tuple_of(2 * N, in_range(0, 4096, 4)), role::shape, ints::filled(2 * N, fallback));
             if (N > 1) b.add("data_format", data_formats(), role::shape, "channels_last");
-            return b.done();
-        }();
-        return ps;
+            return b;
+        });
     }
     static expected<shape> infer(inputs in, args p) {
         const auto amounts = as_ints(p[0], 2 * N);
@@ -83,20 +71,17 @@ template <int N>
 using zero_padding = border<N, +1, zero_padding_names, padding_param>;
 
 template <int N>
-struct upsampling {
+struct upsampling : layer_kind<family::reshape, rank_set::of(N + 2)> {
     static constexpr std::string_view name = upsampling_names[N];
-    static constexpr memo::family family = memo::family::reshape;
-    static constexpr rank_set ranks = rank_set::of(N + 2);
     static std::span<const param> params() {
-        static const auto ps = [] {
+        return built_once([] {
             param_builder b;
             if (N == 1) b.add("size", in_range(1, 64, 5), role::shape, int64_t{2});
             else b.add("size", tuple_of(N, in_range(1, 64, 5)), role::shape, ints::filled(N, 2));
             if (N > 1) b.add("data_format", data_formats(), role::shape, "channels_last");
             if (N == 2) b.add("interpolation", element_of({"nearest", "bilinear"}), role::mode, "nearest");
-            return b.done();
-        }();
-        return ps;
+            return b;
+        });
     }
     static expected<shape> infer(inputs in, args p) {
         const auto size = as_ints(p[0], N);
@@ -106,17 +91,7 @@ struct upsampling {
     }
 };
 
-using cropping1d = cropping<1>;
-using cropping2d = cropping<2>;
-using cropping3d = cropping<3>;
-using upsampling1d = upsampling<1>;
-using upsampling2d = upsampling<2>;
-using upsampling3d = upsampling<3>;
-using zero_padding1d = zero_padding<1>;
-using zero_padding2d = zero_padding<2>;
-using zero_padding3d = zero_padding<3>;
-
-using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping1d, cropping2d, cropping3d, upsampling1d, upsampling2d, upsampling3d, zero_padding1d,
-                                  zero_padding2d, zero_padding3d>;
+using reshape_layers = layer_list<flatten, repeat_vector, permute, cropping<1>, cropping<2>, cropping<3>, upsampling<1>, upsampling<2>, upsampling<3>,
+                                  zero_padding<1>, zero_padding<2>, zero_padding<3>>;
 
 }  // namespace memo::layers

@@ -3,7 +3,7 @@
 //
 // A node has one output tensor. With return_state the extra state tensors Keras returns are not
 // exposed; with Bidirectional merge_mode=None the node's output is the forward direction.
-#include "common.hpp"
+#include "conv.hpp"
 
 namespace memo::layers {
 
@@ -48,12 +48,10 @@ inline int64_t recurrence_flops(const node_view& n, int64_t gates, int64_t direc
 }
 
 template <cell C>
-struct recurrent {
+struct recurrent : layer_kind<family::rnn, rank_set::of(3)> {
     static constexpr std::string_view name = cell_names[static_cast<int>(C)];
-    static constexpr memo::family family = memo::family::rnn;
-    static constexpr rank_set ranks = rank_set::of(3);
     static std::span<const param> params() {
-        static const auto ps = [] {
+        return built_once([] {
             param_builder b;
             b.add("units", in_range(1, 4096, 32), role::shape, int64_t{8});
             b.add("activation", activations(C == cell::lstm), role::mode, "tanh");
@@ -66,20 +64,13 @@ struct recurrent {
             b.training_only({"kernel", "recurrent", "bias"});
             recurrent_tail(b, true);
             if (C == cell::gru) b.add("reset_after", bools(), role::mode, true);
-            return b.done();
-        }();
-        return ps;
+            return b;
+        });
     }
     static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
-        const auto& ps = params();
-        auto at = [&](std::string_view n) -> const value& {
-            for (std::size_t i = 0; i < ps.size(); ++i)
-                if (ps[i].name == n) return p[i];
-            return p[0];
-        };
-        const int64_t units = as_int(at("units"));
-        if (as_bool(at("return_sequences"))) return shape{in[0][0], in[0][1], units};
+        const int64_t units = as_int(value_of(params(), p, "units"));
+        if (as_bool(value_of(params(), p, "return_sequences"))) return shape{in[0][0], in[0][1], units};
         return shape{in[0][0], units};
     }
     static constexpr int64_t gates = C == cell::lstm ? 4 : C == cell::gru ? 3 : 1;
@@ -95,18 +86,16 @@ using gru = recurrent<cell::gru>;
 using simple_rnn = recurrent<cell::simple>;
 
 /// Bidirectional(LSTM): the wrapper's merge_mode and the shape-deciding settings of its LSTM.
-struct bidirectional {
+struct bidirectional : layer_kind<family::rnn, rank_set::of(3)> {
     static constexpr std::string_view name = "Bidirectional";
-    static constexpr memo::family family = memo::family::rnn;
-    static constexpr rank_set ranks = rank_set::of(3);
     enum : std::size_t { merge_mode, units, return_sequences };
     static std::span<const param> params() {
-        static const auto ps = param_builder{}
-                                   .add("merge_mode", element_of({"sum", "mul", "concat", "ave", none}), role::shape, "concat")
-                                   .add("units", in_range(1, 4096, 32), role::shape, int64_t{8})
-                                   .add("return_sequences", bools(), role::shape, false)
-                                   .done();
-        return ps;
+        return built_once([] {
+            return param_builder{}
+                .add("merge_mode", element_of({"sum", "mul", "concat", "ave", none}), role::shape, "concat")
+                .add("units", in_range(1, 4096, 32), role::shape, int64_t{8})
+                .add("return_sequences", bools(), role::shape, false);
+        });
     }
     static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
@@ -123,10 +112,8 @@ struct bidirectional {
 };
 
 /// TimeDistributed(ReLU): ReLU applied to every time step; the shape is unchanged.
-struct time_distributed {
+struct time_distributed : layer_kind<family::rnn, rank_set::between(3, 6)> {
     static constexpr std::string_view name = "TimeDistributed";
-    static constexpr memo::family family = memo::family::rnn;
-    static constexpr rank_set ranks = rank_set::between(3, 6);
     static std::span<const param> params() { return {}; }
     static expected<shape> infer(inputs in, args) { return in[0]; }
 };
@@ -135,19 +122,12 @@ inline constexpr std::string_view conv_lstm_names[] = {"", "ConvLSTM1D", "ConvLS
 
 /// ConvLSTM1D/2D/3D: input (batch, time, spatial..., channels), or channels before spatial.
 template <int N>
-struct conv_lstm {
+struct conv_lstm : layer_kind<family::rnn, rank_set::of(N + 3)> {
     static constexpr std::string_view name = conv_lstm_names[N];
-    static constexpr memo::family family = memo::family::rnn;
-    static constexpr rank_set ranks = rank_set::of(N + 3);
     static std::span<const param> params() {
-        static const auto ps = [] {
-            param_builder b;
-            b.add("filters", in_range(1, 4096, 32), role::shape, int64_t{8});
-            b.add("kernel_size", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 3));
-            b.add("strides", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1));
-            b.add("padding", element_of({"valid", "same"}), role::shape, "valid");
-            b.add("data_format", data_formats(), role::shape, "channels_last");
-            b.add("dilation_rate", tuple_of(N, in_range(1, 512, 5)), role::shape, ints::filled(N, 1));
+        return built_once([] {
+            // A convolution's settings (a ConvLSTM's window is one), then the recurrence's.
+            param_builder b = conv_head(N, conv_kind::plain, false);
             b.add("activation", activations(), role::mode, "tanh");
             b.add("recurrent_activation", activations(), role::mode, "hard_sigmoid");
             b.add("use_bias", bools(), role::mode, true);
@@ -156,33 +136,19 @@ struct conv_lstm {
             b.add("bias_initializer", initializers(), role::init, "Zeros");
             b.add("unit_forget_bias", bools(), role::init, true);
             b.training_only({"kernel", "recurrent", "bias"});
-            recurrent_tail(b, false);
-            return b.done();
-        }();
-        return ps;
+            return recurrent_tail(b, false);
+        });
     }
     static rounding_scale rounds_at(inputs in, args) { return recurrence_rounding(in); }
     static expected<shape> infer(inputs in, args p) {
-        enum : std::size_t { filters, kernel_size, strides, padding, data_format, dilation_rate };
-        const auto& ps = params();
-        const auto ks = as_ints(p[kernel_size], N), st = as_ints(p[strides], N), dl = as_ints(p[dilation_rate], N);
-        if (st.max() > 1 && dl.max() > 1) return fail("strides > 1 with dilation_rate > 1 (Keras rejects the combination)");
-        // Drop the time axis, then it is a conv over the remaining frame.
+        // Drop the time axis, then it is a convolution over the remaining frame.
         shape frame;
         frame.push(in[0][0]);
         for (int i = 2; i < in[0].rank(); ++i) frame.push(in[0][i]);
-        spatial s = spatial::of(frame, as_str(p[data_format]));
-        for (int i = 0; i < N; ++i) {
-            const int64_t out = conv_length(s.sizes[i], ks[i], as_str(p[padding]), st[i], dl[i]);
-            if (out <= 0) return fail("kernel " + str_i(ks[i]) + " is larger than input size " + str_i(s.sizes[i]));
-            s.sizes[i] = out;
-        }
-        s.channels = as_int(p[filters]);
-        shape f = s.to_shape();
-        std::size_t seq = 0;
-        for (std::size_t i = 0; i < ps.size(); ++i)
-            if (ps[i].name == "return_sequences") seq = i;
-        if (!as_bool(p[seq])) return f;
+        auto conv = conv_infer<N, conv_kind::plain>(std::span(&frame, 1), p, params());
+        if (!conv) return conv;
+        const shape& f = *conv;
+        if (!as_bool(value_of(params(), p, "return_sequences"))) return f;
         shape out;
         out.push(f[0]);
         out.push(in[0][1]);
@@ -208,10 +174,6 @@ struct conv_lstm {
     }
 };
 
-using conv_lstm1d = conv_lstm<1>;
-using conv_lstm2d = conv_lstm<2>;
-using conv_lstm3d = conv_lstm<3>;
-
-using rnn_layers = layer_list<lstm, gru, simple_rnn, bidirectional, time_distributed, conv_lstm1d, conv_lstm2d, conv_lstm3d>;
+using rnn_layers = layer_list<lstm, gru, simple_rnn, bidirectional, time_distributed, conv_lstm<1>, conv_lstm<2>, conv_lstm<3>>;
 
 }  // namespace memo::layers

@@ -31,6 +31,14 @@ decltype(auto) with_node_view(const model& m, std::size_t index, F&& f) {
     }
     return f(node_view{view, n.params, n.out, n.layer->params});
 }
+
+/// The sum of f(m, i) over the nodes of `m`.
+template <class F>
+std::int64_t sum_over_nodes(const model& m, F f) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += f(m, i);
+    return total;
+}
 }  // namespace detail
 
 /// The weights of node `index` of `m`, undrawn, in Keras' order and layouts, as its layer declares
@@ -57,9 +65,7 @@ inline std::int64_t count_weights(const model& m, std::size_t i) {
 
 /// The weights of `m`, as Keras' model.count_params() reports them.
 inline std::int64_t count_weights(const model& m) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < m.nodes.size(); ++i) total += count_weights(m, i);
-    return total;
+    return detail::sum_over_nodes(m, [](const model& g, std::size_t i) { return count_weights(g, i); });
 }
 
 }  // namespace memo

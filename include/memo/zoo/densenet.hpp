@@ -41,7 +41,6 @@ inline int transition_block(keras_builder& b, int x, double reduction, const std
 
 /// keras.applications.DenseNet121(include_top=True, weights=None), input 224x224x3.
 inline model densenet121(const registry& reg = default_registry()) {
-    using namespace blocks;
     using namespace detail::densenet;
     keras_builder b(reg);
     int x = b.input({224, 224, 3});

@@ -58,7 +58,6 @@ inline int inverted_res_block(keras_builder& b, int inputs, std::int64_t expansi
 
 /// keras.applications.MobileNetV2(alpha=1.0, include_top=True, weights=None), input 224x224x3.
 inline model mobilenet_v2(const registry& reg = default_registry()) {
-    using namespace blocks;
     using namespace detail::mobilenet;
     constexpr double alpha = 1.0;
     keras_builder b(reg);

@@ -41,7 +41,6 @@ inline int stack1(keras_builder& b, int x, std::int64_t filters, int count, std:
 
 /// keras.applications.ResNet50(include_top=True, weights=None), input 224x224x3.
 inline model resnet50(const registry& reg = default_registry()) {
-    using namespace blocks;
     using namespace detail::resnet;
     keras_builder b(reg);
     int x = b.input({224, 224, 3});

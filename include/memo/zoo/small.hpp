@@ -72,24 +72,22 @@ inline model alexnet_cifar10(const registry& reg = default_registry()) {
 
 /// The sine-wave LSTM regressor: 49 steps of 1 feature in, the next value out.
 inline model lstm_sinewave(const registry& reg = default_registry()) {
-    using namespace blocks;
-    keras_builder b(reg);
+    blocks::keras_builder b(reg);
     int x = b.input({49, 1}, "lstm_input");
     x = b.add("LSTM", {x}, {{"units", std::int64_t{50}}, {"return_sequences", true}});
     x = b.add("Dropout", {x}, {{"rate", 0.05}});
     x = b.add("LSTM", {x}, {{"units", std::int64_t{100}}, {"return_sequences", false}});
     x = b.add("Dropout", {x}, {{"rate", 0.05}});
-    return b.finish(dense(b, x, 1, "linear"));
+    return b.finish(blocks::dense(b, x, 1, "linear"));
 }
 
 /// The stock-price LSTM regressor: one step of the last 240 closing prices in, the next one out.
 inline model lstm_price(const registry& reg = default_registry()) {
-    using namespace blocks;
-    keras_builder b(reg);
+    blocks::keras_builder b(reg);
     int x = b.input({1, 240}, "lstm_input");
     x = b.add("LSTM", {x}, {{"units", std::int64_t{25}}});
     x = b.add("Dropout", {x}, {{"rate", 0.1}});
-    return b.finish(dense(b, x, 1));
+    return b.finish(blocks::dense(b, x, 1));
 }
 
 }  // namespace memo::zoo

@@ -27,7 +27,6 @@ inline int residual(keras_builder& b, int x, std::int64_t filters) {
 
 /// keras.applications.Xception(include_top=True, weights=None), input 299x299x3.
 inline model xception(const registry& reg = default_registry()) {
-    using namespace blocks;
     using namespace detail::xception;
     keras_builder b(reg);
     int x = b.input({299, 299, 3});

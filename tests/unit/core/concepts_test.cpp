@@ -66,7 +66,7 @@ static_assert(!memo::layer<arche::no_infer>);
 static_assert(!memo::layer<arche::infer_returns_shape>);
 static_assert(!memo::layer<arche::no_name>);
 static_assert(!memo::layer<int>);
-static_assert(memo::layer<memo::layers::conv2d> && memo::layer<memo::layers::lstm> && memo::layer<memo::layers::cast>);
+static_assert(memo::layer<memo::layers::conv<2>> && memo::layer<memo::layers::lstm> && memo::layer<memo::layers::cast>);
 
 static_assert(memo::domain<arche::good_domain>);
 static_assert(!memo::domain<arche::domain_without_buckets>);
