@@ -23,6 +23,7 @@
 #include "../tensors/budget.hpp"
 #include "../tensors/inputs.hpp"
 #include "../tensors/weights.hpp"
+#include "hangs.hpp"
 #include "rounding.hpp"
 #include "tester.hpp"
 
@@ -75,17 +76,6 @@ inline void hash_trigger(hasher& h, const node& n) {
             hash_value(h, n.params[i]);
         }
     h.mix(name_of(n.type));
-}
-
-/// A time-out or a memory blow-up is not minimised, so which of its node's parameters matter is
-/// not known: it is named by its layer class and dtype alone (one hanging kernel met with other
-/// activations is one bug), and that pair is a known hang's trigger.
-inline bool named_by_class(const verdict& v) { return v.what == kind::crash && (v.status == run_status::timeout || v.status == run_status::memory); }
-inline std::uint64_t hang_trigger(const node& n) {
-    hasher h;
-    h.mix(n.layer->name);
-    h.mix(name_of(n.type));
-    return h.value();
 }
 
 /// A stable name for a bug: kind, culprits, the localised layer, its mode parameters that differ
@@ -147,7 +137,7 @@ public:
         skipped_ = xs_.size() >= 2 && runnable.size() < 2;
         if (skipped_) return;
         for (std::size_t k : runnable) {
-            const bool hangs = carries_known(k, m, run_status::timeout), blows_up = carries_known(k, m, run_status::memory);
+            const bool hangs = hangs_.carries(xs_[k]->name(), m, run_status::timeout), blows_up = hangs_.carries(xs_[k]->name(), m, run_status::memory);
             if (hangs || blows_up) {
                 // Each such run would cost the whole limit again: a short one, and the rest of the
                 // model is still tested on that library.
@@ -213,7 +203,7 @@ public:
         } timed{localise_ms_, truth_ms_, truth_ms_};
         if (!v && trace_) v = masked_difference();
         suppressed_ = false;
-        if (v && named_by_class(v) && v.node < 0) v.node = known_trigger(v);
+        if (v && named_by_class(v) && v.node < 0) v.node = hangs_.trigger_in(v, current_);
         // Confirmed before it is localised: a library that runs the whole graph is localised by
         // running prefixes, each of which may cost the whole limit.
         if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
@@ -229,7 +219,7 @@ public:
             auto& misses = masked_record_[masked_key_].second;
             misses = v ? 0 : misses + 1;
         }
-        learn_hang(v);
+        hangs_.learn(v, current_);
         return v;
     }
 
@@ -329,7 +319,7 @@ private:
         for (const auto& c : v.culprits) {
             executor* x = by_name(c);
             if (!x || x->time_limit() <= 0) continue;
-            if (knows_hang(x, v)) continue;  // a sighting of a hang confirmed before
+            if (hangs_.knows_timeout(c, v, current_)) continue;  // a sighting of a hang confirmed before
             const double limit = x->time_limit();
             x->set_time_limit(2 * limit);
             const auto again = x->run(current_, inputs_, {});
@@ -337,44 +327,6 @@ private:
             if (again.status != run_status::timeout) return false;
         }
         return true;
-    }
-
-    /// A confirmed time-out or a memory blow-up localised to a node: from now on, a model with a
-    /// node of the same layer class and dtype runs on its culprits under short limits.
-    void learn_hang(const verdict& v) {
-        if (!named_by_class(v)) return;
-        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return;
-        for (const auto& c : v.culprits)
-            for (std::size_t k = 0; k < xs_.size(); ++k)
-                if (xs_[k]->name() == c) known_hangs_[k].emplace(v.status, hang_trigger(current_[v.node]));
-    }
-    /// Whether m has a node of a trigger that made participant k time out (or blow up) before.
-    bool carries_known(std::size_t k, const model& m, run_status s) const {
-        const auto it = known_hangs_.find(k);
-        if (it == known_hangs_.end()) return false;
-        return std::any_of(m.nodes.begin(), m.nodes.end(), [&](const node& n) { return it->second.count({s, hang_trigger(n)}) != 0; });
-    }
-    /// A time-out or blow-up on a library that does not say where it was, in a model that carries
-    /// a trigger the culprit hung (or blew up) on before: that node, neither confirmed nor
-    /// localised again. -1 when there is none.
-    int known_trigger(const verdict& v) const {
-        if (v.culprits.size() != 1) return -1;
-        for (std::size_t k = 0; k < xs_.size(); ++k) {
-            if (xs_[k]->name() != v.culprits.front()) continue;
-            const auto it = known_hangs_.find(k);
-            if (it == known_hangs_.end()) return -1;
-            for (std::size_t i = 0; i < current_.size(); ++i)
-                if (it->second.count({v.status, hang_trigger(current_[i])})) return static_cast<int>(i);
-        }
-        return -1;
-    }
-    bool knows_hang(const executor* x, const verdict& v) const {
-        if (v.node < 0 || static_cast<std::size_t>(v.node) >= current_.size()) return false;
-        for (std::size_t k = 0; k < xs_.size(); ++k)
-            if (xs_[k] == x)
-                if (const auto it = known_hangs_.find(k); it != known_hangs_.end())
-                    return it->second.count({run_status::timeout, hang_trigger(current_[v.node])}) != 0;
-        return false;
     }
 
     /// Whether participant k takes m: by its supports(), and by what it was learnt to decline
@@ -846,7 +798,7 @@ private:
     decline_table* shared_ = nullptr;  // share_declines()
     bool minimising_ = false;
     decline_table& declines() { return shared_ ? *shared_ : own_declines_; }
-    std::map<std::size_t, std::set<std::pair<run_status, std::uint64_t>>> known_hangs_;  // per participant: (timeout or memory, trigger)
+    hang_memory hangs_;
     struct limits {
         double ms = 0;
         std::int64_t mb = 0;
