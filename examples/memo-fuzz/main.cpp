@@ -20,9 +20,8 @@ namespace cli = memo::fuzz::cli;
 /// The main job of `make demo`: the registry, MEMO's ten seed files, the reduced zoo, and a
 /// campaign from it on the backends.
 inline int demo(const cli::args& a) {
-    a.only({"seeds", "out", "seconds", "backends"});
     namespace fs = std::filesystem;
-    const std::string dir = a.get_or("seeds", MEMO_DATA_DIR "/memo/synthesized_models");
+    const std::string dir = a.value("seeds");
     const auto& reg = memo::default_registry();
     memo::memo_coverage total(reg);
     fmt::print("memo: {} layer classes in the registry, {} in MEMO's coverage universe\n", reg.size(), total.total(memo::criterion::layer_type));
@@ -45,9 +44,9 @@ inline int demo(const cli::args& a) {
     const char* reduce_argv[] = {"memo-fuzz", "reduce", "--zoo", "all"};
     if (int rc = cli::dispatch({reduce_command()}, 4, const_cast<char**>(reduce_argv), "memo-fuzz", ""); rc != 0) return rc;
 
-    const std::string out = a.get_or("out", "build/demo-campaign");
-    const std::string seconds = a.get_or("seconds", "60");
-    const std::string backends = a.get_or("backends", default_backends());
+    const std::string out = a.value("out");
+    const std::string seconds = a.value("seconds");
+    const std::string backends = backends_from(a);
     fmt::print(
         "\n3. a {} s campaign from the reduced seeds, every model run on {} and judged by the oracle:\n"
         "   memo-fuzz run --backends {} --seconds {} --out {}\n",
@@ -176,15 +175,14 @@ int main(int argc, char** argv) {
     for (const char* kernels : {"cpu", "wasm"}) t.backends.push_back(memo_fuzz::tfjs_backend(kernels));
     for (const char* backend : {"tensorflow", "jax", "torch"}) t.backends.push_back(memo_fuzz::keras_backend(backend, false));
     for (const char* backend : {"tensorflow", "jax"}) t.backends.push_back(memo_fuzz::keras_backend(backend, true));
-    t.commands.push_back({"demo",
-                          "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
-                          "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
-                          "reduces the ten seed architectures, then runs a campaign from them on the backends.\n\n"
-                          "  --seeds DIR      Keras JSON files to import (default: MEMO's seeds in tests/data)\n"
-                          "  --out DIR        the campaign directory, made afresh (default build/demo-campaign)\n"
-                          "  --seconds S      the campaign's length (default 60)\n"
-                          "  --backends LIST  the backends (default: reference and every library installed: torch, ort)",
-                          {"seeds", "out", "seconds", "backends"},
-                          memo_fuzz::demo});
+    t.commands.push_back(
+        {"demo",
+         "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
+         "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
+         "reduces the ten seed architectures, then runs a campaign from them on the backends.",
+         {cli::valued("seeds", "DIR", "Keras JSON files to import (MEMO's seeds in tests/data)", MEMO_DATA_DIR "/memo/synthesized_models"),
+          cli::valued("out", "DIR", "the campaign directory, made afresh", "build/demo-campaign"), cli::valued("seconds", "S", "the campaign's length", "60"),
+          cli::valued("backends", "LIST", "the backends (default: reference and every library installed: torch, ort)")},
+         memo_fuzz::demo});
     return memo::fuzz::main(argc, argv);
 }

@@ -94,14 +94,13 @@ memo::store::bug_files onnx_files() {
 }
 
 int export_onnx(const cli::args& a) {
-    a.only({"batch", "no-check"});
     if (a.positional().size() != 2) throw memo::error("export-onnx needs MODEL and OUT.onnx (see --help)");
     const auto& reg = memo::default_registry();
     const auto& in = a.positional()[0];
     const auto& out = a.positional()[1];
     const auto m = memo::campaign::load_any(in, reg, model_readers());
     memo::onnx::export_options o;
-    o.batch = static_cast<std::int64_t>(to_u64(a.get_or("batch", "2"), "batch"));
+    o.batch = static_cast<std::int64_t>(a.count("batch"));
     if (o.batch < 1) throw memo::error("--batch must be at least 1");
     memo::onnx::exporter ex;
     auto x = ex.to_onnx(m, o);
@@ -193,7 +192,6 @@ bool check_against_file(const std::string& path, const memo::onnx::imported& x, 
 }
 
 int import_onnx(const cli::args& a) {
-    a.only({"json", "out", "check", "tolerance"});
     if (a.positional().size() != 1) throw memo::error("import-onnx needs one FILE.onnx (see --help)");
     const auto& path = a.positional()[0];
     const auto x = memo::onnx::import_onnx_file(path, memo::default_registry());
@@ -219,7 +217,7 @@ int import_onnx(const cli::args& a) {
     for (const auto& why : x.inexact) fmt::print(a.has("json") ? stderr : stdout, "inexact: {}\n", why);
     if (const auto out = a.get("out"); out && !a.has("json")) fmt::print("written to {}\n", *out);
     if (a.has("check")) {
-        const double tol = to_double(a.get_or("tolerance", "1e-3"), "tolerance");
+        const double tol = a.number("tolerance");
         if (!check_against_file(path, x, tol)) {
             fmt::print(stderr, "{}: the imported model's outputs differ from ONNX Runtime's on the file (tolerance {})\n", path, tol);
             return 1;
@@ -235,10 +233,9 @@ std::vector<cli::command> onnx_commands() {
          "Writes a model (memo JSON, Keras JSON or ONNX) as an ONNX model (opset 17): every layer lowered to\n"
          "standard ONNX operators, its weights (drawn from the model's seed) as initializers. The file is\n"
          "first checked by ONNX's checker and strict shape inference, whose shapes must equal memo's; a\n"
-         "disagreement is an error naming the node.\n\n"
-         "  --batch N     the batch dimension of the graph's inputs and outputs (default 2)\n"
-         "  --no-check    write the file without ONNX's checks",
-         {"batch"},
+         "disagreement is an error naming the node.",
+         {cli::valued("batch", "N", "the batch dimension of the graph's inputs and outputs", std::to_string(memo::onnx::export_options{}.batch)),
+          cli::flag("no-check", "write the file without ONNX's checks")},
          export_onnx},
         {"import-onnx",
          "import-onnx FILE.onnx [--json | --out MODEL.json] [--check [--tolerance T]]",
@@ -247,13 +244,13 @@ std::vector<cli::command> onnx_commands() {
          "Transpose, Pad, Resize, Dropout, Softmax, LSTM, GRU, RNN), with the file's weights in Keras' layouts\n"
          "(mutants keep them where they still fit). An operator or attribute that cannot be mapped is an error\n"
          "naming the node; one memo maps but not exactly (a per-channel constant operand, say) is imported and\n"
-         "listed as 'inexact'. Prints the nodes and the coverage the model reaches (as import-keras does).\n\n"
-         "  --json          print the summary as JSON: layers, inputs, outputs, hash, coverage\n"
-         "  --out FILE      write the model itself as memo JSON to FILE (with its weights)\n"
-         "  --check         run the imported model on the reference and the file on ONNX Runtime, on the\n"
-         "                  same inputs; exit 1 when an output differs by more than the tolerance\n"
-         "  --tolerance T   the largest difference allowed, relative to ONNX Runtime's largest output (1e-3)",
-         {"out", "tolerance"},
+         "listed as 'inexact'. Prints the nodes and the coverage the model reaches (as import-keras does).",
+         {cli::flag("json", "print the summary as JSON: layers, inputs, outputs, hash, coverage"),
+          cli::valued("out", "FILE", "write the model itself as memo JSON to FILE (with its weights)"),
+          cli::flag("check",
+                    "run the imported model on the reference and the file on ONNX Runtime, on the same inputs; exit 1 when an output differs "
+                    "by more than the tolerance"),
+          cli::valued("tolerance", "T", "the largest difference allowed, relative to ONNX Runtime's largest output", "1e-3")},
          import_onnx},
     };
 }

@@ -188,9 +188,8 @@ inline cli::command backends_command() {
     return {"backends",
             "backends [--json]",
             "Lists every backend memo-fuzz knows: whether it runs on this machine, the library and the\n"
-            "version it runs, and why not where it does not.\n\n"
-            "  --json   [{\"name\", \"available\", \"library\", \"version\", \"why\", \"default\"}, ...]",
-            {},
+            "version it runs, and why not where it does not.",
+            {cli::flag("json", "[{\"name\", \"available\", \"library\", \"version\", \"why\", \"default\"}, ...]")},
             list_backends};
 }
 

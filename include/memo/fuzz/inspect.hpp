@@ -44,7 +44,6 @@ inline void print_layers_markdown(const memo::registry& reg) {
 }
 
 inline int layers(const cli::args& a) {
-    a.only({"json", "markdown"});
     const auto& reg = memo::fuzz::setup().layers();
     if (a.has("markdown")) {
         print_layers_markdown(reg);
@@ -80,7 +79,6 @@ inline int layers(const cli::args& a) {
 }
 
 inline int universe(const cli::args& a) {
-    a.only({"json"});
     const memo::memo_coverage c(memo::fuzz::setup().layers());
     const memo::input_range_coverage ranges(memo::fuzz::setup().layers());  // counted on executed models
     if (a.has("json")) {
@@ -118,7 +116,6 @@ inline void print_import_summary(const std::string& path, const memo::model& m, 
 }
 
 inline int import_keras(const cli::args& a) {
-    a.only({"json", "save"});
     if (a.positional().size() != 1) throw memo::error("expects one FILE (a Keras model.to_json() file)");
     const auto& path = a.positional()[0];
     const memo::model m = memo::io::load_keras(path, memo::fuzz::setup().layers());
@@ -128,7 +125,6 @@ inline int import_keras(const cli::args& a) {
 }
 
 inline int export_keras(const cli::args& a) {
-    a.only({});
     if (a.positional().size() != 2) throw memo::error("expects MODEL.json (our format) and OUT.json (Keras format)");
     const auto m = memo::io::load_model(a.positional()[0], memo::fuzz::setup().layers());
     memo::io::write_file(a.positional()[1], memo::io::keras_to_json(m).dump(1) + "\n");
@@ -137,29 +133,26 @@ inline int export_keras(const cli::args& a) {
 }
 
 inline std::vector<cli::command> inspect_commands() {
+    using cli::flag, cli::valued;
     return {
         {"layers",
          "layers [--json | --markdown]",
          "Prints the layer registry: each layer's name, family, accepted input ranks (batch included),\n"
-         "and its parameters with their role (shape, mode, init, inert) and domain.\n\n"
-         "  --json       machine-readable output\n"
-         "  --markdown   the reference table of docs/layers.md",
-         {},
+         "and its parameters with their role (shape, mode, init, inert) and domain.",
+         {flag("json", "machine-readable output"), flag("markdown", "the reference table of docs/layers.md")},
          layers},
         {"universe",
          "universe [--json]",
          "Prints the size of each coverage criterion's universe: layer_type, layer_pair,\n"
-         "layer_pair_connectable, layer_param, layer_param_effective, layer_input.\n\n"
-         "  --json   {\"layer_type\": {\"total\": N}, ...}",
-         {},
+         "layer_pair_connectable, layer_param, layer_param_effective, layer_input.",
+         {flag("json", "{\"layer_type\": {\"total\": N}, ...}")},
          universe},
         {"import-keras",
          "import-keras FILE [--json] [--save OUT.json]",
          "Imports a Keras functional-model JSON file (model.to_json()), validates it, and prints its\n"
-         "layer count and the coverage this model alone reaches.\n\n"
-         "  --json          {\"layers\": N, \"coverage\": {\"layer_type\": {\"covered\": c, \"total\": t}, ...}}\n"
-         "  --save OUT.json also write the model in memo's own model format",
-         {"save"},
+         "layer count and the coverage this model alone reaches.",
+         {flag("json", "{\"layers\": N, \"coverage\": {\"layer_type\": {\"covered\": c, \"total\": t}, ...}}"),
+          valued("save", "OUT.json", "also write the model in memo's own model format")},
          import_keras},
         {"export-keras",
          "export-keras MODEL.json OUT.json",

@@ -63,7 +63,6 @@ inline std::vector<named_model> inputs(const cli::args& a, const memo::registry&
 }  // namespace reduce_cmd
 
 inline int reduce(const cli::args& a) {
-    a.only({"zoo", "json", "out"});
     const auto& reg = memo::fuzz::setup().layers();
     const auto models = reduce_cmd::inputs(a, reg);
     const auto out_dir = a.get("out");
@@ -126,18 +125,16 @@ inline cli::command reduce_command() {
             "of the paper's Table 5: layers (every node, InputLayer and adapters included), weights (as\n"
             "Keras' count_params), multiply-adds per sample, the time the reduction took, and whether the\n"
             "reduced model is valid with exactly the original's items. See docs/reduction.md.\n\n"
-            "  --zoo NAME    a seed model of the zoo (lenet5-mnist, resnet50-imagenet, ...); --zoo all: the ten\n"
-            "  FILE...       model files instead: memo's model JSON (\"format\": \"memo.model\") or Keras'\n"
-            "                model.to_json(), or ONNX (.onnx); a model is named after its file (without .json)\n"
-            "  --json        an array of {\"name\", \"layers_before\", \"layers_after\", \"weights_before\",\n"
-            "                \"weights_after\", \"flops_before\", \"flops_after\", \"ms\", \"coverage_preserved\"}\n"
-            "                (default: a table with those columns and an average row)\n"
-            "  --out DIR     also write each reduced model as DIR/<name>.json (memo's format) and\n"
-            "                DIR/<name>.keras.json (Keras)\n\n"
+            "FILE... are model files: memo's model JSON (\"format\": \"memo.model\") or Keras' model.to_json(),\n"
+            "or ONNX (.onnx); a model is named after its file (without .json).",
+            {cli::valued("zoo", "NAME", "a seed model of the zoo (lenet5-mnist, resnet50-imagenet, ...) instead of files; --zoo all: the ten"),
+             cli::flag("json",
+                       "an array of {\"name\", \"layers_before\", \"layers_after\", \"weights_before\", \"weights_after\", \"flops_before\", "
+                       "\"flops_after\", \"ms\", \"coverage_preserved\"} (default: a table with those columns and an average row)"),
+             cli::valued("out", "DIR", "also write each reduced model as DIR/<name>.json (memo's format) and DIR/<name>.keras.json (Keras)")},
+            reduce,
             "Exits 1 on bad input (a missing or malformed file, an unknown zoo name) and when a model's\n"
-            "reduction did not keep its coverage.",
-            {"zoo", "out"},
-            reduce};
+            "reduction did not keep its coverage."};
 }
 
 }  // namespace memo::fuzz::commands

@@ -73,21 +73,18 @@ inline std::vector<memo::oracle::verdict> print_resources_of(memo::oracle::teste
 }
 
 inline int run_model(const cli::args& a) {
-    auto flags = std::vector<std::string>{"backends", "seed", "oracle", "repeats", "slower", "larger", "min-ms", "leak-kb"};
-    flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
-    a.only(flags);
     if (a.positional().empty()) throw memo::error("run-model needs a MODEL file (.json: memo or Keras; .onnx)");
     const auto& reg = memo::fuzz::setup().layers();
     // Every file is read and checked before a worker starts: a bad one is reported with nothing run.
     std::vector<memo::model> ms;
     for (const auto& file : a.positional()) {
         ms.push_back(memo::campaign::load_any(file, reg, model_readers()));
-        if (a.has("seed")) ms.back().seed = to_u64(*a.get("seed"), "seed");
+        if (a.has("seed")) ms.back().seed = a.count("seed");
         check_fits(ms.back(), file, a);
     }
     const auto oracles = oracles_from(a);
     // One set of workers for every model: a library's start-up is paid once.
-    testers t(a, a.get_or("backends", default_backends()), reg, inputs_from(a), 1, oracles.tester);
+    testers t(a, backends_from(a), reg, inputs_from(a), 1, oracles.tester);
     auto& diff = t.first();
     for (std::size_t i = 0; i < ms.size(); ++i) {
         const auto v = diff.check(ms[i]);
@@ -173,7 +170,7 @@ inline stored_bug load_bug(const cli::args& a, const std::filesystem::path& dir)
     b.file = dir / (a.has("original") || b.metamorphic || b.resource ? "model.json" : "minimal.json");
     b.m = memo::io::load_model(b.file.string(), memo::fuzz::setup().layers());
     for (const auto& x : b.bug.at("backends")) b.backends += (b.backends.empty() ? "" : ",") + x.get<std::string>();
-    b.backends = a.get_or("backends", b.backends);
+    if (a.has("backends")) b.backends = a.value("backends");
     check_fits(b.m, b.file.string(), a);
     b.in = inputs_from(a);
     if (!a.has("samples")) b.in.samples = b.bug.at("inputs").value("samples", std::int64_t{2});
@@ -184,9 +181,6 @@ inline stored_bug load_bug(const cli::args& a, const std::filesystem::path& dir)
 }
 
 inline int replay(const cli::args& a) {
-    auto flags = std::vector<std::string>{"backends", "original", "tolerant"};
-    flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
-    a.only(flags);
     if (a.positional().size() != 1) throw memo::error("replay needs one directory: a campaign (DIR) or a bug (DIR/bugs/<kind>/<signature>)");
     namespace fs = std::filesystem;
     const fs::path dir = a.positional()[0];
@@ -244,9 +238,6 @@ inline int replay(const cli::args& a) {
 /// reproduce BUGDIR: the bug's model run again, then each culprit's reproducer in its library's own
 /// terms written into BUGDIR/repro/ by the culprit's worker, which runs it there.
 inline int reproduce(const cli::args& a) {
-    auto flags = std::vector<std::string>{"backends", "original"};
-    flags.insert(flags.end(), execution_flags.begin(), execution_flags.end());
-    a.only(flags);
     if (a.positional().size() != 1) throw memo::error("reproduce needs one bug directory (DIR/bugs/<kind>/<signature>)");
     namespace fs = std::filesystem;
     const fs::path dir = a.positional()[0];
@@ -272,23 +263,19 @@ inline int reproduce(const cli::args& a) {
 }
 
 inline std::vector<cli::command> execution_commands() {
+    using cli::flag, cli::valued;
     return {
-        {"run-model",
-         "run-model MODEL... [--backends LIST] [--seed N] [--oracle LIST] [execution options]",
+        {"run-model", "run-model MODEL... [--backends LIST] [--seed N] [--oracle LIST] [execution options]",
          "Runs each model (memo JSON, Keras JSON or ONNX) on the backends and prints each backend's status,\n"
          "time, peak memory and outputs, then the oracle's verdict with its localisation and signature. The\n"
-         "backends' workers start once for all the models.\n\n"
-         "  --backends LIST      comma-separated backend names, as `memo-fuzz backends` lists them (default:\n"
-         "                       reference and every library installed among torch and ort)\n"
-         "  --seed N             the model's weight and input seed (default: the file's)\n"
-         "  --oracle LIST        differential (default) or metamorphic, and performance, leak, determinism; with\n"
-         "                       --repeats, --slower, --larger, --min-ms, --leak-kb as memo-fuzz run takes them\n" +
-             execution_help,
-         {"backends", "seed", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold", "oracle", "repeats", "slower", "larger",
-          "min-ms", "leak-kb"},
+         "backends' workers start once for all the models.",
+         cli::options{valued("backends", "LIST",
+                             "comma-separated backend names, as `memo-fuzz backends` lists them (default: reference and every library installed "
+                             "among torch and ort)"),
+                      valued("seed", "N", "the model's weight and input seed (default: the file's)")} +
+             oracle_options() + execution_options(),
          run_model},
-        {"replay",
-         "replay (BUGDIR | DIR) [--original] [--tolerant] [--backends LIST] [execution options]",
+        {"replay", "replay (BUGDIR | DIR) [--original] [--tolerant] [--backends LIST] [execution options]",
          "BUGDIR (DIR/bugs/<kind>/<signature>/ of a campaign): re-runs the stored bug on the backends it was\n"
          "found with, with the same inputs, and prints the verdict. Exit status 0 when the stored verdict (kind\n"
          "and culprits) is reproduced, 2 when not, 1 on an error. A metamorphic bug runs its model and its\n"
@@ -299,17 +286,17 @@ inline std::vector<cli::command> execution_commands() {
          "(nondeterminism, or a regression when another version of it replays an old campaign). Divergences\n"
          "are reported apart from cross-library inconsistency, each with the first node whose digest\n"
          "differs, listed in DIR/divergences.json (their models in DIR/divergences/) and counted by\n"
-         "memo-fuzz stats. Exit status 0 when there are none, 2 when there are, 1 on an error.\n\n"
-         "  --original           (BUGDIR) replay model.json (the model as found) instead of minimal.json\n"
-         "  --tolerant           (DIR) digests may differ where each node's sum of magnitudes stays within its\n"
-         "                       dtype's tolerance (for libraries that are not bit-for-bit deterministic)\n"
-         "  --backends LIST      other backends than the stored ones (a new library version, say); DIR: only\n"
-         "                       the executions of these backends are replayed\n" +
-             execution_help,
-         {"backends", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold"},
+         "memo-fuzz stats. Exit status 0 when there are none, 2 when there are, 1 on an error.",
+         cli::options{flag("original", "(BUGDIR) replay model.json (the model as found) instead of minimal.json"),
+                      flag("tolerant",
+                           "(DIR) digests may differ where each node's sum of magnitudes stays within its dtype's tolerance (for libraries that "
+                           "are not bit-for-bit deterministic)"),
+                      valued("backends", "LIST",
+                             "other backends than the stored ones (a new library version, say); DIR: only the executions of these backends are "
+                             "replayed")} +
+             execution_options(),
          replay},
-        {"reproduce",
-         "reproduce BUGDIR [--original] [--backends LIST] [execution options]",
+        {"reproduce", "reproduce BUGDIR [--original] [--backends LIST] [execution options]",
          "Re-runs the stored bug (as replay does), then has each culprit's worker write a reproducer in its\n"
          "library's own terms into BUGDIR/repro/: a script that imports only that library and numpy, with the\n"
          "model's inputs and weights in an .npz beside it. The script prints the culprit's values against the\n"
@@ -318,11 +305,10 @@ inline std::vector<cli::command> execution_commands() {
          "The worker runs it once, and its result is printed. Every library's worker writes one (PyTorch eager\n"
          "and compiled, Keras on its backends, TensorFlow.js, ONNX Runtime, OpenVINO, TVM); the reference and\n"
          "the CUDA backend say they write none. Exit status 0 when every reproducer written shows the fault, 2\n"
-         "when one does not or none was written, 1 on an error.\n\n"
-         "  --original           reproduce model.json (the model as found) instead of minimal.json\n"
-         "  --backends LIST      other backends than the stored ones\n" +
-             execution_help,
-         {"backends", "timeout-ms", "memory-mb", "samples", "inputs", "input-range", "dmad-threshold"},
+         "when one does not or none was written, 1 on an error.",
+         cli::options{flag("original", "reproduce model.json (the model as found) instead of minimal.json"),
+                      valued("backends", "LIST", "other backends than the stored ones")} +
+             execution_options(),
          reproduce},
     };
 }

@@ -16,7 +16,6 @@
 namespace memo::fuzz::commands {
 
 inline int report(const cli::args& a) {
-    a.only({});
     if (a.positional().size() != 1) throw memo::error("report needs one campaign DIR");
     const auto path = memo::report::write_report(a.positional()[0], memo::fuzz::setup().layers());
     fmt::print("{}\n", path.string());
@@ -24,11 +23,10 @@ inline int report(const cli::args& a) {
 }
 
 inline int compare(const cli::args& a) {
-    a.only({"out"});
     if (a.positional().empty()) throw memo::error("compare needs at least one campaign DIR");
     std::vector<memo::report::campaign_data> cs;
     for (const auto& d : a.positional()) cs.push_back(memo::report::read_campaign(d));
-    const std::string out = a.get_or("out", "compare.html");
+    const std::string out = a.value("out");
     memo::io::write_file(out, memo::report::compare_html(cs));
     fmt::print("{}\n", out);
     return 0;
@@ -49,9 +47,8 @@ inline std::vector<cli::command> report_commands() {
              "compare DIR [DIR...] [--out FILE]",
              "Draws several campaigns' coverage over time on one chart per criterion, their models per second,\n"
              "and a table of their final figures, in one self-contained HTML page (MEMO's coverage-over-time\n"
-             "comparisons: say, --selector mh against random, or --operators memo against lemon).\n\n"
-             "  --out FILE   the page to write (default compare.html)",
-             {"out"},
+             "comparisons: say, --selector mh against random, or --operators memo against lemon).",
+             {cli::valued("out", "FILE", "the page to write", "compare.html")},
              compare}};
 }
 

@@ -89,7 +89,6 @@ inline std::string fenced(const std::string& text, const std::string& language) 
 inline int report_bug(const cli::args& a) {
     namespace fs = std::filesystem;
     namespace d = report_bug_detail;
-    a.only({"backend"});
     if (a.positional().size() != 1) throw memo::error("report-bug needs one bug directory (DIR/bugs/<kind>/<signature>)");
     const fs::path dir = a.positional()[0];
     if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": not a bug directory (no bug.json)");
@@ -99,7 +98,7 @@ inline int report_bug(const cli::args& a) {
     const auto reproducers = bug.value("reproducers", io::json::object());
     // The culprit reported: the one asked for, else the first whose reproducer shows the fault.
     if (culprits.empty()) throw memo::error((dir / "bug.json").string() + ": no culprit");
-    std::string culprit = a.get_or("backend", "");
+    std::string culprit = a.value("backend");
     for (const auto& c : culprits)
         if (culprit.empty() && reproducers.value(c, io::json::object()).value("shows", false)) culprit = c;
     if (culprit.empty()) culprit = culprits.front();
@@ -172,9 +171,8 @@ inline cli::command report_bug_command() {
             "library and its version, the machine (OS, CPU) and the environment its reproducer printed, the\n"
             "reproducer inline (repro/, written when the bug was stored or by memo-fuzz reproduce) with what\n"
             "it printed, what was expected (the float64 reference, the other libraries' agreement, the\n"
-            "rounding bound) and how memo found it. Reads only the bug's directory.\n\n"
-            "  --backend NAME       the culprit to report (default: the first whose reproducer shows the fault)",
-            {"backend"},
+            "rounding bound) and how memo found it. Reads only the bug's directory.",
+            {cli::valued("backend", "NAME", "the culprit to report (default: the first whose reproducer shows the fault)")},
             report_bug};
 }
 

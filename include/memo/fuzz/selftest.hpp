@@ -146,83 +146,78 @@ inline std::vector<stored> stored_bugs(const memo::store::bug_store& store) {
     return r;
 }
 
-}  // namespace detail::selftest
-
-inline int selftest(const cli::args& a) {
+/// The campaign directory: --out, which must not hold a campaign, or a new temporary one.
+inline std::string campaign_directory(const cli::args& a) {
     namespace fs = std::filesystem;
-    using namespace detail::selftest;
-    a.only({"seconds", "json", "out", "seed", "lanes", "timeout-ms", "memory-mb", "faults"});
-    if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
-    const auto& reg = memo::default_registry();
-    memo::campaign::generation_options o;
-    o.seconds = to_double(a.get_or("seconds", "120"), "seconds");
-    o.seed = to_u64(a.get_or("seed", "1"), "seed");
-    o.quiet = a.has("json");
     if (a.has("out")) {
-        o.out = *a.get("out");
-        if (fs::exists(fs::path(o.out) / "stats.json")) throw memo::error(o.out + ": already holds a campaign; choose another --out");
-    } else {
-        std::string tmpl = (fs::temp_directory_path() / "memo-selftest-XXXXXX").string();
-        if (!::mkdtemp(tmpl.data())) throw memo::error("cannot make a directory in " + fs::temp_directory_path().string());
-        o.out = tmpl;
+        const auto out = a.value("out");
+        if (fs::exists(fs::path(out) / "stats.json")) throw memo::error(out + ": already holds a campaign; choose another --out");
+        return out;
     }
-    // Short limits: each sighting of the hang or the blow-up costs one of them. The memory limit is
-    // low enough that the blow-up passes it well inside the time limit on a loaded machine too
-    // (2048 MiB could take over 3 s there, and the hog was then stored as a hang).
-    memo::isolation_limits lim;
-    lim.timeout_ms = to_double(a.get_or("timeout-ms", "3000"), "timeout-ms");
-    lim.memory_mb = static_cast<std::int64_t>(to_u64(a.get_or("memory-mb", "512"), "memory-mb"));
-    const auto lanes = to_u64(a.get_or("lanes", std::to_string(default_lanes)), "lanes");
-    if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
-    // Which faults to plant: all, none (a clean copy: the same campaign without them), or some layers'.
-    std::vector<std::string> only;
-    const std::string which = a.get_or("faults", "all");
+    std::string tmpl = (fs::temp_directory_path() / "memo-selftest-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw memo::error("cannot make a directory in " + fs::temp_directory_path().string());
+    return tmpl;
+}
+
+/// Which faults to plant (--faults): all, none (a clean copy: the same campaign without them), or
+/// some layers'. `layers` is what the faulty reference is made with: empty for all, "-" for none.
+struct fault_choice {
+    std::vector<std::string> layers;
     std::vector<const planted*> planted_now;
+};
+inline fault_choice choose_faults(const std::string& which) {
+    fault_choice c;
     if (which != "all" && which != "none") {
-        only = split_list(which);
-        for (const auto& l : only)
+        c.layers = split_list(which);
+        for (const auto& l : c.layers)
             if (std::none_of(faults().begin(), faults().end(), [&](const planted& f) { return f.layer == l; }))
                 throw memo::error("--faults: no fault is planted in '" + l + "' (the layers: see memo-fuzz selftest --help)");
     } else if (which == "none") {
-        only = {"-"};  // matches no layer
+        c.layers = {"-"};  // matches no layer
     }
     for (const auto& f : faults())
-        if (only.empty() || std::find(only.begin(), only.end(), f.layer) != only.end()) planted_now.push_back(&f);
+        if (c.layers.empty() || std::find(c.layers.begin(), c.layers.end(), f.layer) != c.layers.end()) c.planted_now.push_back(&f);
+    return c;
+}
 
-    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
-    std::vector<std::unique_ptr<memo::executor>> workers;
-    std::vector<std::unique_ptr<memo::oracle::tester>> testers;
-    memo::oracle::options oo;
-    oo.max_bytes = lim.memory_mb << 20;
-    for (std::size_t i = 0; i < lanes; ++i) {
-        workers.push_back(memo::make_isolated<memo::reference::interpreter>([] { return memo::reference::interpreter(); }, reg, lim));
-        workers.push_back(memo::make_isolated<memo::reference::interpreter>([only] { return faulty_reference(only); }, reg, lim));
-        std::vector<memo::executor*> xs{workers[workers.size() - 2].get(), workers.back().get()};
-        testers.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth, reg, oo, memo::input_options{.varied = true}));
+/// The lanes: in each, the clean reference and the faulty copy, isolated, judged against float64.
+class selftest_lanes {
+public:
+    selftest_lanes(std::size_t lanes, const std::vector<std::string>& layers, const memo::registry& reg, memo::isolation_limits lim) {
+        memo::oracle::options oo;
+        oo.max_bytes = lim.memory_mb << 20;
+        for (std::size_t i = 0; i < lanes; ++i) {
+            workers_.push_back(memo::make_isolated<memo::reference::interpreter>([] { return memo::reference::interpreter(); }, reg, lim));
+            workers_.push_back(memo::make_isolated<memo::reference::interpreter>([layers] { return faulty_reference(layers); }, reg, lim));
+            std::vector<memo::executor*> xs{workers_[workers_.size() - 2].get(), workers_.back().get()};
+            testers_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oo, memo::varied_inputs));
+        }
     }
-    std::vector<memo::oracle::tester*> lane_ptrs;
-    for (auto& t : testers) lane_ptrs.push_back(t.get());
+    std::vector<memo::oracle::tester*> lanes() const {
+        std::vector<memo::oracle::tester*> r;
+        for (const auto& t : testers_) r.push_back(t.get());
+        return r;
+    }
 
-    memo::campaign::execution_options eo;
-    eo.max_bytes = oo.max_bytes;
-    eo.replay = replay_command();
-    const auto seeds = memo::campaign::load_seeds("zoo", reg, model_readers());
-    std::vector<memo::model> small;
-    for (const auto& m : seeds) small.push_back(memo::campaign::fit_to_cost(m, eo.max_cost / 10));  // as memo-fuzz run shrinks them
-    o.max_cost = eo.max_cost;
-    if (!o.quiet) fmt::print("selftest: {} planted faults in 'faulty', beside the clean 'reference', for {} s -> {}\n", planted_now.size(), o.seconds, o.out);
-    memo::campaign::execution exec(lane_ptrs, reg, o.out, eo);
-    memo::campaign::generate(small, reg, o, &exec);
+private:
+    memo::in_process<memo::reference::interpreter> truth_{memo::reference::interpreter(memo::dtype::float64)};
+    std::vector<std::unique_ptr<memo::executor>> workers_;
+    std::vector<std::unique_ptr<memo::oracle::tester>> testers_;
+};
 
-    // Each fault against the stored bugs: found when a bug blames 'faulty' at its layer; right
-    // when that bug is also of the fault's kind. Bugs that match no fault are false alarms.
-    const auto bugs = stored_bugs(exec.store());
-    std::vector<bool> matched(bugs.size(), false);
+/// Each fault against the stored bugs: found when a bug blames 'faulty' at its layer; right when
+/// that bug is also of the fault's kind (the bug that blames it best: of its kind first, then the
+/// first seen). Bugs that match no fault are false alarms.
+struct recall {
     memo::io::json rows = memo::io::json::array();
+    memo::io::json false_alarms = memo::io::json::array();
     std::size_t found = 0, right = 0;
+};
+inline recall score(const std::vector<const planted*>& planted_now, const std::vector<stored>& bugs) {
+    recall r;
+    std::vector<bool> matched(bugs.size(), false);
     for (const auto* fp : planted_now) {
         const auto& f = *fp;
-        // The bug that blames it best: of its kind first, then the first seen.
         const stored* best = nullptr;
         auto rank = [&f](const stored& b) { return std::pair{b.kind != f.kind, b.seconds}; };
         for (std::size_t i = 0; i < bugs.size(); ++i) {
@@ -233,54 +228,95 @@ inline int selftest(const cli::args& a) {
             if (!best || rank(b) < rank(*best)) best = &b;
         }
         const bool is_right = best && best->kind == f.kind;
-        found += best != nullptr;
-        right += is_right;
+        r.found += best != nullptr;
+        r.right += is_right;
         memo::io::json row = {{"layer", f.layer}, {"kind", f.kind}, {"fault", f.what}, {"found", best != nullptr}, {"right", is_right}};
         row["seconds"] = best ? memo::io::json(best->seconds) : memo::io::json(nullptr);
         row["stored_as"] = best ? memo::io::json(best->kind + " at " + best->layer) : memo::io::json(nullptr);
-        rows.push_back(std::move(row));
+        r.rows.push_back(std::move(row));
     }
-    memo::io::json false_alarms = memo::io::json::array();
     for (std::size_t i = 0; i < bugs.size(); ++i)
-        if (!matched[i]) false_alarms.push_back("bugs/" + bugs[i].key);
-    // Executed models per second, overall and after the first minute (once a hang or a blow-up is
-    // known, its trigger runs under short limits: the rate should recover).
-    const double executed = static_cast<double>(exec.executed());
-    double after_minute = -1;
-    if (o.seconds > 90) {
-        const auto csv = memo::report::read_csv(fs::path(o.out) / "coverage.csv");
-        const int t = csv.column("seconds"), e = csv.column("executed");
-        for (const auto& row : csv.rows)
-            if (t >= 0 && e >= 0 && row[static_cast<std::size_t>(t)] >= 60) {
-                const double dt = o.seconds - row[static_cast<std::size_t>(t)];
-                if (dt > 0) after_minute = (executed - row[static_cast<std::size_t>(e)]) / dt;
-                break;
-            }
-    }
+        if (!matched[i]) r.false_alarms.push_back("bugs/" + bugs[i].key);
+    return r;
+}
+
+/// Executed models per second after the first minute (once a hang or a blow-up is known, its
+/// trigger runs under short limits: the rate should recover); -1 for a campaign of 90 s or less.
+inline double rate_after_minute(const std::string& out, double seconds, double executed) {
+    if (seconds <= 90) return -1;
+    const auto csv = memo::report::read_csv(std::filesystem::path(out) / "coverage.csv");
+    const int t = csv.column("seconds"), e = csv.column("executed");
+    for (const auto& row : csv.rows)
+        if (t >= 0 && e >= 0 && row[static_cast<std::size_t>(t)] >= 60) {
+            const double dt = seconds - row[static_cast<std::size_t>(t)];
+            return dt > 0 ? (executed - row[static_cast<std::size_t>(e)]) / dt : -1;
+        }
+    return -1;
+}
+
+inline void print_recall(const recall& r, std::size_t planted, const memo::io::json& rate, const std::string& out) {
+    fmt::print("\n{:<20} {:<14} {:<6} {:>8}  {}\n", "layer", "kind", "found", "seconds", "stored as");
+    for (const auto& row : r.rows)
+        fmt::print("{:<20} {:<14} {:<6} {:>8}  {}{}\n", row["layer"].get<std::string>(), row["kind"].get<std::string>(),
+                   row["found"].get<bool>() ? "yes" : "no", row["seconds"].is_null() ? std::string("-") : fmt::format("{:.1f}", row["seconds"].get<double>()),
+                   row["stored_as"].is_null() ? std::string("-") : row["stored_as"].get<std::string>(),
+                   row["found"].get<bool>() && !row["right"].get<bool>() ? "  (wrong kind)" : "");
+    fmt::print("\n{} of {} planted faults found, {} stored under the right kind and layer; {} false alarms", r.found, planted, r.right, r.false_alarms.size());
+    fmt::print("\n{} models executed, {:.1f}/s", rate["executed"].get<std::uint64_t>(), rate["per_second"].get<double>());
+    if (!rate["per_second_after_60s"].is_null()) fmt::print(" ({:.1f}/s after the first minute)", rate["per_second_after_60s"].get<double>());
+    for (const auto& d : r.false_alarms) fmt::print("\n  false alarm: {}", d.get<std::string>());
+    fmt::print("\ncampaign: {}\n", out);
+}
+
+}  // namespace detail::selftest
+
+inline int selftest(const cli::args& a) {
+    using namespace detail::selftest;
+    if (!a.positional().empty()) throw memo::error("unexpected argument '" + a.positional()[0] + "'");
+    const auto& reg = memo::default_registry();
+    memo::campaign::generation_options o;
+    o.seconds = a.number("seconds");
+    o.seed = a.count("seed");
+    o.quiet = a.has("json");
+    o.out = campaign_directory(a);
+    // Short limits: each sighting of the hang or the blow-up costs one of them. The memory limit is
+    // low enough that the blow-up passes it well inside the time limit on a loaded machine too
+    // (2048 MiB could take over 3 s there, and the hog was then stored as a hang).
+    memo::isolation_limits lim;
+    lim.timeout_ms = a.number("timeout-ms");
+    lim.memory_mb = static_cast<std::int64_t>(a.count("memory-mb"));
+    const auto lanes = a.count("lanes");
+    if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
+    const auto chosen = choose_faults(a.value("faults"));
+    const selftest_lanes testers(lanes, chosen.layers, reg, lim);
+
+    memo::campaign::execution_options eo;
+    eo.max_bytes = lim.memory_mb << 20;
+    eo.replay = replay_command();
+    std::vector<memo::model> small;
+    for (const auto& m : memo::campaign::load_seeds("zoo", reg, model_readers()))
+        small.push_back(memo::campaign::fit_to_cost(m, eo.max_cost / 10));  // as memo-fuzz run shrinks them
+    o.max_cost = eo.max_cost;
+    if (!o.quiet)
+        fmt::print("selftest: {} planted faults in 'faulty', beside the clean 'reference', for {} s -> {}\n", chosen.planted_now.size(), o.seconds, o.out);
+    memo::campaign::execution exec(testers.lanes(), reg, o.out, eo);
+    memo::campaign::generate(small, reg, o, &exec);
+
+    const auto r = score(chosen.planted_now, stored_bugs(exec.store()));
+    const double executed = static_cast<double>(exec.executed()), after_minute = rate_after_minute(o.out, o.seconds, executed);
     memo::io::json rate = {{"executed", exec.executed()}, {"per_second", executed / std::max(o.seconds, 1e-9)}};
     rate["per_second_after_60s"] = after_minute >= 0 ? memo::io::json(after_minute) : memo::io::json(nullptr);
-    if (a.has("json")) {
-        fmt::print("{}\n", memo::io::json{{"faults", rows},
-                                          {"false_alarms", false_alarms.size()},
-                                          {"false_alarm_bugs", false_alarms},
-                                          {"models", rate},
-                                          {"seconds", o.seconds},
-                                          {"out", o.out}}
-                               .dump(2));
+    if (!a.has("json")) {
+        print_recall(r, chosen.planted_now.size(), rate, o.out);
         return 0;
     }
-    fmt::print("\n{:<20} {:<14} {:<6} {:>8}  {}\n", "layer", "kind", "found", "seconds", "stored as");
-    for (const auto& r : rows)
-        fmt::print("{:<20} {:<14} {:<6} {:>8}  {}{}\n", r["layer"].get<std::string>(), r["kind"].get<std::string>(), r["found"].get<bool>() ? "yes" : "no",
-                   r["seconds"].is_null() ? std::string("-") : fmt::format("{:.1f}", r["seconds"].get<double>()),
-                   r["stored_as"].is_null() ? std::string("-") : r["stored_as"].get<std::string>(),
-                   r["found"].get<bool>() && !r["right"].get<bool>() ? "  (wrong kind)" : "");
-    fmt::print("\n{} of {} planted faults found, {} stored under the right kind and layer; {} false alarms", found, planted_now.size(), right,
-               false_alarms.size());
-    fmt::print("\n{} models executed, {:.1f}/s", exec.executed(), executed / std::max(o.seconds, 1e-9));
-    if (after_minute >= 0) fmt::print(" ({:.1f}/s after the first minute)", after_minute);
-    for (const auto& d : false_alarms) fmt::print("\n  false alarm: {}", d.get<std::string>());
-    fmt::print("\ncampaign: {}\n", o.out);
+    fmt::print("{}\n", memo::io::json{{"faults", r.rows},
+                                      {"false_alarms", r.false_alarms.size()},
+                                      {"false_alarm_bugs", r.false_alarms},
+                                      {"models", rate},
+                                      {"seconds", o.seconds},
+                                      {"out", o.out}}
+                           .dump(2));
     return 0;
 }
 
@@ -292,18 +328,21 @@ inline cli::command selftest_command() {
             "every verdict kind (a crash by signal, an abort, a library error, NaN, wrong results in several\n"
             "layer families, a hang, a memory blow-up). Then prints, per fault, whether a stored bug blames\n"
             "it (found), when (seconds to first sighting), and under which kind and layer it was stored;\n"
-            "stored bugs that match no fault are false alarms.\n\n"
-            "  --seconds S      the campaign's length (default 120)\n"
-            "  --json           print {\"faults\": [{\"layer\", \"kind\", \"found\", \"right\", \"seconds\"}, ...], \"false_alarms\": N,\n"
-            "                   \"models\": {\"executed\", \"per_second\", \"per_second_after_60s\"}}\n"
-            "  --faults LIST    plant only the faults of these layers (comma-separated), or none: the same\n"
-            "                   campaign against a clean copy, to compare its models per second (default all)\n"
-            "  --out DIR        the campaign directory (default: a new one in the temporary directory)\n"
-            "  --seed N         the search's seed (default 1)\n"
-            "  --lanes N        models in flight at once (default 4, as memo-fuzz run)\n"
-            "  --timeout-ms T   the workers' time limit (default 3000: each sighting of the hang costs it)\n"
-            "  --memory-mb M    the workers' memory limit (default 512)",
-            {"seconds", "out", "seed", "lanes", "timeout-ms", "memory-mb", "faults"},
+            "stored bugs that match no fault are false alarms.",
+            {cli::valued("seconds", "S", "the campaign's length", "120"),
+             cli::flag("json",
+                       "print {\"faults\": [{\"layer\", \"kind\", \"found\", \"right\", \"seconds\"}, ...], \"false_alarms\": N, \"models\": "
+                       "{\"executed\", \"per_second\", \"per_second_after_60s\"}}"),
+             cli::valued("faults", "LIST",
+                         "plant only the faults of these layers (comma-separated), or none: the same campaign against a clean copy, to "
+                         "compare its models per second",
+                         "all"),
+             cli::valued("out", "DIR", "the campaign directory (default: a new one in the temporary directory)"),
+             cli::valued("seed", "N", "the search's seed", "1"),
+             cli::valued("lanes", "N", "models in flight at once, as memo-fuzz run", std::to_string(default_lanes)),
+             // Short limits: each sighting of the hang or the blow-up costs one of them (see selftest()).
+             cli::valued("timeout-ms", "T", "the workers' time limit (each sighting of the hang costs it)", "3000"),
+             cli::valued("memory-mb", "M", "the workers' memory limit", "512")},
             selftest};
 }
 

@@ -39,8 +39,6 @@ inline std::string line(const memo::rnn_state::input_fuzzer& f, double t) {
 }  // namespace states_cmd
 
 inline int states(const cli::args& a) {
-    a.only({"zoo", "seconds", "iterations", "seed", "abstraction", "components", "intervals", "bits", "boundary", "linf", "l0", "profile", "out", "json",
-            "quiet"});
     using clock = std::chrono::steady_clock;
     const auto& reg = memo::fuzz::setup().layers();
     memo::model m;
@@ -52,19 +50,19 @@ inline int states(const cli::args& a) {
         m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
     }
     memo::rnn_state::input_fuzz_options o;
-    const auto mode = a.get_or("abstraction", "pca");
+    const auto mode = a.value("abstraction");
     if (mode != "pca" && mode != "grid") throw memo::error("--abstraction " + mode + ": pca or grid");
     o.fitted = mode == "pca";
-    o.seed = to_u64(a.get_or("seed", "0"), "seed");
-    o.grid.components = static_cast<int>(to_u64(a.get_or("components", "3"), "components"));
-    o.grid.intervals = static_cast<int>(to_u64(a.get_or("intervals", "10"), "intervals"));
-    o.grid.bits = static_cast<int>(to_u64(a.get_or("bits", "8"), "bits"));
-    o.boundary_steps = static_cast<int>(to_u64(a.get_or("boundary", "1"), "boundary"));
-    o.linf = to_double(a.get_or("linf", "0.1"), "linf");
-    o.l0 = static_cast<std::int64_t>(to_u64(a.get_or("l0", "0"), "l0"));
-    o.profile_samples = static_cast<std::int64_t>(to_u64(a.get_or("profile", "64"), "profile"));
-    const double seconds = to_double(a.get_or("seconds", "10"), "seconds");
-    const auto iterations = to_u64(a.get_or("iterations", "0"), "iterations");
+    o.seed = a.count("seed");
+    o.grid.components = static_cast<int>(a.count("components"));
+    o.grid.intervals = static_cast<int>(a.count("intervals"));
+    o.grid.bits = static_cast<int>(a.count("bits"));
+    o.boundary_steps = static_cast<int>(a.count("boundary"));
+    o.linf = a.number("linf");
+    o.l0 = static_cast<std::int64_t>(a.count("l0"));
+    o.profile_samples = static_cast<std::int64_t>(a.count("profile"));
+    const double seconds = a.number("seconds");
+    const auto iterations = a.count("iterations");
 
     const auto start = clock::now();
     memo::rnn_state::input_fuzzer f(m, o);
@@ -112,6 +110,8 @@ inline int states(const cli::args& a) {
 }
 
 inline cli::command states_command() {
+    const memo::rnn_state::input_fuzz_options o;
+    using cli::flag, cli::valued;
     return {"states",
             "states (MODEL | --zoo NAME) [--seconds S] [--iterations N] [--seed N] [--abstraction pca|grid] [--out DIR] [--json]",
             "DeepStellar's coverage-guided testing of one recurrent model's inputs: the model is profiled on\n"
@@ -121,24 +121,20 @@ inline cli::command states_command() {
             "they reach a state or transition none before did. Seeds are picked by DeepStellar's scheduler\n"
             "(probability max(0.3, 0.8 - 0.1 fuzzed/5)). Prints the five criteria: basic state, k-step boundary,\n"
             "weighted state, basic transition and weighted transition coverage (see docs/rnn-state.md).\n\n"
-            "  MODEL                a model file (.json, .onnx) with a SimpleRNN, GRU, LSTM, Bidirectional or ConvLSTM\n"
-            "  --zoo NAME           a zoo model instead (lstm0-sinewave, lstm2-price)\n"
-            "  --seconds S          time limit (default 10)\n"
-            "  --iterations N       mutation limit (default: none)\n"
-            "  --seed N             random seed: profiling inputs, projections, mutations (default 0)\n"
-            "  --abstraction pca|grid   PCA fitted on the profile (default), or the fixed grid over [-1, 1]\n"
-            "                       with seeded projections\n"
-            "  --components K       components a state keeps (default 3)\n"
-            "  --intervals M        intervals per component (default 10)\n"
-            "  --bits B             bits a component takes in a cell; B x K must fit 64 (default 8)\n"
-            "  --boundary K         the k of the k-step boundary (default 1)\n"
-            "  --linf E             how far an element may move from its root input (default 0.1)\n"
-            "  --l0 N               elements one mutation changes (default: a tenth of them)\n"
-            "  --profile N          profiling inputs (default 64)\n"
-            "  --out DIR            write DIR/stats.json, DIR/model.json and every kept input to DIR/inputs/\n"
-            "  --json               print the figures as JSON\n"
-            "  --quiet              no progress line",
-            {"zoo", "seconds", "iterations", "seed", "abstraction", "components", "intervals", "bits", "boundary", "linf", "l0", "profile", "out"},
+            "MODEL is a model file (.json, .onnx) with a SimpleRNN, GRU, LSTM, Bidirectional or ConvLSTM.",
+            {valued("zoo", "NAME", "a zoo model instead (lstm0-sinewave, lstm2-price)"), valued("seconds", "S", "time limit", "10"),
+             valued("iterations", "N", "mutation limit; 0: none", "0"),
+             valued("seed", "N", "random seed: profiling inputs, projections, mutations", std::to_string(o.seed)),
+             valued("abstraction", "pca|grid", "PCA fitted on the profile, or the fixed grid over [-1, 1] with seeded projections", o.fitted ? "pca" : "grid"),
+             valued("components", "K", "components a state keeps", std::to_string(o.grid.components)),
+             valued("intervals", "M", "intervals per component", std::to_string(o.grid.intervals)),
+             valued("bits", "B", "bits a component takes in a cell; B x K must fit 64", std::to_string(o.grid.bits)),
+             valued("boundary", "K", "the k of the k-step boundary", std::to_string(o.boundary_steps)),
+             valued("linf", "E", "how far an element may move from its root input", typed(o.linf)),
+             valued("l0", "N", "elements one mutation changes; 0: a tenth of them", std::to_string(o.l0)),
+             valued("profile", "N", "profiling inputs", std::to_string(o.profile_samples)),
+             valued("out", "DIR", "write DIR/stats.json, DIR/model.json and every kept input to DIR/inputs/"), flag("json", "print the figures as JSON"),
+             flag("quiet", "no progress line")},
             states};
 }
 

@@ -70,7 +70,6 @@ inline memo::io::json campaign_figures(const std::filesystem::path& dir) {
 }
 
 inline int stats(const cli::args& a) {
-    a.only({"json"});
     if (a.positional().empty()) throw memo::error("stats needs at least one campaign directory");
     std::vector<memo::io::json> rows;
     for (const auto& d : a.positional()) rows.push_back(campaign_figures(d));
@@ -141,9 +140,8 @@ inline cli::command stats_command() {
             "not run again) and the backends' time they saved, distinct bugs by kind and their root causes\n"
             "(bugs whose minimal models show one fault: docs/findings.md), divergences found by\n"
             "memo-fuzz replay, coverage per criterion, the store's size and its bytes per model. A campaign\n"
-            "stopped before its end is marked (stopped) and counted up to its last checkpoint.\n\n"
-            "  --json               the same figures as a JSON array",
-            {},
+            "stopped before its end is marked (stopped) and counted up to its last checkpoint.",
+            {cli::flag("json", "the same figures as a JSON array")},
             stats};
 }
 

@@ -39,6 +39,9 @@ struct input_options {
     bool varied = false;  // a generator per Input node, picked by the model's seed; else uniform
     friend bool operator==(const input_options&, const input_options&) = default;
 };
+/// What memo-fuzz's commands draw inputs with unless told otherwise: a generator per input, which
+/// reaches value classes MEMO's uniform [0, 1) (input_options{}) never does (docs/oracles.md).
+inline constexpr input_options varied_inputs{.varied = true};
 
 namespace detail::inputs {
 inline rng input_rng(const model& m, int node, std::uint64_t salt) {

@@ -170,8 +170,11 @@ TEST_P(WorkerDeath, IsAVerdictAndTheWorkerComesBack) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, WorkerDeath,
-                         ::testing::Values(death_case{test::fault::segfault, run_status::crash, SIGSEGV},
-                                           death_case{test::fault::abort, run_status::crash, SIGABRT}, death_case{test::fault::hang, run_status::timeout, 0},
+                         // A worker that dies at once gets a roomy limit: the fresh worker's first run, under the
+                         // sanitizers on a busy machine, can take longer than the hang's short one.
+                         ::testing::Values(death_case{test::fault::segfault, run_status::crash, SIGSEGV, roomy()},
+                                           death_case{test::fault::abort, run_status::crash, SIGABRT, roomy()},
+                                           death_case{test::fault::hang, run_status::timeout, 0},
                                            death_case{test::fault::memory, run_status::memory, 0, roomy()}),
                          [](const ::testing::TestParamInfo<death_case>& i) { return std::string(test::name_of(i.param.f)); });
 
