@@ -24,48 +24,11 @@
 #include "../tensors/inputs.hpp"
 #include "../tensors/weights.hpp"
 #include "hangs.hpp"
+#include "minimise.hpp"
 #include "rounding.hpp"
 #include "tester.hpp"
 
 namespace memo::oracle {
-
-/// The first `k + 1` nodes of m, with node k as the only output.
-inline model prefix(const model& m, int k) {
-    model p = m;
-    p.nodes.resize(static_cast<std::size_t>(k) + 1);
-    p.outputs = {k};
-    std::erase_if(p.weight_edits, [&](const weight_edit& w) { return w.node > k; });
-    return p;
-}
-
-/// Appends an Input node with the shape and dtype of m's node src to s; returns its index.
-inline int add_input(model& s, const model& m, int src, const registry& reg) {
-    node in = make_node(reg.at("InputLayer"), "input_" + std::to_string(s.size()));
-    ints dims;
-    for (auto d : m[src].out.sample()) dims.push(d);
-    in.set("shape", dims);
-    in.set("dtype", std::string(name_of(m[src].type)));
-    s.nodes.push_back(std::move(in));
-    return static_cast<int>(s.size()) - 1;
-}
-
-/// Node k of m alone, fed by fresh inputs of its inputs' shapes and dtypes. With `same_weights`
-/// it holds the weights it has in m; else they are drawn anew for its place in the smaller model.
-inline expected<model> isolate_node(const model& m, int k, const registry& reg, bool same_weights = false) {
-    model s;
-    s.seed = m.seed;
-    node copy = m[k];
-    if (same_weights) {
-        std::vector<given_weights::one> ws;
-        for (auto& w : weights_of(m, k)) ws.push_back({w.value.dims, std::move(w.value.data)});
-        copy.weights = give_weights(std::move(ws));
-    }
-    for (int& e : copy.inputs) e = add_input(s, m, e, reg);
-    s.nodes.push_back(std::move(copy));
-    s.outputs = {static_cast<int>(s.size()) - 1};
-    if (auto r = infer_shapes(s); !r) return r.error();
-    return s;
-}
 
 /// What of a node a bug is taken to hinge on besides its layer class: its mode parameters that
 /// differ from Keras' defaults, and its dtype. Part of a bug's signature.
@@ -277,36 +240,14 @@ public:
             bool before;
             ~flag_for_scope() { flag = before; }
         } minimising{minimising_, std::exchange(minimising_, true)};
-        minimised best{m, v, 0};
-        if ((v.node < 0 && !v.whole_graph) || v.status == run_status::timeout || v.status == run_status::memory) return best;
-        auto holds = [&](const model& cand, verdict& out) {
+        return minimise_with(m, v, *reg_, [&](const model& cand, minimised& best) {
             if (best.checks >= budget || past_deadline()) return false;
             ++best.checks;
-            out = check(cand);
-            return out.what == v.what && out.culprits == v.culprits && out.layer == v.layer && out.whole_graph == v.whole_graph;
-        };
-        verdict got;
-        if (v.node < 0) {
-            for (int lo = 0, hi = static_cast<int>(m.size()) - 2; lo <= hi;) {
-                const int mid = (lo + hi) / 2;
-                if (model p = prefix(m, mid); holds(p, got)) best.m = std::move(p), best.v = got, hi = mid - 1;
-                else lo = mid + 1;
-            }
-            return best;
-        }
-        bool structural = false;
-        if (auto single = isolate_node(m, v.node, *reg_); single && holds(*single, got)) {
-            best.m = *single, best.v = got, structural = true;
-        }
-        if (!structural && !m[v.node].inputs.empty()) {
-            const int producer = m[v.node].inputs[0];
-            if (m[producer].layer->arity.max != 0)
-                if (auto pair = pair_model(m, producer, v.node); pair && holds(*pair, got)) best.m = *pair, best.v = got, structural = true;
-        }
-        if (!structural && static_cast<std::size_t>(v.node) + 1 < m.size())
-            if (model p = prefix(m, v.node); holds(p, got)) best.m = p, best.v = got;
-        halve_sizes(best, holds);
-        return best;
+            verdict got = check(cand);
+            if (got.what != v.what || got.culprits != v.culprits || got.layer != v.layer || got.whole_graph != v.whole_graph) return false;
+            best.m = cand, best.v = std::move(got);
+            return true;
+        });
     }
 
 private:
@@ -716,71 +657,6 @@ private:
             else lo = mid + 1;
         }
         return found;
-    }
-
-    /// The producer and node k, fed by fresh inputs (all inputs first, so the order stays topological).
-    expected<model> pair_model(const model& m, int producer, int k) const {
-        model s;
-        s.seed = m.seed;
-        node first = m[producer], second = m[k];
-        for (int& e : first.inputs) e = add_input(s, m, e, *reg_);
-        for (int& e : second.inputs) e = e == producer ? -1 : add_input(s, m, e, *reg_);
-        s.nodes.push_back(std::move(first));
-        for (int& e : second.inputs)
-            if (e < 0) e = static_cast<int>(s.size()) - 1;
-        s.nodes.push_back(std::move(second));
-        s.outputs = {static_cast<int>(s.size()) - 1};
-        if (auto r = infer_shapes(s); !r) return r.error();
-        return s;
-    }
-
-    /// Smaller inputs (halve each input dimension) and smaller shape parameters, one move at a time.
-    template <class Holds>
-    void halve_sizes(minimised& best, Holds& holds) {
-        static constexpr std::string_view smaller[] = {"filters", "units", "depth_multiplier", "n"};
-        bool progress = true;
-        while (progress && best.checks < 40) {
-            progress = false;
-            std::vector<model> moves;
-            for (std::size_t i = 0; i < best.m.size(); ++i) {
-                const node& n = best.m.nodes[i];
-                if (n.layer->arity.max == 0) {
-                    const auto& dims = std::get<ints>(n.param("shape"));
-                    for (int d = 0; d < dims.n; ++d)
-                        if (dims[d] > 1) {
-                            model c = best.m;
-                            auto nd = dims;
-                            nd[d] = (dims[d] + 1) / 2;
-                            c.nodes[i].set("shape", nd);
-                            moves.push_back(std::move(c));
-                        }
-                    continue;
-                }
-                // Mode parameters back to Keras' defaults: what stays non-default is what matters.
-                for (std::size_t k = 0; k < n.params.size(); ++k)
-                    if (n.layer->params[k].what == role::mode && !(n.params[k] == n.layer->params[k].fallback)) {
-                        model c = best.m;
-                        c.nodes[i].params[k] = n.layer->params[k].fallback;
-                        moves.push_back(std::move(c));
-                    }
-                for (auto p : smaller)
-                    if (n.layer->param_index(p) >= 0 && as_int(n.param(p)) > 1) {
-                        model c = best.m;
-                        c.nodes[i].set(p, std::int64_t{as_int(n.param(p)) / 2});
-                        moves.push_back(std::move(c));
-                    }
-            }
-            for (auto& c : moves) {
-                if (!infer_shapes(c)) continue;
-                verdict got;
-                if (holds(c, got)) {
-                    best.m = std::move(c);
-                    best.v = got;
-                    progress = true;
-                    break;
-                }
-            }
-        }
     }
 
     std::vector<executor*> xs_;
