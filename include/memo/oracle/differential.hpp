@@ -65,6 +65,40 @@ inline std::string signature(const verdict& v, const model& m) {
     return layer + "-" + hex8(h);
 }
 
+/// Which masked differences are checked. Each check costs a localisation (the truth at every
+/// node, two forced runs, the rounding measured): where checks of one layer class between two
+/// backends kept finding only rounding, every 2^k-th sighting is checked after k misses, not every one.
+class masked_sampling {
+public:
+    /// Whether this sighting, between backends a and b at a node of `layer` and dtype t, is checked.
+    bool check(std::string_view a, std::string_view b, std::string_view layer, dtype t) {
+        key_ = {std::string(a), std::string(b), std::string(layer), t};
+        auto& [seen, misses] = record_[key_];
+        ++seen;
+        if (misses >= 2 && seen % (std::uint64_t{1} << std::min<std::uint64_t>(misses - 1, 16)) != 0) {
+            ++skipped_;
+            return false;
+        }
+        ++checks_;
+        return true;
+    }
+    /// The last check's outcome: a bug localised to a node, or only rounding (a miss).
+    void checked(bool found) {
+        auto& misses = record_[key_].second;
+        misses = found ? 0 : misses + 1;
+        found_ += found;
+    }
+    std::uint64_t checks() const noexcept { return checks_; }
+    std::uint64_t found() const noexcept { return found_; }
+    std::uint64_t skipped() const noexcept { return skipped_; }
+
+private:
+    using key = std::tuple<std::string, std::string, std::string, dtype>;  // backends, layer class, dtype
+    key key_;
+    std::map<key, std::pair<std::uint64_t, std::uint64_t>> record_;  // sightings, checks since one found a bug
+    std::uint64_t checks_ = 0, found_ = 0, skipped_ = 0;
+};
+
 class differential final : public tester {
 public:
     /// `participants` are compared; `truth` computes the float64 reference (O of D_MAD).
@@ -178,10 +212,7 @@ public:
             suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
             v = verdict{};
         }
-        if (masked) {
-            auto& misses = masked_record_[masked_key_].second;
-            misses = v ? 0 : misses + 1;
-        }
+        if (masked) masked_.checked(static_cast<bool>(v));
         hangs_.learn(v, current_);
         return v;
     }
@@ -211,11 +242,11 @@ public:
 
     /// Models whose outputs agreed but whose traces differed at some node beyond what rounding
     /// explains at a glance, so were localised; and those of them localised to a node (reported).
-    std::uint64_t masked_checks() const noexcept { return masked_checks_; }
-    std::uint64_t masked_found() const noexcept { return masked_found_; }
+    std::uint64_t masked_checks() const noexcept { return masked_.checks(); }
+    std::uint64_t masked_found() const noexcept { return masked_.found(); }
     /// Masked differences left unchecked: their layer class between their two backends showed
     /// only rounding in the checks before (every 2^k-th is checked after k misses).
-    std::uint64_t masked_skipped() const noexcept { return masked_skipped_; }
+    std::uint64_t masked_skipped() const noexcept { return masked_.skipped(); }
 
     /// Whether finish() would return without waiting for a worker.
     bool ready() override {
@@ -316,17 +347,7 @@ private:
             }
         verdict v;
         if (!a) return v;
-        // Each check costs a localisation (the truth at every node, two forced runs, the rounding
-        // measured): where checks of one layer class between two backends kept finding only
-        // rounding, every 2^k-th such sighting is checked after k misses, not every one.
-        masked_key_ = {a->backend, b->backend, std::string(m.nodes[first].layer->name), m.nodes[first].type};
-        auto& [seen, misses] = masked_record_[masked_key_];
-        ++seen;
-        if (misses >= 2 && seen % (std::uint64_t{1} << std::min<std::uint64_t>(misses - 1, 16)) != 0) {
-            ++masked_skipped_;
-            return v;
-        }
-        ++masked_checks_;
+        if (!masked_.check(a->backend, b->backend, m.nodes[first].layer->name, m.nodes[first].type)) return v;
         v.what = kind::inconsistency;
         v.culprits = {a->backend};
         v.peers = {b->backend};
@@ -414,10 +435,7 @@ private:
             // leave the right side the farther one, or the outputs agree (masked), or end in NaN.
             farther_from_truth_first(v, a, b);
             if (v.carried) v.message = "node " + std::to_string(v.node) + " differs on identical inputs; the difference ends in NaN or infinity in the outputs";
-            if (v.masked) {
-                v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
-                ++masked_found_;
-            }
+            if (v.masked) v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
         }
         name_node(v);
         return true;
@@ -682,10 +700,7 @@ private:
     std::map<std::size_t, limits> restore_limit_;  // participants running under short limits
     std::uint64_t short_limit_runs_ = 0;
     std::uint64_t unconfirmed_timeouts_ = 0;
-    std::uint64_t masked_checks_ = 0, masked_found_ = 0, masked_skipped_ = 0;
-    using masked_key = std::tuple<std::string, std::string, std::string, dtype>;  // backends, layer class, dtype
-    masked_key masked_key_;
-    std::map<masked_key, std::pair<std::uint64_t, std::uint64_t>> masked_record_;  // sightings, checks since one found a bug
+    masked_sampling masked_;
     double truth_ms_ = 0, localise_ms_ = 0;
     std::vector<tensor> fed_truth_;  // the last localisation's float64 node outputs on the fed inputs
 };
