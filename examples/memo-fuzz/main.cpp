@@ -21,7 +21,7 @@ namespace cli = memo::fuzz::cli;
 /// campaign from it on the backends.
 inline int demo(const cli::args& a) {
     namespace fs = std::filesystem;
-    const std::string dir = a.value("seeds");
+    const std::string dir = a.has("seeds") ? a.value("seeds") : MEMO_DATA_DIR "/memo/synthesized_models";
     const auto& reg = memo::default_registry();
     memo::memo_coverage total(reg);
     fmt::print("memo: {} layer classes in the registry, {} in MEMO's coverage universe\n", reg.size(), total.total(memo::criterion::layer_type));
@@ -54,6 +54,18 @@ inline int demo(const cli::args& a) {
     fs::remove_all(out);  // the demo's own directory, made afresh each time
     const char* run_argv[] = {"memo-fuzz", "run", "--backends", backends.c_str(), "--seconds", seconds.c_str(), "--out", out.c_str(), "--seed", "1"};
     return cli::dispatch({run_command()}, 10, const_cast<char**>(run_argv), "memo-fuzz", "");
+}
+
+inline cli::command demo_command() {
+    return {
+        "demo",
+        "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
+        "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
+        "reduces the ten seed architectures, then runs a campaign from them on the backends.",
+        {cli::valued("seeds", "DIR", "Keras JSON files to import (default: MEMO's seeds in tests/data)"),
+         cli::valued("out", "DIR", "the campaign directory, made afresh", "build/demo-campaign"), cli::valued("seconds", "S", "the campaign's length", "60"),
+         cli::valued("backends", "LIST", "the backends (default: reference and every library installed: torch, ort)")},
+        demo};
 }
 
 /// Where the TensorFlow.js worker is: $MEMO_TFJS_WORKER, or tools/tfjs-worker/worker.js in the source tree.
@@ -175,14 +187,6 @@ int main(int argc, char** argv) {
     for (const char* kernels : {"cpu", "wasm"}) t.backends.push_back(memo_fuzz::tfjs_backend(kernels));
     for (const char* backend : {"tensorflow", "jax", "torch"}) t.backends.push_back(memo_fuzz::keras_backend(backend, false));
     for (const char* backend : {"tensorflow", "jax"}) t.backends.push_back(memo_fuzz::keras_backend(backend, true));
-    t.commands.push_back(
-        {"demo",
-         "demo [--seeds DIR] [--out DIR] [--seconds S] [--backends LIST]",
-         "The main job of `make demo`: imports MEMO's ten seed files and prints the coverage they reach,\n"
-         "reduces the ten seed architectures, then runs a campaign from them on the backends.",
-         {cli::valued("seeds", "DIR", "Keras JSON files to import (MEMO's seeds in tests/data)", MEMO_DATA_DIR "/memo/synthesized_models"),
-          cli::valued("out", "DIR", "the campaign directory, made afresh", "build/demo-campaign"), cli::valued("seconds", "S", "the campaign's length", "60"),
-          cli::valued("backends", "LIST", "the backends (default: reference and every library installed: torch, ort)")},
-         memo_fuzz::demo});
+    t.commands.push_back(memo_fuzz::demo_command());
     return memo::fuzz::main(argc, argv);
 }
