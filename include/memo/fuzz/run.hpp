@@ -1,6 +1,7 @@
 #pragma once
 // memo-fuzz run: a campaign.
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -141,16 +142,23 @@ inline constexpr std::size_t default_lanes = 4;
 /// self-check).
 class testers {
 public:
-    testers(const cli::args& a, const std::string& backends, const memo::registry& reg, const memo::input_options& in, std::size_t lanes = 1,
-            const std::string& kind = "differential") {
+    /// Each lane's workers, made afresh for it.
+    using lane_workers = std::function<std::vector<std::unique_ptr<memo::executor>>()>;
+    /// `lanes` testers of `kind` (differential or metamorphic), each over the workers `make` gives it.
+    testers(std::size_t lanes, const memo::registry& reg, const memo::oracle::options& oo, const memo::input_options& in, const std::string& kind,
+            const lane_workers& make) {
         for (std::size_t i = 0; i < lanes; ++i) {
-            workers_.push_back(make_backends(backends, reg, limits_from(a), !a.has("in-process"), &shared_));
+            workers_.push_back(make());
             std::vector<memo::executor*> xs;
             for (const auto& x : workers_.back()) xs.push_back(x.get());
-            if (kind == "metamorphic") lanes_.push_back(std::make_unique<memo::oracle::metamorphic_tester>(std::move(xs), reference_, reg, oracle_from(a), in));
-            else lanes_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oracle_from(a), in));
+            if (kind == "metamorphic") lanes_.push_back(std::make_unique<memo::oracle::metamorphic_tester>(std::move(xs), reference_, reg, oo, in));
+            else lanes_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oo, in));
         }
     }
+    /// Over the backends the command line names.
+    testers(const cli::args& a, const std::string& backends, const memo::registry& reg, const memo::input_options& in, std::size_t lanes = 1,
+            const std::string& kind = "differential")
+        : testers(lanes, reg, oracle_from(a), in, kind, [&] { return make_backends(backends, reg, limits_from(a), !a.has("in-process"), &shared_); }) {}
     testers(const testers&) = delete;  // the lanes refer to the references
     testers& operator=(const testers&) = delete;
 

@@ -180,31 +180,6 @@ inline fault_choice choose_faults(const std::string& which) {
     return c;
 }
 
-/// The lanes: in each, the clean reference and the faulty copy, isolated, judged against float64.
-class selftest_lanes {
-public:
-    selftest_lanes(std::size_t lanes, const std::vector<std::string>& layers, const memo::registry& reg, memo::isolation_limits lim) {
-        memo::oracle::options oo;
-        oo.max_bytes = lim.memory_mb << 20;
-        for (std::size_t i = 0; i < lanes; ++i) {
-            workers_.push_back(memo::make_isolated<memo::reference::interpreter>([] { return memo::reference::interpreter(); }, reg, lim));
-            workers_.push_back(memo::make_isolated<memo::reference::interpreter>([layers] { return faulty_reference(layers); }, reg, lim));
-            std::vector<memo::executor*> xs{workers_[workers_.size() - 2].get(), workers_.back().get()};
-            testers_.push_back(std::make_unique<memo::oracle::differential>(std::move(xs), truth_, reg, oo, memo::varied_inputs));
-        }
-    }
-    std::vector<memo::oracle::tester*> lanes() const {
-        std::vector<memo::oracle::tester*> r;
-        for (const auto& t : testers_) r.push_back(t.get());
-        return r;
-    }
-
-private:
-    memo::in_process<memo::reference::interpreter> truth_{memo::reference::interpreter(memo::dtype::float64)};
-    std::vector<std::unique_ptr<memo::executor>> workers_;
-    std::vector<std::unique_ptr<memo::oracle::tester>> testers_;
-};
-
 /// Each fault against the stored bugs: found when a bug blames 'faulty' at its layer; right when
 /// that bug is also of the fault's kind (the bug that blames it best: of its kind first, then the
 /// first seen). Bugs that match no fault are false alarms.
@@ -288,7 +263,15 @@ inline int selftest(const cli::args& a) {
     const auto lanes = a.count("lanes");
     if (lanes < 1 || lanes > 16) throw memo::error("--lanes must be between 1 and 16");
     const auto chosen = choose_faults(a.value("faults"));
-    const selftest_lanes testers(lanes, chosen.layers, reg, lim);
+    // In each lane, the clean reference and the faulty copy, isolated, judged against float64.
+    memo::oracle::options oo;
+    oo.max_bytes = lim.memory_mb << 20;
+    const testers t(lanes, reg, oo, memo::varied_inputs, "differential", [&] {
+        std::vector<std::unique_ptr<memo::executor>> pair;
+        pair.push_back(memo::make_isolated<memo::reference::interpreter>([] { return memo::reference::interpreter(); }, reg, lim));
+        pair.push_back(memo::make_isolated<memo::reference::interpreter>([layers = chosen.layers] { return faulty_reference(layers); }, reg, lim));
+        return pair;
+    });
 
     memo::campaign::execution_options eo;
     eo.max_bytes = lim.memory_mb << 20;
@@ -299,7 +282,7 @@ inline int selftest(const cli::args& a) {
     o.max_cost = eo.max_cost;
     if (!o.quiet)
         fmt::print("selftest: {} planted faults in 'faulty', beside the clean 'reference', for {} s -> {}\n", chosen.planted_now.size(), o.seconds, o.out);
-    memo::campaign::execution exec(testers.lanes(), reg, o.out, eo);
+    memo::campaign::execution exec(t.lanes(), reg, o.out, eo);
     memo::campaign::generate(small, reg, o, &exec);
 
     const auto r = score(chosen.planted_now, stored_bugs(exec.store()));
