@@ -976,6 +976,14 @@ struct weight_list {
     void forget_bias_ones(std::int64_t units) { specs.back().forget_bias_units = units; }
 };
 
+/// The value of the parameter called `name` among a layer's parameters `ps` and a node's values
+/// `p` (in the same order), or nullptr where the layer has none.
+inline const value* find_value(std::span<const param> ps, args p, std::string_view name) noexcept {
+    for (std::size_t i = 0; i < ps.size() && i < p.size(); ++i)
+        if (ps[i].name == name) return &p[i];
+    return nullptr;
+}
+
 /// One node as its layer's `weights` and `flops` see it: the input shapes, the parameter values
 /// (in the layer's params() order, read by name) and the output shape.
 struct node_view {
@@ -985,11 +993,7 @@ struct node_view {
     std::span<const param> ps;
 
     /// The value of the parameter called `name`, or nullptr where the layer has none.
-    const value* find(std::string_view name) const noexcept {
-        for (std::size_t i = 0; i < ps.size() && i < p.size(); ++i)
-            if (ps[i].name == name) return &p[i];
-        return nullptr;
-    }
+    const value* find(std::string_view name) const noexcept { return find_value(ps, p, name); }
     std::int64_t integer(std::string_view name, std::int64_t fallback) const noexcept {
         const value* v = find(name);
         return v && !is_none(*v) ? as_int(*v) : fallback;
@@ -2338,9 +2342,8 @@ std::span<const param> built_once(Build build) {
 
 /// The value of the parameter called `name` among a layer's parameters `ps` (the first where it has none).
 inline const value& value_of(std::span<const param> ps, args p, std::string_view name) {
-    for (std::size_t i = 0; i < ps.size(); ++i)
-        if (ps[i].name == name) return p[i];
-    return p[0];
+    const value* v = find_value(ps, p, name);
+    return v ? *v : p[0];
 }
 
 /// The parameters `Builder::build()` makes, as a layer type's params(): a layer deriving from
@@ -2363,7 +2366,7 @@ struct named_by : built_by<Tag> {
 /// depthwise_kernel) and, with use_bias, a bias drawn by its `bias_initializer`.
 inline void kernel_and_bias(const node_view& n, weight_list& w, std::vector<int64_t> kernel, std::vector<int64_t> bias, std::string_view name = "kernel") {
     const std::string s(name);
-    w.add(name == "kernel" ? s : s + "_kernel", std::move(kernel), n.text(param_builder::init_name(name), "glorot_uniform"));
+    w.add(name == "kernel" ? s : s + "_kernel", std::move(kernel), n.text(s + "_initializer", "glorot_uniform"));
     if (n.flag("use_bias", true)) w.add("bias", std::move(bias), n.text("bias_initializer", "Zeros"));
 }
 

@@ -125,6 +125,14 @@ struct weight_list {
     void forget_bias_ones(std::int64_t units) { specs.back().forget_bias_units = units; }
 };
 
+/// The value of the parameter called `name` among a layer's parameters `ps` and a node's values
+/// `p` (in the same order), or nullptr where the layer has none.
+inline const value* find_value(std::span<const param> ps, args p, std::string_view name) noexcept {
+    for (std::size_t i = 0; i < ps.size() && i < p.size(); ++i)
+        if (ps[i].name == name) return &p[i];
+    return nullptr;
+}
+
 /// One node as its layer's `weights` and `flops` see it: the input shapes, the parameter values
 /// (in the layer's params() order, read by name) and the output shape.
 struct node_view {
@@ -134,11 +142,7 @@ struct node_view {
     std::span<const param> ps;
 
     /// The value of the parameter called `name`, or nullptr where the layer has none.
-    const value* find(std::string_view name) const noexcept {
-        for (std::size_t i = 0; i < ps.size() && i < p.size(); ++i)
-            if (ps[i].name == name) return &p[i];
-        return nullptr;
-    }
+    const value* find(std::string_view name) const noexcept { return find_value(ps, p, name); }
     std::int64_t integer(std::string_view name, std::int64_t fallback) const noexcept {
         const value* v = find(name);
         return v && !is_none(*v) ? as_int(*v) : fallback;

@@ -92,9 +92,8 @@ std::span<const param> built_once(Build build) {
 
 /// The value of the parameter called `name` among a layer's parameters `ps` (the first where it has none).
 inline const value& value_of(std::span<const param> ps, args p, std::string_view name) {
-    for (std::size_t i = 0; i < ps.size(); ++i)
-        if (ps[i].name == name) return p[i];
-    return p[0];
+    const value* v = find_value(ps, p, name);
+    return v ? *v : p[0];
 }
 
 /// The parameters `Builder::build()` makes, as a layer type's params(): a layer deriving from
@@ -117,7 +116,7 @@ struct named_by : built_by<Tag> {
 /// depthwise_kernel) and, with use_bias, a bias drawn by its `bias_initializer`.
 inline void kernel_and_bias(const node_view& n, weight_list& w, std::vector<int64_t> kernel, std::vector<int64_t> bias, std::string_view name = "kernel") {
     const std::string s(name);
-    w.add(name == "kernel" ? s : s + "_kernel", std::move(kernel), n.text(param_builder::init_name(name), "glorot_uniform"));
+    w.add(name == "kernel" ? s : s + "_kernel", std::move(kernel), n.text(s + "_initializer", "glorot_uniform"));
     if (n.flag("use_bias", true)) w.add("bias", std::move(bias), n.text("bias_initializer", "Zeros"));
 }
 

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
