@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "../backends/executor.hpp"
 #include "../core/hash.hpp"
 #include "../core/model.hpp"
 #include "oracle.hpp"
@@ -57,7 +58,36 @@ public:
         return k && at(v, m) && k->count({run_status::timeout, hang_trigger(m[v.node])}) != 0;
     }
 
+    /// Each run of m that carries a trigger of x's would cost the whole limit again: it gets a
+    /// tenth of the time (250 ms at least) or an eighth of the memory (256 MB at least), and the
+    /// rest of the model is still tested on that library. restore_limits() gives the full ones
+    /// back when its run is collected.
+    void shorten_limits(executor& x, const model& m) {
+        const bool hangs = carries(x.name(), m, run_status::timeout), blows_up = carries(x.name(), m, run_status::memory);
+        if (!hangs && !blows_up) return;
+        const limits full{x.time_limit(), x.memory_limit_mb()};
+        full_limits_[&x] = full;
+        if (hangs && full.ms > 0) x.set_time_limit(std::max(250.0, full.ms / 10));
+        if (blows_up && full.mb > 0) x.set_memory_limit_mb(std::max<std::int64_t>(256, full.mb / 8));
+        ++short_limit_runs_;
+    }
+    void restore_limits(executor& x) {
+        const auto it = full_limits_.find(&x);
+        if (it == full_limits_.end()) return;
+        if (it->second.ms > 0) x.set_time_limit(it->second.ms);
+        if (it->second.mb > 0) x.set_memory_limit_mb(it->second.mb);
+        full_limits_.erase(it);
+    }
+    /// Runs given short limits so far.
+    std::uint64_t short_limit_runs() const noexcept { return short_limit_runs_; }
+
 private:
+    struct limits {
+        double ms = 0;
+        std::int64_t mb = 0;
+    };
+    std::map<const executor*, limits> full_limits_;  // of the backends running under short ones
+    std::uint64_t short_limit_runs_ = 0;
     using triggers = std::set<std::pair<run_status, std::uint64_t>>;  // (timeout or memory, trigger)
     static bool at(const verdict& v, const model& m) { return v.node >= 0 && static_cast<std::size_t>(v.node) < m.size(); }
     const triggers* of(std::string_view backend) const {

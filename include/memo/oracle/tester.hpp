@@ -97,6 +97,7 @@ public:
     /// time-out) stops there, so that the campaign ends on time.
     void set_deadline(std::chrono::steady_clock::time_point t) noexcept { deadline_ = t; }
     bool past_deadline() const noexcept { return std::chrono::steady_clock::now() >= deadline_; }
+    std::chrono::steady_clock::time_point deadline() const noexcept { return deadline_; }
 
 private:
     std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
