@@ -17,16 +17,22 @@ namespace memo::fuzz::cli {
 
 /// One option of a command, declared once.
 struct option {
-    std::string name;      // without its dashes; empty: a heading that opens a group of options
-    std::string value;     // what it takes, as --help names it ("S", "LIST"); empty: a flag
-    std::string help;      // one paragraph (a '\n' starts a new line); the help wraps it
-    std::string fallback;  // what an absent option means, as one would type it; empty: nothing
+    std::string name;       // without its dashes; empty: a heading that opens a group of options
+    std::string value;      // what it takes, as --help names it ("S", "LIST"); empty: a flag
+    std::string help;       // one paragraph (a '\n' starts a new line); the help wraps it
+    std::string fallback;   // what an absent option means, as one would type it; empty: nothing
+    bool each_run = false;  // given to each run of a command that resumes (`run --resume`), not kept with what it resumes
 };
 using options = std::vector<option>;
 
 inline option flag(std::string name, std::string help) { return {std::move(name), {}, std::move(help), {}}; }
 inline option valued(std::string name, std::string value, std::string help, std::string fallback = {}) {
     return {std::move(name), std::move(value), std::move(help), std::move(fallback)};
+}
+/// `o`, given to each run of a resumed command rather than kept with its state.
+inline option each_run(option o) {
+    o.each_run = true;
+    return o;
 }
 /// A heading over the options after it ("execution options").
 inline option heading(std::string text) { return {{}, {}, std::move(text), {}}; }

@@ -177,8 +177,15 @@ private:
     std::vector<std::unique_ptr<memo::oracle::tester>> lanes_;
 };
 
-/// Options a resumed campaign takes from its first run rather than from its command line.
-inline bool stored_option(const std::string& k) { return k != "out" && k != "resume" && k != "seconds" && k != "iterations" && k != "quiet" && k != "mpi"; }
+inline cli::options campaign_options();
+
+/// Whether a resumed campaign takes option k from its first run rather than from its command
+/// line: all but those declared each_run.
+inline bool stored_option(const std::string& k) {
+    for (const auto& o : campaign_options())
+        if (o.name == k) return !o.each_run;
+    return true;
+}
 
 /// Where a rank of a campaign over several keeps its own store, queue and bugs: rank 0 in the
 /// campaign directory itself (it owns stats.json, coverage.csv, bugs/ and the report), rank r in
@@ -291,8 +298,8 @@ inline std::vector<memo::model> runnable_seeds(const std::vector<memo::model>& s
     std::vector<memo::model> small;
     const auto max_cost = static_cast<std::int64_t>(a.count("max-cost"));
     for (const auto& m : seeds) small.push_back(a.has("full-size") || resumed ? m : memo::campaign::fit_to_cost(m, max_cost / 10));
-    const std::string from = a.has("seeds") ? a.value("seeds") : setup().seeds ? "(the program's)" : "zoo";
-    for (std::size_t i = 0; i < small.size(); ++i) check_fits(small[i], "seed " + std::to_string(i) + " of --seeds " + from, a);
+    const std::string from = a.has("seeds") || !setup().seeds ? "--seeds " + a.value("seeds") : "the program's seeds";
+    for (std::size_t i = 0; i < small.size(); ++i) check_fits(small[i], "seed " + std::to_string(i) + " of " + from, a);
     return small;
 }
 
@@ -384,17 +391,17 @@ inline cli::options campaign_options() {
     const memo::campaign::generation_options g;
     const memo::campaign::execution_options e;
     const memo::cluster::exchange_options x;
-    using cli::flag, cli::valued, cli::heading;
+    using cli::flag, cli::valued, cli::heading, cli::each_run;
     return {
-        valued("out", "DIR", "the campaign directory (must not hold a campaign already)"),
-        valued("resume", "DIR",
-               "continue the campaign in DIR with its own options; --seconds and --iterations then say how much more to run (default: what is "
-               "left of its budget)"),
+        each_run(valued("out", "DIR", "the campaign directory (must not hold a campaign already)")),
+        each_run(valued("resume", "DIR",
+                        "continue the campaign in DIR with its own options; --seconds and --iterations then say how much more to run (default: what is "
+                        "left of its budget)")),
         valued("backends", "LIST",
                "comma-separated backend names, as `memo-fuzz backends` lists them (default: reference and every library installed among "
                "torch, ort and, where a GPU is, cuda); none: generation only"),
-        valued("seconds", "S", "time limit", typed(g.seconds)),
-        valued("iterations", "N", "iteration limit; 0: none", std::to_string(g.iterations)),
+        each_run(valued("seconds", "S", "time limit", typed(g.seconds))),
+        each_run(valued("iterations", "N", "iteration limit; 0: none", std::to_string(g.iterations))),
         valued("models", "N", "stop once N models were executed; 0: no limit", std::to_string(e.max_models)),
         valued("seed", "N", "random seed", std::to_string(g.seed)),
         valued("selector", "mh|random", "Metropolis-Hastings (MEMO) or uniform (MEMO_r)", g.selector),
@@ -405,13 +412,16 @@ inline cli::options campaign_options() {
                "library runs, adapters and Dense included; docs/coverage.md), rnn-state (DeepStellar's RNN states and transitions, on the "
                "reference; docs/rnn-state.md); memo alone: MEMO's search as published",
                g.coverage),
+        // A program that registers seeds of its own starts from them when --seeds is absent.
         valued("seeds", "zoo|zoo:NAME,...|DIR",
-               "the ten reduced architectures, some of them by name (zoo:lstm0-sinewave,lstm2-price), or a directory of .json and .onnx models", "zoo"),
+               "the ten reduced architectures, some of them by name (zoo:lstm0-sinewave,lstm2-price), or a directory of .json and .onnx models" +
+                   std::string(setup().seeds ? "; absent: this program's own seeds" : ""),
+               setup().seeds ? "" : "zoo"),
         valued("max-seed-nodes", "N", "diverse mutants grown past N nodes stay results, not seeds", std::to_string(g.max_seed_nodes)),
         valued("grow-seed-nodes-to", "M", "the limit doubles, up to M, each time the search stalls (M = N keeps it fixed)",
                std::to_string(g.max_seed_nodes_grown)),
         valued("stall-steps", "K", "the search stalls after K steps in a row with no diverse mutant; 0: the limit never grows", std::to_string(g.stall_steps)),
-        flag("quiet", "no progress line"),
+        each_run(flag("quiet", "no progress line")),
         flag("no-minimise", "store bugs without shrinking their models"),
         flag("no-reproducers", "store bugs without their reproducers in repro/ (see memo-fuzz reproduce)"),
         valued("known", "FILE",
@@ -430,13 +440,13 @@ inline cli::options campaign_options() {
              "store only each run's output digests, not one per node: runs return only the model's outputs (faster), and replay cannot name "
              "the first divergent node"),
         heading("over several processes (see docs/cluster.md)"),
-        flag("mpi",
-             "this process is one rank of an MPI job: mpirun -np N memo-fuzz run --mpi ... Each rank runs its own search (seed + rank) on "
-             "backends of its own; every --sync-seconds they merge their coverage (a bitwise OR), send one another the models that raised "
-             "it (adopted into the seed pools of the ranks they are new to), and send rank 0 their bugs, stored once per signature. Rank 0 "
-             "owns DIR (stats.json with ranks and per_rank, coverage.csv of the whole job, bugs/, report.html); rank r keeps its own store "
-             "in DIR/ranks/r. The job stops at the first exchange after any rank's budget; a job that died resumes with mpirun -np N "
-             "memo-fuzz run --mpi --resume DIR"),
+        each_run(flag("mpi",
+                      "this process is one rank of an MPI job: mpirun -np N memo-fuzz run --mpi ... Each rank runs its own search (seed + rank) on "
+                      "backends of its own; every --sync-seconds they merge their coverage (a bitwise OR), send one another the models that raised "
+                      "it (adopted into the seed pools of the ranks they are new to), and send rank 0 their bugs, stored once per signature. Rank 0 "
+                      "owns DIR (stats.json with ranks and per_rank, coverage.csv of the whole job, bugs/, report.html); rank r keeps its own store "
+                      "in DIR/ranks/r. The job stops at the first exchange after any rank's budget; a job that died resumes with mpirun -np N "
+                      "memo-fuzz run --mpi --resume DIR")),
         valued("sync-seconds", "S", "seconds between two exchanges", typed(x.seconds)),
         valued("share", "N", "models each rank sends per exchange, at most", std::to_string(x.share)),
     };
