@@ -192,7 +192,7 @@ int main() {
     for (const auto& [signature, models] : sum.bugs) {
         const auto again = memo::engine::replay(std::filesystem::path("custom_model_campaign") / "bugs" / signature, program_codec{}, libraries, 1e-9);
         std::printf("bug %-26s seen in %4llu models; its stored model replays as %s\n", signature.c_str(), static_cast<unsigned long long>(models),
-                    again.signature() == signature ? "the same bug" : again.signature().c_str());
+                    memo::engine::signature(again) == signature ? "the same bug" : memo::engine::signature(again).c_str());
     }
     return sum.bugs.size() == 2 ? 0 : 1;
 }

@@ -202,14 +202,14 @@ private:
 
     /// A bug's first model is stored; later ones only count.
     void record(const model_type& m, const verdict& v) {
-        const auto sig = v.signature();
+        const auto sig = signature(v);
         if (sum_.bugs[sig]++ > 0) return;
         const auto d = dir_ / "bugs" / sig;
         std::filesystem::create_directories(d);
         detail::write_text(d / "model", codec_.save(m));
         std::string culprits;
         for (const auto& c : v.culprits) culprits += (culprits.empty() ? "" : " ") + c;
-        detail::write_text(d / "bug.txt", "kind " + std::string(verdict::name_of(v.what)) + "\nculprits " + culprits + "\nmessage " + v.message + "\nstep " +
+        detail::write_text(d / "bug.txt", "kind " + std::string(name_of(v.what)) + "\nculprits " + culprits + "\nmessage " + v.message + "\nstep " +
                                               std::to_string(sum_.steps) + "\n");
     }
 

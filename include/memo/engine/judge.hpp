@@ -6,12 +6,14 @@
 //   inconsistency  the outputs differ beyond a tolerance; the culprits are those apart from the
 //                  largest group that agrees (with two libraries, both)
 // A library that declines a model (it lacks what the model needs) takes no part. memo's own
-// differential oracle (oracle/oracle.hpp) adds to this what its Keras models allow: a float64
-// ground truth, per-dtype tolerances, localisation to a node.
+// differential oracle (oracle/oracle.hpp) judges its Keras models with what they allow besides: a
+// float64 ground truth, per-dtype tolerances, localisation to a node; its verdicts are these
+// verdicts, with more said.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,29 +34,35 @@ struct named_observation {
     observation seen;
 };
 
+/// The kinds of bug: those judge() below tells apart (crash, nan, inconsistency), and those memo's
+/// own oracles add (oracle/oracle.hpp): shape, metamorphic, performance, leak, nondeterminism.
+enum class kind : unsigned char { none, crash, nan, inconsistency, shape, metamorphic, performance, leak, nondeterminism };
+inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape", "metamorphic", "performance", "leak", "nondeterminism"};
+constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
+/// The kind a name stands for (a stored judgement's); none for a name that is no kind.
+constexpr kind kind_from(std::string_view s) noexcept {
+    for (std::size_t k = 0; k < std::size(kind_names); ++k)
+        if (kind_names[k] == s) return static_cast<kind>(k);
+    return kind::none;
+}
+
+/// A judgement of one model: what kind of bug it shows, which libraries are at fault, and why.
+/// memo's oracles say more of a bug of theirs (oracle::verdict, which is one of these).
 struct verdict {
-    enum class kind : unsigned char { none, crash, nan, inconsistency };
     kind what = kind::none;
-    std::vector<std::string> culprits;  // the libraries at fault, sorted
+    std::vector<std::string> culprits;  // the libraries at fault
     std::string message;
 
     explicit operator bool() const noexcept { return what != kind::none; }
-    /// What tells one bug from another: the kind and the culprits.
-    std::string signature() const {
-        std::string s(name_of(what));
-        for (const auto& c : culprits) s += "-" + c;
-        return s;
-    }
-    static constexpr std::string_view name_of(kind k) noexcept {
-        switch (k) {
-            case kind::none: return "none";
-            case kind::crash: return "crash";
-            case kind::nan: return "nan";
-            case kind::inconsistency: return "inconsistency";
-        }
-        return "?";
-    }
 };
+
+/// What tells one bug from another in an engine campaign: the kind and the culprits
+/// ("crash-fast"). memo's own campaigns name bugs by more (oracle/signature.hpp).
+inline std::string signature(const verdict& v) {
+    std::string s(name_of(v.what));
+    for (const auto& c : v.culprits) s += "-" + c;
+    return s;
+}
 
 /// Whether two outputs agree: every element within `tolerance` of the other, relative to the
 /// larger magnitude (absolute below 1).
@@ -73,14 +81,14 @@ inline verdict judge(const std::vector<named_observation>& seen, double toleranc
         if (o.seen.what == observation::status::ok) ran.push_back(&o);
     }
     verdict v;
-    auto finish = [&](verdict::kind k, std::vector<const named_observation*> culprits, std::string message) {
+    auto finish = [&](kind k, std::vector<const named_observation*> culprits, std::string message) {
         v.what = k;
         for (const auto* c : culprits) v.culprits.push_back(c->library);
         std::sort(v.culprits.begin(), v.culprits.end());
         v.message = std::move(message);
         return v;
     };
-    if (!failed.empty() && !ran.empty()) return finish(verdict::kind::crash, failed, failed.front()->library + ": " + failed.front()->seen.message);
+    if (!failed.empty() && !ran.empty()) return finish(kind::crash, failed, failed.front()->library + ": " + failed.front()->seen.message);
     auto finite = [](const named_observation* o) {
         return std::all_of(o->seen.outputs.begin(), o->seen.outputs.end(), [](double x) { return std::isfinite(x); });
     };
@@ -88,7 +96,7 @@ inline verdict judge(const std::vector<named_observation>& seen, double toleranc
     for (const auto* o : ran)
         if (!finite(o)) non_finite.push_back(o);
     if (!non_finite.empty() && non_finite.size() < ran.size())
-        return finish(verdict::kind::nan, non_finite, non_finite.front()->library + " gave a non-finite value where others did not");
+        return finish(kind::nan, non_finite, non_finite.front()->library + " gave a non-finite value where others did not");
     if (!non_finite.empty()) return v;  // all non-finite: nothing to tell them apart by
     // The largest group of libraries that agree with each other's first member; the rest are apart.
     std::vector<const named_observation*> best;
@@ -104,7 +112,7 @@ inline verdict judge(const std::vector<named_observation>& seen, double toleranc
         if (std::find(best.begin(), best.end(), o) == best.end() || best.size() * 2 <= ran.size()) apart.push_back(o);
     char bound[32];
     std::snprintf(bound, sizeof bound, "%g", tolerance);
-    return finish(verdict::kind::inconsistency, apart, std::string("outputs differ beyond a relative tolerance of ") + bound);
+    return finish(kind::inconsistency, apart, std::string("outputs differ beyond a relative tolerance of ") + bound);
 }
 
 }  // namespace memo::engine

@@ -26,22 +26,19 @@
 #include "../backends/backend.hpp"
 #include "../backends/executor.hpp"
 #include "../core/hash.hpp"
+#include "../engine/judge.hpp"
 #include "../metamorphic/variant.hpp"
 #include "../tensors/digest.hpp"
 
 namespace memo::oracle {
 
-enum class kind : unsigned char { none, crash, nan, inconsistency, shape, metamorphic, performance, leak, nondeterminism };
-inline constexpr std::string_view kind_names[] = {"none", "crash", "nan", "inconsistency", "shape", "metamorphic", "performance", "leak", "nondeterminism"};
-constexpr std::string_view name_of(kind k) noexcept { return kind_names[static_cast<int>(k)]; }
+// The kinds of bug, and the verdict's core (its kind, culprits and message), are the engine's.
+using engine::kind;
+using engine::kind_from;
+using engine::kind_names;
+using engine::name_of;
 /// The differential oracle's kinds: a verdict of one of them gets reproducers in each library's terms.
 constexpr bool differential_kind(kind k) noexcept { return k == kind::crash || k == kind::nan || k == kind::inconsistency || k == kind::shape; }
-/// The kind a name stands for (a stored judgement's); none for a name that is no kind.
-constexpr kind kind_from(std::string_view s) noexcept {
-    for (std::size_t k = 0; k < std::size(kind_names); ++k)
-        if (kind_names[k] == s) return static_cast<kind>(k);
-    return kind::none;
-}
 
 struct options {
     double dmad_threshold = 0.5;   // D_MAD above which two backends disagree in their closeness to O
@@ -162,11 +159,10 @@ inline dtype coarsest(const std::vector<tensor>& ts) {
     return c;
 }
 
-struct verdict {
-    kind what = kind::none;
-    std::vector<std::string> culprits;   // backends that fail, produce NaN, or deviate from O
+/// The engine's verdict (kind; culprits: the backends that fail, produce NaN, or deviate from O;
+/// message: a culprit's error text or how it died), with what memo's oracles say besides.
+struct verdict : engine::verdict {
     std::vector<std::string> peers;      // backends they were compared with
-    std::string message;                 // a culprit's error text or how it died
     run_status status = run_status::ok;  // the culprit's status (crash verdicts)
     double dmad = 0, max_abs = 0, max_rel = 0;
     int node = -1;             // the localised node, -1 when not localised
@@ -186,12 +182,10 @@ struct verdict {
     /// Inconsistency: the other nodes beyond rounding on the same identical inputs, each a bug of
     /// its own (a model may meet two faults; the first would hide the second).
     std::vector<verdict> more;
-
-    explicit operator bool() const noexcept { return what != kind::none; }
 };
 
 /// A difference of a library's rewritten graph (a compiler's, a graph optimisation's), which no
-/// layer shows alone (differential::localise).
+/// layer shows alone (localiser::localise, localise.hpp).
 inline bool of_rewritten_graph(const verdict& v) noexcept { return v.what == kind::inconsistency && v.whole_graph && v.layer.empty(); }
 
 /// The layer class a bug's names (signature, root cause) carry: the localised one; for a fault of

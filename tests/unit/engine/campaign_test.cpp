@@ -124,7 +124,7 @@ TEST(EngineCampaign, StoresEachBugOnceAndItReplays) {
     EXPECT_TRUE(sum.bugs.count("inconsistency-faulty-sum"));  // two libraries: both are named
     for (const auto& [sig, k] : sum.bugs) {
         EXPECT_GT(k, 0u);
-        EXPECT_EQ(memo::engine::replay(scratch("engine_bugs") / "bugs" / sig, numbers_codec{}, libraries, 1e-9).signature(), sig);
+        EXPECT_EQ(memo::engine::signature(memo::engine::replay(scratch("engine_bugs") / "bugs" / sig, numbers_codec{}, libraries, 1e-9)), sig);
     }
     // A clean pair finds nothing.
     numbers_search clean(seeds, values_metric{}, memo::mh_selector(0.05), 5);
