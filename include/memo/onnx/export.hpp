@@ -99,20 +99,7 @@ public:
     exported to_onnx(const model& m, const export_options& o = {}) const {
         exported result;
         result.batch = o.batch;
-        pb::ModelProto& proto = result.proto;
-        proto.set_ir_version(ir_version);
-        proto.set_producer_name("memo");
-        proto.set_producer_version("0.1.0");
-        auto* set = proto.add_opset_import();
-        set->set_domain("");
-        set->set_version(opset);
-        if (o.metadata) {
-            auto* meta = proto.add_metadata_props();
-            meta->set_key(std::string(metadata_key));
-            meta->set_value(io::model_to_json(m).dump());
-        }
-        auto& gp = *proto.mutable_graph();
-        gp.set_name("memo");
+        auto& gp = start(result.proto, m, o);
         graph g(gp);
 
         const std::size_t n = m.size();
@@ -166,32 +153,57 @@ public:
             value[i] = t == nd.type ? y : g.op("Cast", {y}, {{"to", elem_type(nd.type)}});
         }
         g.set_scope({});
-        auto output = [&](std::size_t i, std::string name) {
-            const dtype t = io_type(m.nodes[i].type);
-            auto* nd = gp.add_node();
-            nd->set_name(name);
-            nd->add_input(value[i]);
-            nd->add_output(name);
-            if (t == m.nodes[i].type) {
-                nd->set_op_type("Identity");
-            } else {
-                nd->set_op_type("Cast");
-                auto* a = nd->add_attribute();
-                a->set_name("to");
-                a->set_type(pb::AttributeProto::INT);
-                a->set_i(elem_type(t));
-            }
-            graph::declare(*gp.add_output(), name, t, dims[i]);
-        };
         if (o.every_node || o.forced)
-            for (std::size_t i = 0; i < n; ++i) output(i, "y" + std::to_string(i));
+            for (std::size_t i = 0; i < n; ++i) add_output(gp, m.nodes[i].type, value[i], dims[i], "y" + std::to_string(i));
         else
-            for (std::size_t k = 0; k < m.outputs.size(); ++k) output(static_cast<std::size_t>(m.outputs[k]), "out" + std::to_string(k));
+            for (std::size_t k = 0; k < m.outputs.size(); ++k) {
+                const auto i = static_cast<std::size_t>(m.outputs[k]);
+                add_output(gp, m.nodes[i].type, value[i], dims[i], "out" + std::to_string(k));
+            }
         result.values = std::move(value);
         return result;
     }
 
 private:
+    /// The model proto's header (IR version, producer, opset, memo's model as metadata when asked
+    /// for); returns its graph.
+    static pb::GraphProto& start(pb::ModelProto& proto, const model& m, const export_options& o) {
+        proto.set_ir_version(ir_version);
+        proto.set_producer_name("memo");
+        proto.set_producer_version("0.1.0");
+        auto* set = proto.add_opset_import();
+        set->set_domain("");
+        set->set_version(opset);
+        if (o.metadata) {
+            auto* meta = proto.add_metadata_props();
+            meta->set_key(std::string(metadata_key));
+            meta->set_value(io::model_to_json(m).dump());
+        }
+        auto& gp = *proto.mutable_graph();
+        gp.set_name("memo");
+        return gp;
+    }
+
+    /// A graph output `name` of a node's value (computed in dtype t), in the dtype the graph's
+    /// inputs and outputs carry (io_type).
+    static void add_output(pb::GraphProto& gp, dtype t, const std::string& value, const dims_t& dims, const std::string& name) {
+        const dtype out = io_type(t);
+        auto* nd = gp.add_node();
+        nd->set_name(name);
+        nd->add_input(value);
+        nd->add_output(name);
+        if (out == t) {
+            nd->set_op_type("Identity");
+        } else {
+            nd->set_op_type("Cast");
+            auto* a = nd->add_attribute();
+            a->set_name("to");
+            a->set_type(pb::AttributeProto::INT);
+            a->set_i(elem_type(out));
+        }
+        graph::declare(*gp.add_output(), name, out, dims);
+    }
+
     std::map<std::string, lowering, std::less<>> table_ = builtin_lowerings();
 };
 

@@ -116,7 +116,6 @@ public:
     /// Localises v: its node, layer and producer named, an inconsistency's further nodes in
     /// v.more. False when no node is to blame (rounding accumulated): the verdict is dropped.
     bool localise(verdict& v) {
-        const model& m = m_;
         executor* culprit = by_name(v.culprits.front());
         executor* peer = v.peers.empty() ? nullptr : by_name(v.peers.front());
         if (v.what == kind::crash) {
@@ -128,17 +127,7 @@ public:
             // Fed identical inputs too, so that a NaN carried in from a wrong layer before it (whose
             // values overflow a later recurrence) is not blamed on the layer where it shows.
             const auto fed = truth_.fed();
-            v.node = nan_alone(*culprit, *peer, fed);
-            if (v.node < 0) {
-                const run_options opts{true, fed, {}};
-                const auto [a, b] = run_both(*culprit, *peer, m, opts);
-                if (a.ok() && b.ok())
-                    for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i)
-                        if (a.outputs[i].has_non_finite() != b.outputs[i].has_non_finite()) {
-                            v.node = static_cast<int>(i);
-                            break;
-                        }
-            }
+            v.node = first_nan_node(*culprit, *peer, fed);
             if (v.node >= 0 && range_explains(v.node)) return false;
             if (v.node < 0 && !fed.empty()) {
                 // No node makes it alone: the NaN is the end of a difference before it, judged as
@@ -149,59 +138,80 @@ public:
                 return localise(v);
             }
         } else if (v.what == kind::inconsistency && peer) {
-            // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
-            // the very same numbers and only the node's own rounding remains.
-            const auto fed = truth_.fed();
-            if (fed.empty()) return false;
-            const run_options forced{true, fed, {}};
-            const auto [a, b] = run_both(*culprit, *peer, m, forced);
-            if (!a.ok() || !b.ok()) return false;
-            const auto like = [&](std::size_t i) { return judged_as(m.nodes[i].type, culprit->rounding(), peer->rounding()); };
-            const auto bounds = measure_rounding(m, fed, a, b, like);
-            if (bounds.empty()) return false;
-            for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
-                if (m.nodes[i].layer->arity.max == 0) continue;
-                // A node that rounding alone (4 to 12 units in its inputs, or its own dtype) moves beyond
-                // the tolerance (a chaotic recurrence) amplifies any two libraries' rounding apart:
-                // nothing to judge.
-                // Nor does a node whose state, in float64, leaves its dtype's range: past it each
-                // library's state is infinite or saturated in a way of its own, and the outputs (an
-                // LSTM's o * tanh(c)) need not show it; a divisor near the smallest normal is a few
-                // digits in one library and all of them in one that keeps it wider.
-                if (bounds[i].past_range || bounds[i].by_rounding > tolerance(like(i), o_) * bounds[i].scale) continue;
-                const auto d = compare({a.outputs[i]}, {b.outputs[i]});
-                const double bound = rounding_bound(m, i, like(i), bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
-                if (!beyond(d, bound)) continue;
-                if (v.node < 0) {
-                    v.node = static_cast<int>(i);
-                    v.at_node = {d.max_abs, bounds[i].scale, bound};
-                    continue;
-                }
-                // Each node got the very same inputs: one beyond rounding after the first is a
-                // fault of its own, which the first would otherwise hide for as long as both meet.
-                verdict w = v;
-                w.more.clear();
-                w.node = static_cast<int>(i);
-                w.at_node = {d.max_abs, bounds[i].scale, bound};
-                farther_from_truth_first(w, a, b);
-                w.message = "node " + std::to_string(i) + " differs on identical inputs, beside the difference at node " + std::to_string(v.node);
-                name_node(w);
-                v.more.push_back(std::move(w));
-            }
-            // No single layer to blame: rounding accumulated, or the library's rewriting of the graph.
-            if (v.node < 0) return !v.masked && !v.carried && rewriting_differs(v, *culprit);
-            // The culprit is the side farther from float64 at the node, on the same inputs: at the
-            // outputs, a chaotic layer after the node (a recurrence whose values reach 1e20) can
-            // leave the right side the farther one, or the outputs agree (masked), or end in NaN.
-            farther_from_truth_first(v, a, b);
-            if (v.carried) v.message = "node " + std::to_string(v.node) + " differs on identical inputs; the difference ends in NaN or infinity in the outputs";
-            if (v.masked) v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
+            if (!localise_inconsistency(v, *culprit, *peer)) return false;
         }
         name_node(v);
         return true;
     }
 
 private:
+    /// The first node whose output is non-finite on one of a and b only, on the fed inputs: as
+    /// nan_alone() finds it, else from the whole model run fed on both. -1 when none is.
+    int first_nan_node(executor& a, executor& b, const std::vector<tensor>& fed) {
+        if (const int i = nan_alone(a, b, fed); i >= 0) return i;
+        const auto [ra, rb] = run_both(a, b, m_, run_options{true, fed, {}});
+        if (ra.ok() && rb.ok())
+            for (std::size_t i = 0; i < std::min(ra.outputs.size(), rb.outputs.size()); ++i)
+                if (ra.outputs[i].has_non_finite() != rb.outputs[i].has_non_finite()) return static_cast<int>(i);
+        return -1;
+    }
+
+    /// An inconsistency between culprit and peer: the first node beyond rounding on identical
+    /// inputs (v.node, with the culprit the side farther from float64 there), each later one a
+    /// verdict of its own in v.more. With no such node, true only for a fault of a rewritten graph
+    /// (rewriting_differs).
+    bool localise_inconsistency(verdict& v, executor& culprit, executor& peer) {
+        const model& m = m_;
+        // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
+        // the very same numbers and only the node's own rounding remains.
+        const auto fed = truth_.fed();
+        if (fed.empty()) return false;
+        const run_options forced{true, fed, {}};
+        const auto [a, b] = run_both(culprit, peer, m, forced);
+        if (!a.ok() || !b.ok()) return false;
+        const auto like = [&](std::size_t i) { return judged_as(m.nodes[i].type, culprit.rounding(), peer.rounding()); };
+        const auto bounds = measure_rounding(m, fed, a, b, like);
+        if (bounds.empty()) return false;
+        for (std::size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
+            if (m.nodes[i].layer->arity.max == 0) continue;
+            // A node that rounding alone (4 to 12 units in its inputs, or its own dtype) moves beyond
+            // the tolerance (a chaotic recurrence) amplifies any two libraries' rounding apart:
+            // nothing to judge.
+            // Nor does a node whose state, in float64, leaves its dtype's range: past it each
+            // library's state is infinite or saturated in a way of its own, and the outputs (an
+            // LSTM's o * tanh(c)) need not show it; a divisor near the smallest normal is a few
+            // digits in one library and all of them in one that keeps it wider.
+            if (bounds[i].past_range || bounds[i].by_rounding > tolerance(like(i), o_) * bounds[i].scale) continue;
+            const auto d = compare({a.outputs[i]}, {b.outputs[i]});
+            const double bound = rounding_bound(m, i, like(i), bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
+            if (!beyond(d, bound)) continue;
+            if (v.node < 0) {
+                v.node = static_cast<int>(i);
+                v.at_node = {d.max_abs, bounds[i].scale, bound};
+                continue;
+            }
+            // Each node got the very same inputs: one beyond rounding after the first is a
+            // fault of its own, which the first would otherwise hide for as long as both meet.
+            verdict w = v;
+            w.more.clear();
+            w.node = static_cast<int>(i);
+            w.at_node = {d.max_abs, bounds[i].scale, bound};
+            farther_from_truth_first(w, a, b);
+            w.message = "node " + std::to_string(i) + " differs on identical inputs, beside the difference at node " + std::to_string(v.node);
+            name_node(w);
+            v.more.push_back(std::move(w));
+        }
+        // No single layer to blame: rounding accumulated, or the library's rewriting of the graph.
+        if (v.node < 0) return !v.masked && !v.carried && rewriting_differs(v, culprit);
+        // The culprit is the side farther from float64 at the node, on the same inputs: at the
+        // outputs, a chaotic layer after the node (a recurrence whose values reach 1e20) can
+        // leave the right side the farther one, or the outputs agree (masked), or end in NaN.
+        farther_from_truth_first(v, a, b);
+        if (v.carried) v.message = "node " + std::to_string(v.node) + " differs on identical inputs; the difference ends in NaN or infinity in the outputs";
+        if (v.masked) v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
+        return true;
+    }
+
     /// The node where a NaN starts, found without running the whole model again: the first node
     /// whose output is non-finite in the plain run of a or of b only (as their traces or the
     /// workers' per-node flags say), when it stays so run alone on both with its own weights and

@@ -20,6 +20,7 @@
 // nondeterminism verdict is localised to the first node whose output differs between two runs
 // of every node's output, where the backend gives them.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,91 +66,121 @@ inline double median(std::vector<double> xs) {
     return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
 
-/// The verdicts the figures of repeated runs give (pure: tests feed it numbers).
+namespace detail {
+
+inline verdict resource_verdict(kind k, const std::string& culprit, const std::string& peer, std::string msg) {
+    verdict v;
+    v.what = k;
+    v.culprits = {culprit};
+    if (!peer.empty()) v.peers = {peer};
+    v.message = std::move(msg);
+    return v;
+}
+
+/// The memory each run took beyond what the worker held before it (KiB), of the runs that say.
+inline std::vector<double> used_kb(const resource_runs& r) {
+    std::vector<double> u;
+    for (std::size_t i = 0; i < r.peak_kb.size() && i < r.start_kb.size(); ++i)
+        if (r.start_kb[i] > 0 && r.peak_kb[i] > 0) u.push_back(static_cast<double>(std::max<std::int64_t>(r.peak_kb[i] - r.start_kb[i], 0)));
+    return u;
+}
+
+/// x slower than another backend on the same model, round by round: against the one it is
+/// slowest against.
+inline std::optional<verdict> slower_than_peers(const resource_runs& x, const std::vector<resource_runs>& runs, const resource_options& o) {
+    const resource_runs* worst = nullptr;
+    double ratio = 0, mine = 0, theirs = 0;
+    std::string_view clock;
+    for (const auto& y : runs) {
+        if (&y == &x || y.ms.empty() || x.ms.empty()) continue;
+        auto [tx, cx] = x.times();
+        auto [ty, cy] = y.times();
+        if (cx != cy) tx = &x.ms, ty = &y.ms, cx = "wall";  // the same clock on both sides
+        // Round by round: a change of the machine's load falls on both runs of a round.
+        std::vector<double> ratios;
+        for (std::size_t i = 0; i < std::min(tx->size(), ty->size()); ++i) ratios.push_back((*tx)[i] / std::max((*ty)[i], 1e-9));
+        const double r = median(ratios), mx = median(*tx), my = median(*ty);
+        if (mx - my > o.min_ms && r > o.slower && r > ratio) worst = &y, ratio = r, mine = mx, theirs = my, clock = cx;
+    }
+    if (!worst) return std::nullopt;
+    return resource_verdict(kind::performance, x.backend, worst->backend,
+                            printf_string("%s took a median %.1f %.*s ms over %zu runs, %.2fx %s's %.1f ms run for run", x.backend.c_str(), mine,
+                                          static_cast<int>(clock.size()), clock.data(), x.ms.size(), ratio, worst->backend.c_str(), theirs));
+}
+
+/// A run of x far slower than its own earlier runs.
+inline std::optional<verdict> slower_than_before(const resource_runs& x, const resource_options& o) {
+    const auto [t, c] = x.times();
+    for (std::size_t k = 2; k < t->size(); ++k) {
+        const double before = median({t->begin(), t->begin() + static_cast<std::ptrdiff_t>(k)});
+        if ((*t)[k] - before > o.min_ms && (*t)[k] > o.spike * before)
+            return resource_verdict(kind::performance, x.backend, x.backend,
+                                    printf_string("%s's run %zu took %.1f %.*s ms, %.1fx the median %.1f ms of its earlier runs", x.backend.c_str(), k + 1,
+                                                  (*t)[k], static_cast<int>(c.size()), c.data(), (*t)[k] / std::max(before, 1e-9), before));
+    }
+    return std::nullopt;
+}
+
+/// The memory a run of x takes, far more than another backend's.
+inline std::optional<verdict> more_memory_than_peers(const resource_runs& x, const std::vector<resource_runs>& runs, const resource_options& o) {
+    const double ux = median(used_kb(x));
+    for (const auto& y : runs) {
+        if (&y == &x) continue;
+        const auto uy_runs = used_kb(y);
+        if (uy_runs.empty() || used_kb(x).empty()) continue;
+        const double uy = median(uy_runs);
+        if (ux - uy > static_cast<double>(o.min_kb) && ux > o.larger * uy)
+            return resource_verdict(kind::performance, x.backend, y.backend,
+                                    printf_string("%s used a median %.1f MiB a run, %.1fx %s's %.1f MiB", x.backend.c_str(), ux / 1024, ux / std::max(uy, 1.0),
+                                                  y.backend.c_str(), uy / 1024));
+    }
+    return std::nullopt;
+}
+
+/// x gave different outputs over runs of the same model on the same inputs.
+inline std::optional<verdict> nondeterministic(const resource_runs& x) {
+    if (x.outputs.size() < 2) return std::nullopt;
+    std::vector<digest> seen;
+    for (const auto& d : x.outputs)
+        if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d);
+    if (seen.size() < 2) return std::nullopt;
+    return resource_verdict(
+        kind::nondeterminism, x.backend, {},
+        printf_string("%s gave %zu different outputs over %zu runs of the same model on the same inputs", x.backend.c_str(), seen.size(), x.outputs.size()));
+}
+
+/// x's peak memory growing run after run, from the second run on (the first warms caches up).
+inline std::optional<verdict> leaks(const resource_runs& x, const resource_options& o) {
+    const auto& p = x.peak_kb;
+    if (p.size() < 4) return std::nullopt;
+    const auto steps = p.size() - 2;
+    std::size_t up = 0;
+    for (std::size_t k = 1; k + 1 < p.size(); ++k) up += p[k + 1] > p[k];
+    const auto growth = p.back() - p[1];
+    if (growth < o.leak_kb * static_cast<std::int64_t>(steps) || up + 1 < steps) return std::nullopt;
+    return resource_verdict(kind::leak, x.backend, {},
+                            printf_string("%s's peak memory grew %.1f MiB over %zu runs of the same model (%.0f KiB a run)", x.backend.c_str(),
+                                          static_cast<double>(growth) / 1024, steps, static_cast<double>(growth) / static_cast<double>(steps)));
+}
+
+}  // namespace detail
+
+/// The verdicts the figures of repeated runs give (pure: tests feed it numbers): per backend, its
+/// time against its peers' and its own earlier runs' and its memory against its peers'
+/// (performance), its outputs over the runs (determinism), its peak memory over them (leak).
 inline std::vector<verdict> judge_resources(const std::vector<resource_runs>& runs, const resource_options& o) {
     std::vector<verdict> out;
-    auto make = [](kind k, const std::string& culprit, const std::string& peer, std::string msg) {
-        verdict v;
-        v.what = k;
-        v.culprits = {culprit};
-        if (!peer.empty()) v.peers = {peer};
-        v.message = std::move(msg);
-        return v;
-    };
-    auto used = [](const resource_runs& r) {
-        std::vector<double> u;
-        for (std::size_t i = 0; i < r.peak_kb.size() && i < r.start_kb.size(); ++i)
-            if (r.start_kb[i] > 0 && r.peak_kb[i] > 0) u.push_back(static_cast<double>(std::max<std::int64_t>(r.peak_kb[i] - r.start_kb[i], 0)));
-        return u;
+    const auto add = [&](std::optional<verdict> v) {
+        if (v) out.push_back(std::move(*v));
     };
     for (const auto& x : runs) {
         if (o.performance) {
-            // Against the other backends on the same model, round by round: the one it is slowest against.
-            const resource_runs* worst = nullptr;
-            double ratio = 0, mine = 0, theirs = 0;
-            std::string_view clock;
-            for (const auto& y : runs) {
-                if (&y == &x || y.ms.empty() || x.ms.empty()) continue;
-                auto [tx, cx] = x.times();
-                auto [ty, cy] = y.times();
-                if (cx != cy) tx = &x.ms, ty = &y.ms, cx = "wall";  // the same clock on both sides
-                // Round by round: a change of the machine's load falls on both runs of a round.
-                std::vector<double> ratios;
-                for (std::size_t i = 0; i < std::min(tx->size(), ty->size()); ++i) ratios.push_back((*tx)[i] / std::max((*ty)[i], 1e-9));
-                const double r = median(ratios), mx = median(*tx), my = median(*ty);
-                if (mx - my > o.min_ms && r > o.slower && r > ratio) worst = &y, ratio = r, mine = mx, theirs = my, clock = cx;
-            }
-            if (worst)
-                out.push_back(make(kind::performance, x.backend, worst->backend,
-                                   printf_string("%s took a median %.1f %.*s ms over %zu runs, %.2fx %s's %.1f ms run for run", x.backend.c_str(), mine,
-                                                 static_cast<int>(clock.size()), clock.data(), x.ms.size(), ratio, worst->backend.c_str(), theirs)));
-            // Against its own earlier runs.
-            const auto [t, c] = x.times();
-            for (std::size_t k = 2; k < t->size(); ++k) {
-                const double before = median({t->begin(), t->begin() + static_cast<std::ptrdiff_t>(k)});
-                if ((*t)[k] - before > o.min_ms && (*t)[k] > o.spike * before) {
-                    out.push_back(make(kind::performance, x.backend, x.backend,
-                                       printf_string("%s's run %zu took %.1f %.*s ms, %.1fx the median %.1f ms of its earlier runs", x.backend.c_str(), k + 1,
-                                                     (*t)[k], static_cast<int>(c.size()), c.data(), (*t)[k] / std::max(before, 1e-9), before)));
-                    break;
-                }
-            }
-            // Memory a run takes, against the other backends.
-            const double ux = median(used(x));
-            for (const auto& y : runs) {
-                if (&y == &x) continue;
-                const auto uy_runs = used(y);
-                if (uy_runs.empty() || used(x).empty()) continue;
-                const double uy = median(uy_runs);
-                if (ux - uy > static_cast<double>(o.min_kb) && ux > o.larger * uy) {
-                    out.push_back(make(kind::performance, x.backend, y.backend,
-                                       printf_string("%s used a median %.1f MiB a run, %.1fx %s's %.1f MiB", x.backend.c_str(), ux / 1024,
-                                                     ux / std::max(uy, 1.0), y.backend.c_str(), uy / 1024)));
-                    break;
-                }
-            }
+            add(detail::slower_than_peers(x, runs, o));
+            add(detail::slower_than_before(x, o));
+            add(detail::more_memory_than_peers(x, runs, o));
         }
-        if (o.determinism && x.outputs.size() >= 2) {
-            std::vector<digest> seen;
-            for (const auto& d : x.outputs)
-                if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d);
-            if (seen.size() > 1)
-                out.push_back(make(kind::nondeterminism, x.backend, {},
-                                   printf_string("%s gave %zu different outputs over %zu runs of the same model on the same inputs", x.backend.c_str(),
-                                                 seen.size(), x.outputs.size())));
-        }
-        if (o.leak && x.peak_kb.size() >= 4) {
-            // From the second run on: the first warms caches up.
-            const auto& p = x.peak_kb;
-            const auto steps = p.size() - 2;
-            std::size_t up = 0;
-            for (std::size_t k = 1; k + 1 < p.size(); ++k) up += p[k + 1] > p[k];
-            const auto growth = p.back() - p[1];
-            if (growth >= o.leak_kb * static_cast<std::int64_t>(steps) && up + 1 >= steps)
-                out.push_back(make(kind::leak, x.backend, {},
-                                   printf_string("%s's peak memory grew %.1f MiB over %zu runs of the same model (%.0f KiB a run)", x.backend.c_str(),
-                                                 static_cast<double>(growth) / 1024, steps, static_cast<double>(growth) / static_cast<double>(steps))));
-        }
+        if (o.determinism) add(detail::nondeterministic(x));
+        if (o.leak) add(detail::leaks(x, o));
     }
     return out;
 }
