@@ -6,26 +6,20 @@
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/backends/tfjs/backend.hpp>
 
-#include <signal.h>
-
-#include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <limits>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "../unit/agreement.hpp"
 #include "../unit/compare.hpp"
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
+#include "../unit/workers.hpp"
 
 namespace test_tfjs_tfjs_test {
 
 namespace {
 
 using test::describe;
-using test::relative_error;
 
 using memo::dtype;
 
@@ -37,15 +31,10 @@ memo::tfjs::runtime& tfjs(const std::string& kernels) {
     return kernels == "wasm" ? wasm : cpu;
 }
 
-const memo::model& lenet() {
-    static const auto m = memo::io::load_keras(MEMO_TEST_DATA_DIR "/memo/synthesized_models/lenet5-mnist_orig-simplified.json", test::reg());
-    return m;
-}
-
 /// Where tfjs 4.22 differs from Keras' semantics (the reference's), each a row of docs/findings.md:
 /// a random model of these classes may differ from the reference for that reason; a model of any
 /// other class must agree. (What tfjs-layers lacks, such as keepdims, is declined, not listed.)
-const std::map<std::string, std::string, std::less<>> known_findings = {
+const test::findings known_findings = {
     {"ReLU", "ignores negative_slope and threshold (tfjs-relu-threshold-ignored)"},
     {"BatchNormalization", "another channel's statistics for an axis other than the last (tfjs-batchnorm-axis)"},
     {"UpSampling2D", "bilinear without half-pixel centres (tfjs-upsampling2d-bilinear)"},
@@ -71,93 +60,20 @@ TEST(TfjsBackend, Installed) { ASSERT_TRUE(memo::tfjs::installed(worker_script()
 // dtype it lacks) is counted, not failed; a difference is a failure unless the class is one of
 // tfjs' known findings.
 TEST(TfjsBackend, EveryLayerClassAgreesWithTheReferenceOrIsAKnownFinding) {
-    constexpr int models_per_class = 4;
-    memo::reference::interpreter ref;
-    memo::rng r(20261126);
-    struct row {
-        int runs = 0, declined = 0, differ = 0;
-        double worst = 0;
-    };
-    std::map<std::string, row> table;
-    for (const auto& L : test::reg()) {
-        if (L.arity.max == 0) continue;
-        row& t = table[std::string(L.name)];
-        int drawn = 0;
-        for (int k = 0; k < 60 && drawn < models_per_class; ++k) {
-            const auto m = test::random_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            if (!memo::tfjs::supports(*m)) continue;
-            ++drawn;
-            SCOPED_TRACE(describe(*m));
-            const auto in = memo::make_inputs(*m);
-            const auto want = ref.run(*m, in, {});
-            ASSERT_TRUE(want.ok()) << want.message;
-            for (const char* kernels : {"cpu", "wasm"}) {
-                SCOPED_TRACE(kernels);
-                const auto got = tfjs(kernels).run(*m, in);
-                if (got.status == memo::run_status::unsupported) {
-                    ++t.declined;
-                    continue;
-                }
-                const bool known = known_findings.count(L.name) != 0;
-                const double e = got.ok() ? relative_error(got.outputs.at(0), want.outputs.at(0)) : std::numeric_limits<double>::infinity();
-                ++t.runs;
-                t.worst = std::max(t.worst, e);
-                if (e > 1e-4) {
-                    ++t.differ;
-                    if (!known) ADD_FAILURE() << "differs from the reference: " << memo::name_of(got.status) << " " << got.message << ", error " << e;
-                }
-            }
-        }
-        if (drawn == 0) t.declined = -1;  // tfjs lacks every model drawn (a class it has no layer for)
-    }
-    std::printf("%-26s %5s %5s %6s %10s  %s\n", "layer", "runs", "decl", "differ", "max error", "known finding");
-    int runs = 0, differ = 0, classes = 0;
-    for (const auto& [name, t] : table) {
-        const auto it = known_findings.find(name);
-        if (t.declined < 0) {
-            std::printf("%-26s tfjs lacks it\n", name.c_str());
-            continue;
-        }
-        std::printf("%-26s %5d %5d %6d %10.2e  %s\n", name.c_str(), t.runs, t.declined, t.differ, t.worst,
-                    it != known_findings.end() && t.differ ? it->second.c_str() : "");
-        runs += t.runs;
-        differ += t.differ;
-        classes += t.runs > 0;
-    }
-    std::printf("%d layer classes run on tfjs, %d runs compared, %d differ (each a known finding)\n", classes, runs, differ);
-    EXPECT_GE(classes, 40);
+    test::agree_with_reference(
+        {.seed = 20261126,
+         .models_per_class = 4,
+         .draws_per_class = 60,
+         .takes = [](const memo::model& m) { return static_cast<bool>(memo::tfjs::supports(m)); },
+         .lanes = {{.name = "tfjs", .run = test::runs_on(tfjs("cpu"))}, {.name = "tfjs-wasm", .run = test::runs_on(tfjs("wasm")), .table = "tfjs"}},
+         .known = known_findings,
+         .min_classes = 40});
 }
 
 // MEMO's seed models that tfjs takes run like the reference; every node's output and teacher
 // forcing (each layer fed the given tensors) come back one per node.
 TEST(TfjsBackend, EveryNodeAndTeacherForcing) {
-    memo::reference::interpreter ref;
-    const auto& m = lenet();
-    const auto in = memo::make_inputs(m);
-    const auto truth = ref.run(m, in, {true, {}, dtype::float64});
-    ASSERT_TRUE(truth.ok());
-    auto fed = truth.outputs;
-    for (auto& t : fed)
-        for (auto& v : t.data) v = memo::round_to(dtype::float32, v);
-    for (const char* kernels : {"cpu", "wasm"}) {
-        SCOPED_TRACE(kernels);
-        const auto plain = tfjs(kernels).run(m, in);
-        ASSERT_TRUE(plain.ok()) << plain.message;
-        ASSERT_EQ(plain.outputs.size(), m.outputs.size());
-        EXPECT_LE(relative_error(plain.outputs[0], truth.outputs[static_cast<std::size_t>(m.outputs[0])]), 1e-4);
-        const auto every = tfjs(kernels).run(m, in, {true, {}, {}});
-        ASSERT_TRUE(every.ok()) << every.message;
-        ASSERT_EQ(every.outputs.size(), m.size());
-        const auto forced = tfjs(kernels).run(m, in, {true, fed, {}});
-        ASSERT_TRUE(forced.ok()) << forced.message;
-        ASSERT_EQ(forced.outputs.size(), m.size());
-        for (std::size_t i = 0; i < m.size(); ++i) {
-            EXPECT_EQ(every.outputs[i].dims, truth.outputs[i].dims) << i;
-            EXPECT_LE(relative_error(forced.outputs[i], truth.outputs[i]), 1e-5) << "node " << i;
-        }
-        EXPECT_EQ(tfjs(kernels).run(m, in, {false, {}, dtype::float64}).status, memo::run_status::unsupported);
-    }
+    test::every_node_and_teacher_forcing({{.name = "tfjs", .run = test::runs_on(tfjs("cpu"))}, {.name = "tfjs-wasm", .run = test::runs_on(tfjs("wasm"))}});
 }
 
 // What tfjs lacks is declined with the reason, at the node: a dtype, a class, a setting.
@@ -234,21 +150,10 @@ TEST(TfjsBackend, AKerasOptionTfjsLacksIsDeclined) {
 // The worker is a worker process like any other: killed while it holds a request it is a crash
 // verdict with its signal, past its time limit a timeout, and the next model starts a fresh one.
 TEST(TfjsWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
-    const auto& m = lenet();
+    const auto& m = test::lenet();
     const auto in = memo::make_inputs(m);
     memo::tfjs::runtime r({.worker = worker_script()});
-    ASSERT_TRUE(r.run(m, in).ok());
-    const pid_t first = r.worker_pid();
-    ASSERT_GT(first, 0);
-    ::kill(first, SIGKILL);
-    r.submit(m, in, {});
-    const auto dead = r.collect();
-    EXPECT_EQ(dead.status, memo::run_status::crash) << dead.message;
-    EXPECT_EQ(dead.signal, SIGKILL);
-    EXPECT_EQ(r.restarts(), 1U);
-    const auto again = r.run(m, in);
-    EXPECT_TRUE(again.ok()) << again.message;
-    EXPECT_NE(r.worker_pid(), first);
+    ASSERT_NO_FATAL_FAILURE(test::killed_worker_is_a_crash_and_restarts(r, m, in));
 
     memo::tfjs::runtime slow({.worker = worker_script(), .limits = {.timeout_ms = 1, .memory_mb = 4096}});
     const auto late = slow.run(m, in);
