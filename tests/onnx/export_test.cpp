@@ -5,18 +5,16 @@
 #include <memo/backends/reference/interpreter.hpp>
 #include <memo/onnx/import.hpp>
 
-#include <signal.h>
-
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <tuple>
 
+#include "../unit/agreement.hpp"
 #include "../unit/compare.hpp"
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
+#include "../unit/workers.hpp"
 
 namespace test_onnx_export_test {
 
@@ -176,61 +174,24 @@ TEST(OnnxExport, ElementwiseLayersLowerToTheirOpsAndMatchTheReference) {
 // compare with the reference in the same dtype. A kernel ONNX Runtime lacks for a dtype is counted,
 // not failed.
 TEST(OnnxExport, EveryLayerClassExportsChecksAndAgreesWithTheReference) {
-    constexpr int models_per_class = 8;
-    memo::reference::interpreter ref;
     memo::onnx::exporter ex;
-    memo::rng r(20261122);
-    struct row {
-        int runs = 0, unsupported = 0;
-        double worst = 0;
+    // The reference rounds each node's output to its dtype; ONNX Runtime accumulates in its own
+    // order: a few units of the dtype's rounding, or 1e-9 in float64, plus the model's own
+    // amplification, bounded as the torch tests bound it.
+    const auto within = [](dtype type) {
+        return test::tolerance{.floor = type == dtype::float64 ? 1e-9 : type == dtype::float32 ? 1e-4 : 2e-2, .drift_times = 100};
     };
-    std::map<std::string, row> table;
-    for (const auto& L : test::reg()) {
-        if (L.arity.max == 0) continue;
-        row& t = table[std::string(L.name)];
-        for (int k = 0; k < models_per_class; ++k) {
-            const auto m = test::random_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            SCOPED_TRACE(describe(*m));
-            auto x = ex.to_onnx(*m);
-            const auto c = memo::onnx::check(x, *m);
-            ASSERT_TRUE(c.ok()) << c.message;
-            const auto in = memo::make_inputs(*m);
-            const auto got = ort().run(*m, in);
-            if (got.status == memo::run_status::unsupported) {
-                ++t.unsupported;
-                continue;
-            }
-            ASSERT_TRUE(got.ok()) << got.message;
-            const auto want = ref.run(*m, in, {});
-            ASSERT_TRUE(want.ok()) << want.message;
-            const dtype type = m->nodes.back().type;
-            const double e = relative_error(got.outputs.at(0), want.outputs.at(0));
-            // The reference rounds each node's output to its dtype; ONNX Runtime accumulates in
-            // its own order: a few units of the dtype's rounding, or 1e-9 in float64, plus the
-            // model's own amplification, bounded as the torch tests bound it.
-            const double bound = type == dtype::float64 ? 1e-9 : type == dtype::float32 ? 1e-4 : 2e-2;
-            auto shaken = in;
-            memo::rng sr(7);
-            for (auto& v : shaken)
-                for (auto& y : v.data) y *= 1.0 + memo::unit_roundoff(type) * (sr.chance(0.5) ? 1.0 : -1.0);
-            const auto base = ref.run(*m, in, {false, {}, dtype::float64}), moved = ref.run(*m, shaken, {false, {}, dtype::float64});
-            ASSERT_TRUE(base.ok() && moved.ok());
-            const double drift = relative_error(moved.outputs.at(0), base.outputs.at(0));
-            EXPECT_LE(e, std::max(bound, 100 * drift)) << "drift " << drift;
-            t.worst = std::max(t.worst, e);
-            ++t.runs;
-        }
-    }
-    std::printf("%-28s %5s %5s %10s\n", "layer", "runs", "unsup", "max error");
-    int unsupported = 0, runs = 0;
-    for (const auto& [name, t] : table) {
-        std::printf("%-28s %5d %5d %10.2e\n", name.c_str(), t.runs, t.unsupported, t.worst);
-        unsupported += t.unsupported;
-        runs += t.runs;
-    }
-    std::printf("%d runs compared, %d declined by ONNX Runtime (a kernel missing for the dtype)\n", runs, unsupported);
-    EXPECT_GT(runs, 4 * unsupported);
+    test::agree_with_reference({.seed = 20261122,
+                                .models_per_class = 8,
+                                .before =
+                                    [&](const memo::model& m) {
+                                        auto x = ex.to_onnx(m);
+                                        const auto c = memo::onnx::check(x, m);
+                                        ASSERT_TRUE(c.ok()) << c.message;
+                                    },
+                                .lanes = {{.name = "ort", .run = test::runs_on(ort())}},
+                                .steps = {{.within = within}},
+                                .runs_per_decline = 4});
 }
 
 TEST(OnnxExport, ExportThenImportGivesTheSameStructure) {
@@ -256,20 +217,7 @@ TEST(OnnxRuntimeWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
     const auto m = memo::io::load_keras(seed_files()[4].string(), test::reg());  // LeNet-5
     const auto in = memo::make_inputs(m);
     memo::ort::runtime r({.worker = worker_script()});
-    ASSERT_TRUE(r.run(m, in).ok());
-    const pid_t first = r.worker_pid();
-    ASSERT_GT(first, 0);
-    // Killed before the request: once kill() returns the worker runs no more user code, so it
-    // cannot answer first (killing after submit() raced a fast answer).
-    ::kill(first, SIGKILL);
-    r.submit(m, in, {});
-    const auto dead = r.collect();
-    EXPECT_EQ(dead.status, memo::run_status::crash) << dead.message;
-    EXPECT_EQ(dead.signal, SIGKILL);
-    EXPECT_EQ(r.restarts(), 1U);
-    const auto again = r.run(m, in);
-    EXPECT_TRUE(again.ok()) << again.message;
-    EXPECT_NE(r.worker_pid(), first);
+    ASSERT_NO_FATAL_FAILURE(test::killed_worker_is_a_crash_and_restarts(r, m, in));
 
     memo::ort::runtime slow({.worker = worker_script(), .limits = {.timeout_ms = 1, .memory_mb = 4096}});
     for (int k = 0; k < 2; ++k) {  // each run starts a worker that cannot answer within 1 ms
