@@ -6,25 +6,22 @@
 #include <memo/backends/keras/backend.hpp>
 #include <memo/backends/reference/interpreter.hpp>
 
-#include <signal.h>
-
-#include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "../unit/agreement.hpp"
 #include "../unit/compare.hpp"
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
+#include "../unit/workers.hpp"
 
 namespace test_keras_keras_test {
 
 namespace {
 
-using test::describe;
 using test::relative_error;
 
 using memo::dtype;
@@ -48,15 +45,10 @@ memo::keras3::runtime& keras(const std::string& name) {
     return *r;
 }
 
-const memo::model& lenet() {
-    static const auto m = memo::io::load_keras(MEMO_TEST_DATA_DIR "/memo/synthesized_models/lenet5-mnist_orig-simplified.json", test::reg());
-    return m;
-}
-
 /// Where Keras 3 differs from Keras 2.8's semantics (the reference's), as this test found it: a
 /// random model of these classes may differ from the reference for that reason; a model of any
 /// other class must agree.
-const std::map<std::string, std::string, std::less<>> known_findings = {
+const test::findings known_findings = {
     {"LayerNormalization", "keras-torch: an axis other than the last fails (torch's layer_norm is given the wrong normalized_shape)"},
     {"AveragePooling2D", "keras-torch: uneven 'same' padding counts replicated edges in (keras-torch-avgpool-same-replicate)"},
     {"AveragePooling3D", "keras-torch: uneven 'same' padding counts replicated edges in (keras-torch-avgpool-same-replicate)"},
@@ -73,98 +65,24 @@ TEST(KerasBackend, Installed) {
 // backend eager and on XLA, against the reference in float32. A model Keras declines is counted,
 // not failed; a difference is a failure unless the class is a known finding.
 TEST(KerasBackend, EveryLayerClassAgreesWithTheReferenceOrIsAKnownFinding) {
-    constexpr int models_per_class = 2;
-    const std::vector<std::string> backends{"keras-tensorflow", "keras-jax", "keras-torch", "keras-tensorflow-xla", "keras-jax-xla"};
-    memo::reference::interpreter ref;
-    memo::rng r(20261128);
-    struct row {
-        int runs = 0, declined = 0, differ = 0;
-        double worst = 0;
-        std::string why;
-    };
-    std::map<std::string, std::map<std::string, row>> table;  // backend -> class -> row
-    std::map<std::string, bool> lacked;
-    for (const auto& L : test::reg()) {
-        if (L.arity.max == 0) continue;
-        int drawn = 0;
-        for (int k = 0; k < 60 && drawn < models_per_class; ++k) {
-            const auto m = test::random_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            if (!memo::keras3::supports(*m) || m->nodes.back().type != dtype::float32) continue;
-            ++drawn;
-            SCOPED_TRACE(describe(*m));
-            const auto in = memo::make_inputs(*m);
-            const auto want = ref.run(*m, in, {});
-            ASSERT_TRUE(want.ok()) << want.message;
-            for (const auto& b : backends) {
-                SCOPED_TRACE(b);
-                row& t = table[b][std::string(L.name)];
-                const auto got = keras(b).run(*m, in);
-                if (got.status == memo::run_status::unsupported) {
-                    ++t.declined;
-                    t.why = got.message;
-                    continue;
-                }
-                const bool known = known_findings.count(L.name) != 0;
-                const double e = got.ok() ? relative_error(got.outputs.at(0), want.outputs.at(0)) : std::numeric_limits<double>::infinity();
-                ++t.runs;
-                t.worst = std::max(t.worst, e);
-                if (e > 1e-4) {
-                    ++t.differ;
-                    if (!known) ADD_FAILURE() << "differs from the reference: " << memo::name_of(got.status) << " " << got.message << ", error " << e;
-                }
-            }
-        }
-        if (drawn == 0) lacked[std::string(L.name)] = true;
-    }
-    for (const auto& b : backends) {
-        std::printf("\n%s\n%-26s %5s %5s %6s %10s  %s\n", b.c_str(), "layer", "runs", "decl", "differ", "max error", "declined because / known finding");
-        int runs = 0, differ = 0, classes = 0;
-        for (const auto& [name, t] : table[b]) {
-            const auto it = known_findings.find(name);
-            std::printf("%-26s %5d %5d %6d %10.2e  %s\n", name.c_str(), t.runs, t.declined, t.differ, t.worst,
-                        t.declined                               ? t.why.c_str()
-                        : it != known_findings.end() && t.differ ? it->second.c_str()
-                                                                 : "");
-            runs += t.runs;
-            differ += t.differ;
-            classes += t.runs > 0;
-        }
-        std::printf("%s: %d layer classes run, %d runs compared, %d differ (each a known finding)\n", b.c_str(), classes, runs, differ);
-        EXPECT_GE(classes, 60) << b;
-    }
-    for (const auto& [name, _] : lacked) std::printf("Keras 3 lacks %s\n", name.c_str());
+    std::vector<test::lane> lanes;
+    for (const char* b : {"keras-tensorflow", "keras-jax", "keras-torch", "keras-tensorflow-xla", "keras-jax-xla"})
+        lanes.push_back({.name = b, .run = test::runs_on(keras(b))});
+    test::agree_with_reference({.seed = 20261128,
+                                .models_per_class = 2,
+                                .draws_per_class = 60,
+                                .takes = [](const memo::model& m) { return memo::keras3::supports(m) && m.nodes.back().type == dtype::float32; },
+                                .lanes = lanes,
+                                .known = known_findings,
+                                .min_classes = 60});
 }
 
 // MEMO's seed models run like the reference; every node's output and teacher forcing (each layer
 // fed the given tensors) come back one per node.
 TEST(KerasBackend, EveryNodeAndTeacherForcing) {
-    memo::reference::interpreter ref;
-    const auto& m = lenet();
-    const auto in = memo::make_inputs(m);
-    const auto truth = ref.run(m, in, {true, {}, dtype::float64});
-    ASSERT_TRUE(truth.ok());
-    auto fed = truth.outputs;
-    for (auto& t : fed)
-        for (auto& v : t.data) v = memo::round_to(dtype::float32, v);
-    for (const char* b : {"keras-tensorflow", "keras-torch", "keras-jax-xla"}) {
-        SCOPED_TRACE(b);
-        const auto plain = keras(b).run(m, in);
-        ASSERT_TRUE(plain.ok()) << plain.message;
-        ASSERT_EQ(plain.outputs.size(), m.outputs.size());
-        EXPECT_LE(relative_error(plain.outputs[0], truth.outputs[static_cast<std::size_t>(m.outputs[0])]), 1e-4);
-        const auto every = keras(b).run(m, in, {true, {}, {}});
-        ASSERT_TRUE(every.ok()) << every.message;
-        ASSERT_EQ(every.outputs.size(), m.size());
-        const auto forced = keras(b).run(m, in, {true, fed, {}});
-        ASSERT_TRUE(forced.ok()) << forced.message;
-        ASSERT_EQ(forced.outputs.size(), m.size());
-        for (std::size_t i = 0; i < m.size(); ++i) {
-            EXPECT_EQ(every.outputs[i].dims, truth.outputs[i].dims) << i;
-            EXPECT_LE(relative_error(forced.outputs[i], truth.outputs[i]), 1e-5) << "node " << i;
-        }
-        EXPECT_EQ(keras(b).run(m, in, {false, {}, dtype::float64}).status, memo::run_status::unsupported);
-    }
+    std::vector<test::lane> lanes;
+    for (const char* b : {"keras-tensorflow", "keras-torch", "keras-jax-xla"}) lanes.push_back({.name = b, .run = test::runs_on(keras(b))});
+    test::every_node_and_teacher_forcing(lanes);
 }
 
 // JAX's eager run compiles each layer once for all layers that compute the same function: a Dense
@@ -214,21 +132,10 @@ TEST(KerasBackend, DeclinesWhatItLacks) {
 // The worker is a worker process like any other: killed while it holds a request it is a crash
 // verdict with its signal, past its time limit a timeout, and the next model starts a fresh one.
 TEST(KerasWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
-    const auto& m = lenet();
+    const auto& m = test::lenet();
     const auto in = memo::make_inputs(m);
     memo::keras3::runtime r(options_for("keras-torch"));
-    ASSERT_TRUE(r.run(m, in).ok());
-    const pid_t first = r.worker_pid();
-    ASSERT_GT(first, 0);
-    ::kill(first, SIGKILL);
-    r.submit(m, in, {});
-    const auto dead = r.collect();
-    EXPECT_EQ(dead.status, memo::run_status::crash) << dead.message;
-    EXPECT_EQ(dead.signal, SIGKILL);
-    EXPECT_EQ(r.restarts(), 1U);
-    const auto again = r.run(m, in);
-    EXPECT_TRUE(again.ok()) << again.message;
-    EXPECT_NE(r.worker_pid(), first);
+    ASSERT_NO_FATAL_FAILURE(test::killed_worker_is_a_crash_and_restarts(r, m, in));
 
     r.set_time_limit(0.01);  // a limit no run meets, however fast the machine
     const auto late = r.run(m, in);
@@ -242,7 +149,7 @@ TEST(KerasWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
 // run whose compiling is past compiling's own limit is declined as compiling too long, however
 // long the run's limit; with room to compile, the same run goes through.
 TEST(KerasWorker, CompilingPastItsLimitIsDeclined) {
-    const auto& m = lenet();
+    const auto& m = test::lenet();
     const auto in = memo::make_inputs(m);
     auto o = options_for("keras-jax-xla");
     o.limits.compile_ms = 1;
