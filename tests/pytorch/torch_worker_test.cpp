@@ -7,27 +7,21 @@
 #include <memo/backends/torch/worker.hpp>
 #include <memo/oracle/differential.hpp>
 
-#include <signal.h>
 #include <stdlib.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <map>
 #include <memory>
 
+#include "../unit/agreement.hpp"
 #include "../unit/compare.hpp"
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
+#include "../unit/workers.hpp"
 
 namespace test_pytorch_torch_worker_test {
 
 namespace {
-
-using test::describe;
-using test::relative_error;
 
 using memo::dtype;
 
@@ -52,15 +46,10 @@ memo::torch::worker_runtime& worker(const std::string& name) {
     return *r;
 }
 
-const memo::model& lenet() {
-    static const auto m = memo::io::load_keras(MEMO_TEST_DATA_DIR "/memo/synthesized_models/lenet5-mnist_orig-simplified.json", test::reg());
-    return m;
-}
-
 /// Where PyTorch differs from Keras 2.8's semantics (the reference's), as this test found it, each
 /// with why: a random model of these classes may differ from the reference for that reason; a
 /// model of any other class must agree. None today, eager or compiled.
-const std::map<std::string, std::string, std::less<>> known_findings = {};
+const test::findings known_findings = {};
 
 }  // namespace
 
@@ -76,116 +65,23 @@ TEST(TorchWorker, Installed) {
 // float64 by more than 1e-4 in any implementation: the bound is then a hundred times what float32
 // rounding of the inputs alone moves the float64 result.
 TEST(TorchWorker, EveryLayerClassAgreesWithTheReferenceOrIsAKnownFinding) {
-    constexpr int models_per_class = 2;
-    const std::vector<std::string> backends{"torch", "torch-compile"};
-    memo::reference::interpreter ref;
-    memo::rng r(20261203);
-    struct row {
-        int runs = 0, declined = 0, differ = 0;
-        double worst = 0, ms = 0;
-        std::string why;
-    };
-    std::map<std::string, std::map<std::string, row>> table;  // backend -> class -> row
-    std::map<std::string, bool> undrawn;
-    auto compare = [&](const std::string& b, const memo::model& m) {
-        SCOPED_TRACE(b + ": " + describe(m));
-        const auto in = memo::make_inputs(m);
-        const auto want = ref.run(m, in, {});
-        ASSERT_TRUE(want.ok()) << want.message;
-        row& t = table[b][std::string(m.nodes.back().layer->name)];
-        const auto start = std::chrono::steady_clock::now();
-        const auto got = worker(b).run(m, in);
-        t.ms = std::max(t.ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-        if (got.status == memo::run_status::unsupported) {
-            ++t.declined;
-            t.why = got.message;
-            return;
-        }
-        const double e = got.ok() ? relative_error(got.outputs.at(0), want.outputs.at(0)) : std::numeric_limits<double>::infinity();
-        ++t.runs;
-        t.worst = std::max(t.worst, e);
-        if (e <= 1e-4) return;
-        double drift = 0;
-        if (got.ok()) {
-            const auto truth = ref.run(m, in, {false, {}, dtype::float64});
-            drift = test::input_rounding_drift(ref, m, in, truth.outputs.at(0), memo::unit_roundoff(dtype::float32), 7);
-            if (e <= 100 * drift) return;
-        }
-        ++t.differ;
-        if (!known_findings.count(m.nodes.back().layer->name))
-            ADD_FAILURE() << "differs from the reference: " << memo::name_of(got.status) << " " << got.message << ", error " << e
-                          << " (float32 rounding of the inputs moves the float64 result by " << drift << ")";
-    };
-    for (const auto& L : test::reg()) {
-        if (L.arity.max == 0) continue;
-        std::vector<memo::model> drawn;
-        for (int k = 0; k < 60 && static_cast<int>(drawn.size()) < models_per_class; ++k) {
-            auto m = test::random_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            if (memo::torch::supports(*m) && m->nodes.back().type == dtype::float32) drawn.push_back(std::move(*m));
-        }
-        if (drawn.empty()) {
-            undrawn[std::string(L.name)] = true;
-            continue;
-        }
-        for (const auto& m : drawn) compare("torch", m);
-        const auto elements = [](const memo::model& m) { return m.nodes.front().out.elements(); };
-        compare("torch-compile", *std::min_element(drawn.begin(), drawn.end(), [&](const auto& a, const auto& b) { return elements(a) < elements(b); }));
-    }
-    for (const auto& b : backends) {
-        std::printf("\n%s\n%-26s %5s %5s %6s %10s %9s  %s\n", b.c_str(), "layer", "runs", "decl", "differ", "max error", "max ms",
-                    "declined because / known finding");
-        int runs = 0, differ = 0, declined = 0, classes = 0;
-        double ms = 0;
-        for (const auto& [name, t] : table[b]) {
-            const auto it = known_findings.find(name);
-            std::printf("%-26s %5d %5d %6d %10.2e %9.0f  %s\n", name.c_str(), t.runs, t.declined, t.differ, t.worst, t.ms,
-                        t.declined                               ? t.why.c_str()
-                        : it != known_findings.end() && t.differ ? it->second.c_str()
-                                                                 : "");
-            runs += t.runs;
-            differ += t.differ;
-            declined += t.declined;
-            classes += t.runs > 0;
-            ms += t.ms;
-        }
-        std::printf("%s: %d layer classes run, %d runs compared, %d differ (each a known finding), %d declined; slowest run of each class %.0f ms in all\n",
-                    b.c_str(), classes, runs, differ, declined, ms);
-        EXPECT_GE(classes, 70) << b;
-    }
-    for (const auto& [name, _] : undrawn) std::printf("no float32 model drawn of %s\n", name.c_str());
+    test::agree_with_reference({.seed = 20261203,
+                                .models_per_class = 2,
+                                .draws_per_class = 60,
+                                .takes = [](const memo::model& m) { return memo::torch::supports(m) && m.nodes.back().type == dtype::float32; },
+                                .lanes = {{.name = "torch", .run = test::runs_on(worker("torch"))},
+                                          {.name = "torch-compile", .run = test::runs_on(worker("torch-compile")), .smallest_only = true}},
+                                .steps = {{.within = test::always({.floor = 1e-4, .drift_times = 100})}},
+                                .known = known_findings,
+                                .min_classes = 70});
 }
 
 // MEMO's seed models run like the reference; every node's output and teacher forcing (each layer
 // fed the given tensors) come back one per node, eagerly whether or not the worker compiles.
 TEST(TorchWorker, EveryNodeAndTeacherForcing) {
-    memo::reference::interpreter ref;
-    const auto& m = lenet();
-    const auto in = memo::make_inputs(m);
-    const auto truth = ref.run(m, in, {true, {}, dtype::float64});
-    ASSERT_TRUE(truth.ok());
-    auto fed = truth.outputs;
-    for (auto& t : fed)
-        for (auto& v : t.data) v = memo::round_to(dtype::float32, v);
-    for (const char* b : {"torch", "torch-compile"}) {
-        SCOPED_TRACE(b);
-        const auto plain = worker(b).run(m, in);
-        ASSERT_TRUE(plain.ok()) << plain.message;
-        ASSERT_EQ(plain.outputs.size(), m.outputs.size());
-        EXPECT_LE(relative_error(plain.outputs[0], truth.outputs[static_cast<std::size_t>(m.outputs[0])]), 1e-4);
-        const auto every = worker(b).run(m, in, {true, {}, {}});
-        ASSERT_TRUE(every.ok()) << every.message;
-        ASSERT_EQ(every.outputs.size(), m.size());
-        const auto forced = worker(b).run(m, in, {true, fed, {}});
-        ASSERT_TRUE(forced.ok()) << forced.message;
-        ASSERT_EQ(forced.outputs.size(), m.size());
-        for (std::size_t i = 0; i < m.size(); ++i) {
-            EXPECT_EQ(every.outputs[i].dims, truth.outputs[i].dims) << i;
-            EXPECT_LE(relative_error(every.outputs[i], truth.outputs[i]), 1e-4) << "node " << i;
-            EXPECT_LE(relative_error(forced.outputs[i], truth.outputs[i]), 1e-5) << "node " << i;
-        }
-        EXPECT_EQ(worker(b).run(m, in, {false, {}, dtype::float64}).status, memo::run_status::unsupported);
-    }
+    test::every_node_and_teacher_forcing(
+        {{.name = "torch", .run = test::runs_on(worker("torch"))}, {.name = "torch-compile", .run = test::runs_on(worker("torch-compile"))}},
+        {.every_node_within = 1e-4});
 }
 
 // What the worker cannot take is declined with the reason: float64 before anything is sent (the
@@ -204,14 +100,14 @@ TEST(TorchWorker, ACompilersFaultIsAVerdictOfTheWholeGraph) {
     memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
     std::vector<memo::executor*> xs{&ref, &faulty};
     memo::oracle::differential diff(xs, truth, test::reg());
-    const auto v = diff.check(lenet());
+    const auto v = diff.check(test::lenet());
     ASSERT_EQ(v.what, memo::oracle::kind::inconsistency) << v.message;
     EXPECT_TRUE(v.whole_graph);
     EXPECT_LT(v.node, 0);
     EXPECT_EQ(v.culprits, std::vector<std::string>{"torch-compile"});
     EXPECT_NE(v.message.find("rewritten graph"), std::string::npos) << v.message;
     faulty.set_rewrites_graph(false);
-    EXPECT_FALSE(diff.check(lenet())) << "without rewrites_graph the fault would be taken for rounding";
+    EXPECT_FALSE(diff.check(test::lenet())) << "without rewrites_graph the fault would be taken for rounding";
     ::unsetenv("MEMO_PLANTED_FAULT");
     ::unsetenv("PYTHONPATH");
 }
@@ -252,21 +148,10 @@ TEST(TorchWorker, DeclinesWhatItCannotRun) {
 // The worker is a worker process like any other: killed while it holds a request it is a crash
 // verdict with its signal, past its time limit a timeout, and the next model starts a fresh one.
 TEST(TorchWorker, DeathAndTimeOutAreVerdictsAndTheWorkerRestarts) {
-    const auto& m = lenet();
+    const auto& m = test::lenet();
     const auto in = memo::make_inputs(m);
     memo::torch::worker_runtime r(options_for("torch"));
-    ASSERT_TRUE(r.run(m, in).ok());
-    const pid_t first = r.worker_pid();
-    ASSERT_GT(first, 0);
-    ::kill(first, SIGKILL);
-    r.submit(m, in, {});
-    const auto dead = r.collect();
-    EXPECT_EQ(dead.status, memo::run_status::crash) << dead.message;
-    EXPECT_EQ(dead.signal, SIGKILL);
-    EXPECT_EQ(r.restarts(), 1U);
-    const auto again = r.run(m, in);
-    EXPECT_TRUE(again.ok()) << again.message;
-    EXPECT_NE(r.worker_pid(), first);
+    ASSERT_NO_FATAL_FAILURE(test::killed_worker_is_a_crash_and_restarts(r, m, in));
 
     // A limit no run meets: LeNet takes PyTorch 0.8 ms on a fast machine.
     r.set_time_limit(0.01);
