@@ -11,11 +11,11 @@
 
 #include <signal.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 
+#include "../unit/agreement.hpp"
 #include "../unit/compare.hpp"
 #include "../unit/reproducer_sweep.hpp"
 #include "../unit/support.hpp"
@@ -58,8 +58,8 @@ const memo::ort::python_engine& named(std::string_view name) {
 /// Where a library differs from the reference (Keras 2.8's semantics) as this test found it, by
 /// backend and class, each with why (docs/findings.md): a model of such a class may differ; any
 /// other must agree.
-const std::map<std::string, std::string, std::less<>> known_findings = [] {
-    std::map<std::string, std::string, std::less<>> k;
+const test::findings known_findings = [] {
+    test::findings k;
     for (const char* tvm : {"tvm", "tvm-O0"})
         for (const char* cls : {"ELU", "Dense", "ThresholdedReLU"})  // Dense: with a selu activation
             k[std::string(tvm) + "/" + cls] =
@@ -95,54 +95,24 @@ TEST(OnnxEngines, Installed) {
 TEST(OnnxEngines, EveryLayerClassAgreesWithTheReferenceOrIsAKnownFinding) {
     memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
     std::vector<memo::executor*> xs{&ref};
-    for (const auto& e : engines()) xs.push_back(&worker(e));
-    memo::rng r(20261130);
-    struct row {
-        int runs = 0, declined = 0, differ = 0;
-        std::string why;
-    };
-    std::map<std::string, std::map<std::string, row>> table;  // backend -> class -> row
-    for (const auto& L : test::reg()) {
-        if (L.arity.max == 0) continue;
-        const auto m = test::random_layer_model(L, r);
-        ASSERT_TRUE(m) << L.name;
-        SCOPED_TRACE(test::describe(*m));
-        const std::string cls(L.name);
+    std::vector<test::lane> lanes;
+    for (const auto& e : engines()) {
+        xs.push_back(&worker(e));
+        lanes.push_back({.name = e.name});
+    }
+    const auto by_the_oracle = [&](const memo::model& m, test::verdicts& said) {
         memo::oracle::differential diff(xs, truth, test::reg());  // afresh: no decline learnt from another class
-        const auto v = diff.check(*m);
+        const auto v = diff.check(m);
         for (std::size_t k = 1; k < xs.size(); ++k) {
             const auto& seen = diff.observations().at(k).result;
-            row& t = table[std::string(xs[k]->name())][cls];
-            if (seen.status == memo::run_status::unsupported) {
-                ++t.declined;
-                t.why = seen.message.substr(0, 90);
-            } else ++t.runs;
+            if (seen.status == memo::run_status::unsupported) said.declined(xs[k]->name(), 0, seen.message.substr(0, 90));
+            else said.ran(xs[k]->name(), 0);
         }
-        if (v.what == memo::oracle::kind::none) continue;
-        for (const auto& c : v.culprits) {
-            if (c != "reference") ++table[c][cls].differ;
-            if (!known_findings.count(c + "/" + cls)) ADD_FAILURE() << c << ": " << memo::oracle::name_of(v.what) << " " << v.message;
-        }
-    }
-    for (const auto& e : engines()) {
-        std::printf("\n%s\n%-26s %5s %5s %6s  %s\n", e.name.c_str(), "layer", "runs", "decl", "differ", "declined because / known finding");
-        int runs = 0, differ = 0, declined = 0, classes = 0;
-        for (const auto& [name, t] : table[e.name]) {
-            const auto it = known_findings.find(e.name + "/" + name);
-            if (t.declined || t.differ)
-                std::printf("%-26s %5d %5d %6d  %s\n", name.c_str(), t.runs, t.declined, t.differ,
-                            t.declined                               ? t.why.c_str()
-                            : it != known_findings.end() && t.differ ? it->second.c_str()
-                                                                     : "");
-            runs += t.runs;
-            differ += t.differ;
-            declined += t.declined;
-            classes += t.runs > 0;
-        }
-        std::printf("%s: %d layer classes run, %d runs judged, %d differ (each a known finding), %d declined; the others agree\n", e.name.c_str(), classes,
-                    runs, differ, declined);
-        EXPECT_GE(classes, 60) << e.name;
-    }
+        if (v.what == memo::oracle::kind::none) return;
+        for (const auto& c : v.culprits) said.differs(c, std::string(memo::oracle::name_of(v.what)) + " " + v.message);
+    };
+    test::agree_with_reference(
+        {.seed = 20261130, .lanes = lanes, .judge = by_the_oracle, .known = known_findings, .min_classes = 60, .print_agreeing_rows = false});
 }
 
 // The Python worker is a worker process like any other: killed, its run is a crash verdict and the
