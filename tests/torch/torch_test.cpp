@@ -6,18 +6,15 @@
 #include <memo/tensors/inputs.hpp>
 
 #include <cmath>
-#include <cstdio>
-#include <iostream>
-#include <map>
 #include <stdexcept>
 
+#include "../unit/agreement.hpp"
 #include "../unit/compare.hpp"
 #include "../unit/support.hpp"
 
 namespace {
 
 using test::describe;
-using test::relative_error;
 
 using memo::dtype;
 
@@ -294,80 +291,19 @@ TEST(TorchBackend, EveryNodeTeacherForcingAndPrecision) {
     EXPECT_EQ(torch_backend().run(m, tenth, {}).outputs[0].data[0], static_cast<double>(0.1f + 0.1f));
 }
 
-// Every layer class: random single-layer models on torch and on the reference interpreter. A
-// class whose reference kernel is missing is only run on torch (dims checked) and counted as
-// skipped. The table printed at the end lists, per class, the largest relative error in float64
-// and float32.
+// Every layer class: random single-layer models on torch and on the reference interpreter, in
+// float64 within 1e-9 and in float32 within 1e-4 or a hundred times what float32 rounding of the
+// inputs alone moves the float64 result (a float32 run of an ill-conditioned model, an exponential
+// recurrence, drifts further in any implementation); then in the model's own dtypes (float16 for
+// some): ok with values of the dtype, or unsupported.
 TEST(TorchBackend, EveryLayerClassAgreesWithTheReference) {
-    constexpr int models_per_class = 10;
-    memo::reference::interpreter ref;
-    memo::rng r(20240611);
-    struct row {
-        int runs = 0, compared = 0, skipped = 0, own_dtype_unsupported = 0;
-        double f64 = 0, f32 = 0;
-    };
-    std::map<std::string, row> table;
-    for (const auto& L : test::reg()) {
-        if (L.arity.max == 0) continue;
-        row& t = table[std::string(L.name)];
-        for (int k = 0; k < models_per_class; ++k) {
-            const auto m = test::random_layer_model(L, r);
-            ASSERT_TRUE(m) << L.name;
-            SCOPED_TRACE(describe(*m));
-            const auto inputs = memo::make_inputs(*m);
-            const auto want_dims = memo::concrete(m->nodes.back().out, 2);
-            const bool comparable = static_cast<bool>(ref.supports(*m));
-            memo::tensor truth;  // the reference in float64
-            for (dtype p : {dtype::float64, dtype::float32}) {
-                memo::run_options o;
-                o.precision = p;
-                const auto got = torch_backend().run(*m, inputs, o);
-                ASSERT_TRUE(got.ok()) << name_of(p) << ": " << got.message;
-                ASSERT_EQ(got.outputs.at(0).dims, want_dims);
-                ++t.runs;
-                if (!comparable) continue;
-                const auto want = ref.run(*m, inputs, o);
-                ASSERT_TRUE(want.ok()) << want.message;
-                const double e = relative_error(got.outputs[0], want.outputs.at(0));
-                if (p == dtype::float64) {
-                    truth = want.outputs[0];
-                    t.f64 = std::max(t.f64, e);
-                    EXPECT_LE(e, 1e-9) << "float64";
-                    ++t.compared;
-                } else {
-                    // A float32 run of an ill-conditioned model (an exponential recurrence) drifts
-                    // from float64 by more than 1e-4 in any implementation: allow a hundred times
-                    // what float32 rounding of the inputs alone moves the float64 result.
-                    const double drift = test::input_rounding_drift(ref, *m, inputs, truth, memo::unit_roundoff(dtype::float32), 7);
-                    t.f32 = std::max(t.f32, e);
-                    EXPECT_LE(e, std::max(1e-4, 100 * drift)) << "float32; float32 rounding of the inputs moves the float64 result by " << drift;
-                }
-            }
-            t.skipped += !comparable;
-            // In the model's own dtypes (float16 for some): ok with values of the dtype, or unsupported.
-            const auto own = torch_backend().run(*m, inputs, {});
-            if (own.status == memo::run_status::unsupported) {
-                ++t.own_dtype_unsupported;
-                continue;
-            }
-            ASSERT_TRUE(own.ok()) << own.message;
-            const auto& y = own.outputs.at(0);
-            EXPECT_EQ(y.dims, want_dims);
-            EXPECT_EQ(y.type, m->nodes.back().type);
-            for (double v : y.data)
-                if (!std::isnan(v)) {
-                    ASSERT_EQ(memo::round_to(y.type, v), v);
-                }
-        }
-    }
-    int compared = 0, skipped = 0;
-    std::cout << "class                      runs  compared  skipped  own-dtype-unsupported  max-rel-f64  max-rel-f32\n";
-    for (const auto& [name, t] : table) {
-        compared += t.compared > 0;
-        skipped += t.compared == 0;
-        std::printf("%-26s %4d  %8d  %7d  %21d  %11.3g  %11.3g\n", name.c_str(), t.runs, t.compared, t.skipped, t.own_dtype_unsupported, t.f64, t.f32);
-    }
-    std::cout << compared << " classes compared with the reference, " << skipped << " only run on torch (no reference kernel yet)\n";
-    RecordProperty("classes_compared", compared);
-    RecordProperty("classes_only_on_torch", skipped);
+    test::agree_with_reference(
+        {.seed = 20240611,
+         .models_per_class = 10,
+         .lanes = {{.name = "torch", .run = test::runs_on(torch_backend())}},
+         .steps =
+             {{.label = "f64", .precision = dtype::float64, .within = test::always({.floor = 1e-9}), .decline = test::on_decline::fails},
+              {.label = "f32", .precision = dtype::float32, .within = test::always({.floor = 1e-4, .drift_times = 100}), .decline = test::on_decline::fails},
+              {.label = "own dtypes", .within = {}}},
+         .record_classes = {"classes_compared", "classes_only_on_torch"}});
 }
