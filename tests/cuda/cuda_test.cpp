@@ -11,9 +11,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <iostream>
-#include <map>
 
+#include "../unit/agreement.hpp"
 #include "../unit/compare.hpp"
 #include "../unit/support.hpp"
 
@@ -49,82 +48,26 @@ void cudnn_activations(memo::model& m) {
 /// Every claimed class on random single-layer models, in float64 and float32, against the
 /// reference: float64 within 1e-9 (the host) or 1e-7 (cuDNN's and cuBLAS's other summation
 /// orders), float32 within what float32 rounding of the inputs moves the result (at least 1e-4).
+/// Then the 16-bit types: against the reference in the same type, within fifty times the type's
+/// rounding (both accumulate in float and round each layer's output), or what rounding the inputs
+/// to the type moves the float64 result; overflows are left out.
 void every_class_agrees(memo::cuda::backend& b, int models_per_class, double f64_bound) {
-    memo::reference::interpreter ref;
-    memo::rng r(20261126);
-    struct row {
-        int compared = 0, declined = 0, half_declined = 0;
-        double f64 = 0, f32 = 0, f16 = 0, bf16 = 0;
-    };
-    std::map<std::string, row> table;
-    for (const auto* L : claimed()) {
-        row& t = table[std::string(L->name)];
-        for (int k = 0; k < models_per_class; ++k) {
-            auto m = test::random_layer_model(*L, r);
-            ASSERT_TRUE(m) << L->name;
-            for (auto& n : m->nodes) n.type = dtype::float32;  // the dtypes it claims: run by precision below
-            if (k % 2 == 0) cudnn_activations(*m);
-            SCOPED_TRACE(describe(*m));
-            if (!ref.supports(*m)) continue;
-            const auto inputs = memo::make_inputs(*m);
-            memo::tensor truth;
-            for (dtype p : {dtype::float64, dtype::float32}) {
-                memo::run_options o;
-                o.precision = p;
-                const auto got = b.run(*m, inputs, o);
-                if (got.status == memo::run_status::unsupported) {
-                    ++t.declined;
-                    std::printf("declined: %s: %s\n", describe(*m).c_str(), got.message.c_str());
-                    break;
-                }
-                ASSERT_TRUE(got.ok()) << name_of(p) << ": " << got.message;
-                const auto want = ref.run(*m, inputs, o);
-                ASSERT_TRUE(want.ok()) << want.message;
-                const double e = relative_error(got.outputs.at(0), want.outputs.at(0));
-                if (p == dtype::float64) {
-                    truth = want.outputs[0];
-                    t.f64 = std::max(t.f64, e);
-                    EXPECT_LE(e, f64_bound) << "float64";
-                    ++t.compared;
-                } else {
-                    const double drift = test::input_rounding_drift(ref, *m, inputs, truth, memo::unit_roundoff(dtype::float32), 7);
-                    t.f32 = std::max(t.f32, e);
-                    EXPECT_LE(e, std::max(1e-4, 100 * drift)) << "float32; float32 rounding of the inputs moves the float64 result by " << drift;
-                }
-            }
-            if (truth.dims.empty()) continue;
-            // The 16-bit types: against the reference in the same type, within fifty times the
-            // type's rounding (both accumulate in float and round each layer's output), or what
-            // rounding the inputs to the type moves the float64 result; overflows are left out.
-            for (dtype p : {dtype::float16, dtype::bfloat16}) {
-                memo::run_options o;
-                o.precision = p;
-                const auto got = b.run(*m, inputs, o);
-                if (got.status == memo::run_status::unsupported) {
-                    ++t.half_declined;
-                    continue;
-                }
-                ASSERT_TRUE(got.ok()) << name_of(p) << ": " << got.message;
-                const auto want = ref.run(*m, inputs, o);
-                ASSERT_TRUE(want.ok()) << want.message;
-                if (got.outputs.at(0).has_non_finite() || want.outputs.at(0).has_non_finite()) continue;
-                const double drift = test::input_rounding_drift(ref, *m, inputs, truth, memo::unit_roundoff(p), 11);
-                const double e = relative_error(got.outputs[0], want.outputs[0]);
-                (p == dtype::float16 ? t.f16 : t.bf16) = std::max(p == dtype::float16 ? t.f16 : t.bf16, e);
-                EXPECT_LE(e, std::max(50 * memo::unit_roundoff(p), 100 * drift))
-                    << name_of(p) << "; rounding the inputs to it moves the float64 result by " << drift;
-            }
-        }
-    }
-    std::cout << "class                      compared  declined  max-rel-f64  max-rel-f32  max-rel-f16  max-rel-bf16  16-bit declined\n";
-    int classes = 0;
-    for (const auto& [name, t] : table) {
-        classes += t.compared > 0;
-        std::printf("%-26s %8d  %8d  %11.3g  %11.3g  %11.3g  %12.3g  %15d\n", name.c_str(), t.compared, t.declined, t.f64, t.f32, t.f16, t.bf16,
-                    t.half_declined);
-        EXPECT_GT(t.compared, 0) << name << ": no model of it was compared";
-    }
-    std::cout << classes << " of " << table.size() << " claimed classes compared with the reference\n";
+    const auto sixteen_bits = [](dtype p) { return test::tolerance{.floor = 50 * memo::unit_roundoff(p), .drift_times = 100, .drift_seed = 11}; };
+    test::agree_with_reference(
+        {.seed = 20261126,
+         .models_per_class = models_per_class,
+         .classes = [](const memo::layer_def& L) { return memo::cuda::lowerings().contains(L.name); },
+         .prepare =
+             [](memo::model& m, int draw) {
+                 for (auto& n : m.nodes) n.type = dtype::float32;  // the dtypes it claims: run by precision below
+                 if (draw % 2 == 0) cudnn_activations(m);
+             },
+         .lanes = {{.name = std::string(b.name()), .run = test::runs_on(b)}},
+         .steps = {{.label = "f64", .precision = dtype::float64, .within = test::always({.floor = f64_bound}), .decline = test::on_decline::ends_model},
+                   {.label = "f32", .precision = dtype::float32, .within = test::always({.floor = 1e-4, .drift_times = 100})},
+                   {.label = "f16", .precision = dtype::float16, .within = sixteen_bits, .skip_non_finite = true},
+                   {.label = "bf16", .precision = dtype::bfloat16, .within = sixteen_bits, .skip_non_finite = true}},
+         .every_class_compared = true});
 }
 
 /// One layer of class `cls` with its defaults on an input of per-sample dims `in`.
