@@ -285,7 +285,10 @@ inline void check_tables(const agreement& a, const agreement_tables& tables, con
         double ms = 0;
         for (const auto& [name, t] : rows) {
             int class_runs = 0, class_declined = 0;
-            for (const auto& s : t.steps) class_runs += s.runs, class_declined += s.declined;
+            for (const auto& s : t.steps) {
+                class_runs += s.runs;
+                class_declined += s.declined;
+            }
             classes += class_runs > 0;
             if (compared(t) > 0 && std::find(compared_classes.begin(), compared_classes.end(), name) == compared_classes.end())
                 compared_classes.push_back(name);
@@ -296,10 +299,11 @@ inline void check_tables(const agreement& a, const agreement_tables& tables, con
             ms += t.ms;
             if (!a.print_agreeing_rows && class_declined == 0 && t.differ == 0) continue;
             std::printf("%-26s %5d %5d %6d %8d", name.c_str(), class_runs, class_declined, t.differ, t.unjudged);
-            for (std::size_t s = 0; s < a.steps.size(); ++s)
+            for (std::size_t s = 0; s < a.steps.size(); ++s) {
                 if (!a.steps[s].within) continue;
-                else if (t.steps[s].worst < 0) std::printf(" %10s", "-");
+                if (t.steps[s].worst < 0) std::printf(" %10s", "-");
                 else std::printf(" %10.2e", t.steps[s].worst);
+            }
             const auto* known = known_finding(a.known, title, name);
             std::printf(" %9.0f  %s\n", t.ms, class_declined ? t.why.c_str() : known && t.differ ? known->c_str() : "");
         }
