@@ -112,8 +112,12 @@ TEST(KerasBackend, LayersThatDifferInInertParametersShareJaxsCodeAndKeepTheirWei
         ASSERT_TRUE(got.ok()) << got.message;
         const auto truth = ref.run(*m, in, {false, {}, dtype::float64});
         EXPECT_LE(relative_error(got.outputs[0], truth.outputs[0]), 1e-5);
-        if (m == &second) EXPECT_EQ(got.compile_ms, 0.0);  // first's code
-        if (m == &other) EXPECT_GT(got.compile_ms, 0.0);   // no bias: a function of its own
+        if (m == &second) {
+            EXPECT_EQ(got.compile_ms, 0.0);  // first's code
+        }
+        if (m == &other) {
+            EXPECT_GT(got.compile_ms, 0.0);  // no bias: a function of its own
+        }
     }
 }
 
