@@ -110,8 +110,7 @@ public:
         const input_options& in;
         std::chrono::steady_clock::time_point deadline;  // the prefix search stops there
     };
-    explicit localiser(const run& r)
-        : m_(r.m), inputs_(r.inputs), obs_(r.obs), xs_(r.backends), truth_(r.truth), reg_(r.reg), o_(r.o), in_(r.in), deadline_(r.deadline) {}
+    explicit localiser(const run& r) : r_(r) {}
 
     /// Localises v: its node, layer and producer named, an inconsistency's further nodes in
     /// v.more. False when no node is to blame (rounding accumulated): the verdict is dropped.
@@ -126,7 +125,7 @@ public:
         } else if (v.what == kind::nan && peer) {
             // Fed identical inputs too, so that a NaN carried in from a wrong layer before it (whose
             // values overflow a later recurrence) is not blamed on the layer where it shows.
-            const auto fed = truth_.fed();
+            const auto fed = r_.truth.fed();
             v.node = first_nan_node(*culprit, *peer, fed);
             if (v.node >= 0 && range_explains(v.node)) return false;
             if (v.node < 0 && !fed.empty()) {
@@ -149,7 +148,7 @@ private:
     /// nan_alone() finds it, else from the whole model run fed on both. -1 when none is.
     int first_nan_node(executor& a, executor& b, const std::vector<tensor>& fed) {
         if (const int i = nan_alone(a, b, fed); i >= 0) return i;
-        const auto [ra, rb] = run_both(a, b, m_, run_options{true, fed, {}});
+        const auto [ra, rb] = run_both(a, b, r_.m, run_options{true, fed, {}});
         if (ra.ok() && rb.ok())
             for (std::size_t i = 0; i < std::min(ra.outputs.size(), rb.outputs.size()); ++i)
                 if (ra.outputs[i].has_non_finite() != rb.outputs[i].has_non_finite()) return static_cast<int>(i);
@@ -161,10 +160,10 @@ private:
     /// verdict of its own in v.more. With no such node, true only for a fault of a rewritten graph
     /// (rewriting_differs).
     bool localise_inconsistency(verdict& v, executor& culprit, executor& peer) {
-        const model& m = m_;
+        const model& m = r_.m;
         // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
         // the very same numbers and only the node's own rounding remains.
-        const auto fed = truth_.fed();
+        const auto fed = r_.truth.fed();
         if (fed.empty()) return false;
         const run_options forced{true, fed, {}};
         const auto [a, b] = run_both(culprit, peer, m, forced);
@@ -181,9 +180,9 @@ private:
             // library's state is infinite or saturated in a way of its own, and the outputs (an
             // LSTM's o * tanh(c)) need not show it; a divisor near the smallest normal is a few
             // digits in one library and all of them in one that keeps it wider.
-            if (bounds[i].past_range || bounds[i].by_rounding > tolerance(like(i), o_) * bounds[i].scale) continue;
+            if (bounds[i].past_range || bounds[i].by_rounding > tolerance(like(i), r_.o) * bounds[i].scale) continue;
             const auto d = compare({a.outputs[i]}, {b.outputs[i]});
-            const double bound = rounding_bound(m, i, like(i), bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, o_);
+            const double bound = rounding_bound(m, i, like(i), bounds[i].scale, input_magnitude(m, i, fed), bounds[i].slack, r_.o);
             if (!beyond(d, bound)) continue;
             if (v.node < 0) {
                 v.node = static_cast<int>(i);
@@ -219,10 +218,10 @@ private:
     /// does not show it: the whole model is then fed again. One layer taking seconds (a ConvLSTM3D
     /// that Keras' TensorFlow compiles with XLA at every step) then costs its plain run alone.
     int nan_alone(executor& a, executor& b, const std::vector<tensor>& fed) {
-        const model& m = m_;
+        const model& m = r_.m;
         const auto flags = [&](const executor& x) {
             std::vector<std::uint8_t> f;
-            for (const auto& o : obs_) {
+            for (const auto& o : r_.obs) {
                 if (o.backend != x.name()) continue;
                 if (o.spans.size() == m.size())
                     for (const auto& s : o.spans) f.push_back(s.has(value_class::non_finite));
@@ -235,7 +234,7 @@ private:
         std::size_t i = 0;
         while (i < m.size() && (fa[i] != 0) == (fb[i] != 0)) ++i;
         if (i == m.size() || m[static_cast<int>(i)].inputs.empty()) return -1;
-        auto alone = isolate_node(m, static_cast<int>(i), reg_, true);
+        auto alone = isolate_node(m, static_cast<int>(i), r_.reg, true);
         if (!alone) return -1;
         std::vector<tensor> ins;
         for (int e : m[static_cast<int>(i)].inputs) {
@@ -249,9 +248,9 @@ private:
 
     /// m on two backends with the same options, both started before either is waited for: each
     /// runs in its own worker, so a localisation waits for the slower run, not for both in turn.
-    /// Fed `inputs` when given, else the model's (inputs_).
+    /// Fed `inputs` when given, else the model's (r_.inputs).
     std::pair<run_result, run_result> run_both(executor& a, executor& b, const model& m, const run_options& o, std::span<const tensor> inputs = {}) {
-        if (inputs.empty()) inputs = inputs_;
+        if (inputs.empty()) inputs = r_.inputs;
         a.submit(m, inputs, o);
         b.submit(m, inputs, o);
         auto first = a.collect();
@@ -260,10 +259,10 @@ private:
 
     /// v's layer and producer, from its node.
     void name_node(verdict& v) const {
-        if (v.node < 0 || static_cast<std::size_t>(v.node) >= m_.size()) return;
-        const node& n = m_[v.node];
+        if (v.node < 0 || static_cast<std::size_t>(v.node) >= r_.m.size()) return;
+        const node& n = r_.m[v.node];
         v.layer = std::string(n.layer->name);
-        if (!n.inputs.empty()) v.producer = std::string(m_[n.inputs[0]].layer->name);
+        if (!n.inputs.empty()) v.producer = std::string(r_.m[n.inputs[0]].layer->name);
     }
 
     /// Of the culprit's run a and the peer's run b on the fed inputs, the culprit is the one farther
@@ -287,14 +286,14 @@ private:
     /// narrower dtype ends finite there is its range's doing. A NaN carried in from the inputs is
     /// still judged.
     bool range_explains(int i) {
-        const model& m = m_;
+        const model& m = r_.m;
         const dtype t = m.nodes[static_cast<std::size_t>(i)].type;
         if (t == dtype::float64) return false;
-        const auto& truth = truth_.nodes();
+        const auto& truth = r_.truth.nodes();
         if (static_cast<std::size_t>(i) >= truth.size()) return false;
         const auto non_finite = [&](int e) { return truth[static_cast<std::size_t>(e)].has_non_finite(); };
         if (non_finite(i) && std::ranges::none_of(m.nodes[static_cast<std::size_t>(i)].inputs, non_finite)) return true;
-        const auto& inners = truth_.inner();
+        const auto& inners = r_.truth.inner();
         const inner_range inner = static_cast<std::size_t>(i) < inners.size() ? inners[static_cast<std::size_t>(i)] : inner_range{};
         return out_of_range(t, std::max(magnitude(truth[static_cast<std::size_t>(i)]), input_magnitude(m, static_cast<std::size_t>(i), truth)), inner);
     }
@@ -340,12 +339,12 @@ private:
             for (auto& x : shaken[i].data)
                 x += r.uniform_real(4.0, 12.0) * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
-        auto base = truth_.runner().run(m, inputs_, {true, fed, dtype::float64});
+        auto base = r_.truth.runner().run(m, r_.inputs, {true, fed, dtype::float64});
         run_options moving{true, shaken, dtype::float64};
         moving.shake_activations = 1;  // a unit of each node's dtype; of the one its results are judged as, where coarser
         for (std::size_t i = 0; i < m.size(); ++i)
             moving.shake_activations = std::max(moving.shake_activations, unit_roundoff(like(i)) / unit_roundoff(m.nodes[i].type));
-        const auto moved = truth_.runner().run(m, inputs_, moving);
+        const auto moved = r_.truth.runner().run(m, r_.inputs, moving);
         if (!base.ok() || !moved.ok()) return {};
         const std::size_t n = std::min({m.size(), base.outputs.size(), moved.outputs.size(), a.outputs.size(), b.outputs.size()});
         std::vector<node_rounding> out(m.size());
@@ -374,37 +373,37 @@ private:
     bool rewriting_differs(verdict& v, executor& culprit) {
         if (!culprit.rewrites_graph()) return false;
         std::vector<observation> as_written;
-        for (const auto& o : obs_) {
+        for (const auto& o : r_.obs) {
             const executor* x = by_name(o.backend);
             if (o.backend == culprit.name() || (x && !x->rewrites_graph())) as_written.push_back(o);
         }
         if (as_written.size() > 1) {
             const verdict p = judge(
-                as_written, [&] { return truth_.outputs(); }, o_);
+                as_written, [&] { return r_.truth.outputs(); }, r_.o);
             if (!p || std::find(p.culprits.begin(), p.culprits.end(), culprit.name()) == p.culprits.end()) return false;
         }
-        const auto layered = culprit.run(m_, inputs_, run_options{true, {}, {}});
-        if (!layered.ok() || layered.outputs.size() != m_.size()) return false;
-        std::vector<observation> obs(obs_.begin(), obs_.end());
+        const auto layered = culprit.run(r_.m, r_.inputs, run_options{true, {}, {}});
+        if (!layered.ok() || layered.outputs.size() != r_.m.size()) return false;
+        std::vector<observation> obs(r_.obs.begin(), r_.obs.end());
         for (auto& o : obs) {
             if (o.backend != culprit.name()) continue;
             o.result.outputs.clear();
-            for (int k : m_.outputs) o.result.outputs.push_back(layered.outputs[static_cast<std::size_t>(k)]);
+            for (int k : r_.m.outputs) o.result.outputs.push_back(layered.outputs[static_cast<std::size_t>(k)]);
         }
         const verdict w = judge(
-            obs, [&] { return truth_.outputs(); }, o_);
+            obs, [&] { return r_.truth.outputs(); }, r_.o);
         if (w && std::find(w.culprits.begin(), w.culprits.end(), culprit.name()) != w.culprits.end()) return false;
         // A compiler may sum in another order than the layers run in turn: its plain run is at
         // fault only where an output lies beyond that output's rounding bound from the layered
         // run (what the reproducer holds the compiled run against the eager one by).
-        const auto plain = std::find_if(obs_.begin(), obs_.end(), [&](const observation& o) { return o.backend == culprit.name(); });
-        if (plain == obs_.end()) return false;
-        const auto& truth = truth_.nodes();
+        const auto plain = std::find_if(r_.obs.begin(), r_.obs.end(), [&](const observation& o) { return o.backend == culprit.name(); });
+        if (plain == r_.obs.end()) return false;
+        const auto& truth = r_.truth.nodes();
         bool past_rounding = false;
-        for (std::size_t j = 0; j < m_.outputs.size() && j < plain->result.outputs.size(); ++j) {
-            const auto k = static_cast<std::size_t>(m_.outputs[j]);
+        for (std::size_t j = 0; j < r_.m.outputs.size() && j < plain->result.outputs.size(); ++j) {
+            const auto k = static_cast<std::size_t>(r_.m.outputs[j]);
             if (k >= truth.size()) continue;
-            past_rounding = past_rounding || beyond(compare({plain->result.outputs[j]}, {layered.outputs[k]}), unmeasured_bound(m_, k, truth, o_));
+            past_rounding = past_rounding || beyond(compare({plain->result.outputs[j]}, {layered.outputs[k]}), unmeasured_bound(r_.m, k, truth, r_.o));
         }
         if (!past_rounding) return false;
         v.whole_graph = true;
@@ -417,11 +416,11 @@ private:
     /// graph does not say which node it was in).
     int failing_prefix(executor& x, run_status s) {
         const bool same_status = s == run_status::timeout || s == run_status::memory;
-        int lo = 0, hi = static_cast<int>(m_.size()) - 1, found = -1;
+        int lo = 0, hi = static_cast<int>(r_.m.size()) - 1, found = -1;
         while (lo <= hi && !past_deadline()) {
             const int mid = (lo + hi) / 2;
-            const model p = prefix(m_, mid);
-            const auto in = make_inputs(p, in_);
+            const model p = prefix(r_.m, mid);
+            const auto in = make_inputs(p, r_.in);
             const run_status got = x.run(p, in, {}).status;
             // A prefix whose output the library shapes otherwise than the model (invalid) is where
             // a failure after it begins: the layer after a misshapen one fails on its input.
@@ -431,18 +430,10 @@ private:
         return found;
     }
 
-    executor* by_name(std::string_view n) const { return oracle::by_name(xs_, n); }
-    bool past_deadline() const { return std::chrono::steady_clock::now() >= deadline_; }
+    executor* by_name(std::string_view n) const { return oracle::by_name(r_.backends, n); }
+    bool past_deadline() const { return std::chrono::steady_clock::now() >= r_.deadline; }
 
-    const model& m_;
-    std::span<const tensor> inputs_;
-    std::span<const observation> obs_;
-    std::span<executor* const> xs_;
-    reference_values& truth_;
-    const registry& reg_;
-    const options& o_;
-    const input_options& in_;
-    std::chrono::steady_clock::time_point deadline_;
+    const run r_;
     std::vector<tensor> fed_truth_;  // the float64 node outputs on the fed inputs (measure_rounding)
 };
 
