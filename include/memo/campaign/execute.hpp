@@ -19,8 +19,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
-#include <map>
 #include <optional>
 #include <set>
 
@@ -258,11 +256,12 @@ public:
             bugs["unique_" + name] = bugs_found.unique(name);
         }
         s["bugs"] = bugs;
-        s["oracle"] = oracle_stats(testers(), o_.resources, tally_.resource_checks);
+        const auto lane_testers = testers();
+        s["oracle"] = oracle_stats(lane_testers, o_.resources, tally_.resource_checks);
         io::json per = io::json::object();
         for (const auto& [name, c] : tally_.per_backend) {
             std::uint64_t restarts = 0;
-            for (const auto* t : testers())
+            for (const auto* t : lane_testers)
                 for (auto* x : t->participants())
                     if (x->name() == name) restarts += x->restarts();
             per[name] = c.stats(restarts);

@@ -54,8 +54,6 @@ public:
         st_->add_judgement(key, inputs_, by_, {kind, signature, ms});
     }
 
-    store::campaign_store& store() const noexcept { return *st_; }
-
 private:
     store::campaign_store* st_;
     std::string inputs_, by_;

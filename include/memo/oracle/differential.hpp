@@ -98,19 +98,16 @@ public:
             skipped_ = took < 2;
         }
         if (skipped_) return {};
+        const double truth_before = truth_.ms();
         verdict v = judge(
             obs_, [&] { return truth_.outputs(); }, o_);
+        truth_judging_ms_ += truth_.ms() - truth_before;
         // What follows is localisation, the truth's runs for it included.
         struct localising {
-            double &into, &truth_in_it;
-            const double truth_before;
-            const reference_values& truth;
+            double& into;
             const std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-            ~localising() {
-                into += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-                truth_in_it += truth.ms() - truth_before;
-            }
-        } timed{localise_ms_, truth_localising_ms_, truth_.ms(), truth_};
+            ~localising() { into += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); }
+        } timed{localise_ms_};
         if (!v && trace_) v = masked_.spot(current_, obs_, o_);
         suppressed_ = false;
         if (v && named_by_class(v) && v.node < 0) v.node = hangs_.trigger_in(v, current_);
@@ -139,7 +136,7 @@ public:
     std::uint64_t short_limit_runs() const noexcept { return hangs_.short_limit_runs(); }
     /// Milliseconds spent on the float64 truth while judging, and on localising verdicts (the
     /// truth's runs for it included), in the caller's thread.
-    double truth_ms() const noexcept { return truth_.ms() - truth_localising_ms_; }
+    double truth_ms() const noexcept { return truth_judging_ms_; }
     /// The participant of that name, or null.
     executor* by_name(std::string_view n) const { return oracle::by_name(xs_, n); }
     /// Every node's float64 value for the last model and its inputs (the reference's, run once).
@@ -231,7 +228,7 @@ private:
     hang_memory hangs_;
     std::uint64_t unconfirmed_timeouts_ = 0;
     masked_differences masked_;
-    double localise_ms_ = 0, truth_localising_ms_ = 0;  // the truth's time while localising is localisation's
+    double localise_ms_ = 0, truth_judging_ms_ = 0;  // the truth's runs while judging; while localising they are localisation's
 };
 
 }  // namespace memo::oracle
