@@ -32,7 +32,7 @@ struct tester {
     std::optional<memo::model> first_model;
     memo::oracle::verdict first;
 
-    tester(tiny::options o, std::string name, memo::executor& truth, const memo::registry& reg)
+    tester(tiny::options o, std::string name, memo::reference::interpreter& truth, const memo::registry& reg)
         : lib(tiny_memo::backend(o, std::move(name))), diff({&lib, &peer}, truth, reg) {}
 
     void check(const memo::model& m) {
@@ -68,7 +68,7 @@ int main() {
     const memo::registry& reg = tiny_memo::registry();
     const auto seed_models = tiny_memo::seeds(reg);
 
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     tester good(tiny::options{}, "tiny", truth, reg);
     tester buggy(tiny::options{.fast_softmax = true}, "tiny-fast", truth, reg);
 

@@ -93,7 +93,8 @@ TEST(OnnxEngines, Installed) {
 // finding of that backend, so each backend agrees with the reference and each library's two
 // settings with each other; a decline is counted with the library's reason.
 TEST(OnnxEngines, EveryLayerClassAgreesWithTheReferenceOrIsAKnownFinding) {
-    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()};
+    memo::reference::interpreter truth(dtype::float64);
     std::vector<memo::executor*> xs{&ref};
     std::vector<test::lane> lanes;
     for (const auto& e : engines()) {

@@ -253,7 +253,9 @@ TEST(OnnxRuntimeWorker, ShapeDisagreementIsAShapeVerdictAtTheNode) {
     EXPECT_EQ(got.node, flatten) << got.message;
     EXPECT_NE(got.message.find("ONNX shape inference"), std::string::npos) << got.message;
 
-    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()};
+
+    memo::reference::interpreter truth(dtype::float64);
     std::vector<memo::executor*> xs{&ref, &r};
     memo::oracle::differential diff(xs, truth, test::reg());
     const auto v = diff.check(m);

@@ -97,7 +97,8 @@ TEST(TorchWorker, ACompilersFaultIsAVerdictOfTheWholeGraph) {
     ::setenv("MEMO_PLANTED_FAULT", "torch-compile", 1);
     memo::torch::worker_runtime faulty(options_for("torch-compile"));  // its worker starts at the first run
     EXPECT_TRUE(faulty.rewrites_graph());
-    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()};
+    memo::reference::interpreter truth(dtype::float64);
     std::vector<memo::executor*> xs{&ref, &faulty};
     memo::oracle::differential diff(xs, truth, test::reg());
     const auto v = diff.check(test::lenet());

@@ -123,7 +123,9 @@ TEST(TfjsBackend, ShapeDisagreementIsAShapeVerdictAtTheLayer) {
     EXPECT_EQ(got.status, memo::run_status::invalid) << got.message;
     EXPECT_EQ(got.node, g) << got.message;
 
-    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()};
+
+    memo::reference::interpreter truth(dtype::float64);
     std::vector<memo::executor*> xs{&ref, &tfjs("wasm")};
     memo::oracle::differential diff(xs, truth, test::reg());
     const auto v = diff.check(m);
@@ -179,7 +181,9 @@ TEST(TfjsBackend, PredictOfATensorReadTwiceIsAnError) {
     const auto every = tfjs("cpu").run(m, in, {true, {}, {}});
     EXPECT_TRUE(every.ok()) << every.message;
 
-    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(dtype::float64)};
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()};
+
+    memo::reference::interpreter truth(dtype::float64);
     std::vector<memo::executor*> xs{&ref, &tfjs("cpu")};
     memo::oracle::differential diff(xs, truth, test::reg());
     const auto v = diff.check(m);

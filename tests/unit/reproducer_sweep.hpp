@@ -67,7 +67,8 @@ sweep_result sweep_reproducers(const sweep_options& o, Make make) {
     };
     plant(true);
     auto faulty = make();
-    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()}, truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter()};
+    memo::reference::interpreter truth(memo::dtype::float64);
     std::vector<memo::executor*> xs{&ref, &faulty};
     memo::oracle::differential diff(xs, truth, reg());
     memo::rng r(20261128);

@@ -72,15 +72,6 @@ struct run_options {
     /// output (run_result::node_digests) rather than every node's tensor: what a campaign's store
     /// keeps, for a fraction of the bytes over the pipe. Backends themselves ignore it.
     bool digest_nodes = false;
-    /// Moves the result of every activation function (Keras' activations, gates included) by this
-    /// many units of roundoff of its node's dtype times the magnitude the activation's usual
-    /// formula rounds against (layers::activation_rounds_at), with random signs, and a layer's
-    /// pre-activations before its activation by as many units of their own magnitude: a float64 run
-    /// that shows how far a library's rounding of exp(x) - 1 or 1 / (1 + exp(-x)) can move a node,
-    /// as a recurrence amplifies it step by step, or its own sums' rounding a fused softmax. 0:
-    /// none. Only the reference interpreter reads it, in process (the oracle's rounding measure);
-    /// workers are not sent it.
-    double shake_activations = 0;
     /// Not a run: the backend's worker writes this reproducer of the model (executor::
     /// writes_reproducers says which do), runs it, and answers ok with what it printed.
     const reproducer_request* reproducer = nullptr;

@@ -170,7 +170,7 @@ public:
     }
 
 private:
-    memo::in_process<memo::reference::interpreter> truth_{memo::reference::interpreter(memo::dtype::float64)};
+    memo::reference::interpreter truth_{memo::dtype::float64};
     memo::in_process<memo::reference::interpreter> reference_{memo::reference::interpreter()};
     shared_workers shared_;  // the workers that serve every lane
     std::vector<std::vector<std::unique_ptr<memo::executor>>> workers_;

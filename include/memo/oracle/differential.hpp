@@ -23,8 +23,9 @@ namespace memo::oracle {
 
 class differential final : public tester {
 public:
-    /// `participants` are compared; `truth` computes the float64 reference (O of D_MAD).
-    differential(std::vector<executor*> participants, executor& truth, const registry& reg, options o = {}, input_options in = {})
+    /// `participants` are compared; `truth`, the reference interpreter in float64 (with the
+    /// kernels of any layers of the user's own), computes the reference (O of D_MAD).
+    differential(std::vector<executor*> participants, reference::interpreter& truth, const registry& reg, options o = {}, input_options in = {})
         : xs_(std::move(participants)), truth_(truth), reg_(&reg), o_(o), in_(in) {}
 
     differential(const differential&) = delete;  // its truth reads the model it holds

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../backends/executor.hpp"
+#include "../backends/reference/interpreter.hpp"
 #include "../coverage/value_span.hpp"
 #include "../tensors/inputs.hpp"
 #include "minimise.hpp"
@@ -34,7 +35,7 @@ inline executor* by_name(std::span<executor* const> xs, std::string_view n) {
 /// What judging, localising and a reproducer's expected values read.
 class reference_values {
 public:
-    explicit reference_values(executor& reference) : reference_(&reference) {}
+    explicit reference_values(reference::interpreter& reference) : reference_(&reference) {}
     /// The model and inputs asked about from now on; both outlive the asking.
     void reset(const model& m, std::span<const tensor> inputs) {
         m_ = &m, inputs_ = inputs;
@@ -74,13 +75,13 @@ public:
             for (auto& x : fed[i].data) x = round_to(m_->nodes[i].type, x);
         return fed;
     }
-    /// The backend that computes them, for runs of its own (fed, perturbed).
-    executor& runner() const noexcept { return *reference_; }
+    /// The interpreter that computes them, for runs of its own (fed, shaken).
+    reference::interpreter& runner() const noexcept { return *reference_; }
     /// Milliseconds its runs took in the caller's thread, all models together.
     double ms() const noexcept { return ms_; }
 
 private:
-    executor* reference_;
+    reference::interpreter* reference_;
     const model* m_ = nullptr;
     std::span<const tensor> inputs_;
     std::vector<tensor> nodes_;
@@ -340,11 +341,9 @@ private:
                 x += r.uniform_real(4.0, 12.0) * unit_roundoff(t) * std::max({std::abs(x), 1e-3 * scale, 1e-3}) * (r.chance(0.5) ? 1.0 : -1.0);
         }
         auto base = r_.truth.runner().run(m, r_.inputs, {true, fed, dtype::float64});
-        run_options moving{true, shaken, dtype::float64};
-        moving.shake_activations = 1;  // a unit of each node's dtype; of the one its results are judged as, where coarser
-        for (std::size_t i = 0; i < m.size(); ++i)
-            moving.shake_activations = std::max(moving.shake_activations, unit_roundoff(like(i)) / unit_roundoff(m.nodes[i].type));
-        const auto moved = r_.truth.runner().run(m, r_.inputs, moving);
+        double units = 1;  // a unit of each node's dtype; of the one its results are judged as, where coarser
+        for (std::size_t i = 0; i < m.size(); ++i) units = std::max(units, unit_roundoff(like(i)) / unit_roundoff(m.nodes[i].type));
+        const auto moved = r_.truth.runner().run_shaken(m, r_.inputs, {true, shaken, dtype::float64}, units);
         if (!base.ok() || !moved.ok()) return {};
         const std::size_t n = std::min({m.size(), base.outputs.size(), moved.outputs.size(), a.outputs.size(), b.outputs.size()});
         std::vector<node_rounding> out(m.size());

@@ -265,7 +265,7 @@ TEST_P(OracleCatches, TheFaultLocalisedToItsLayer) {
     const auto c = GetParam();
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = isolated_fault(c.f);
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto m = small_model();
     const auto v = diff.check(m);
@@ -313,7 +313,7 @@ TEST(Oracle, ANanIsLocalisedByItsNodeAloneWhereTheRunsSayWhereItStarts) {
     for (const bool traced : {true, false}) {
         auto good = memo::make_in_process(memo::reference::interpreter());
         counting_forced bad(isolated_fault(test::fault::nan));
-        memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+        memo::reference::interpreter truth(memo::dtype::float64);
         memo::oracle::differential diff({good.get(), &bad}, truth, test::reg());
         diff.set_trace(traced);
         const auto v = diff.check(small_model());
@@ -327,7 +327,7 @@ TEST(Oracle, ANanIsLocalisedByItsNodeAloneWhereTheRunsSayWhereItStarts) {
 TEST(Oracle, HangIsACrashVerdictOfKindTimeout) {
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = isolated_fault(test::fault::hang);
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto v = diff.check(small_model());
     EXPECT_EQ(v.what, kind::crash);
@@ -406,7 +406,7 @@ TEST(Isolation, CompilingTooLongIsDeclinedAndAHangAfterItIsATimeout) {
 // was killed (backends/progress.hpp). Two hangs in two layers are two bugs, each naming its layer.
 TEST(Oracle, HangsAndBlowUpsNameTheirLayerAndEachIsItsOwnBug) {
     auto good = memo::make_in_process(memo::reference::interpreter());
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     const auto m = small_model();
     std::vector<std::string> signatures;
     for (const auto& [f, layer, node, lim] : {std::tuple{test::fault::hang, "Activation", 2, quick()}, std::tuple{test::fault::hang, "Dense", 1, quick()},
@@ -429,7 +429,7 @@ TEST(Oracle, HangsAndBlowUpsNameTheirLayerAndEachIsItsOwnBug) {
 TEST(Oracle, AKnownHangGetsAShortLimit) {
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = isolated_fault(test::fault::hang);
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto first = diff.check(small_model());
     EXPECT_EQ(first.status, run_status::timeout);
@@ -451,7 +451,7 @@ TEST(Oracle, AKnownHangGetsAShortLimit) {
 TEST(Oracle, AKnownBlowUpGetsAShortMemoryLimit) {
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = isolated_fault(test::fault::memory, {60000, 1024});
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto first = diff.check(small_model());
     EXPECT_EQ(first.status, run_status::memory);
@@ -466,7 +466,7 @@ TEST(Oracle, AKnownBlowUpGetsAShortMemoryLimit) {
 TEST(Oracle, HealthyBackendsAgree) {
     auto a = memo::make_in_process(memo::reference::interpreter());
     auto b = memo::make_in_process(memo::reference::interpreter(std::nullopt, "reference-2"));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({a.get(), b.get()}, truth, test::reg());
     for (std::uint64_t s = 0; s < 20; ++s) EXPECT_FALSE(diff.check(small_model(s)));
 }
@@ -489,7 +489,7 @@ TEST(Oracle, RoundingAloneIsNotAnInconsistency) {
     auto m = b.finish();
     auto f32 = memo::make_in_process(memo::reference::interpreter());
     auto f64 = memo::make_in_process(memo::reference::interpreter(memo::dtype::float64));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     // D_MAD threshold 0 and a tenth of the usual tolerance: the outputs' rounding differences
     // (1e-6 to 1e-5 here) count as candidates, and only the localisation decides.
     memo::oracle::differential diff({f32.get(), f64.get()}, truth, test::reg(), {0.0, 0.1});
@@ -534,7 +534,7 @@ TEST(Oracle, AFusedSoftmaxIsJudgedAtItsPreActivationsRounding) {
         });
     auto a = memo::make_in_process(memo::reference::interpreter());
     auto p = memo::make_in_process(std::move(per_filter));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({a.get(), p.get()}, truth, test::reg(), {}, {2, -1e6, 1e6, false});
     int apart = 0;
     for (std::uint64_t s = 0; s < 5; ++s) {
@@ -553,7 +553,7 @@ TEST(Campaign, GoesOnThroughFaultsAndStoresBugs) {
     fs::remove_all(dir);
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = memo::make_isolated<memo::reference::interpreter>([] { return test::faulty_backend(test::fault::segfault, "Dense"); }, test::reg(), quick());
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     memo::campaign::execution exec(diff, test::reg(), dir);
     memo::campaign::generation_options o;
@@ -602,7 +602,7 @@ TEST(Campaign, StartsItsWorkersBeforeItsClock) {
             return memo::reference::interpreter();
         },
         test::reg(), roomy());
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), slow.get()}, truth, test::reg());
     memo::campaign::execution exec(diff, test::reg(), dir);
     memo::campaign::generation_options o;
@@ -629,7 +629,7 @@ TEST(Campaign, KilledCampaignLosesNoStoredBug) {
     if (child == 0) {
         auto good = memo::make_in_process(memo::reference::interpreter());
         auto bad = memo::make_in_process(test::faulty_backend(test::fault::wrong_value, "Dense"));
-        memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+        memo::reference::interpreter truth(memo::dtype::float64);
         memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
         memo::campaign::execution exec(diff, test::reg(), dir);
         memo::campaign::generation_options o;
@@ -692,7 +692,7 @@ struct graph_hanger {
 TEST(Oracle, WholeGraphHangIsLocalisedByPrefixes) {
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = memo::make_isolated<graph_hanger>([] { return graph_hanger{}; }, test::reg(), quick());
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(memo::dtype::float64));
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto first = diff.check(small_model());
     EXPECT_EQ(first.status, run_status::timeout) << first.message;

@@ -88,7 +88,7 @@ private:
 
 TEST(Declines, TheOracleDeclinesAgainOnlyTheLayoutDeclined) {
     memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter(std::nullopt, "reference")};
-    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::reference::interpreter truth(memo::dtype::float64);
     no_channels_first lib;
     memo::oracle::differential diff{{&ref, &lib}, truth, test::reg()};
     diff.check(conv("channels_first"));
@@ -103,7 +103,7 @@ TEST(Declines, TheOracleDeclinesAgainOnlyTheLayoutDeclined) {
 
 TEST(Declines, TheOracleTriesALearntDeclineAgainAndForgetsItWhenItRuns) {
     memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter(std::nullopt, "reference")};
-    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::reference::interpreter truth(memo::dtype::float64);
     no_channels_first lib;
     memo::oracle::differential diff{{&ref, &lib}, truth, test::reg()};
     diff.check(conv("channels_first"));            // learnt: Conv2D in float32 (channels_first)
@@ -124,7 +124,7 @@ TEST(Declines, TheOracleTriesALearntDeclineAgainAndForgetsItWhenItRuns) {
 TEST(Declines, LanesThatShareATableLearnOnce) {
     memo::in_process<memo::reference::interpreter> ref_a{memo::reference::interpreter(std::nullopt, "reference")};
     memo::in_process<memo::reference::interpreter> ref_b{memo::reference::interpreter(std::nullopt, "reference")};
-    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::reference::interpreter truth(memo::dtype::float64);
     no_channels_first lib_a, lib_b;
     memo::oracle::differential a{{&ref_a, &lib_a}, truth, test::reg()}, b{{&ref_b, &lib_b}, truth, test::reg()};
     memo::oracle::decline_table shared;

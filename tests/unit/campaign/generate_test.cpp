@@ -328,7 +328,7 @@ namespace {
 struct bench {
     memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter(std::nullopt, "reference")};
     memo::in_process<memo::reference::interpreter> bad{test::faulty_backend(test::fault::wrong_value, "LSTM", "faulty")};
-    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff{{&ref, &bad}, truth, test::reg()};
 
     memo::io::json run(const fs::path& dir, std::uint64_t iterations, bool resume = false) {
@@ -509,7 +509,7 @@ TEST(CampaignBugs, TwoFaultsInOneModelAreTwoBugs) {
     memo::in_process<memo::reference::interpreter> ref{memo::reference::interpreter(std::nullopt, "reference")};
     memo::in_process<memo::reference::interpreter> bad{
         test::faulty_backend(test::fault::wrong_value, std::vector<std::string>{"Dense", "Activation"}, "faulty")};
-    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff{{&ref, &bad}, truth, test::reg()};
     memo::builder b(test::reg());
     const int d = b.add("Dense", {b.input({4})}, {{"units", std::int64_t{3}}});

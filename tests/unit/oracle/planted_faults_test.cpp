@@ -115,7 +115,7 @@ int clean_verdicts(const std::vector<memo::model>& models, const std::string& wh
     auto a = memo::make_in_process(memo::reference::interpreter());
     auto b = memo::make_in_process(memo::reference::interpreter(std::nullopt, "reference-2"));
     auto c = memo::make_in_process(memo::reference::interpreter(dtype::float64, "clean-float64"));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    memo::reference::interpreter truth(dtype::float64);
     memo::oracle::differential same({a.get(), b.get()}, truth, test::reg()), wider({a.get(), c.get()}, truth, test::reg());
     int verdicts = 0;
     for (std::size_t i = 0; i < models.size(); ++i)
@@ -135,7 +135,7 @@ figures plant(fault f, const std::string& layer, const std::vector<memo::model>&
     memo::reference::interpreter clean_local, faulty_local = test::faulty_backend(f, layer, "faulty");
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = memo::make_in_process(test::faulty_backend(f, layer, "faulty"));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    memo::reference::interpreter truth(dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     figures fs;
     std::string misses;
@@ -357,7 +357,7 @@ int verdicts_where(fault f, const std::string& layer, const std::vector<memo::mo
                    const std::function<bool(const memo::node&)>& where) {
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = memo::make_in_process(test::faulty_backend(f, layer, "faulty"));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    memo::reference::interpreter truth(dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     int verdicts = 0;
     where_count = 0;
@@ -509,7 +509,7 @@ TEST(PlantedFaults, AFaultMaskedAtTheOutputsIsFoundInTheTraces) {
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = memo::make_in_process(test::faulty_backend(fault::pool_counts_padding, "AveragePooling1D", "faulty"));
     auto clean = memo::make_in_process(memo::reference::interpreter(std::nullopt, "reference-2"));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    memo::reference::interpreter truth(dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg()), control({good.get(), clean.get()}, truth, test::reg());
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
         const auto m = masked_model(seed);
@@ -546,7 +546,7 @@ TEST(PlantedFaults, ANaNCarriedInFromAWrongLayerIsBlamedOnThatLayer) {
         });
     auto good = memo::make_in_process(memo::reference::interpreter());
     auto bad = memo::make_in_process(std::move(wrong));
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    memo::reference::interpreter truth(dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     int carried = 0;
     for (std::uint64_t seed = 1; seed <= 6; ++seed) {
@@ -620,7 +620,7 @@ TEST(PlantedFaults, Tf32MathsIsJudgedByItsOwnRoundingAndStillCaught) {
     const std::vector<std::string> products{"Dense", "Conv2D"};
     memo::arithmetic tf32_rounding;
     tf32_rounding.like[static_cast<std::size_t>(dtype::float32)] = dtype::float16;
-    memo::in_process<memo::reference::interpreter> truth(memo::reference::interpreter(dtype::float64));
+    memo::reference::interpreter truth(dtype::float64);
     auto verdicts = [&](memo::reference::interpreter other, bool declared, bool planted) {
         auto good = memo::make_in_process(memo::reference::interpreter());
         auto bad = memo::make_in_process(std::move(other));

@@ -242,7 +242,7 @@ TEST(Resources, CampaignStoresALeakWithEveryRunsFigures) {
     fs::remove_all(dir);
     auto leaky = worker("leaky", test::fault::leak);
     auto clean = worker("clean");
-    memo::in_process<memo::reference::interpreter> truth{memo::reference::interpreter(memo::dtype::float64)};
+    memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({leaky.get(), clean.get()}, truth, test::reg());
     memo::campaign::execution_options eo;
     eo.resources.leak = true;

@@ -115,7 +115,7 @@ TEST(ReferenceAct, Float64KeepsTinyNegativesExact) {
 
 TEST(ReferenceAct, RandomSingleLayerModelsRunWithInferredShapes) { sweep_family(memo::family::act, 20240611, 15, 100, 6); }
 
-// The oracle's rounding measure (run_options::shake_activations) moves each activation's result by
+// The oracle's rounding measure (interpreter::run_shaken) moves each activation's result by
 // the given units of roundoff of the node's dtype times what its formula rounds against: selu by
 // u * scale * alpha, tanh by u, relu not at all; the same run shakes alike, and no shake leaves the
 // plain result.
@@ -129,9 +129,9 @@ TEST(ReferenceAct, ShakenActivationsMoveByUnitsOfTheirFormulasConstant) {
         const auto linear = one_layer("Dense", {4}, {{"units", 5}, {"activation", "linear"}}, dtype::float32);
         memo::reference::interpreter truth(dtype::float64);
         const std::vector<tensor> in{x};
-        memo::run_options shaking;
-        shaking.shake_activations = 2;
-        const auto plain = truth.run(m, in), shaken = truth.run(m, in, shaking), again = truth.run(m, in, shaking), z = truth.run(linear, in);
+        constexpr double shaking = 2;  // units of roundoff
+        const auto plain = truth.run(m, in), shaken = truth.run_shaken(m, in, {}, shaking), again = truth.run_shaken(m, in, {}, shaking),
+                   z = truth.run(linear, in);
         ASSERT_TRUE(plain.ok() && shaken.ok() && again.ok() && z.ok()) << act;
         ASSERT_EQ(shaken.outputs[0].data.size(), 5u);
         for (std::size_t i = 0; i < 5; ++i) {

@@ -566,9 +566,8 @@ TEST(ReferenceRnn, ShakenStateShowsAChaoticRecurrencesFloat32Drift) {
         m.seed = c.seed;
         const auto x = memo::make_inputs(m, {.samples = 2, .varied = true});
         memo::reference::interpreter own, truth(memo::dtype::float64);
-        memo::run_options shaking;
-        shaking.shake_activations = 1;
-        const auto f32 = own.run(m, x), f64 = truth.run(m, x), shaken = truth.run(m, x, shaking);
+        constexpr double shaking = 1;  // units of roundoff
+        const auto f32 = own.run(m, x), f64 = truth.run(m, x), shaken = truth.run_shaken(m, x, {}, shaking);
         ASSERT_TRUE(f32.ok() && f64.ok() && shaken.ok()) << c.seed;
         const double s = scale(f64.outputs[0]), drift = max_diff(f32.outputs[0], f64.outputs[0]), moved = max_diff(shaken.outputs[0], f64.outputs[0]);
         if (c.chaotic) {
@@ -596,9 +595,8 @@ TEST(ReferenceRnn, ShakenGatesShowASaturatedGatesRounding) {
     std::fill(x.data.begin(), x.data.end(), 1e6);
     const std::vector<tensor> in{x};
     memo::reference::interpreter own, truth(memo::dtype::float64);
-    memo::run_options shaking;
-    shaking.shake_activations = 1;
-    const auto bf16 = own.run(m, in), f64 = truth.run(m, in), shaken = truth.run(m, in, shaking);
+    constexpr double shaking = 1;  // units of roundoff
+    const auto bf16 = own.run(m, in), f64 = truth.run(m, in), shaken = truth.run_shaken(m, in, {}, shaking);
     ASSERT_TRUE(bf16.ok() && f64.ok() && shaken.ok());
     const double exact = f64.outputs[0].data.at(0);
     EXPECT_NEAR(exact, 1.0, 1e-6);

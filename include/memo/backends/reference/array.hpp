@@ -84,7 +84,7 @@ tensor to_tensor(const array<T>& a, dtype type) {
 using params = node_params;
 
 namespace detail {
-/// What activate() adds to each result while a run asks for it (run_options::shake_activations):
+/// What activate() adds to each result while a run asks for it (interpreter::run_shaken):
 /// `amount` times the magnitude the activation's formula rounds against, with a random sign. The
 /// interpreter points `shaking` at one around each node, so kernels need no extra argument.
 struct activation_shake {

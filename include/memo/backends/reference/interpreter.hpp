@@ -137,11 +137,20 @@ public:
     /// hook stops it. The values are those of the run's dtype, widened to double.
     void set_state_hook(state_hook h) { hook_ = std::move(h); }
 
-    run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) {
+    run_result run(const model& m, std::span<const tensor> inputs, const run_options& o = {}) { return run_shaken(m, inputs, o, 0); }
+
+    /// run(), with the result of every activation function (Keras' activations, gates included)
+    /// moved by `units` units of roundoff of its node's dtype times the magnitude the activation's
+    /// usual formula rounds against (layers::activation_rounds_at), with random signs, and a
+    /// layer's pre-activations before its activation by as many units of their own magnitude: a
+    /// float64 run that shows how far a library's rounding of exp(x) - 1 or 1 / (1 + exp(-x)) can
+    /// move a node, as a recurrence amplifies it step by step, or its own sums' rounding a fused
+    /// softmax (the oracle's rounding measure, oracle/localise.hpp). 0: none, a plain run.
+    run_result run_shaken(const model& m, std::span<const tensor> inputs, const run_options& o, double units) {
         const auto start = std::chrono::steady_clock::now();
         run_result r;
         try {
-            r = evaluate(m, inputs, o);
+            r = evaluate(m, inputs, o, units);
         } catch (const std::exception& e) {
             r = run_result::failed(run_status::error, e.what());
         }
@@ -150,7 +159,7 @@ public:
     }
 
 private:
-    run_result evaluate(const model& m, std::span<const tensor> inputs, const run_options& o) {
+    run_result evaluate(const model& m, std::span<const tensor> inputs, const run_options& o, double shake_units) {
         const bool forced = !o.forced.empty();
         if (forced && o.forced.size() != m.size()) return run_result::failed(run_status::error, "forced run needs one tensor per node");
         const auto precision = o.precision ? o.precision : precision_;
@@ -182,8 +191,7 @@ private:
             progress::at_node(static_cast<int>(i));
             // Each node's shake draws from a stream of its own: the same run shakes alike.
             std::optional<detail::activation_shake> shake;
-            if (o.shake_activations > 0)
-                shake.emplace(detail::activation_shake{rng(m.seed ^ (0x9e3779b97f4a7c15ULL * (i + 1))), o.shake_activations * unit_roundoff(n.type)});
+            if (shake_units > 0) shake.emplace(detail::activation_shake{rng(m.seed ^ (0x9e3779b97f4a7c15ULL * (i + 1))), shake_units * unit_roundoff(n.type)});
             const point_for_scope shaking(detail::shaking, shake ? &*shake : nullptr);
             auto out = node_in(t, m, static_cast<int>(i), in, inner[i]);
             if (!out) {
