@@ -122,7 +122,9 @@ int main() {
         fmt::print("\n{}'s verdicts localise to:", t->lib.name());
         for (const auto& [layer, count] : t->localised) fmt::print(" {} ({})", layer, count);
         const auto& v = t->first;
-        fmt::print("\nfirst: {} on node {} ({}, fed by {}), D_MAD {:.2f}\n", memo::oracle::name_of(v.what), v.node, v.layer, v.producer, v.dmad);
+        fmt::print("\nfirst: {} on node {} ({}, fed by {})", memo::oracle::name_of(v.what), v.node, v.layer, v.producer);
+        if (const auto* d = v.differs()) fmt::print(", D_MAD {:.2f}", d->dmad);
+        fmt::print("\n");
         // The oracle shrinks a failing model to the smallest one that still fails the same way.
         const auto small = t->diff.minimise(*t->first_model, v);
         fmt::print("minimised ({} to {} nodes): {}\n", t->first_model->size(), small.m.size(), describe(small.m));

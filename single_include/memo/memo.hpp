@@ -2274,7 +2274,7 @@ inline choice activations(bool with_none = false) {
 /// approximating kernels), tanh (polynomial kernels are accurate to a few u absolute) and softmax
 /// (exp(x - max): the largest term is 1) round at 1 (selu at its scale * alpha). relu, linear,
 /// softsign and exponential are accurate to a few u of their result: 0. The oracle's rounding rule
-/// (oracle/rounding.hpp) and the reference's shaken runs (run_options::shake_activations) use it.
+/// (oracle/rounding.hpp) and the reference's shaken runs (reference::interpreter::run_shaken) use it.
 constexpr double activation_rounds_at(std::string_view a) noexcept {
     if (a == "selu") return 1.0507009873554805 * 1.6732632423543772;
     if (a == "elu" || a == "softplus" || a == "sigmoid" || a == "hard_sigmoid" || a == "tanh" || a == "softmax") return 1.0;

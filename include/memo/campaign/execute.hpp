@@ -463,13 +463,14 @@ private:
         cov_.add(cur.m, obs);  // with what each layer received, on each library that traced it
         if (std::any_of(obs.begin(), obs.end(), [](const oracle::observation& o) { return oracle::failed(o.result.status); })) failed_.insert(cur.key);
         tally_.ran(obs);
-        if (v.all_failed) ++tally_.all_failed;
+        if (v.every_backend_failed()) ++tally_.all_failed;
         if (!v && tester.last_suppressed()) ++tally_.suppressed;
         const std::string signature = v ? findings_.report(tester, cur, v, obs, t, true, names_) : std::string();
         // A model that showed a bug breeds nothing either: its descendants would show it again,
         // and each sighting of an inconsistency costs its localisation (five runs of the model).
         if (v) failed_.insert(cur.key);
-        for (const auto& also : v.more) findings_.report(tester, cur, also, obs, t, true, names_, true);
+        if (const auto* d = v.differs())
+            for (const auto& also : d->more) findings_.report(tester, cur, also, obs, t, true, names_, true);
         if (o_.resources.any()) check_resources(tester, cur, obs, t);
         // The judgement goes into the store last: a campaign killed before it runs the model again
         // when resumed, while one stored first would count as judged and never store the bugs

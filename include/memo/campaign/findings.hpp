@@ -33,7 +33,7 @@ public:
     std::string report(oracle::tester& t, const queued_model& cur, const oracle::verdict& v, const std::vector<oracle::observation>& obs, double seconds,
                        bool minimise, const std::vector<std::string>& backends, bool beside = false) {
         // A bug seen before (same first sighting signature) is counted, not minimised again.
-        const std::string first = oracle::signature(v, v.variant ? v.variant->m : cur.m);
+        const std::string first = oracle::signature(v, oracle::localised_in(v, cur.m));
         if (const auto it = known_.find(first); it != known_.end()) {
             if (it->second.empty()) return {};  // a second fault that could not be shown alone
             if (beside) return it->second;      // sightings are counted for a model's first verdict, as a store's replay counts them
@@ -42,7 +42,7 @@ public:
             return it->second;
         }
         // A root cause already reported upstream: a sighting, no minimisation spent on it.
-        if (!o_.known_root_causes.empty() && o_.known_root_causes.count(oracle::root_cause(v, v.variant ? v.variant->m : cur.m))) {
+        if (!o_.known_root_causes.empty() && o_.known_root_causes.count(oracle::root_cause(v, oracle::localised_in(v, cur.m)))) {
             ++tally_.known_sightings;
             return {};
         }
@@ -75,7 +75,7 @@ public:
                 return oracle::write_reproducers(*differential, b.minimal, dir.string(), false);
             };
         // The stored signature is the minimal model's: its non-default parameters are those that matter.
-        b.signature = oracle::signature(b.v, b.v.variant ? b.v.variant->m : b.minimal);
+        b.signature = oracle::signature(b.v, oracle::localised_in(b.v, b.minimal));
         if (b.v.what == oracle::kind::performance || b.v.what == oracle::kind::leak || b.v.what == oracle::kind::nondeterminism) {
             b.resources = resources_.last_runs();
             b.resource_options = o_.resources;

@@ -38,16 +38,16 @@ inline void print_verdict(const memo::oracle::tester& diff, const memo::oracle::
         }
     }
     if (!v) {
-        fmt::print("verdict: none (the backends agree{})\n", v.all_failed ? "; every backend failed" : "");
+        fmt::print("verdict: none (the backends agree{})\n", v.every_backend_failed() ? "; every backend failed" : "");
         return;
     }
     fmt::print("verdict: {} on {}", memo::oracle::name_of(v.what), fmt::join(v.culprits, ","));
     if (!v.peers.empty()) fmt::print(" (against {})", fmt::join(v.peers, ","));
     fmt::print("\n");
-    if (v.what == memo::oracle::kind::inconsistency) fmt::print("  D_MAD {:.3f}, max abs {:.3g}, max rel {:.3g}\n", v.dmad, v.max_abs, v.max_rel);
+    if (const auto* d = v.differs()) fmt::print("  D_MAD {:.3f}, max abs {:.3g}, max rel {:.3g}\n", d->dmad, d->max_abs, d->max_rel);
     if (!v.message.empty()) fmt::print("  message: {}\n", v.message);
     if (v.node >= 0) fmt::print("  localised: node {} {}{}\n", v.node, v.layer, v.producer.empty() ? "" : " (after " + v.producer + ")");
-    fmt::print("  signature: {}\n", memo::oracle::signature(v, v.variant ? v.variant->m : m));
+    fmt::print("  signature: {}\n", memo::oracle::signature(v, memo::oracle::localised_in(v, m)));
 }
 
 /// Prints resource verdicts and the figures they came from.

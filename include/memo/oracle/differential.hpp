@@ -114,13 +114,13 @@ public:
         if (v && named_by_class(v) && v.node < 0) v.node = hangs_.trigger_in(v, current_);
         // Confirmed before it is localised: a library that runs the whole graph is localised by
         // running prefixes, each of which may cost the whole limit.
-        if (v && v.status == run_status::timeout && !timeout_confirmed(v)) {
+        if (v && v.status() == run_status::timeout && !timeout_confirmed(v)) {
             ++unconfirmed_timeouts_;
             return {};
         }
-        const bool masked = v.masked;
+        const bool masked = v.differs() && v.differs()->masked;
         if (v && !localiser({current_, inputs_, obs_, xs_, truth_, *reg_, o_, in_, deadline()}).localise(v)) {
-            suppressed_ = !v.masked;  // a masked check's outputs agreed: nothing to suppress
+            suppressed_ = !masked;  // a masked check's outputs agreed: nothing to suppress
             v = verdict{};
         }
         if (masked) masked_.checked(static_cast<bool>(v));

@@ -22,7 +22,7 @@ namespace memo::oracle {
 /// A time-out or a memory blow-up is not minimised, so which of its node's parameters matter is
 /// not known: it is named by its layer class and dtype alone (one hanging kernel met with other
 /// activations is one bug), and that pair is a known hang's trigger.
-inline bool named_by_class(const verdict& v) { return v.what == kind::crash && (v.status == run_status::timeout || v.status == run_status::memory); }
+inline bool named_by_class(const verdict& v) { return v.what == kind::crash && (v.status() == run_status::timeout || v.status() == run_status::memory); }
 inline std::uint64_t hang_trigger(const node& n) {
     hasher h;
     h.mix(n.layer->name);
@@ -36,7 +36,7 @@ public:
     /// blows up) on that node's trigger from now on.
     void learn(const verdict& v, const model& m) {
         if (!named_by_class(v) || !at(v, m)) return;
-        for (const auto& c : v.culprits) known_[c].emplace(v.status, hang_trigger(m[v.node]));
+        for (const auto& c : v.culprits) known_[c].emplace(v.status(), hang_trigger(m[v.node]));
     }
     /// Whether m has a node of a trigger `backend` timed out (s: timeout) or blew up (memory) on.
     bool carries(std::string_view backend, const model& m, run_status s) const {
@@ -49,7 +49,7 @@ public:
         const auto* k = v.culprits.size() == 1 ? of(v.culprits.front()) : nullptr;
         if (!k) return -1;
         for (std::size_t i = 0; i < m.size(); ++i)
-            if (k->count({v.status, hang_trigger(m.nodes[i])})) return static_cast<int>(i);
+            if (k->count({v.status(), hang_trigger(m.nodes[i])})) return static_cast<int>(i);
         return -1;
     }
     /// Whether `backend` timing out at v's node of m is a time-out confirmed before.

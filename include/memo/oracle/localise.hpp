@@ -114,7 +114,7 @@ public:
     explicit localiser(const run& r) : r_(r) {}
 
     /// Localises v: its node, layer and producer named, an inconsistency's further nodes in
-    /// v.more. False when no node is to blame (rounding accumulated): the verdict is dropped.
+    /// its `more`. False when no node is to blame (rounding accumulated): the verdict is dropped.
     bool localise(verdict& v) {
         executor* culprit = by_name(v.culprits.front());
         executor* peer = v.peers.empty() ? nullptr : by_name(v.peers.front());
@@ -122,7 +122,7 @@ public:
             // A failure of the graph whose every node runs alone has no layer to blame: by prefixes
             // it would be pinned on whichever layer each model happens to end with, one bug under
             // many signatures.
-            if (v.node < 0 && !v.whole_graph) v.node = failing_prefix(*culprit, v.status);
+            if (v.node < 0 && !v.whole_graph) v.node = failing_prefix(*culprit, v.status());
         } else if (v.what == kind::nan && peer) {
             // Fed identical inputs too, so that a NaN carried in from a wrong layer before it (whose
             // values overflow a later recurrence) is not blamed on the layer where it shows.
@@ -134,7 +134,7 @@ public:
                 // that inconsistency (or as rounding, when no node is beyond it).
                 v.what = kind::inconsistency;
                 v.message.clear();
-                v.carried = true;
+                v.details.emplace<outputs_differ>().carried = true;
                 return localise(v);
             }
         } else if (v.what == kind::inconsistency && peer) {
@@ -158,10 +158,11 @@ private:
 
     /// An inconsistency between culprit and peer: the first node beyond rounding on identical
     /// inputs (v.node, with the culprit the side farther from float64 there), each later one a
-    /// verdict of its own in v.more. With no such node, true only for a fault of a rewritten graph
+    /// verdict of its own in its `more`. With no such node, true only for a fault of a rewritten graph
     /// (rewriting_differs).
     bool localise_inconsistency(verdict& v, executor& culprit, executor& peer) {
         const model& m = r_.m;
+        auto& apart = std::get<outputs_differ>(v.details);  // judge() gives every inconsistency its figures
         // Every node's inputs are O's values rounded to the model's dtypes, so each backend gets
         // the very same numbers and only the node's own rounding remains.
         const auto fed = r_.truth.fed();
@@ -187,28 +188,28 @@ private:
             if (!beyond(d, bound)) continue;
             if (v.node < 0) {
                 v.node = static_cast<int>(i);
-                v.at_node = {d.max_abs, bounds[i].scale, bound};
+                apart.at_node = {d.max_abs, bounds[i].scale, bound};
                 continue;
             }
             // Each node got the very same inputs: one beyond rounding after the first is a
             // fault of its own, which the first would otherwise hide for as long as both meet.
             verdict w = v;
-            w.more.clear();
+            w.differs()->more.clear();
             w.node = static_cast<int>(i);
-            w.at_node = {d.max_abs, bounds[i].scale, bound};
+            w.differs()->at_node = {d.max_abs, bounds[i].scale, bound};
             farther_from_truth_first(w, a, b);
             w.message = "node " + std::to_string(i) + " differs on identical inputs, beside the difference at node " + std::to_string(v.node);
             name_node(w);
-            v.more.push_back(std::move(w));
+            apart.more.push_back(std::move(w));
         }
         // No single layer to blame: rounding accumulated, or the library's rewriting of the graph.
-        if (v.node < 0) return !v.masked && !v.carried && rewriting_differs(v, culprit);
+        if (v.node < 0) return !apart.masked && !apart.carried && rewriting_differs(v, culprit);
         // The culprit is the side farther from float64 at the node, on the same inputs: at the
         // outputs, a chaotic layer after the node (a recurrence whose values reach 1e20) can
         // leave the right side the farther one, or the outputs agree (masked), or end in NaN.
         farther_from_truth_first(v, a, b);
-        if (v.carried) v.message = "node " + std::to_string(v.node) + " differs on identical inputs; the difference ends in NaN or infinity in the outputs";
-        if (v.masked) v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
+        if (apart.carried) v.message = "node " + std::to_string(v.node) + " differs on identical inputs; the difference ends in NaN or infinity in the outputs";
+        if (apart.masked) v.message = "the outputs agree, but node " + std::to_string(v.node) + " differs on identical inputs (masked by the layers after it)";
         return true;
     }
 

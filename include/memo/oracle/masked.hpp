@@ -52,7 +52,7 @@ public:
         v.what = kind::inconsistency;
         v.culprits = {a->backend};
         v.peers = {b->backend};
-        v.masked = true;
+        v.details.emplace<outputs_differ>().masked = true;
         return v;
     }
 

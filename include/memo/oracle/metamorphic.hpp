@@ -223,13 +223,14 @@ private:
         const std::string rel(metamorphic::name_of(variant_->rel));
         v.culprits = {obs_[k].backend};
         v.peers = {obs_[k].backend};
+        relation_broken broken{*variant_};
         if (failed(a.status) || failed(b.status)) {
             if (failed(a.status) && failed(b.status)) {
-                v.all_failed = true;
+                v.details = all_failed{};
                 return v;
             }
             const auto& bad = failed(a.status) ? a : b;
-            v.status = bad.status;
+            broken.status = bad.status;
             v.node = bad.node;
             v.message =
                 "relation " + rel + ": " + (failed(a.status) ? "the model fails, its variant runs: " : "the variant fails, the model runs: ") + bad.message;
@@ -246,12 +247,12 @@ private:
                 differs = beyond(dk, rounding_bound(current_, n, xs_[k]->rounding().of(current_.nodes[n].type), dk.scale, dk.scale, 0.0, o_));
             }
             if (!differs) return v;
-            v.max_abs = d.max_abs;
-            v.max_rel = d.max_rel;
+            broken.max_abs = d.max_abs;
+            broken.max_rel = d.max_rel;
             v.message = "relation " + rel + ": the variant's outputs differ from the model's";
         }
         v.what = kind::metamorphic;
-        v.variant = *variant_;
+        v.details = std::move(broken);
         if (v.node < 0) v.node = localise(*xs_[k]);
         if (v.node >= 0 && static_cast<std::size_t>(v.node) < variant_->m.size()) {
             const node& n = variant_->m[v.node];

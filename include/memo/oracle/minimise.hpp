@@ -120,7 +120,7 @@ void halve_sizes(minimised& best, Holds& holds) {
 template <class Holds>
 minimised minimise_with(const model& m, const verdict& v, const registry& reg, Holds holds) {
     minimised best{m, v, 0};
-    if ((v.node < 0 && !v.whole_graph) || v.status == run_status::timeout || v.status == run_status::memory) return best;
+    if ((v.node < 0 && !v.whole_graph) || v.status() == run_status::timeout || v.status() == run_status::memory) return best;
     if (v.node < 0) {
         for (int lo = 0, hi = static_cast<int>(m.size()) - 2; lo <= hi;) {
             const int mid = (lo + hi) / 2;

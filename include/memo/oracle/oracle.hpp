@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "../backends/backend.hpp"
@@ -159,30 +160,67 @@ inline dtype coarsest(const std::vector<tensor>& ts) {
     return c;
 }
 
-/// The engine's verdict (kind; culprits: the backends that fail, produce NaN, or deviate from O;
-/// message: a culprit's error text or how it died), with what memo's oracles say besides.
-struct verdict : engine::verdict {
-    std::vector<std::string> peers;      // backends they were compared with
-    run_status status = run_status::ok;  // the culprit's status (crash verdicts)
-    double dmad = 0, max_abs = 0, max_rel = 0;
-    int node = -1;             // the localised node, -1 when not localised
-    bool whole_graph = false;  // the culprit's layers run alone are right, its running of the graph fails or differs (no layer to blame)
-    std::string layer;         // its class
-    std::string producer;      // the class of its first input's producer (the pair)
-    /// At the localised node, on identical inputs (inconsistency, metamorphic): the largest
-    /// difference, the magnitude of the float64 output, and the most rounding explains there
-    /// (oracle/rounding.hpp). All 0 when not measured.
+struct verdict;
+
+// What a verdict says besides its kind, culprits, message and localisation: one alternative per
+// kind of bug (verdict::details), so that each figure is found only on the kind that has it.
+/// kind none: every backend that ran failed, a model no library takes.
+struct all_failed {};
+/// crash, shape: how the culprit's run ended (a hang is a crash by time-out or memory).
+struct failed_run {
+    run_status status = run_status::error;
+};
+/// inconsistency: how far apart the outputs are, and what localisation measured.
+struct outputs_differ {
+    double dmad = 0, max_abs = 0, max_rel = 0;  // at the outputs: D_MAD against O, the largest differences
+    /// At the localised node, on identical inputs: the largest difference, the magnitude of the
+    /// float64 output, and the most rounding explains there (oracle/rounding.hpp). All 0 when
+    /// not measured.
     struct node_difference {
         double max_abs = 0, scale = 0, bound = 0;
     } at_node;
-    bool all_failed = false;                      // every backend that ran failed: a model no library takes
-    bool masked = false;                          // inconsistency: the outputs agree, a node's traced values do not
-    bool carried = false;                         // inconsistency: first seen as NaN in the outputs, carried from this node
-    std::optional<metamorphic::variant> variant;  // metamorphic: the variant the model was compared with
-    /// Inconsistency: the other nodes beyond rounding on the same identical inputs, each a bug of
-    /// its own (a model may meet two faults; the first would hide the second).
+    bool masked = false;   // the outputs agree, a node's traced values do not
+    bool carried = false;  // first seen as NaN in the outputs, carried from this node
+    /// The other nodes beyond rounding on the same identical inputs, each a bug of its own (a
+    /// model may meet two faults; the first would hide the second).
     std::vector<verdict> more;
 };
+/// metamorphic: the variant the model was compared with, and how the two runs parted (one
+/// failed: its status; else how far apart their outputs are).
+struct relation_broken {
+    metamorphic::variant variant;
+    run_status status = run_status::ok;
+    double max_abs = 0, max_rel = 0;
+};
+
+/// The engine's verdict (kind; culprits: the backends that fail, produce NaN, or deviate from O;
+/// message: a culprit's error text or how it died), with what memo's oracles say besides. A nan,
+/// performance, leak or nondeterminism verdict says all in its message and localisation.
+struct verdict : engine::verdict {
+    std::vector<std::string> peers;  // backends they were compared with
+    int node = -1;                   // the localised node, -1 when not localised
+    bool whole_graph = false;        // the culprit's layers run alone are right, its running of the graph fails or differs (no layer to blame)
+    std::string layer;               // its class
+    std::string producer;            // the class of its first input's producer (the pair)
+    std::variant<std::monostate, all_failed, failed_run, outputs_differ, relation_broken> details;
+
+    /// The status of the failed run a crash, shape or metamorphic verdict saw; ok for others.
+    run_status status() const noexcept {
+        if (const auto* f = std::get_if<failed_run>(&details)) return f->status;
+        if (const auto* r = std::get_if<relation_broken>(&details)) return r->status;
+        return run_status::ok;
+    }
+    /// An inconsistency's figures; null for other kinds.
+    const outputs_differ* differs() const noexcept { return std::get_if<outputs_differ>(&details); }
+    outputs_differ* differs() noexcept { return std::get_if<outputs_differ>(&details); }
+    /// A metamorphic verdict's relation; null for other kinds.
+    const relation_broken* broken() const noexcept { return std::get_if<relation_broken>(&details); }
+    /// Whether every backend that ran the model failed (no bug, a model no library takes).
+    bool every_backend_failed() const noexcept { return std::holds_alternative<all_failed>(details); }
+};
+
+/// The model a verdict on m is localised in: its variant for a metamorphic one, m itself otherwise.
+inline const model& localised_in(const verdict& v, const model& m) noexcept { return v.broken() ? v.broken()->variant.m : m; }
 
 /// A difference of a library's rewritten graph (a compiler's, a graph optimisation's), which no
 /// layer shows alone (localiser::localise, localise.hpp).
@@ -205,7 +243,7 @@ inline hasher verdict_hash(const verdict& v) {
     auto culprits = v.culprits;
     std::sort(culprits.begin(), culprits.end());
     for (const auto& c : culprits) h.mix(c);
-    h.mix(name_of(v.status));
+    h.mix(name_of(v.status()));
     return h;
 }
 
@@ -231,12 +269,12 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
         for (auto* x : invalid) v.culprits.push_back(x->backend);
         for (auto* x : ok) v.peers.push_back(x->backend);
         v.message = invalid.front()->result.message;
-        v.status = run_status::invalid;
+        v.details = failed_run{run_status::invalid};
         v.node = invalid.front()->result.node;
         return v;
     }
     if (ok.empty()) {
-        v.all_failed = !bad.empty();
+        if (!bad.empty()) v.details = all_failed{};
         return v;
     }
     if (!bad.empty()) {
@@ -244,7 +282,7 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
         for (auto* x : bad) v.culprits.push_back(x->backend);
         for (auto* x : ok) v.peers.push_back(x->backend);
         v.message = bad.front()->result.message;
-        v.status = bad.front()->result.status;
+        v.details = failed_run{bad.front()->result.status};
         v.node = bad.front()->result.node;
         v.whole_graph = bad.front()->result.whole_graph;
         return v;
@@ -277,11 +315,11 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
     if (!a || worst.max_rel <= 0.1 * tolerance(judged_as(coarsest(a->result.outputs), a->rounding, b->rounding), o)) return v;
     const auto O = truth();
     const double da = mad(a->result.outputs, O), db = mad(b->result.outputs, O);
-    v.dmad = dmad(da, db);
-    v.max_abs = worst.max_abs;
-    v.max_rel = worst.max_rel;
-    if (!worst.shapes_differ && v.dmad <= o.dmad_threshold) return v;
+    const double d = dmad(da, db);
+    if (!worst.shapes_differ && d <= o.dmad_threshold) return v;
     v.what = kind::inconsistency;
+    auto& apart = v.details.emplace<outputs_differ>();
+    apart.dmad = d, apart.max_abs = worst.max_abs, apart.max_rel = worst.max_rel;
     v.culprits = {da >= db ? a->backend : b->backend};
     v.peers = {da >= db ? b->backend : a->backend};
     return v;

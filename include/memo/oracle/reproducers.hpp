@@ -188,7 +188,8 @@ inline reproducers_written write_reproducers(differential& diff, const model& m,
         const double bound = measured > 0 ? measured : unmeasured_bound(m, i, truth);
         q.checks.push_back({k, truth[i], std::isfinite(bound) ? bound : 0.0});  // a NaN bound would excuse anything
     };
-    if ((v.what == kind::inconsistency || v.what == kind::nan || v.what == kind::shape) && v.node >= 0) check(v.node, v.at_node.bound);
+    if ((v.what == kind::inconsistency || v.what == kind::nan || v.what == kind::shape) && v.node >= 0)
+        check(v.node, v.differs() ? v.differs()->at_node.bound : 0.0);
     else if (of_rewritten_graph(v))  // a fault of the rewritten graph shows in the model's outputs alone
         for (int k : m.outputs) check(k, 0.0);
     for (const auto& c : v.culprits) {

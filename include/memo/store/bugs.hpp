@@ -98,16 +98,15 @@ inline io::json observation_json(const oracle::observation& o) {
 }
 
 inline io::json verdict_json(const oracle::verdict& v, const model& m) {
-    io::json j = {{"kind", std::string(oracle::name_of(v.what))},
-                  {"culprits", v.culprits},
-                  {"peers", v.peers},
-                  {"status", std::string(name_of(v.status))},
-                  {"dmad", v.dmad},
-                  {"max_abs", std::isfinite(v.max_abs) ? v.max_abs : -1.0},
-                  {"max_rel", std::isfinite(v.max_rel) ? v.max_rel : -1.0},
-                  {"message", v.message}};
-    if (v.masked) j["masked"] = true;    // the outputs agreed; a node's traced values did not
-    if (v.carried) j["carried"] = true;  // seen as NaN in the outputs, carried from a difference at this node
+    // Every kind writes the same keys (0 where its kind has no such figure): readers need not know the kinds.
+    const oracle::outputs_differ none;
+    const auto& d = v.differs() ? *v.differs() : none;
+    const double max_abs = v.broken() ? v.broken()->max_abs : d.max_abs, max_rel = v.broken() ? v.broken()->max_rel : d.max_rel;
+    io::json j = {{"kind", std::string(oracle::name_of(v.what))},       {"culprits", v.culprits}, {"peers", v.peers},
+                  {"status", std::string(name_of(v.status()))},         {"dmad", d.dmad},         {"max_abs", std::isfinite(max_abs) ? max_abs : -1.0},
+                  {"max_rel", std::isfinite(max_rel) ? max_rel : -1.0}, {"message", v.message}};
+    if (d.masked) j["masked"] = true;    // the outputs agreed; a node's traced values did not
+    if (d.carried) j["carried"] = true;  // seen as NaN in the outputs, carried from a difference at this node
     io::json where = {{"node", v.node}, {"layer", v.layer}, {"producer", v.producer}};
     if (!v.producer.empty()) where["pair"] = v.producer + " -> " + v.layer;
     if (v.node >= 0 && static_cast<std::size_t>(v.node) < m.size()) {
@@ -119,8 +118,8 @@ inline io::json verdict_json(const oracle::verdict& v, const model& m) {
         where["dtype"] = std::string(name_of(n.type));
     }
     // What the localised node alone did on identical inputs, against what rounding explains there.
-    if (const auto& d = v.at_node; d.bound > 0)
-        where["difference"] = {{"max_abs", d.max_abs}, {"scale", d.scale}, {"bound", d.bound}, {"relative", d.scale > 0 ? d.max_abs / d.scale : -1.0}};
+    if (const auto& at = d.at_node; at.bound > 0)
+        where["difference"] = {{"max_abs", at.max_abs}, {"scale", at.scale}, {"bound", at.bound}, {"relative", at.scale > 0 ? at.max_abs / at.scale : -1.0}};
     j["localisation"] = where;
     return j;
 }
@@ -153,11 +152,11 @@ public:
             return false;
         }
         // A metamorphic verdict is localised in its variant.
-        io::json j = verdict_json(b.v, b.v.variant ? b.v.variant->m : b.minimal);
+        io::json j = verdict_json(b.v, oracle::localised_in(b.v, b.minimal));
         io::json obs = io::json::array();
         for (const auto& o : b.observations) obs.push_back(observation_json(o));
         j["signature"] = b.signature;
-        j["root_cause"] = oracle::root_cause(b.v, b.v.variant ? b.v.variant->m : b.minimal);
+        j["root_cause"] = oracle::root_cause(b.v, oracle::localised_in(b.v, b.minimal));
         j["backends"] = backends;
         if (versions_.is_object()) {
             j["versions"] = io::json::object();
@@ -180,12 +179,14 @@ public:
             j["resource_options"] = resource_options_json(b.resource_options);
         }
         j["count"] = 1;
-        if (const auto& x = b.v.variant)
-            j["variant"] = {{"relation", std::string(metamorphic::name_of(x->rel))}, {"output", x->output}, {"first_new", x->first_new}, {"gate", x->gate}};
+        if (const auto* r = b.v.broken()) {
+            const auto& x = r->variant;
+            j["variant"] = {{"relation", std::string(metamorphic::name_of(x.rel))}, {"output", x.output}, {"first_new", x.first_new}, {"gate", x.gate}};
+        }
         store_new(kind, b.signature, std::move(j), [&](const fs::path& tmp, io::json& written) {
             io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
             io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
-            if (const auto& x = b.v.variant) io::write_file((tmp / "variant.json").string(), io::model_to_json(x->m).dump(1) + "\n");
+            if (const auto* r = b.v.broken()) io::write_file((tmp / "variant.json").string(), io::model_to_json(r->variant.m).dump(1) + "\n");
             io::write_file((tmp / "repro.sh").string(), "#!/bin/sh\n# Re-runs this bug's minimal model on its backends and prints the verdict.\nexec " +
                                                             replay_ + " \"$(dirname \"$0\")\" \"$@\"\n");
             if (attach_) {

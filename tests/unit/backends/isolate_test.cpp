@@ -331,7 +331,7 @@ TEST(Oracle, HangIsACrashVerdictOfKindTimeout) {
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto v = diff.check(small_model());
     EXPECT_EQ(v.what, kind::crash);
-    EXPECT_EQ(v.status, run_status::timeout);
+    EXPECT_EQ(v.status(), run_status::timeout);
 }
 
 // A fake compiler in a worker: it compiles for `compile_ms`, telling the phase on fd 5 as memo's
@@ -414,7 +414,7 @@ TEST(Oracle, HangsAndBlowUpsNameTheirLayerAndEachIsItsOwnBug) {
         auto bad = memo::make_isolated<memo::reference::interpreter>([f, l = std::string(layer)] { return test::faulty_backend(f, l); }, test::reg(), lim);
         memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
         const auto v = diff.check(m);
-        EXPECT_EQ(v.status, f == test::fault::hang ? run_status::timeout : run_status::memory) << v.message;
+        EXPECT_EQ(v.status(), f == test::fault::hang ? run_status::timeout : run_status::memory) << v.message;
         EXPECT_EQ(v.node, node) << test::name_of(f) << " in " << layer;
         EXPECT_EQ(v.layer, layer);
         signatures.push_back(memo::oracle::signature(v, m));
@@ -432,10 +432,10 @@ TEST(Oracle, AKnownHangGetsAShortLimit) {
     memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto first = diff.check(small_model());
-    EXPECT_EQ(first.status, run_status::timeout);
+    EXPECT_EQ(first.status(), run_status::timeout);
     EXPECT_NE(first.message.find("1500 ms"), std::string::npos) << first.message;
     const auto again = diff.check(small_model(2));
-    EXPECT_EQ(again.status, run_status::timeout);
+    EXPECT_EQ(again.status(), run_status::timeout);
     EXPECT_NE(again.message.find("250 ms"), std::string::npos) << again.message;
     EXPECT_EQ(memo::oracle::signature(again, small_model(2)), memo::oracle::signature(first, small_model()));
     EXPECT_EQ(diff.short_limit_runs(), 1u);
@@ -454,10 +454,10 @@ TEST(Oracle, AKnownBlowUpGetsAShortMemoryLimit) {
     memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto first = diff.check(small_model());
-    EXPECT_EQ(first.status, run_status::memory);
+    EXPECT_EQ(first.status(), run_status::memory);
     EXPECT_NE(first.message.find("limit of 1024 MiB"), std::string::npos) << first.message;
     const auto again = diff.check(small_model(2));
-    EXPECT_EQ(again.status, run_status::memory);
+    EXPECT_EQ(again.status(), run_status::memory);
     EXPECT_NE(again.message.find("limit of 256 MiB"), std::string::npos) << again.message;
     EXPECT_EQ(diff.short_limit_runs(), 1u);
     EXPECT_EQ(bad->memory_limit_mb(), 1024);
@@ -695,11 +695,11 @@ TEST(Oracle, WholeGraphHangIsLocalisedByPrefixes) {
     memo::reference::interpreter truth(memo::dtype::float64);
     memo::oracle::differential diff({good.get(), bad.get()}, truth, test::reg());
     const auto first = diff.check(small_model());
-    EXPECT_EQ(first.status, run_status::timeout) << first.message;
+    EXPECT_EQ(first.status(), run_status::timeout) << first.message;
     EXPECT_EQ(first.node, 2);
     EXPECT_EQ(first.layer, "Activation");
     const auto again = diff.check(small_model(2));
-    EXPECT_EQ(again.status, run_status::timeout);
+    EXPECT_EQ(again.status(), run_status::timeout);
     EXPECT_NE(again.message.find("250 ms"), std::string::npos) << again.message;
     EXPECT_EQ(again.node, 2);
     EXPECT_EQ(memo::oracle::signature(again, small_model(2)), memo::oracle::signature(first, small_model()));

@@ -116,7 +116,7 @@ TEST(Metamorphic, PlantedGateFaultsAreCaughtAndLocalised) {
             EXPECT_EQ(v.what, memo::oracle::kind::metamorphic);
             EXPECT_EQ(v.culprits, std::vector<std::string>{"faulty"});
             EXPECT_EQ(v.layer, layer) << v.message;
-            ASSERT_TRUE(v.variant);
+            ASSERT_TRUE(v.broken());
             EXPECT_TRUE(uses);
         }
         EXPECT_GT(exposed, 5) << layer;

@@ -90,7 +90,7 @@ TEST(RootCause, AnotherKindCulpritDtypeOrMessageIsAnother) {
     EXPECT_NE(memo::oracle::root_cause(wrong, pool), memo::oracle::root_cause(made, pool));
     auto crash = wrong;
     crash.what = memo::oracle::kind::crash;
-    crash.status = memo::run_status::error;
+    crash.details = memo::oracle::failed_run{memo::run_status::error};
     crash.message = "Conv1D: kernel size 3 exceeds input 2";
     auto crash3d = crash;
     crash3d.message = "Conv3D: kernel size 5 exceeds input 4";
@@ -111,7 +111,7 @@ TEST(RootCause, OneFaultUnderSeveralMetamorphicRelationsIsOne) {
     const auto softmax = one_layer("Softmax", {8, 3}, memo::io::json::object(), {8, 3});
     memo::oracle::verdict v;
     v.what = memo::oracle::kind::metamorphic;
-    v.status = memo::run_status::error;
+    v.details = memo::oracle::relation_broken{{}, memo::run_status::error};
     v.culprits = {"keras-tensorflow"};
     v.node = 1;
     v.layer = "Softmax";
