@@ -115,30 +115,13 @@ protected:
         const dims_t wd = const_dims(const_in(1, "W"), "the weight W");
         if (wd.size() != static_cast<std::size_t>(r)) fail("the weight W has shape " + list_str(wd) + ", expected rank " + std::to_string(r));
         const shape& in = out_of(x);
-        const i64 cin = in.back(), group = attr_int("group", 1), M = wd[0];
         const dims_t ks = window(wd, N), strides = attr_list("strides", N, 1, 1, 512), dil = attr_list("dilations", N, 1, 1, 512);
         dims_t k_eff(ks.size());
         for (std::size_t i = 0; i < ks.size(); ++i) k_eff[i] = (ks[i] - 1) * dil[i] + 1;
         const dims_t sizes = spatial_sizes(in), pads = explicit_pads(sizes, k_eff, strides);
         const dims_t want = window_out(sizes, pads, k_eff, strides);
-        std::string cls;
-        std::vector<kv> ps;
-        i64 groups = 1;  // of a grouped convolution (not depthwise): one Conv per group
-        if (group == 1) {
-            if (wd[1] != cin) fail("the weight W has shape " + list_str(wd) + " for " + std::to_string(cin) + " input channels");
-            cls = conv_names[N];
-            ps.push_back({"filters", M});
-        } else if (group == cin && N <= 2 && wd[1] == 1 && M % cin == 0) {
-            cls = depthwise_names[N];
-            ps.push_back({"depth_multiplier", M / cin});
-        } else if (group > 1 && cin % group == 0 && M % group == 0 && wd[1] == cin / group) {
-            cls = conv_names[N];
-            groups = group;
-            ps.push_back({"filters", M / group});
-        } else {
-            fail("attribute group=" + std::to_string(group) + " does not fit the weight W " + list_str(wd) + " for " + std::to_string(cin) +
-                 " input channels (each group takes input channels / group, and W's output channels must divide among the groups)");
-        }
+        const conv_kind c = conv_class(attr_int("group", 1), in.back(), wd, N);
+        std::vector<kv> ps{c.channels};
         std::string padding;
         const int src = pad_for(x, pads, sizes, k_eff, strides, padding, true);
         ps.push_back({"kernel_size", ints_of(ks)});
@@ -146,6 +129,35 @@ protected:
         ps.push_back({"dilation_rate", ints_of(dil)});
         ps.push_back({"padding", padding});
         ps.push_back({"use_bias", has_input(2)});
+        const int k = emit_conv(c, src, ps, wd, in.back(), N);
+        expect_spatial(k, want);
+        set_out(0, tval{k, x.perm});
+    }
+
+    /// What a Conv of `group` groups over cin input channels, of weight shape wd, becomes: its
+    /// Keras class, the parameter that gives its output channels, and how many of it (a grouped
+    /// convolution that is not depthwise: one per group).
+    struct conv_kind {
+        std::string cls;
+        kv channels;
+        i64 groups = 1;
+    };
+    conv_kind conv_class(i64 group, i64 cin, const dims_t& wd, int N) const {
+        const i64 M = wd[0];
+        if (group == 1) {
+            if (wd[1] != cin) fail("the weight W has shape " + list_str(wd) + " for " + std::to_string(cin) + " input channels");
+            return {std::string(conv_names[N]), {"filters", M}, 1};
+        }
+        if (group == cin && N <= 2 && wd[1] == 1 && M % cin == 0) return {std::string(depthwise_names[N]), {"depth_multiplier", M / cin}, 1};
+        if (group > 1 && cin % group == 0 && M % group == 0 && wd[1] == cin / group) return {std::string(conv_names[N]), {"filters", M / group}, group};
+        fail("attribute group=" + std::to_string(group) + " does not fit the weight W " + list_str(wd) + " for " + std::to_string(cin) +
+             " input channels (each group takes input channels / group, and W's output channels must divide among the groups)");
+    }
+
+    /// The layers of a Conv on node src, given the file's weights: one (plain or depthwise), or
+    /// one per group; the node that holds its output.
+    int emit_conv(const conv_kind& c, int src, const std::vector<kv>& ps, const dims_t& wd, i64 cin, int N) {
+        const i64 M = wd[0];
         // The file's weights in Keras' layouts: W (M, C / group, k...) becomes (k..., C / group, M);
         // a depthwise W (C * dm, 1, k...) is (C, dm, k...) in memory and becomes (k..., C, dm).
         const std::vector<double> W = weight_in(1, "W");
@@ -160,36 +172,34 @@ protected:
                 ws.push_back({{outs}, std::vector<double>(B.begin() + static_cast<std::ptrdiff_t>(from), B.begin() + static_cast<std::ptrdiff_t>(to))});
             return ws;
         };
-        int k = -1;
-        if (groups == 1 && cls.starts_with("Depthwise")) {
+        if (c.groups == 1 && c.cls.starts_with("Depthwise")) {
             const i64 dm = M / cin;
             dims_t d{cin, dm};
             d.insert(d.end(), wd.begin() + 2, wd.end());
             std::vector<given_weights::one> ws{spatial_first(W, d, 0, 1)};
             if (!B.empty()) ws.push_back({{M}, B});
-            k = emit(cls, {src}, ps);
+            const int k = emit(c.cls, {src}, ps);
             give(k, std::move(ws));
-        } else if (groups == 1) {
-            k = emit(cls, {src}, ps);
-            give(k, conv_weights(0, static_cast<std::size_t>(M), M));
-        } else {
-            // Exactly what a grouped convolution is: each group's channels (a CustomCropLayer of
-            // the channel axis) convolved on their own, the results concatenated in group order.
-            const i64 per = cin / groups;
-            std::vector<int> parts;
-            for (i64 g = 0; g < groups; ++g) {
-                ints crop;
-                for (int i = 0; i < N; ++i) crop.push(0), crop.push(0);
-                crop.push(g * per), crop.push(cin - (g + 1) * per);
-                const std::string tag = "_group" + std::to_string(g);
-                parts.push_back(emit(cls, {emit("CustomCropLayer", {src}, {{"cropping", crop}}, tag + "_in")}, ps, tag));
-                const i64 outs = M / groups;
-                give(parts.back(), conv_weights(static_cast<std::size_t>(g * outs), static_cast<std::size_t>((g + 1) * outs), outs));
-            }
-            k = concatenate(parts, -1);
+            return k;
         }
-        expect_spatial(k, want);
-        set_out(0, tval{k, x.perm});
+        if (c.groups == 1) {
+            const int k = emit(c.cls, {src}, ps);
+            give(k, conv_weights(0, static_cast<std::size_t>(M), M));
+            return k;
+        }
+        // Exactly what a grouped convolution is: each group's channels (a CustomCropLayer of the
+        // channel axis) convolved on their own, the results concatenated in group order.
+        const i64 per = cin / c.groups, outs = M / c.groups;
+        std::vector<int> parts;
+        for (i64 g = 0; g < c.groups; ++g) {
+            ints crop;
+            for (int i = 0; i < N; ++i) crop.push(0), crop.push(0);
+            crop.push(g * per), crop.push(cin - (g + 1) * per);
+            const std::string tag = "_group" + std::to_string(g);
+            parts.push_back(emit(c.cls, {emit("CustomCropLayer", {src}, {{"cropping", crop}}, tag + "_in")}, ps, tag));
+            give(parts.back(), conv_weights(static_cast<std::size_t>(g * outs), static_cast<std::size_t>((g + 1) * outs), outs));
+        }
+        return concatenate(parts, -1);
     }
 
     void conv_transpose_op() {
