@@ -84,6 +84,72 @@ inline std::string fenced(const std::string& text, const std::string& language) 
     return fmt::format("```{}\n{}\n```\n", language, t);
 }
 
+/// The culprit a report is about: the one asked for (`wanted`), else the first whose reproducer
+/// shows the fault, else the first.
+inline std::string culprit_reported(const std::string& wanted, const io::json& bug, const std::string& file) {
+    const auto culprits = bug.value("culprits", std::vector<std::string>{});
+    const auto reproducers = bug.value("reproducers", io::json::object());
+    if (culprits.empty()) throw memo::error(file + ": no culprit");
+    std::string culprit = wanted;
+    for (const auto& c : culprits)
+        if (culprit.empty() && reproducers.value(c, io::json::object()).value("shows", false)) culprit = c;
+    if (culprit.empty()) culprit = culprits.front();
+    if (std::find(culprits.begin(), culprits.end(), culprit) == culprits.end())
+        throw memo::error(culprit + " is not a culprit of this bug (" + fmt::format("{}", fmt::join(culprits, ", ")) + ")");
+    return culprit;
+}
+
+/// "What happens": the fault, the layer's dtype and settings.
+inline void print_what_happens(const io::json& bug, const io::json& where) {
+    fmt::print("\n## What happens\n\n{}.", fault(bug));
+    if (where.contains("dtype")) fmt::print(" The layer computes in {}.", where["dtype"].get<std::string>());
+    if (const auto params = where.value("params", io::json::object()); !params.empty()) {
+        std::string p;
+        for (const auto& [k, v] : params.items()) p += (p.empty() ? "" : ", ") + k + "=" + v.dump();
+        fmt::print(" Its settings: {}.", p);
+    }
+    fmt::print("\n\n");
+}
+
+/// "Reproducer": the script in the library's own terms, the data files beside it, and what it
+/// printed (`out`); or why there is none.
+inline void print_reproducer(const std::filesystem::path& dir, const io::json& repro, const std::string& culprit, const std::string& out) {
+    namespace fs = std::filesystem;
+    if (!repro.contains("script")) {
+        fmt::print("No reproducer of {} was written ({}); the bug's directory replays it with memo.\n\n", culprit,
+                   repro.value("said", std::string("none in repro/")));
+        return;
+    }
+    const fs::path script = dir / repro["script"].get<std::string>();
+    const bool python = script.extension() == ".py";
+    fmt::print("## Reproducer\n\n`{}`: run it from its folder{}; it exits 1 while the fault shows and 0 once it does not. ", script.filename().string(),
+               python ? " with Python" : " with Node.js");
+    std::vector<std::string> data;
+    for (const auto& f : fs::directory_iterator(script.parent_path()))
+        if (f.path().stem() == script.stem() && f.path() != script && f.path().extension() != ".out") data.push_back(f.path().filename().string());
+    std::sort(data.begin(), data.end());
+    if (!data.empty())
+        fmt::print("It reads {} (attached), which hold{} the model's inputs{} and the values expected.", fmt::join(data, " and "), data.size() == 1 ? "s" : "",
+                   python ? " and weights" : "");
+    fmt::print("\n\n{}\n", fenced(io::read_file(script.string()), python ? "python" : "js"));
+    if (!out.empty()) fmt::print("## Output\n\n{}\n", fenced(out, ""));
+}
+
+/// "Expected": what the peers and the float64 reference give, and how far the culprit is past rounding.
+inline void print_expected(const io::json& bug, const io::json& where) {
+    const auto peers = bug.value("peers", std::vector<std::string>{});
+    fmt::print("## Expected\n\n");
+    std::string others;
+    for (const auto& p : peers) others += (others.empty() ? "" : ", ") + library_of(p, bug);
+    if (bug.value("kind", std::string()) == "crash") fmt::print("The model runs{}.", others.empty() ? "" : ", as it does on " + others);
+    else
+        fmt::print("The exact values (float64, from a reference implementation of the same layers) within what float rounding explains{}.",
+                   others.empty() ? "" : fmt::format("; {} agree{} with them on the same inputs", others, peers.size() == 1 ? "s" : ""));
+    if (const auto diff = where.value("difference", io::json::object()); !diff.empty())
+        fmt::print(" At {}, the largest difference is {:.6g} where rounding explains at most {:.3g}.", where.value("layer", std::string("the layer")),
+                   diff.value("max_abs", 0.0), diff.value("bound", 0.0));
+}
+
 }  // namespace report_bug_detail
 
 inline int report_bug(const cli::args& a) {
@@ -93,18 +159,8 @@ inline int report_bug(const cli::args& a) {
     const fs::path dir = a.positional()[0];
     if (!fs::exists(dir / "bug.json")) throw memo::error(dir.string() + ": not a bug directory (no bug.json)");
     const auto bug = io::parse_json_file((dir / "bug.json").string());
-    const auto culprits = bug.value("culprits", std::vector<std::string>{});
-    const auto peers = bug.value("peers", std::vector<std::string>{});
-    const auto reproducers = bug.value("reproducers", io::json::object());
-    // The culprit reported: the one asked for, else the first whose reproducer shows the fault.
-    if (culprits.empty()) throw memo::error((dir / "bug.json").string() + ": no culprit");
-    std::string culprit = a.value("backend");
-    for (const auto& c : culprits)
-        if (culprit.empty() && reproducers.value(c, io::json::object()).value("shows", false)) culprit = c;
-    if (culprit.empty()) culprit = culprits.front();
-    if (std::find(culprits.begin(), culprits.end(), culprit) == culprits.end())
-        throw memo::error(culprit + " is not a culprit of this bug (" + fmt::format("{}", fmt::join(culprits, ", ")) + ")");
-    const auto repro = reproducers.value(culprit, io::json::object());
+    const std::string culprit = d::culprit_reported(a.value("backend"), bug, (dir / "bug.json").string());
+    const auto repro = bug.value("reproducers", io::json::object()).value(culprit, io::json::object());
     const std::string library = d::library_of(culprit, bug);
     const auto where = bug.value("localisation", io::json::object());
 
@@ -113,49 +169,13 @@ inline int report_bug(const cli::args& a) {
     fmt::print("**Machine**: {}\n", d::machine());
     std::string out;
     if (repro.contains("script")) {
-        fs::path script = dir / repro["script"].get<std::string>();
-        fs::path said = fs::path(script).replace_extension(".out");
+        fs::path said = (dir / repro["script"].get<std::string>()).replace_extension(".out");
         if (fs::exists(said)) out = io::read_file(said.string());
         if (const auto first = out.substr(0, out.find('\n')); !first.empty()) fmt::print("**Environment** (as the reproducer prints it): {}\n", first);
     }
-    fmt::print("\n## What happens\n\n{}.", d::fault(bug));
-    if (where.contains("dtype")) fmt::print(" The layer computes in {}.", where["dtype"].get<std::string>());
-    if (const auto params = where.value("params", io::json::object()); !params.empty()) {
-        std::string p;
-        for (const auto& [k, v] : params.items()) p += (p.empty() ? "" : ", ") + k + "=" + v.dump();
-        fmt::print(" Its settings: {}.", p);
-    }
-    fmt::print("\n\n");
-
-    if (!repro.contains("script")) {
-        fmt::print("No reproducer of {} was written ({}); the bug's directory replays it with memo.\n\n", culprit,
-                   repro.value("said", std::string("none in repro/")));
-    } else {
-        const fs::path script = dir / repro["script"].get<std::string>();
-        const bool python = script.extension() == ".py";
-        fmt::print("## Reproducer\n\n`{}`: run it from its folder{}; it exits 1 while the fault shows and 0 once it does not. ", script.filename().string(),
-                   python ? " with Python" : " with Node.js");
-        std::vector<std::string> data;
-        for (const auto& f : fs::directory_iterator(script.parent_path()))
-            if (f.path().stem() == script.stem() && f.path() != script && f.path().extension() != ".out") data.push_back(f.path().filename().string());
-        std::sort(data.begin(), data.end());
-        if (!data.empty())
-            fmt::print("It reads {} (attached), which hold{} the model's inputs{} and the values expected.", fmt::join(data, " and "),
-                       data.size() == 1 ? "s" : "", python ? " and weights" : "");
-        fmt::print("\n\n{}\n", d::fenced(io::read_file(script.string()), python ? "python" : "js"));
-        if (!out.empty()) fmt::print("## Output\n\n{}\n", d::fenced(out, ""));
-    }
-
-    fmt::print("## Expected\n\n");
-    std::string others;
-    for (const auto& p : peers) others += (others.empty() ? "" : ", ") + d::library_of(p, bug);
-    if (bug.value("kind", std::string()) == "crash") fmt::print("The model runs{}.", others.empty() ? "" : ", as it does on " + others);
-    else
-        fmt::print("The exact values (float64, from a reference implementation of the same layers) within what float rounding explains{}.",
-                   others.empty() ? "" : fmt::format("; {} agree{} with them on the same inputs", others, peers.size() == 1 ? "s" : ""));
-    if (const auto diff = where.value("difference", io::json::object()); !diff.empty())
-        fmt::print(" At {}, the largest difference is {:.6g} where rounding explains at most {:.3g}.", where.value("layer", std::string("the layer")),
-                   diff.value("max_abs", 0.0), diff.value("bound", 0.0));
+    d::print_what_happens(bug, where);
+    d::print_reproducer(dir, repro, culprit, out);
+    d::print_expected(bug, where);
     fmt::print(
         "\n\n## How it was found\n\nmemo, a model generator for testing deep-learning libraries, ran the model on {} and judged the "
         "results against the float64 reference; the model was shrunk to {} layer{} (signature {}).\n",

@@ -36,19 +36,18 @@ inline std::string line(const memo::rnn_state::input_fuzzer& f, double t) {
                        v.weighted_transition.ratio());
 }
 
-}  // namespace states_cmd
-
-inline int states(const cli::args& a) {
-    using clock = std::chrono::steady_clock;
-    const auto& reg = memo::fuzz::setup().layers();
-    memo::model m;
+/// The model a states command reads: a zoo model or a file.
+inline memo::model model_of(const cli::args& a, const memo::registry& reg) {
     if (const auto zoo = a.get("zoo")) {
         if (!a.positional().empty()) throw memo::error("give --zoo NAME or a model file, not both");
-        m = memo::campaign::load_seeds("zoo:" + *zoo, reg).at(0);
-    } else {
-        if (a.positional().size() != 1) throw memo::error("expects one model file, or --zoo NAME (see --help)");
-        m = memo::campaign::load_any(a.positional()[0], reg, model_readers());
+        return memo::campaign::load_seeds("zoo:" + *zoo, reg).at(0);
     }
+    if (a.positional().size() != 1) throw memo::error("expects one model file, or --zoo NAME (see --help)");
+    return memo::campaign::load_any(a.positional()[0], reg, model_readers());
+}
+
+/// The input fuzzer's options from the command line.
+inline memo::rnn_state::input_fuzz_options options_of(const cli::args& a) {
     memo::rnn_state::input_fuzz_options o;
     const auto mode = a.value("abstraction");
     if (mode != "pca" && mode != "grid") throw memo::error("--abstraction " + mode + ": pca or grid");
@@ -61,6 +60,30 @@ inline int states(const cli::args& a) {
     o.linf = a.number("linf");
     o.l0 = static_cast<std::int64_t>(a.count("l0"));
     o.profile_samples = static_cast<std::int64_t>(a.count("profile"));
+    return o;
+}
+
+/// --out: the model, each kept input (inputs/NNNNNN.json) and the figures.
+inline void write_out(const std::string& out, const memo::model& m, const memo::rnn_state::input_fuzzer& f, const memo::io::json& stats) {
+    namespace fs = std::filesystem;
+    fs::create_directories(fs::path(out) / "inputs");
+    memo::io::write_file((fs::path(out) / "model.json").string(), memo::io::model_to_json(m).dump() + "\n");
+    for (std::size_t i = 0; i < f.queue().size(); ++i) {
+        memo::io::json j = {{"root", f.queue()[i].root}, {"inputs", memo::io::json::array()}};
+        for (const auto& x : f.queue()[i].inputs) j["inputs"].push_back({{"dims", x.dims}, {"data", x.data}});
+        memo::io::write_file((fs::path(out) / "inputs" / fmt::format("{:06}.json", i)).string(), j.dump() + "\n");
+    }
+    memo::io::write_file((fs::path(out) / "stats.json").string(), stats.dump(2) + "\n");
+}
+
+}  // namespace states_cmd
+
+inline int states(const cli::args& a) {
+    using clock = std::chrono::steady_clock;
+    const auto& reg = memo::fuzz::setup().layers();
+    const memo::model m = states_cmd::model_of(a, reg);
+    const auto mode = a.value("abstraction");
+    const memo::rnn_state::input_fuzz_options o = states_cmd::options_of(a);
     const double seconds = a.number("seconds");
     const auto iterations = a.count("iterations");
 
@@ -83,17 +106,7 @@ inline int states(const cli::args& a) {
                                   {"recurrent_layers", f.layers()},
                                   {"states_seen", f.seen_states()},
                                   {"criteria", states_cmd::values_json(f.values())}};
-    if (const auto out = a.get("out")) {
-        namespace fs = std::filesystem;
-        fs::create_directories(fs::path(*out) / "inputs");
-        memo::io::write_file((fs::path(*out) / "model.json").string(), memo::io::model_to_json(m).dump() + "\n");
-        for (std::size_t i = 0; i < f.queue().size(); ++i) {
-            memo::io::json j = {{"root", f.queue()[i].root}, {"inputs", memo::io::json::array()}};
-            for (const auto& x : f.queue()[i].inputs) j["inputs"].push_back({{"dims", x.dims}, {"data", x.data}});
-            memo::io::write_file((fs::path(*out) / "inputs" / fmt::format("{:06}.json", i)).string(), j.dump() + "\n");
-        }
-        memo::io::write_file((fs::path(*out) / "stats.json").string(), stats.dump(2) + "\n");
-    }
+    if (const auto out = a.get("out")) states_cmd::write_out(*out, m, f, stats);
     if (a.has("json")) {
         fmt::print("{}\n", stats.dump(2));
         return 0;

@@ -151,38 +151,7 @@ public:
             count(b.v.what, b.signature);
             return false;
         }
-        // A metamorphic verdict is localised in its variant.
-        io::json j = verdict_json(b.v, oracle::localised_in(b.v, b.minimal));
-        io::json obs = io::json::array();
-        for (const auto& o : b.observations) obs.push_back(observation_json(o));
-        j["signature"] = b.signature;
-        j["root_cause"] = oracle::root_cause(b.v, oracle::localised_in(b.v, b.minimal));
-        j["backends"] = backends;
-        if (versions_.is_object()) {
-            j["versions"] = io::json::object();
-            for (const auto& n : backends)
-                if (versions_.contains(n)) j["versions"][n] = versions_[n];
-        }
-        j["tester"] = b.tester;
-        j["observations"] = obs;
-        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}, {"varied", b.inputs.varied}};
-        // Which generator each input drew from (a function of the seed: written to be read).
-        io::json gens = io::json::array();
-        for (auto k : input_kinds(b.minimal, b.inputs)) gens.push_back(std::string(name_of(k)));
-        j["inputs"]["generators"] = gens;
-        j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()}, {"minimise_checks", b.minimise_checks}};
-        j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
-        if (!b.resources.empty()) {
-            io::json runs = io::json::object();
-            for (const auto& r : b.resources) runs[r.backend] = {{"ms", r.ms}, {"cpu_ms", r.cpu_ms}, {"start_kb", r.start_kb}, {"peak_kb", r.peak_kb}};
-            j["runs"] = runs;
-            j["resource_options"] = resource_options_json(b.resource_options);
-        }
-        j["count"] = 1;
-        if (const auto* r = b.v.broken()) {
-            const auto& x = r->variant;
-            j["variant"] = {{"relation", std::string(metamorphic::name_of(x.rel))}, {"output", x.output}, {"first_new", x.first_new}, {"gate", x.gate}};
-        }
+        io::json j = bug_json(b, backends);
         store_new(kind, b.signature, std::move(j), [&](const fs::path& tmp, io::json& written) {
             io::write_file((tmp / "model.json").string(), io::model_to_json(b.original).dump(1) + "\n");
             io::write_file((tmp / "minimal.json").string(), io::model_to_json(b.minimal).dump(1) + "\n");
@@ -306,6 +275,43 @@ public:
     }
 
 private:
+    /// A new bug's bug.json: its verdict, names, backends and their versions, runs, inputs and sizes.
+    io::json bug_json(const bug_report& b, const std::vector<std::string>& backends) const {
+        // A metamorphic verdict is localised in its variant.
+        io::json j = verdict_json(b.v, oracle::localised_in(b.v, b.minimal));
+        io::json obs = io::json::array();
+        for (const auto& o : b.observations) obs.push_back(observation_json(o));
+        j["signature"] = b.signature;
+        j["root_cause"] = oracle::root_cause(b.v, oracle::localised_in(b.v, b.minimal));
+        j["backends"] = backends;
+        if (versions_.is_object()) {
+            j["versions"] = io::json::object();
+            for (const auto& n : backends)
+                if (versions_.contains(n)) j["versions"][n] = versions_[n];
+        }
+        j["tester"] = b.tester;
+        j["observations"] = obs;
+        j["inputs"] = {{"seed", b.original.seed}, {"samples", b.inputs.samples}, {"lo", b.inputs.lo}, {"hi", b.inputs.hi}, {"varied", b.inputs.varied}};
+        // Which generator each input drew from (a function of the seed: written to be read).
+        io::json gens = io::json::array();
+        for (auto k : input_kinds(b.minimal, b.inputs)) gens.push_back(std::string(name_of(k)));
+        j["inputs"]["generators"] = gens;
+        j["sizes"] = {{"original_layers", b.original.layer_count()}, {"minimal_layers", b.minimal.layer_count()}, {"minimise_checks", b.minimise_checks}};
+        j["first_seen"] = {{"iteration", b.iteration}, {"seconds", b.seconds}};
+        if (!b.resources.empty()) {
+            io::json runs = io::json::object();
+            for (const auto& r : b.resources) runs[r.backend] = {{"ms", r.ms}, {"cpu_ms", r.cpu_ms}, {"start_kb", r.start_kb}, {"peak_kb", r.peak_kb}};
+            j["runs"] = runs;
+            j["resource_options"] = resource_options_json(b.resource_options);
+        }
+        j["count"] = 1;
+        if (const auto* r = b.v.broken()) {
+            const auto& x = r->variant;
+            j["variant"] = {{"relation", std::string(metamorphic::name_of(x.rel))}, {"output", x.output}, {"first_new", x.first_new}, {"gate", x.gate}};
+        }
+        return j;
+    }
+
     /// Stores a new bug: its directory is written beside (`write` fills it and may add to its
     /// bug.json, which goes in last, with its reproduction line) and renamed into place, so a
     /// stored bug is always complete.

@@ -55,6 +55,46 @@ protected:
         return ws;
     }
 
+    /// The inputs and attributes of an ONNX recurrence memo's layers have no counterpart of: an
+    /// error, or an inexact import (initial states other than zeros).
+    void refuse_what_memo_lacks() {
+        if (has_input(4)) fail("input sequence_lens is not supported (memo's sequences all have the full length)");
+        for (int k = 5; k < n_->input_size(); ++k)
+            if (has_input(k)) {
+                if (k == 7) fail("input P (peepholes) is not supported");
+                // memo's recurrent layers start from zeros, as exporters write initial states.
+                const auto v = weight_in(k, k == 5 ? "initial_h" : "initial_c");
+                if (std::any_of(v.begin(), v.end(), [](double e) { return e != 0; }))
+                    inexact(input_label(k) + " is an initial state other than zeros: memo's starts from zeros");
+            }
+        if (attr("clip")) fail("attribute clip is not supported");
+        if (attr("activation_alpha") || attr("activation_beta")) fail("attributes activation_alpha and activation_beta are not supported");
+        if (const i64 f = attr_int("input_forget", 0); f != 0) fail("attribute input_forget=" + std::to_string(f) + " is not supported");
+    }
+
+    /// Keras' activation and recurrent_activation (empty for a SimpleRNN) of the activations ONNX
+    /// names f, g (and h for LSTM) per direction.
+    std::pair<std::string, std::string> recurrent_activations(bool lstm, bool gru, i64 dirs) {
+        const std::size_t gates = lstm ? 4 : gru ? 3 : 1;
+        const std::vector<std::string> defaults = lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                                  : gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                        : std::vector<std::string>{"Tanh"};
+        std::vector<std::string> acts = attr_strs("activations");
+        if (acts.empty())
+            for (int d = 0; d < dirs; ++d) acts.insert(acts.end(), defaults.begin(), defaults.end());
+        if (acts.size() != defaults.size() * static_cast<std::size_t>(dirs))
+            fail("attribute activations has " + std::to_string(acts.size()) + " entries, expected " +
+                 std::to_string(defaults.size() * static_cast<std::size_t>(dirs)));
+        if (lstm && acts[1] != acts[2]) fail("attribute activations is not supported (memo's LSTM takes one activation for g and h)");
+        if (dirs == 2)
+            for (std::size_t i = 0; i < acts.size(); ++i)
+                if (acts[i] != defaults[i % defaults.size()]) fail("attribute activations is not supported (memo's Bidirectional takes the defaults only)");
+        std::string act = keras_activation(gates == 1 ? acts[0] : acts[1]), rec = gates == 1 ? std::string() : keras_activation(acts[0]);
+        if (act.empty() || (gates > 1 && rec.empty()))
+            fail("attribute activations is not supported (activation " + (act.empty() ? acts[gates == 1 ? 0 : 1] : acts[0]) + ")");
+        return {std::move(act), std::move(rec)};
+    }
+
     void recurrent_op(const std::string& op) {
         const bool lstm = op == "LSTM", gru = op == "GRU";
         const i64 gates = lstm ? 4 : gru ? 3 : 1;
@@ -77,36 +117,8 @@ protected:
         if (const i64 h = attr_int("hidden_size", units); h != units)
             fail("attribute hidden_size=" + std::to_string(h) + " disagrees with W's shape " + list_str(wd));
         if (has_input(3)) const_in(3, "B");
-        if (has_input(4)) fail("input sequence_lens is not supported (memo's sequences all have the full length)");
-        for (int k = 5; k < n_->input_size(); ++k)
-            if (has_input(k)) {
-                if (k == 7) fail("input P (peepholes) is not supported");
-                // memo's recurrent layers start from zeros, as exporters write initial states.
-                const auto v = weight_in(k, k == 5 ? "initial_h" : "initial_c");
-                if (std::any_of(v.begin(), v.end(), [](double e) { return e != 0; }))
-                    inexact(input_label(k) + " is an initial state other than zeros: memo's starts from zeros");
-            }
-        if (attr("clip")) fail("attribute clip is not supported");
-        if (attr("activation_alpha") || attr("activation_beta")) fail("attributes activation_alpha and activation_beta are not supported");
-        if (const i64 f = attr_int("input_forget", 0); f != 0) fail("attribute input_forget=" + std::to_string(f) + " is not supported");
-
-        // ONNX names f, g (and h for LSTM) per direction: Keras' recurrent_activation and activation.
-        const std::vector<std::string> defaults = lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-                                                  : gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                        : std::vector<std::string>{"Tanh"};
-        std::vector<std::string> acts = attr_strs("activations");
-        if (acts.empty())
-            for (int d = 0; d < dirs; ++d) acts.insert(acts.end(), defaults.begin(), defaults.end());
-        if (acts.size() != defaults.size() * static_cast<std::size_t>(dirs))
-            fail("attribute activations has " + std::to_string(acts.size()) + " entries, expected " +
-                 std::to_string(defaults.size() * static_cast<std::size_t>(dirs)));
-        if (lstm && acts[1] != acts[2]) fail("attribute activations is not supported (memo's LSTM takes one activation for g and h)");
-        if (dirs == 2)
-            for (std::size_t i = 0; i < acts.size(); ++i)
-                if (acts[i] != defaults[i % defaults.size()]) fail("attribute activations is not supported (memo's Bidirectional takes the defaults only)");
-        const std::string act = keras_activation(gates == 1 ? acts[0] : acts[1]), rec = gates == 1 ? std::string() : keras_activation(acts[0]);
-        if (act.empty() || (gates > 1 && rec.empty()))
-            fail("attribute activations is not supported (activation " + (act.empty() ? acts[gates == 1 ? 0 : 1] : acts[0]) + ")");
+        refuse_what_memo_lacks();
+        const auto [act, rec] = recurrent_activations(lstm, gru, dirs);
 
         // memo's recurrent layers give one output: the sequence Y or the last state Y_h.
         const bool y = uses(0) > 0, yh = uses(1) > 0;
