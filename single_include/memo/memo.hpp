@@ -5053,53 +5053,63 @@ protected:
     }
 
     /// The original's pairs, from its edges between universe layers (through adapters, whose
-    /// chains are kept for reuse), and one edge per pair and kind of end.
+    /// chains are kept for reuse), and one edge per pair and kind of end; one merge per kind; of
+    /// each kind, a few spread over the original.
     void collect_edges() {
         std::unordered_map<std::uint64_t, char> kinds;
         producer_of_.resize(m_.nodes.size());
         for (std::size_t b = 0; b < m_.nodes.size(); ++b) {
             if (slot_[b] < 0) continue;
-            const auto& ins = m_.nodes[b].inputs;
-            producer_of_[b].assign(ins.size(), {-1, -1});
-            for (std::size_t j = 0; j < ins.size(); ++j) {
-                int src = ins[j];
-                std::vector<int> adapters;
-                while (slot_[at(src)] < 0 && m_.nodes[at(src)].layer->fam == family::adapter && m_.nodes[at(src)].inputs.size() == 1) {
-                    adapters.push_back(src);
-                    src = m_.nodes[at(src)].inputs[0];
-                }
-                if (slot_[at(src)] < 0) continue;
-                std::reverse(adapters.begin(), adapters.end());
-                // Whether the edge makes a pair is the universe's call (adapters between may or
-                // may not count as transparent).
-                const int p = edge_pair(src, adapters, static_cast<int>(b));
-                if (p < 0) continue;
-                pair_[classes_ * at(slot_[at(src)]) + at(slot_[b])] = p;
-                if (edges_of_pair_.size() <= at(p)) {
-                    edges_of_pair_.resize(at(p) + 1);
-                    chains_of_pair_.resize(at(p) + 1);
-                }
-                int ch = -1;
-                if (!adapters.empty()) {
-                    for (int c : chains_of_pair_[at(p)])
-                        if (same_chain(chains_[at(c)], adapters, p)) ch = c;
-                    if (ch < 0) {
-                        ch = static_cast<int>(chains_.size());
-                        chains_of_pair_[at(p)].push_back(ch);
-                        chains_.push_back(chain{std::move(adapters), p});
-                    }
-                }
-                producer_of_[b][j] = {src, ch};
-                // One edge per kind: the ends' exact configurations, the slot and the chain.
-                hasher h;
-                h.mix(static_cast<std::uint64_t>(rep_of(src))).mix(static_cast<std::uint64_t>(rep_of(static_cast<int>(b))));
-                h.mix(j).mix(static_cast<std::uint64_t>(ch + 1));
-                if (kinds.emplace(h.value(), 0).second) edges_of_pair_[at(p)].push_back(edge{src, static_cast<int>(b), static_cast<int>(j), ch});
-            }
+            producer_of_[b].assign(m_.nodes[b].inputs.size(), {-1, -1});
+            for (std::size_t j = 0; j < m_.nodes[b].inputs.size(); ++j) collect_edge(b, j, kinds);
         }
         edges_of_pair_.resize(at(items_));
         chains_of_pair_.resize(at(items_));
-        // One original merge per kind: its exact configuration and its producers'.
+        collect_merges();
+        spread_kinds();
+    }
+
+    /// The edge into node b's input j, from the universe layer before it through any adapters,
+    /// when it makes a pair: its producer noted, and the edge kept when its kind (`kinds`: the
+    /// ends' exact configurations, the slot and the chain) is new.
+    void collect_edge(std::size_t b, std::size_t j, std::unordered_map<std::uint64_t, char>& kinds) {
+        int src = m_.nodes[b].inputs[j];
+        std::vector<int> adapters;
+        while (slot_[at(src)] < 0 && m_.nodes[at(src)].layer->fam == family::adapter && m_.nodes[at(src)].inputs.size() == 1) {
+            adapters.push_back(src);
+            src = m_.nodes[at(src)].inputs[0];
+        }
+        if (slot_[at(src)] < 0) return;
+        std::reverse(adapters.begin(), adapters.end());
+        // Whether the edge makes a pair is the universe's call (adapters between may or may not
+        // count as transparent).
+        const int p = edge_pair(src, adapters, static_cast<int>(b));
+        if (p < 0) return;
+        pair_[classes_ * at(slot_[at(src)]) + at(slot_[b])] = p;
+        if (edges_of_pair_.size() <= at(p)) {
+            edges_of_pair_.resize(at(p) + 1);
+            chains_of_pair_.resize(at(p) + 1);
+        }
+        const int ch = adapters.empty() ? -1 : chain_of(p, std::move(adapters));
+        producer_of_[b][j] = {src, ch};
+        hasher h;
+        h.mix(static_cast<std::uint64_t>(rep_of(src))).mix(static_cast<std::uint64_t>(rep_of(static_cast<int>(b))));
+        h.mix(j).mix(static_cast<std::uint64_t>(ch + 1));
+        if (kinds.emplace(h.value(), 0).second) edges_of_pair_[at(p)].push_back(edge{src, static_cast<int>(b), static_cast<int>(j), ch});
+    }
+
+    /// The chain of these adapters into pair p: the one kept before, or a new one.
+    int chain_of(int p, std::vector<int> adapters) {
+        for (int c : chains_of_pair_[at(p)])
+            if (same_chain(chains_[at(c)], adapters, p)) return c;
+        const int ch = static_cast<int>(chains_.size());
+        chains_of_pair_[at(p)].push_back(ch);
+        chains_.push_back(chain{std::move(adapters), p});
+        return ch;
+    }
+
+    /// One original merge per kind: its exact configuration and its producers'.
+    void collect_merges() {
         std::unordered_map<std::uint64_t, char> merge_kinds;
         for (std::size_t b = 0; b < m_.nodes.size(); ++b) {
             if (slot_[b] < 0 || !m_.nodes[b].layer->is_merge()) continue;
@@ -5111,8 +5121,11 @@ protected:
             }
             if (merge_kinds.emplace(h.value(), 0).second) merges_.push_back(static_cast<int>(b));
         }
-        // Of the edges (and merges) whose ends have the same configurations, a few spread over the
-        // original are enough: they differ only in shapes.
+    }
+
+    /// Of the edges (and merges) whose ends have the same configurations, a few spread over the
+    /// original are enough: they differ only in shapes.
+    void spread_kinds() {
         for (auto& list : edges_of_pair_)
             list = spread(
                 list,

@@ -254,52 +254,43 @@ inline std::string hex8(const hasher& h) {
     return hex;
 }
 
-/// Judges one model's results. `truth` computes the float64 reference outputs on demand (only
-/// when two backends disagree beyond tolerance).
-inline verdict judge(const std::vector<observation>& obs, const std::function<std::vector<tensor>()>& truth, const options& o = {}) {
+namespace detail {
+using runs = std::vector<const observation*>;
+
+/// A verdict of kind k on the runs at fault (the first one's message, status and node), compared
+/// with the peers that ran.
+inline verdict failed_runs(kind k, const runs& at_fault, const runs& peers) {
     verdict v;
-    std::vector<const observation*> ok, bad, invalid;
-    for (const auto& x : obs) {
-        if (x.result.ok()) ok.push_back(&x);
-        else if (failed(x.result.status)) bad.push_back(&x);
-        else if (x.result.status == run_status::invalid) invalid.push_back(&x);
-    }
-    if (!invalid.empty()) {  // needs no peer: the model's own shapes are the other side
-        v.what = kind::shape;
-        for (auto* x : invalid) v.culprits.push_back(x->backend);
-        for (auto* x : ok) v.peers.push_back(x->backend);
-        v.message = invalid.front()->result.message;
-        v.details = failed_run{run_status::invalid};
-        v.node = invalid.front()->result.node;
-        return v;
-    }
-    if (ok.empty()) {
-        if (!bad.empty()) v.details = all_failed{};
-        return v;
-    }
-    if (!bad.empty()) {
-        v.what = kind::crash;
-        for (auto* x : bad) v.culprits.push_back(x->backend);
-        for (auto* x : ok) v.peers.push_back(x->backend);
-        v.message = bad.front()->result.message;
-        v.details = failed_run{bad.front()->result.status};
-        v.node = bad.front()->result.node;
-        v.whole_graph = bad.front()->result.whole_graph;
-        return v;
-    }
-    std::vector<const observation*> nan, finite;
+    v.what = k;
+    for (auto* x : at_fault) v.culprits.push_back(x->backend);
+    for (auto* x : peers) v.peers.push_back(x->backend);
+    v.message = at_fault.front()->result.message;
+    v.details = failed_run{at_fault.front()->result.status};
+    v.node = at_fault.front()->result.node;
+    return v;
+}
+
+/// The nan verdict of runs some of which have non-finite outputs: those are at fault, unless the
+/// float64 reference is non-finite too (a NaN the model injects, a value beyond even float64),
+/// where producing it is right and the odd ones are those that lost it. None when all agree.
+inline verdict lost_or_made_nan(const runs& ok, const std::function<std::vector<tensor>()>& truth) {
+    verdict v;
+    runs nan, finite;
     for (auto* x : ok) (has_non_finite(x->result.outputs) ? nan : finite).push_back(x);
-    if (!nan.empty() && !finite.empty()) {
-        v.what = kind::nan;
-        // Where the float64 reference is non-finite too (a NaN the model injects, a value beyond
-        // even float64), producing it is right: the odd ones are those that lost it.
-        const bool expected = has_non_finite(truth());
-        for (auto* x : expected ? finite : nan) v.culprits.push_back(x->backend);
-        for (auto* x : expected ? nan : finite) v.peers.push_back(x->backend);
-        if (expected) v.message = "finite outputs where the float64 reference's are not: a NaN or infinity lost";
-        return v;
-    }
-    // Inconsistency: the pair that differs most, judged against O.
+    if (nan.empty() || finite.empty()) return v;
+    v.what = kind::nan;
+    const bool expected = has_non_finite(truth());
+    for (auto* x : expected ? finite : nan) v.culprits.push_back(x->backend);
+    for (auto* x : expected ? nan : finite) v.peers.push_back(x->backend);
+    if (expected) v.message = "finite outputs where the float64 reference's are not: a NaN or infinity lost";
+    return v;
+}
+
+/// The inconsistency of the pair of runs that differs most, judged against O: none below a tenth
+/// of the layer tolerance (worth a look; the localisation decides, differential.hpp) or within
+/// D_MAD's threshold.
+inline verdict most_apart(const runs& ok, const std::function<std::vector<tensor>()>& truth, const options& o) {
+    verdict v;
     const observation *a = nullptr, *b = nullptr;
     difference worst;
     for (std::size_t i = 0; i < ok.size(); ++i)
@@ -311,7 +302,6 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
                 b = ok[j];
             }
         }
-    // A tenth of the layer tolerance: worth a look; the localisation decides (differential.hpp).
     if (!a || worst.max_rel <= 0.1 * tolerance(judged_as(coarsest(a->result.outputs), a->rounding, b->rounding), o)) return v;
     const auto O = truth();
     const double da = mad(a->result.outputs, O), db = mad(b->result.outputs, O);
@@ -323,6 +313,32 @@ inline verdict judge(const std::vector<observation>& obs, const std::function<st
     v.culprits = {da >= db ? a->backend : b->backend};
     v.peers = {da >= db ? b->backend : a->backend};
     return v;
+}
+}  // namespace detail
+
+/// Judges one model's results: shape, crash, nan, inconsistency, the first that applies. `truth`
+/// computes the float64 reference outputs on demand (only when two backends disagree beyond
+/// tolerance, or some lose a NaN).
+inline verdict judge(const std::vector<observation>& obs, const std::function<std::vector<tensor>()>& truth, const options& o = {}) {
+    detail::runs ok, bad, invalid;
+    for (const auto& x : obs) {
+        if (x.result.ok()) ok.push_back(&x);
+        else if (failed(x.result.status)) bad.push_back(&x);
+        else if (x.result.status == run_status::invalid) invalid.push_back(&x);
+    }
+    if (!invalid.empty()) return detail::failed_runs(kind::shape, invalid, ok);  // needs no peer: the model's own shapes are the other side
+    if (ok.empty()) {
+        verdict none;
+        if (!bad.empty()) none.details = all_failed{};
+        return none;
+    }
+    if (!bad.empty()) {
+        auto v = detail::failed_runs(kind::crash, bad, ok);
+        v.whole_graph = bad.front()->result.whole_graph;
+        return v;
+    }
+    if (auto v = detail::lost_or_made_nan(ok, truth)) return v;
+    return detail::most_apart(ok, truth, o);
 }
 
 }  // namespace memo::oracle
