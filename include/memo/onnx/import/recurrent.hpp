@@ -1,13 +1,13 @@
 #pragma once
 // ONNX import: LSTM, GRU and RNN as Keras recurrent layers.
-#include "reshapes.hpp"
+#include "selections.hpp"
 
 namespace memo::onnx::detail {
 
 /// Recurrent operators (one or two directions, their states unused or initial zeros).
-class recurrent_ops : public reshape_ops {
+class recurrent_ops : public select_ops {
 public:
-    using reshape_ops::reshape_ops;
+    using select_ops::select_ops;
 
 protected:
     static std::string keras_activation(const std::string& onnx) {

@@ -1,13 +1,13 @@
 #pragma once
 // ONNX import: Conv, ConvTranspose, pooling and spatial reductions as Keras windows.
-#include "constants.hpp"
+#include "folds.hpp"
 
 namespace memo::onnx::detail {
 
 /// Windowed operators, with ONNX's pads mapped onto Keras' 'valid' and 'same' (or a ZeroPadding in front).
-class window_ops : public constant_ops {
+class window_ops : public fold_ops {
 public:
-    using constant_ops::constant_ops;
+    using fold_ops::fold_ops;
 
 protected:
     /// kernel_shape from the attribute or the weight's shape (dims 2..), each 1..512.
