@@ -35,18 +35,69 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(search_scores, model_score, op_s
 
 namespace memo::campaign {
 
+/// The search's selector: MEMO's Metropolis-Hastings (mh), or uniform (random: MEMO_r).
+enum class selector_kind { mh, random };
+/// The mutation operators: MEMO's (memo), or LEMON's (lemon: MEMO_o).
+enum class operator_kind { memo, lemon };
+
+inline std::string_view name_of(selector_kind s) noexcept { return s == selector_kind::mh ? "mh" : "random"; }
+inline std::string_view name_of(operator_kind k) noexcept { return k == operator_kind::memo ? "memo" : "lemon"; }
+/// The selector or operator set a name stands for (a command line's, a stored campaign's); throws
+/// on a name that is none.
+inline selector_kind selector_from(std::string_view s) {
+    if (s == "mh") return selector_kind::mh;
+    if (s == "random") return selector_kind::random;
+    throw error("unknown selector '" + std::string(s) + "' (mh or random)");
+}
+inline operator_kind operators_from(std::string_view s) {
+    if (s == "memo") return operator_kind::memo;
+    if (s == "lemon") return operator_kind::lemon;
+    throw error("unknown operator set '" + std::string(s) + "' (memo or lemon)");
+}
+
+/// What a campaign counts as new besides MEMO's criteria, which are always counted: the graph's
+/// producer-consumer pairs (coverage/universe.hpp) and DeepStellar's RNN states
+/// (rnn_state/rnn_coverage.hpp). Written as a comma-separated list of memo, graph-pairs and
+/// rnn-state.
+struct coverage_choice {
+    bool graph_pairs = false, rnn_state = false;
+
+    /// Throws on a word it does not know, or a list without memo.
+    static coverage_choice parse(const std::string& words) {
+        coverage_choice c;
+        bool memo = false;
+        for (std::size_t at = 0; at <= words.size();) {
+            const auto comma = std::min(words.find(',', at), words.size());
+            const auto w = words.substr(at, comma - at);
+            if (w == "memo") memo = true;
+            else if (w == "graph-pairs") c.graph_pairs = true;
+            else if (w == "rnn-state") c.rnn_state = true;
+            else throw error("unknown coverage '" + w + "' in '" + words + "' (memo, graph-pairs, rnn-state)");
+            at = comma + 1;
+        }
+        if (!memo) throw error("coverage '" + words + "' lacks memo: MEMO's criteria are always counted");
+        return c;
+    }
+    std::string str() const { return std::string("memo") + (graph_pairs ? ",graph-pairs" : "") + (rnn_state ? ",rnn-state" : ""); }
+};
+
+// In a campaign's store and stats.json, each choice is written as its name, as on the command line.
+inline void to_json(io::json& j, selector_kind s) { j = std::string(name_of(s)); }
+inline void from_json(const io::json& j, selector_kind& s) { s = selector_from(j.get<std::string>()); }
+inline void to_json(io::json& j, operator_kind k) { j = std::string(name_of(k)); }
+inline void from_json(const io::json& j, operator_kind& k) { k = operators_from(j.get<std::string>()); }
+inline void to_json(io::json& j, const coverage_choice& c) { j = c.str(); }
+inline void from_json(const io::json& j, coverage_choice& c) { c = coverage_choice::parse(j.get<std::string>()); }
+
 struct generation_options {
     std::string out;               // campaign directory
     double seconds = 60;           // stop after this long...
     std::uint64_t iterations = 0;  // ...or this many iterations (0: no limit), whichever comes first
     std::uint64_t seed = 0;
-    std::string selector = "mh";     // mh | random
-    std::string operators = "memo";  // memo | lemon
-    /// What counts as new (coverage_choice): MEMO's criteria ("memo"), and with them the graph's
-    /// producer-consumer pairs ("graph-pairs", coverage/universe.hpp) or DeepStellar's RNN states
-    /// ("rnn-state", rnn_state/rnn_coverage.hpp).
-    std::string coverage = "memo,graph-pairs";
-    double p = 0.05;  // Metropolis-Hastings parameter
+    selector_kind selector = selector_kind::mh;
+    operator_kind operators = operator_kind::memo;
+    coverage_choice coverage{.graph_pairs = true};  // what counts as new
+    double p = 0.05;                                // Metropolis-Hastings parameter
     /// Diverse mutants grown past it are kept as results, not as seeds. 16 holds MEMO's own reduced
     /// models (11 layers on average): small models run fast, and the limit grows when the search stalls.
     std::size_t max_seed_nodes = 16;
@@ -92,35 +143,11 @@ inline io::json coverage_json(const memo_coverage& c) {
     return j;
 }
 
-/// What generation_options::coverage asks to count as new besides MEMO's criteria, which are
-/// always counted: a comma-separated list of memo, graph-pairs and rnn-state. Throws on a word it
-/// does not know, or a list without memo.
-struct coverage_choice {
-    bool graph_pairs = false, rnn_state = false;
-
-    static coverage_choice parse(const std::string& words) {
-        coverage_choice c;
-        bool memo = false;
-        for (std::size_t at = 0; at <= words.size();) {
-            const auto comma = std::min(words.find(',', at), words.size());
-            const auto w = words.substr(at, comma - at);
-            if (w == "memo") memo = true;
-            else if (w == "graph-pairs") c.graph_pairs = true;
-            else if (w == "rnn-state") c.rnn_state = true;
-            else throw error("unknown coverage '" + w + "' in '" + words + "' (memo, graph-pairs, rnn-state)");
-            at = comma + 1;
-        }
-        if (!memo) throw error("coverage '" + words + "' lacks memo: MEMO's criteria are always counted");
-        return c;
-    }
-};
-
 /// The coverage a campaign counts with (generation_options::coverage), before its seeds are added.
 inline memo_coverage campaign_coverage(const std::vector<model>& seeds, const registry& reg, const generation_options& o) {
     memo_coverage c(reg);
-    const auto choice = coverage_choice::parse(o.coverage);
-    c.pursue_graph_pairs(choice.graph_pairs);
-    if (choice.rnn_state) c.attach(rnn_state::rnn_coverage(reg, seeds, rnn_state::rnn_options{.seed = o.seed}));
+    c.pursue_graph_pairs(o.coverage.graph_pairs);
+    if (o.coverage.rnn_state) c.attach(rnn_state::rnn_coverage(reg, seeds, rnn_state::rnn_options{.seed = o.seed}));
     return c;
 }
 
@@ -492,7 +519,9 @@ generation_summary run_with(const std::vector<model>& seeds, const registry& reg
 /// existed reads its default: MEMO's coverage, no stall steps, a seed size limit that never grew (0).
 struct stored_options {
     std::uint64_t seed = 0;
-    std::string selector, operators, coverage = "memo";
+    selector_kind selector = selector_kind::mh;
+    operator_kind operators = operator_kind::memo;
+    coverage_choice coverage;
     double p = 0;
     std::size_t max_seed_nodes = 0, max_seed_nodes_grown = 0, stall_steps = 0;
     std::int64_t max_cost = 0;
@@ -528,9 +557,6 @@ inline stored_options options_to_store(const generation_options& o, const std::o
 /// that holds a store keeps the store's executions (a model judged before is not run again).
 inline generation_summary generate(const std::vector<model>& seeds, const registry& reg, const generation_options& o, stage* exec = nullptr) {
     if (seeds.empty()) throw error("no seed models");
-    if (o.selector != "mh" && o.selector != "random") throw error("unknown selector '" + o.selector + "' (mh or random)");
-    if (o.operators != "memo" && o.operators != "lemon") throw error("unknown operator set '" + o.operators + "' (memo or lemon)");
-    coverage_choice::parse(o.coverage);
     std::filesystem::create_directories(o.out);
     store::campaign_store st(store::campaign_store::file_in(o.out));
     std::optional<store::checkpoint> resumed;
@@ -541,7 +567,7 @@ inline generation_summary generate(const std::vector<model>& seeds, const regist
         st.start_over();
     }
     st.begin_run(detail::options_to_store(o, resumed), o.resume);
-    const bool mh = o.selector == "mh", memo_ops = o.operators == "memo";
+    const bool mh = o.selector == selector_kind::mh, memo_ops = o.operators == operator_kind::memo;
     using namespace mutation;
     const auto sum = mh && memo_ops ? detail::run_with<memo_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)
                      : mh           ? detail::run_with<lemon_operators>(seeds, reg, mh_selector(o.p), o, exec, st, resumed)

@@ -256,11 +256,10 @@ inline memo::campaign::resumption fresh_campaign(const cli::args& a, memo::clust
             throw memo::error(o.out + ": already holds a campaign (" + f + "); continue it with --resume " + o.out + ", or choose another --out");
     o.seconds = a.number("seconds");
     o.iterations = a.count("iterations");
-    o.seed = a.count("seed") + static_cast<std::uint64_t>(rank);  // each rank its own search
-    o.selector = a.value("selector");
-    o.operators = a.value("operators");
-    o.coverage = a.value("coverage");
-    memo::campaign::coverage_choice::parse(o.coverage);  // an unknown one fails before anything starts
+    o.seed = a.count("seed") + static_cast<std::uint64_t>(rank);      // each rank its own search
+    o.selector = memo::campaign::selector_from(a.value("selector"));  // an unknown one fails before anything starts
+    o.operators = memo::campaign::operators_from(a.value("operators"));
+    o.coverage = memo::campaign::coverage_choice::parse(a.value("coverage"));
     o.p = a.number("p");
     o.max_seed_nodes = a.count("max-seed-nodes");
     o.max_seed_nodes_grown = a.count("grow-seed-nodes-to");
@@ -335,8 +334,7 @@ inline int run_campaign(const cli::args& given, memo::cluster::communicator* wor
     xo.seconds = a.number("sync-seconds");
     xo.share = a.count("share");
     if (xo.seconds <= 0) throw memo::error("--sync-seconds must be above 0");
-    if (world && memo::campaign::coverage_choice::parse(o.coverage).rnn_state)
-        throw memo::error("--mpi merges MEMO's four criteria; --coverage memo,rnn-state runs in one process only");
+    if (world && o.coverage.rnn_state) throw memo::error("--mpi merges MEMO's four criteria; --coverage memo,rnn-state runs in one process only");
     const auto oracles = oracles_from(a);  // a bad oracle option fails before anything starts
     const auto backends = backends_from(a);
     std::optional<memo::cluster::exchange> x;
@@ -404,14 +402,14 @@ inline cli::options campaign_options() {
         each_run(valued("iterations", "N", "iteration limit; 0: none", std::to_string(g.iterations))),
         valued("models", "N", "stop once N models were executed; 0: no limit", std::to_string(e.max_models)),
         valued("seed", "N", "random seed", std::to_string(g.seed)),
-        valued("selector", "mh|random", "Metropolis-Hastings (MEMO) or uniform (MEMO_r)", g.selector),
+        valued("selector", "mh|random", "Metropolis-Hastings (MEMO) or uniform (MEMO_r)", std::string(memo::campaign::name_of(g.selector))),
         valued("p", "P", "the Metropolis-Hastings parameter", typed(g.p)),
-        valued("operators", "memo|lemon", "MEMO's operators, or LEMON's (MEMO_o)", g.operators),
+        valued("operators", "memo|lemon", "MEMO's operators, or LEMON's (MEMO_o)", std::string(memo::campaign::name_of(g.operators))),
         valued("coverage", "LIST",
                "what counts as new: memo (MEMO's four criteria, always), graph-pairs (every producer-consumer pair of classes in the graph a "
                "library runs, adapters and Dense included; docs/coverage.md), rnn-state (DeepStellar's RNN states and transitions, on the "
                "reference; docs/rnn-state.md); memo alone: MEMO's search as published",
-               g.coverage),
+               g.coverage.str()),
         // A program that registers seeds of its own starts from them when --seeds is absent.
         valued("seeds", "zoo|zoo:NAME,...|DIR",
                "the ten reduced architectures, some of them by name (zoo:lstm0-sinewave,lstm2-price), or a directory of .json and .onnx models" +

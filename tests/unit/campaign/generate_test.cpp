@@ -171,7 +171,7 @@ TEST(Generation, RnnStateCoverageIsReportedAndResumesExactly) {
     const auto whole = fresh_dir("rnn-whole"), halves = fresh_dir("rnn-halves");
     const auto rnns = memo::campaign::load_seeds("zoo:lstm0-sinewave,lstm2-price", test::reg());
     memo::campaign::generation_options fresh;
-    fresh.coverage = "memo,rnn-state";
+    fresh.coverage = {.rnn_state = true};
     fresh.seed = 2;
     const auto run = [&](const fs::path& dir, std::uint64_t iterations, bool resume) { return steps(dir, iterations, resume, rnns, fresh); };
     const auto a = run(whole, 200, false);
