@@ -2,6 +2,7 @@
 // memo-fuzz run: a campaign.
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>

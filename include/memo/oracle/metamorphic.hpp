@@ -9,6 +9,7 @@
 // runs: kind metamorphic, localised to the first node of the gate whose output differs from the
 // reference's (the operator that broke the relation).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -223,7 +224,7 @@ private:
         const std::string rel(metamorphic::name_of(variant_->rel));
         v.culprits = {obs_[k].backend};
         v.peers = {obs_[k].backend};
-        relation_broken broken{*variant_};
+        relation_broken broken;  // its variant copied only once the relation is found broken
         if (failed(a.status) || failed(b.status)) {
             if (failed(a.status) && failed(b.status)) {
                 v.details = all_failed{};
@@ -252,6 +253,7 @@ private:
             v.message = "relation " + rel + ": the variant's outputs differ from the model's";
         }
         v.what = kind::metamorphic;
+        broken.variant = *variant_;
         v.details = std::move(broken);
         if (v.node < 0) v.node = localise(*xs_[k]);
         if (v.node >= 0 && static_cast<std::size_t>(v.node) < variant_->m.size()) {

@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <functional>
 #include <iterator>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
